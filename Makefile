@@ -1,0 +1,102 @@
+# numaplace — build, test, bench.
+#
+#   make            library, daemon, CLI (gcc by default; CC=clang works too)
+#   make deps       install build/test dependencies with apt-get (idempotent)
+#   make check      build with gcc and clang, unit + vector tests, sanitizers,
+#                   then the VM end-to-end tests
+#   make bench      benchmarks (figures printed, nothing asserted)
+#   make demo       the narrated VM scenario (see README)
+
+CC ?= gcc
+BUILD ?= build
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
+PKGS := jansson hwloc
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace $(PKG_CFLAGS)
+LDLIBS += $(PKG_LIBS) -lm
+
+# Library: everything in userspace/ except program entry points.
+MAINS := userspace/numaplaced.c
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard userspace/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB := $(BUILD)/libnumaplace.a
+
+CLI_SRCS := $(wildcard tools/*.c)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+
+SUPPORT_SRCS := $(wildcard tests/support/*.c)
+SUPPORT_OBJS := $(SUPPORT_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+TESTS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRCS := $(wildcard bench/bench_*.c)
+BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+all: $(BUILD)/numaplace $(BUILD)/numaplaced
+.PHONY: all deps check check-unit check-asan check-clang check-vectors \
+	check-vm bench demo clean format
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/numaplace: $(CLI_OBJS) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(BUILD)/numaplaced: $(BUILD)/userspace/numaplaced.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(SUPPORT_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(LDLIBS)
+
+deps:
+	$(Q)tools/install-deps.sh
+
+# Unit tests (cmocka) and the vector runner; tests find data relative to
+# the repository root.
+check-unit: $(TESTS) $(BUILD)/numaplace
+	$(Q)tools/run-tests.sh $(TESTS)
+
+check-vectors: $(BUILD)/numaplace
+	$(Q)tools/check-plan-vectors.sh $(BUILD)/numaplace
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" check-unit check-vectors
+
+check-clang:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/clang CC=clang all $(TESTS:$(BUILD)/%=build/clang/%)
+
+check-vm: all
+	$(Q)tests/vm/run-all.sh $(BUILD)
+
+check: check-unit check-vectors check-clang check-asan check-vm
+
+bench: $(BENCHES)
+	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+demo: deps all
+	$(Q)tests/vm/demo.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

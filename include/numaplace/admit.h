@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Admission: node policy, node state (pools and allocations), workload
+ * requests, and the decision "admitted with these CPUs / memory nodes /
+ * devices, or rejected because ...". Pure computation, no I/O.
+ */
+#ifndef NUMAPLACE_ADMIT_H
+#define NUMAPLACE_ADMIT_H
+
+#include "numaplace/merge.h"
+#include "numaplace/take.h"
+#include "numaplace/topology.h"
+
+#include <jansson.h>
+
+#define NP_NAME_MAX 128
+#define NP_PATH_MAX 512
+#define NP_MAX_CONTAINERS 32
+#define NP_MAX_DEVICE_REQS 8
+
+enum np_cpu_policy { NP_CPU_POLICY_NONE = 0, NP_CPU_POLICY_STATIC };
+enum np_tm_scope { NP_TM_SCOPE_CONTAINER = 0, NP_TM_SCOPE_POD };
+
+/* QoS: Koordinator's classes; the kubelet's map onto them (Guaranteed with
+ * integer CPUs -> LSR-like exclusive, else LS; BestEffort -> BE). */
+enum np_qos {
+	NP_QOS_LSE = 0, /* exclusive, shared with nobody (not even BE) */
+	NP_QOS_LSR,     /* exclusive, BE may use them */
+	NP_QOS_LS,      /* shared pool */
+	NP_QOS_BE,      /* BE pool */
+	NP_QOS_GUARANTEED,
+	NP_QOS_BURSTABLE,
+	NP_QOS_BESTEFFORT,
+};
+
+struct np_cpu_options {
+	bool full_pcpus_only;
+	bool distribute_across_numa;
+	bool align_by_socket;
+	bool distribute_across_cores;
+	bool strict_cpu_reservation;
+	bool prefer_align_by_uncore;
+};
+
+struct np_node_policy {
+	enum np_cpu_policy cpu_policy;
+	struct np_cpu_options opt;
+	bool reserved_explicit;  /* reserved_cpus given as a list */
+	np_cpuset reserved_cpus; /* explicit list */
+	int reserved_count;      /* or a count taken topology-aware */
+	enum np_tm_policy tm_policy;
+	enum np_tm_scope tm_scope;
+	bool prefer_closest;
+	/* Koordinator defaults for LSE/LSR without a resourceSpec. */
+	enum np_bind_policy default_bind;
+	enum np_numa_strategy numa_strategy;
+};
+
+struct np_device_req {
+	char resource[96];
+	int count;
+};
+
+struct np_container_req {
+	char name[NP_NAME_MAX];
+	char cgroup[NP_PATH_MAX]; /* optional sub-path */
+	int64_t cpu_milli;
+	uint64_t memory; /* bytes */
+	uint64_t huge_bytes[NP_MAX_HUGEPAGE_SIZES];
+	uint64_t huge_size_kb[NP_MAX_HUGEPAGE_SIZES];
+	int nhuge;
+	int ndev;
+	struct np_device_req dev[NP_MAX_DEVICE_REQS];
+};
+
+struct np_workload_req {
+	char name[NP_NAME_MAX];
+	char cgroup[NP_PATH_MAX];
+	enum np_qos qos;
+	int ncontainers;
+	struct np_container_req c[NP_MAX_CONTAINERS];
+	bool has_bind;
+	enum np_bind_policy bind;
+	bool bind_required;
+	enum np_exclusive_policy excl;
+	bool partition; /* "isolation": "partition" */
+};
+
+/* What one container got. */
+struct np_container_alloc {
+	char name[NP_NAME_MAX];
+	bool exclusive;  /* cpus are its own */
+	np_cpuset cpus;  /* exclusive set, empty for shared containers */
+	np_nodemask mems;
+	struct np_hint hint;
+	uint64_t mem_per_node[NP_MAX_NUMA]; /* memory charged per node */
+	uint64_t huge_per_node[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
+	int ndev;
+	char dev_ids[16][64];
+	char dev_res[16][96];
+};
+
+struct np_workload_alloc {
+	struct np_workload_req req;
+	enum np_qos qos_class; /* effective class (LSE/LSR/LS/BE) */
+	enum np_exclusive_policy excl;
+	int ncontainers;
+	struct np_container_alloc c[NP_MAX_CONTAINERS];
+};
+
+/* Node state: allocations plus what follows from them. */
+struct np_node_state {
+	const struct np_topology *topo;
+	struct np_node_policy policy;
+	np_cpuset reserved;
+	int nworkloads;
+	struct np_workload_alloc *w; /* nworkloads entries */
+};
+
+/* Pools derived from a state (Koordinator's arithmetic, per NUMA node too). */
+struct np_pools {
+	np_cpuset reserved;
+	np_cpuset exclusive;     /* all exclusive sets */
+	np_cpuset lse;           /* exclusive sets of LSE workloads */
+	np_cpuset shared;        /* LS / Burstable pool (kubelet defaultCpuSet) */
+	np_cpuset be;            /* BE pool: all - LSE - reserved */
+	np_cpuset allocatable;   /* shared - reserved: exclusive CPUs come here */
+};
+
+struct np_decision {
+	bool admitted;
+	char reason[512];
+	char resource[96]; /* which resource failed ("cpu", "memory", ...) */
+	struct np_workload_alloc alloc;
+};
+
+int np_qos_parse(const char *s, enum np_qos *out);
+const char *np_qos_name(enum np_qos q);
+int np_cpu_policy_parse(const char *s, enum np_cpu_policy *out);
+int np_tm_scope_parse(const char *s, enum np_tm_scope *out);
+
+/* Validate a policy against a topology (reserved CPUs exist, option
+ * compatibility, static needs reserved CPUs, ...) and initialise an empty
+ * state. err names the offending option. */
+int np_state_init(struct np_node_state *st, const struct np_topology *t,
+		  const struct np_node_policy *p, char *err, size_t errlen);
+void np_state_free(struct np_node_state *st);
+int np_state_copy(struct np_node_state *dst, const struct np_node_state *src);
+void np_state_pools(const struct np_node_state *st, struct np_pools *out);
+/* The workload's index, or -1. */
+int np_state_find(const struct np_node_state *st, const char *name);
+
+/*
+ * Decide and, when admitted, record the allocation in st. A rejection
+ * leaves st unchanged. Returns 0 (see d->admitted) or a negative errno for
+ * an invalid request (err names the field).
+ */
+int np_admit(struct np_node_state *st, const struct np_workload_req *w,
+	     struct np_decision *d, char *err, size_t errlen);
+/* Release a workload; -ENOENT if unknown. */
+int np_release(struct np_node_state *st, const char *name);
+
+/* JSON forms (spec and status; see README "Workload spec"). */
+int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
+			      const char *path, char *err, size_t errlen);
+int np_policy_from_json(struct np_node_policy *p, const json_t *j,
+			const char *path, char *err, size_t errlen);
+json_t *np_policy_to_json(const struct np_node_policy *p);
+json_t *np_workload_alloc_to_json(const struct np_node_state *st,
+				  const struct np_workload_alloc *a);
+json_t *np_decision_to_json(const struct np_node_state *st,
+			    const struct np_decision *d);
+json_t *np_pools_to_json(const struct np_node_state *st);
+/* Re-load recorded allocations (validating them against the topology). */
+int np_state_to_json(const struct np_node_state *st, json_t **out);
+int np_state_load_json(struct np_node_state *st, const json_t *j,
+		       const char *path, char *err, size_t errlen);
+
+/* Planner kind "admit". */
+int np_plan_admit(const json_t *req, json_t **result, char *err,
+		  size_t errlen);
+int np_admit_check(const json_t *expect, const json_t *result, char *why,
+		   size_t len);
+
+#endif

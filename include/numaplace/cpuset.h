@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Fixed-width CPU bitmap and NUMA node mask.
+ *
+ * Fixed width (NP_MAX_CPUS bits) so that the same layout can be copied into
+ * BPF maps and checkpoints without allocation; 4096 CPUs covers every x86
+ * server shipping today.
+ */
+#ifndef NUMAPLACE_CPUSET_H
+#define NUMAPLACE_CPUSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NP_MAX_CPUS 4096
+#define NP_CPUSET_WORDS (NP_MAX_CPUS / 64)
+#define NP_MAX_NUMA 64
+
+typedef struct np_cpuset {
+	uint64_t w[NP_CPUSET_WORDS];
+} np_cpuset;
+
+/* Bit i set = NUMA node with OS id i. */
+typedef uint64_t np_nodemask;
+
+void np_cpuset_zero(np_cpuset *s);
+void np_cpuset_set(np_cpuset *s, int cpu);
+void np_cpuset_clear(np_cpuset *s, int cpu);
+bool np_cpuset_test(const np_cpuset *s, int cpu);
+int np_cpuset_count(const np_cpuset *s);
+bool np_cpuset_empty(const np_cpuset *s);
+bool np_cpuset_equal(const np_cpuset *a, const np_cpuset *b);
+bool np_cpuset_subset(const np_cpuset *a, const np_cpuset *b); /* a ⊆ b */
+bool np_cpuset_intersects(const np_cpuset *a, const np_cpuset *b);
+/* dst may alias a or b. */
+void np_cpuset_and(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
+void np_cpuset_or(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
+void np_cpuset_andnot(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
+int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b);
+/* Lowest set CPU >= from, or -1. */
+int np_cpuset_next(const np_cpuset *s, int from);
+#define np_cpuset_first(s) np_cpuset_next((s), 0)
+#define NP_CPUSET_FOREACH(cpu, s)                                              \
+	for (int cpu = np_cpuset_next((s), 0); cpu >= 0;                       \
+	     cpu = np_cpuset_next((s), cpu + 1))
+
+/*
+ * Parse a Linux cpu-list ("0-3,8,10-11", "" = empty; whitespace around the
+ * whole string and a trailing newline are accepted, as sysfs prints them).
+ * On error returns -EINVAL (-ERANGE for a CPU >= NP_MAX_CPUS) and, when err
+ * is not NULL, writes a message naming the offending position.
+ */
+int np_cpuset_parse(np_cpuset *s, const char *list, char *err, size_t errlen);
+/* Format as a cpu-list; returns the length, or -ENOSPC if buf is too small. */
+int np_cpuset_format(const np_cpuset *s, char *buf, size_t len);
+/* Convenience: malloc'd cpu-list string, NULL on ENOMEM. */
+char *np_cpuset_str(const np_cpuset *s);
+
+static inline int np_nodemask_count(np_nodemask m)
+{
+	return __builtin_popcountll(m);
+}
+static inline bool np_nodemask_test(np_nodemask m, int node)
+{
+	return node >= 0 && node < NP_MAX_NUMA && (m >> node) & 1;
+}
+#define NP_NODEMASK_BIT(n) ((np_nodemask)1 << (n))
+#define NP_NODEMASK_FOREACH(n, m)                                              \
+	for (np_nodemask _m##n = (m); _m##n; _m##n &= _m##n - 1)               \
+		for (int n = __builtin_ctzll(_m##n), _o##n = 1; _o##n;         \
+		     _o##n = 0)
+/* Node list "0-1,3"; returns length or -ENOSPC. */
+int np_nodemask_format(np_nodemask m, char *buf, size_t len);
+/* Parse a node list; node ids must be < 64. */
+int np_nodemask_parse(np_nodemask *m, const char *list, char *err,
+		      size_t errlen);
+
+#endif

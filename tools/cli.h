@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* numaplace CLI: one file per subcommand (tools/cmd_*.c). */
+#ifndef NUMAPLACE_CLI_H
+#define NUMAPLACE_CLI_H
+
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input. */
+#define NP_EXIT_OK 0
+#define NP_EXIT_FAIL 1
+#define NP_EXIT_USAGE 2
+
+/* Each gets argv[0] = subcommand name. */
+int cmd_topology(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+
+#endif

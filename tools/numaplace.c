@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+/* numaplace: command-line front end of libnumaplace and the daemon. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{"topology", cmd_topology,
+	 "show the machine topology (--topology SRC, --json)"},
+	{"plan", cmd_plan,
+	 "what-if planner: JSON requests on stdin or --input FILE"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: numaplace COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n'numaplace COMMAND --help' shows the options of one "
+		   "command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return NP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return NP_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "numaplace: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return NP_EXIT_USAGE;
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: Apache-2.0
+/* CPU bitmap and NUMA node mask: set algebra and Linux list format. */
+#include "numaplace/cpuset.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void np_cpuset_zero(np_cpuset *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void np_cpuset_set(np_cpuset *s, int cpu)
+{
+	if (cpu >= 0 && cpu < NP_MAX_CPUS)
+		s->w[cpu / 64] |= (uint64_t)1 << (cpu % 64);
+}
+
+void np_cpuset_clear(np_cpuset *s, int cpu)
+{
+	if (cpu >= 0 && cpu < NP_MAX_CPUS)
+		s->w[cpu / 64] &= ~((uint64_t)1 << (cpu % 64));
+}
+
+bool np_cpuset_test(const np_cpuset *s, int cpu)
+{
+	if (cpu < 0 || cpu >= NP_MAX_CPUS)
+		return false;
+	return (s->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+int np_cpuset_count(const np_cpuset *s)
+{
+	int n = 0;
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		n += __builtin_popcountll(s->w[i]);
+	return n;
+}
+
+bool np_cpuset_empty(const np_cpuset *s)
+{
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		if (s->w[i])
+			return false;
+	return true;
+}
+
+bool np_cpuset_equal(const np_cpuset *a, const np_cpuset *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+bool np_cpuset_subset(const np_cpuset *a, const np_cpuset *b)
+{
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		if (a->w[i] & ~b->w[i])
+			return false;
+	return true;
+}
+
+bool np_cpuset_intersects(const np_cpuset *a, const np_cpuset *b)
+{
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		if (a->w[i] & b->w[i])
+			return true;
+	return false;
+}
+
+void np_cpuset_and(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b)
+{
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		dst->w[i] = a->w[i] & b->w[i];
+}
+
+void np_cpuset_or(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b)
+{
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		dst->w[i] = a->w[i] | b->w[i];
+}
+
+void np_cpuset_andnot(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b)
+{
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		dst->w[i] = a->w[i] & ~b->w[i];
+}
+
+int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b)
+{
+	int n = 0;
+	for (int i = 0; i < NP_CPUSET_WORDS; i++)
+		n += __builtin_popcountll(a->w[i] & b->w[i]);
+	return n;
+}
+
+int np_cpuset_next(const np_cpuset *s, int from)
+{
+	if (from < 0)
+		from = 0;
+	for (int i = from / 64; i < NP_CPUSET_WORDS; i++) {
+		uint64_t w = s->w[i];
+		if (i == from / 64)
+			w &= ~(uint64_t)0 << (from % 64);
+		if (w)
+			return i * 64 + __builtin_ctzll(w);
+	}
+	return -1;
+}
+
+static void seterr(char *err, size_t errlen, const char *list, size_t pos,
+		   const char *what)
+{
+	if (!err || !errlen)
+		return;
+	if (list[pos])
+		snprintf(err, errlen, "%s at position %zu ('%c') in \"%s\"",
+			 what, pos + 1, list[pos], list);
+	else
+		snprintf(err, errlen, "%s at end of \"%s\"", what, list);
+}
+
+/* Parse one decimal id at *pos; strict: digits only, no sign, no overflow. */
+static int parse_id(const char *list, size_t *pos, long limit, long *out,
+		    char *err, size_t errlen)
+{
+	size_t p = *pos;
+	long v = 0;
+
+	if (!isdigit((unsigned char)list[p])) {
+		seterr(err, errlen, list, p, "expected a number");
+		return -EINVAL;
+	}
+	while (isdigit((unsigned char)list[p])) {
+		v = v * 10 + (list[p] - '0');
+		if (v >= limit) {
+			seterr(err, errlen, list, *pos, "id out of range");
+			if (err && errlen) {
+				size_t l = strlen(err);
+				snprintf(err + l, errlen - l, " (maximum %ld)",
+					 limit - 1);
+			}
+			return -ERANGE;
+		}
+		p++;
+	}
+	*pos = p;
+	*out = v;
+	return 0;
+}
+
+/* Shared list grammar: item (',' item)*, item = N | N '-' M with N <= M. */
+static int parse_list(const char *list, long limit,
+		      void (*add)(void *ctx, long id), void *ctx, char *err,
+		      size_t errlen)
+{
+	size_t pos = 0, end;
+	int r;
+
+	if (!list) {
+		seterr(err, errlen, "", 0, "missing list");
+		return -EINVAL;
+	}
+	while (isspace((unsigned char)list[pos]))
+		pos++;
+	end = strlen(list);
+	while (end > pos && isspace((unsigned char)list[end - 1]))
+		end--;
+	if (pos == end)
+		return 0;
+	for (;;) {
+		long a, b;
+		r = parse_id(list, &pos, limit, &a, err, errlen);
+		if (r)
+			return r;
+		b = a;
+		if (list[pos] == '-') {
+			size_t start = ++pos;
+			r = parse_id(list, &pos, limit, &b, err, errlen);
+			if (r)
+				return r;
+			if (b < a) {
+				seterr(err, errlen, list, start,
+				       "range end below range start");
+				return -EINVAL;
+			}
+		}
+		for (long i = a; i <= b; i++)
+			add(ctx, i);
+		if (pos == end)
+			return 0;
+		if (list[pos] != ',') {
+			seterr(err, errlen, list, pos,
+			       "unexpected character (expected ',' or '-')");
+			return -EINVAL;
+		}
+		pos++;
+	}
+}
+
+static void add_cpu(void *ctx, long id)
+{
+	np_cpuset_set(ctx, (int)id);
+}
+
+int np_cpuset_parse(np_cpuset *s, const char *list, char *err, size_t errlen)
+{
+	np_cpuset tmp;
+	int r;
+
+	np_cpuset_zero(&tmp);
+	r = parse_list(list, NP_MAX_CPUS, add_cpu, &tmp, err, errlen);
+	if (r == 0)
+		*s = tmp;
+	return r;
+}
+
+static void add_node(void *ctx, long id)
+{
+	*(np_nodemask *)ctx |= NP_NODEMASK_BIT(id);
+}
+
+int np_nodemask_parse(np_nodemask *m, const char *list, char *err,
+		      size_t errlen)
+{
+	np_nodemask tmp = 0;
+	int r = parse_list(list, NP_MAX_NUMA, add_node, &tmp, err, errlen);
+
+	if (r == 0)
+		*m = tmp;
+	return r;
+}
+
+/* Emit ranges of consecutive ids returned by next(); shared by both types. */
+static int format_ranges(int (*next)(const void *, int), const void *set,
+			 char *buf, size_t len)
+{
+	size_t off = 0;
+	int a = next(set, 0);
+
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	while (a >= 0) {
+		int b = a, n;
+		while (next(set, b + 1) == b + 1)
+			b++;
+		if (b == a)
+			n = snprintf(buf + off, len - off, "%s%d",
+				     off ? "," : "", a);
+		else
+			n = snprintf(buf + off, len - off, "%s%d-%d",
+				     off ? "," : "", a, b);
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+		a = next(set, b + 1);
+	}
+	return (int)off;
+}
+
+static int next_cpu(const void *set, int from)
+{
+	return np_cpuset_next(set, from);
+}
+
+static int next_node(const void *set, int from)
+{
+	np_nodemask m = *(const np_nodemask *)set;
+	if (from >= NP_MAX_NUMA)
+		return -1;
+	m &= ~(np_nodemask)0 << from;
+	return m ? __builtin_ctzll(m) : -1;
+}
+
+int np_cpuset_format(const np_cpuset *s, char *buf, size_t len)
+{
+	return format_ranges(next_cpu, s, buf, len);
+}
+
+int np_nodemask_format(np_nodemask m, char *buf, size_t len)
+{
+	return format_ranges(next_node, &m, buf, len);
+}
+
+char *np_cpuset_str(const np_cpuset *s)
+{
+	/* Worst case "0,2,4,...": 2048 ids of up to 4 digits + commas. */
+	size_t len = 12 * 1024;
+	char *buf = malloc(len);
+
+	if (buf && np_cpuset_format(s, buf, len) < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

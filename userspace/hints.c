@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Hint providers and the search for the best NUMA affinity. */
+#include "numaplace/hints.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool sums_reach(const uint64_t (*v)[NP_MAX_NUMA], int nres,
+		       const uint64_t *req, np_nodemask m)
+{
+	for (int r = 0; r < nres; r++) {
+		uint64_t s = 0;
+		NP_NODEMASK_FOREACH(n, m)
+		s += v[r][n];
+		if (s < req[r])
+			return false;
+	}
+	return true;
+}
+
+static int sockets_of(const struct np_provider *p, np_nodemask m)
+{
+	uint64_t seen[4] = {0}; /* socket indexes < 256 */
+	int k = 0;
+	NP_NODEMASK_FOREACH(n, m)
+	{
+		int s = p->socket_of_node[n] & 255;
+		if (!(seen[s / 64] >> (s % 64) & 1)) {
+			seen[s / 64] |= (uint64_t)1 << (s % 64);
+			k++;
+		}
+	}
+	return k;
+}
+
+/*
+ * The smallest width of a node set whose capacity holds the request: the
+ * k nodes with the largest capacity are the best k nodes for one resource;
+ * for several resources the per-resource widths give a lower bound, which
+ * is then checked upward against capacity on small machines exactly.
+ */
+int np_provider_finish(struct np_provider *p)
+{
+	int n = np_nodemask_count(p->nodes), w = 0;
+
+	if (p->kind == NP_PROV_NONE)
+		return 0;
+	for (int r = 0; r < p->nres; r++) {
+		uint64_t caps[NP_MAX_NUMA], sum = 0;
+		int k = 0, i = 0;
+		NP_NODEMASK_FOREACH(x, p->nodes)
+		caps[i++] = p->total[r][x];
+		/* selection of the largest first, n <= 64 */
+		while (sum < p->request[r] && k < n) {
+			int best = k;
+			for (int j = k + 1; j < n; j++)
+				if (caps[j] > caps[best])
+					best = j;
+			uint64_t t = caps[k];
+			caps[k] = caps[best];
+			caps[best] = t;
+			sum += caps[k++];
+		}
+		if (sum < p->request[r])
+			return -ENOSPC;
+		if (k > w)
+			w = k;
+	}
+	if (w == 0)
+		w = 1;
+	if (p->nres > 1 && n <= NP_HINTS_EXPLICIT_MAX_NODES) {
+		/* exact joint width on small machines */
+		for (;; w++) {
+			bool found = false;
+			for (np_nodemask m = p->nodes; m && !found;
+			     m = (m - 1) & p->nodes)
+				found = np_nodemask_count(m) == w &&
+					sums_reach(p->total, p->nres,
+						   p->request, m);
+			if (found || w >= n)
+				break;
+		}
+	}
+	if (p->by_socket) {
+		/* width in sockets: fewest sockets whose nodes hold it */
+		int best = 1 << 30;
+		for (np_nodemask m = p->nodes; m; m = (m - 1) & p->nodes)
+			if (sums_reach(p->total, p->nres, p->request, m) &&
+			    sockets_of(p, m) < best)
+				best = sockets_of(p, m);
+		w = best;
+	}
+	p->min_width = w;
+	return 0;
+}
+
+bool np_provider_feasible(const struct np_provider *p, np_nodemask m)
+{
+	if (p->kind == NP_PROV_NONE)
+		return true;
+	if (!m || (m & ~p->nodes) || (p->must & ~m))
+		return false;
+	if (p->kind == NP_PROV_MEMORY) {
+		NP_NODEMASK_FOREACH(n, m)
+		{
+			if (!p->used[n])
+				continue;
+			if (np_nodemask_count(m) == 1 &&
+			    np_nodemask_count(p->group[n]) > 1)
+				return false;
+			if (np_nodemask_count(m) > 1 && p->group[n] != m)
+				return false;
+		}
+	}
+	return sums_reach(p->avail, p->nres, p->request, m);
+}
+
+bool np_provider_preferred(const struct np_provider *p, np_nodemask m)
+{
+	if (p->by_socket)
+		return sockets_of(p, m) == p->min_width;
+	return np_nodemask_count(m) == p->min_width;
+}
+
+int np_provider_hints(const struct np_provider *p, struct np_hint *hints)
+{
+	int k = 0;
+	/* Submasks in decreasing numeric order; order does not matter to
+	 * the merge, which is a total order. */
+	for (np_nodemask m = p->nodes; m; m = (m - 1) & p->nodes) {
+		if (!np_provider_feasible(p, m))
+			continue;
+		hints[k].mask = m;
+		hints[k].any = false;
+		hints[k].preferred = np_provider_preferred(p, m);
+		k++;
+	}
+	return k;
+}
+
+static int explicit_best(const struct np_hints_query *q,
+			 struct np_merge_result *out)
+{
+	struct np_hint_list *lists = calloc((size_t)q->nprov + 1, sizeof(*lists));
+	struct np_hint **bufs = calloc((size_t)q->nprov + 1, sizeof(*bufs));
+	size_t cap = (size_t)1 << np_nodemask_count(q->nodes);
+	struct np_merge_input in = {
+		.policy = q->policy,
+		.nodes = q->nodes,
+		.distance = q->distance,
+		.prefer_closest = q->prefer_closest,
+		.nlists = q->nprov,
+	};
+	int r = 0;
+
+	if (!lists || !bufs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < q->nprov; i++) {
+		struct np_provider p = q->prov[i];
+		if (p.kind == NP_PROV_NONE) {
+			lists[i].kind = NP_HL_NO_PREFERENCE;
+			continue;
+		}
+		if (np_provider_finish(&p) < 0) {
+			lists[i].kind = NP_HL_IMPOSSIBLE;
+			continue;
+		}
+		bufs[i] = malloc(sizeof(struct np_hint) * cap);
+		if (!bufs[i]) {
+			r = -ENOMEM;
+			goto out;
+		}
+		lists[i].n = np_provider_hints(&p, bufs[i]);
+		lists[i].hints = bufs[i];
+		lists[i].kind = lists[i].n ? NP_HL_LIST : NP_HL_IMPOSSIBLE;
+	}
+	in.lists = lists;
+	r = np_merge(&in, out);
+out:
+	for (int i = 0; bufs && i < q->nprov; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(lists);
+	return r;
+}
+
+/* Sum of distances over ordered pairs (incl. i == j): the kubelet's average
+ * distance times count^2, exact for comparing equal widths. */
+static uint64_t dist_sum(const struct np_hints_query *q, np_nodemask m)
+{
+	uint64_t s = 0;
+	if (!q->distance)
+		return 0;
+	NP_NODEMASK_FOREACH(i, m)
+	{
+		NP_NODEMASK_FOREACH(j, m)
+		s += q->distance[i][j];
+	}
+	return s;
+}
+
+/* Budget of node sets examined per width in the search. */
+#define SEARCH_BUDGET 400000
+
+/*
+ * Fittest w-subset of q->nodes accepted by ok(): lowest distance sum when
+ * prefer_closest, then lowest mask value. Index combinations are walked in
+ * colex order (Gosper's hack), which is increasing mask value, so without
+ * prefer_closest the first hit wins.
+ */
+static np_nodemask fittest(const struct np_hints_query *q, int w,
+			   bool (*ok)(const struct np_hints_query *, np_nodemask,
+				      bool),
+			   bool preferred)
+{
+	int ids[NP_MAX_NUMA], n = 0;
+	np_nodemask best = 0;
+	uint64_t bestd = UINT64_MAX;
+	long budget = SEARCH_BUDGET;
+
+	NP_NODEMASK_FOREACH(x, q->nodes)
+	ids[n++] = x;
+	if (w < 1 || w > n)
+		return 0;
+	for (uint64_t c = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;;) {
+		np_nodemask m = 0;
+		uint64_t cc = c;
+		while (cc) {
+			m |= NP_NODEMASK_BIT(ids[__builtin_ctzll(cc)]);
+			cc &= cc - 1;
+		}
+		if (ok(q, m, preferred)) {
+			uint64_t d = q->prefer_closest ? dist_sum(q, m) : 0;
+			if (!best || d < bestd) {
+				best = m;
+				bestd = d;
+			}
+			if (!q->prefer_closest)
+				break;
+		}
+		if (--budget == 0 || w == n)
+			break;
+		/* Gosper: next index set of the same size */
+		uint64_t u = c & -c, v = c + u;
+		if (v == 0)
+			break;
+		c = v + (((v ^ c) / u) >> 2);
+		if (n < 64 && (c >> n))
+			break;
+	}
+	return best;
+}
+
+static bool all_ok(const struct np_hints_query *q, np_nodemask m,
+		   bool preferred)
+{
+	for (int i = 0; i < q->nprov; i++) {
+		const struct np_provider *p = &q->prov[i];
+		if (p->kind == NP_PROV_NONE)
+			continue;
+		if (!np_provider_feasible(p, m))
+			return false;
+		if (preferred && !np_provider_preferred(p, m))
+			return false;
+	}
+	return true;
+}
+
+int np_hints_best_search(const struct np_hints_query *q,
+			 struct np_merge_result *out)
+{
+	struct np_hints_query qq = *q;
+	struct np_provider *prov;
+	int n = np_nodemask_count(q->nodes), target = 0, wmin = 1 << 30;
+	bool any_active = false, impossible = false;
+	np_nodemask m = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (q->policy == NP_TM_NONE) {
+		out->best.any = true;
+		out->admit = true;
+		return 0;
+	}
+	prov = malloc(sizeof(*prov) * (size_t)(q->nprov + 1));
+	if (!prov)
+		return -ENOMEM;
+	memcpy(prov, q->prov, sizeof(*prov) * (size_t)q->nprov);
+	qq.prov = prov;
+	for (int i = 0; i < q->nprov; i++) {
+		if (prov[i].kind == NP_PROV_NONE)
+			continue;
+		any_active = true;
+		if (np_provider_finish(&prov[i]) < 0) {
+			impossible = true;
+			continue;
+		}
+		if (!prov[i].by_socket && prov[i].min_width < wmin)
+			wmin = prov[i].min_width;
+	}
+	if (!any_active) {
+		out->best.mask = q->nodes;
+		out->best.preferred = true;
+	} else if (!impossible) {
+		/* Preferred: every provider preferred on one node set. Width
+		 * providers fix the width; socket providers leave it open. */
+		int lo = wmin == 1 << 30 ? 1 : wmin, hi = wmin == 1 << 30 ? n : wmin;
+		if (q->policy == NP_TM_SINGLE_NUMA_NODE)
+			hi = lo == 1 ? 1 : 0;
+		for (int w = lo; w <= hi && !m; w++)
+			m = fittest(&qq, w, all_ok, true);
+		if (m) {
+			out->best.mask = m;
+			out->best.preferred = true;
+		} else if (q->policy != NP_TM_SINGLE_NUMA_NODE) {
+			/* Non-preferred: aim for the widest of the providers'
+			 * narrowest feasible widths, then wider. */
+			for (int i = 0; i < q->nprov; i++) {
+				int w;
+				if (prov[i].kind == NP_PROV_NONE)
+					continue;
+				for (w = 1; w <= n; w++) {
+					struct np_hints_query one = qq;
+					one.nprov = 1;
+					one.prov = &prov[i];
+					if (fittest(&one, w, all_ok, false))
+						break;
+				}
+				if (w > target)
+					target = w;
+			}
+			for (int w = target; w <= n && !m; w++)
+				m = fittest(&qq, w, all_ok, false);
+			out->best.mask = m ? m : q->nodes;
+		} else {
+			out->best.mask = q->nodes;
+		}
+	} else {
+		out->best.mask = q->nodes;
+	}
+	if (q->policy == NP_TM_SINGLE_NUMA_NODE && out->best.mask == q->nodes) {
+		out->best.any = true;
+		out->best.mask = 0;
+	}
+	out->admit = q->policy == NP_TM_BEST_EFFORT || out->best.preferred;
+	free(prov);
+	return 0;
+}
+
+int np_hints_best(const struct np_hints_query *q, struct np_merge_result *out)
+{
+	if (np_nodemask_count(q->nodes) <= NP_HINTS_EXPLICIT_MAX_NODES)
+		return explicit_best(q, out);
+	return np_hints_best_search(q, out);
+}

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Node policy (CPU Manager, Topology Manager, Koordinator defaults):
+ * parsing, validation against a topology, reserved CPUs, and the pools that
+ * follow from a node state.
+ */
+#include "numaplace/admit.h"
+#include "json_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define ERR(...)                                                               \
+	do {                                                                   \
+		if (err && errlen)                                             \
+			snprintf(err, errlen, __VA_ARGS__);                    \
+	} while (0)
+
+static const char *const qos_names[] = {
+	[NP_QOS_LSE] = "LSE",
+	[NP_QOS_LSR] = "LSR",
+	[NP_QOS_LS] = "LS",
+	[NP_QOS_BE] = "BE",
+	[NP_QOS_GUARANTEED] = "Guaranteed",
+	[NP_QOS_BURSTABLE] = "Burstable",
+	[NP_QOS_BESTEFFORT] = "BestEffort",
+};
+
+int np_qos_parse(const char *s, enum np_qos *out)
+{
+	for (unsigned i = 0; i < sizeof(qos_names) / sizeof(qos_names[0]); i++)
+		if (!strcmp(s, qos_names[i])) {
+			*out = (enum np_qos)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *np_qos_name(enum np_qos q)
+{
+	if ((unsigned)q < sizeof(qos_names) / sizeof(qos_names[0]))
+		return qos_names[q];
+	return "?";
+}
+
+int np_cpu_policy_parse(const char *s, enum np_cpu_policy *out)
+{
+	if (!strcmp(s, "none"))
+		*out = NP_CPU_POLICY_NONE;
+	else if (!strcmp(s, "static"))
+		*out = NP_CPU_POLICY_STATIC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int np_tm_scope_parse(const char *s, enum np_tm_scope *out)
+{
+	if (!strcmp(s, "container"))
+		*out = NP_TM_SCOPE_CONTAINER;
+	else if (!strcmp(s, "pod"))
+		*out = NP_TM_SCOPE_POD;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Option values: JSON booleans, or the strings strconv.ParseBool accepts
+ * (the kubelet's --cpu-manager-policy-options are strings). */
+static int parse_boolish(const json_t *v, bool *out)
+{
+	static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
+	const char *s;
+
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -EINVAL;
+	s = json_string_value(v);
+	for (unsigned i = 0; i < 6; i++) {
+		if (!strcmp(s, t[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcmp(s, f[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+} cpu_opts[] = {
+	{"full-pcpus-only", offsetof(struct np_cpu_options, full_pcpus_only)},
+	{"distribute-cpus-across-numa",
+	 offsetof(struct np_cpu_options, distribute_across_numa)},
+	{"align-by-socket", offsetof(struct np_cpu_options, align_by_socket)},
+	{"distribute-cpus-across-cores",
+	 offsetof(struct np_cpu_options, distribute_across_cores)},
+	{"strict-cpu-reservation",
+	 offsetof(struct np_cpu_options, strict_cpu_reservation)},
+	{"prefer-align-cpus-by-uncorecache",
+	 offsetof(struct np_cpu_options, prefer_align_by_uncore)},
+};
+
+int np_policy_from_json(struct np_node_policy *p, const json_t *j,
+			const char *path, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"cpu_policy",		  "cpu_policy_options",
+		"reserved_cpus",	  "topology_policy",
+		"topology_scope",	  "topology_policy_options",
+		"default_cpu_bind_policy", "numa_allocate_strategy",
+		NULL};
+	struct np_node_policy n = {0};
+	const json_t *o, *v;
+	const char *s, *key;
+	char sub[160];
+	int r;
+
+	if (!path)
+		path = "policy";
+	n.default_bind = NP_BIND_FULL_PCPUS;
+	if (!j || json_is_null(j)) {
+		*p = n;
+		return 0;
+	}
+	if ((r = np_json_only_keys(j, keys, path, err, errlen)))
+		return r;
+	r = np_json_str(j, "cpu_policy", path, false, &s, err, errlen);
+	if (r == 0 && np_cpu_policy_parse(s, &n.cpu_policy) < 0)
+		return np_json_fail(err, errlen, path, "cpu_policy",
+				    "\"%s\" is not none or static", s);
+	if (r && r != -ENOENT)
+		return r;
+	o = json_object_get(j, "cpu_policy_options");
+	if (o && !json_is_null(o)) {
+		np_json_path(sub, sizeof(sub), path, "cpu_policy_options", 0);
+		if (!json_is_object(o))
+			return np_json_fail(err, errlen, sub, NULL,
+					    "expected an object of option: "
+					    "true|false");
+		json_object_foreach((json_t *)o, key, v)
+		{
+			unsigned i;
+			for (i = 0; i < sizeof(cpu_opts) / sizeof(cpu_opts[0]);
+			     i++)
+				if (!strcmp(key, cpu_opts[i].name))
+					break;
+			if (i == sizeof(cpu_opts) / sizeof(cpu_opts[0]))
+				return np_json_fail(err, errlen, sub, key,
+						    "unknown CPU policy option");
+			if (parse_boolish(v, (bool *)((char *)&n.opt +
+						      cpu_opts[i].off)) < 0)
+				return np_json_fail(err, errlen, sub, key,
+						    "expected true or false");
+		}
+	}
+	v = json_object_get(j, "reserved_cpus");
+	if (json_is_string(v)) {
+		char perr[200];
+		if (np_cpuset_parse(&n.reserved_cpus, json_string_value(v),
+				    perr, sizeof(perr)) < 0)
+			return np_json_fail(err, errlen, path, "reserved_cpus",
+					    "invalid cpu list: %s", perr);
+		n.reserved_explicit = true;
+		n.reserved_count = np_cpuset_count(&n.reserved_cpus);
+	} else if (v && !json_is_null(v)) {
+		long long c;
+		if ((r = np_json_int(j, "reserved_cpus", path, true, 0,
+				     NP_MAX_CPUS, &c, err, errlen)))
+			return np_json_fail(err, errlen, path, "reserved_cpus",
+					    "expected a cpu list string or a "
+					    "count");
+		n.reserved_count = (int)c;
+	}
+	r = np_json_str(j, "topology_policy", path, false, &s, err, errlen);
+	if (r == 0 && np_tm_policy_parse(s, &n.tm_policy) < 0)
+		return np_json_fail(err, errlen, path, "topology_policy",
+				    "\"%s\" is not none, best-effort, "
+				    "restricted or single-numa-node",
+				    s);
+	if (r && r != -ENOENT)
+		return r;
+	r = np_json_str(j, "topology_scope", path, false, &s, err, errlen);
+	if (r == 0 && np_tm_scope_parse(s, &n.tm_scope) < 0)
+		return np_json_fail(err, errlen, path, "topology_scope",
+				    "\"%s\" is not container or pod", s);
+	if (r && r != -ENOENT)
+		return r;
+	o = json_object_get(j, "topology_policy_options");
+	if (o && !json_is_null(o)) {
+		np_json_path(sub, sizeof(sub), path, "topology_policy_options",
+			     0);
+		if (!json_is_object(o))
+			return np_json_fail(err, errlen, sub, NULL,
+					    "expected an object");
+		json_object_foreach((json_t *)o, key, v)
+		{
+			if (!strcmp(key, "prefer-closest-numa-nodes")) {
+				if (parse_boolish(v, &n.prefer_closest) < 0)
+					return np_json_fail(err, errlen, sub,
+							    key,
+							    "expected true or "
+							    "false");
+			} else if (!strcmp(key, "max-allowable-numa-nodes")) {
+				/* accepted for kubelet compatibility: we
+				 * have no such limit */
+				if (!json_is_integer(v) &&
+				    !json_is_string(v))
+					return np_json_fail(err, errlen, sub,
+							    key,
+							    "expected a number");
+			} else {
+				return np_json_fail(err, errlen, sub, key,
+						    "unknown topology policy "
+						    "option");
+			}
+		}
+	}
+	r = np_json_str(j, "default_cpu_bind_policy", path, false, &s, err,
+			errlen);
+	if (r == 0 && (np_bind_policy_parse(s, &n.default_bind) < 0 ||
+		       n.default_bind == NP_BIND_DEFAULT))
+		return np_json_fail(err, errlen, path, "default_cpu_bind_policy",
+				    "\"%s\" is not FullPCPUs or SpreadByPCPUs",
+				    s);
+	if (r && r != -ENOENT)
+		return r;
+	r = np_json_str(j, "numa_allocate_strategy", path, false, &s, err,
+			errlen);
+	if (r == 0 && np_numa_strategy_parse(s, &n.numa_strategy) < 0)
+		return np_json_fail(err, errlen, path, "numa_allocate_strategy",
+				    "\"%s\" is not MostAllocated, "
+				    "LeastAllocated or DistributeEvenly",
+				    s);
+	if (r && r != -ENOENT)
+		return r;
+	*p = n;
+	return 0;
+}
+
+json_t *np_policy_to_json(const struct np_node_policy *p)
+{
+	json_t *o = json_object(), *opts = json_object();
+	char buf[4096];
+
+	json_object_set_new(o, "cpu_policy",
+			    json_string(p->cpu_policy == NP_CPU_POLICY_STATIC
+						? "static"
+						: "none"));
+	for (unsigned i = 0; i < sizeof(cpu_opts) / sizeof(cpu_opts[0]); i++)
+		if (*(const bool *)((const char *)&p->opt + cpu_opts[i].off))
+			json_object_set_new(opts, cpu_opts[i].name, json_true());
+	json_object_set_new(o, "cpu_policy_options", opts);
+	if (p->reserved_explicit &&
+	    np_cpuset_format(&p->reserved_cpus, buf, sizeof(buf)) >= 0)
+		json_object_set_new(o, "reserved_cpus", json_string(buf));
+	else
+		json_object_set_new(o, "reserved_cpus",
+				    json_integer(p->reserved_count));
+	json_object_set_new(o, "topology_policy",
+			    json_string(np_tm_policy_name(p->tm_policy)));
+	json_object_set_new(o, "topology_scope",
+			    json_string(p->tm_scope == NP_TM_SCOPE_POD
+						? "pod"
+						: "container"));
+	json_object_set_new(o, "topology_policy_options",
+			    json_pack("{s:b}", "prefer-closest-numa-nodes",
+				      p->prefer_closest));
+	json_object_set_new(o, "default_cpu_bind_policy",
+			    json_string(np_bind_policy_name(p->default_bind)));
+	json_object_set_new(o, "numa_allocate_strategy",
+			    json_string(np_numa_strategy_name(p->numa_strategy)));
+	return o;
+}
+
+/* The kubelet's option checks, with its reasons. */
+static int validate_options(const struct np_topology *t,
+			    const struct np_node_policy *p, char *err,
+			    size_t errlen)
+{
+	const struct np_cpu_options *o = &p->opt;
+	static const struct np_cpu_options none;
+
+	if (p->cpu_policy != NP_CPU_POLICY_STATIC &&
+	    memcmp(o, &none, sizeof(none))) {
+		ERR("policy.cpu_policy_options: options need cpu_policy "
+		    "\"static\"");
+		return -EINVAL;
+	}
+	if (o->full_pcpus_only && o->distribute_across_cores) {
+		ERR("policy.cpu_policy_options: full-pcpus-only and "
+		    "distribute-cpus-across-cores cannot be used together");
+		return -EINVAL;
+	}
+	if (o->distribute_across_numa && o->distribute_across_cores) {
+		ERR("policy.cpu_policy_options: distribute-cpus-across-numa "
+		    "and distribute-cpus-across-cores cannot be used together");
+		return -EINVAL;
+	}
+	if (o->prefer_align_by_uncore && o->distribute_across_cores) {
+		ERR("policy.cpu_policy_options: "
+		    "prefer-align-cpus-by-uncorecache and "
+		    "distribute-cpus-across-cores cannot be used together");
+		return -EINVAL;
+	}
+	if (o->prefer_align_by_uncore && o->distribute_across_numa) {
+		ERR("policy.cpu_policy_options: "
+		    "prefer-align-cpus-by-uncorecache and "
+		    "distribute-cpus-across-numa cannot be used together");
+		return -EINVAL;
+	}
+	if (o->align_by_socket && p->tm_policy == NP_TM_SINGLE_NUMA_NODE) {
+		ERR("policy.cpu_policy_options: align-by-socket is not "
+		    "compatible with topology_policy single-numa-node");
+		return -EINVAL;
+	}
+	if (o->align_by_socket && t->nsockets > t->nnuma) {
+		ERR("policy.cpu_policy_options: align-by-socket needs at least "
+		    "as many NUMA nodes as sockets (%d sockets, %d NUMA nodes)",
+		    t->nsockets, t->nnuma);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int np_state_init(struct np_node_state *st, const struct np_topology *t,
+		  const struct np_node_policy *p, char *err, size_t errlen)
+{
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	if ((r = validate_options(t, p, err, errlen)))
+		return r;
+	st->topo = t;
+	st->policy = *p;
+	if (p->reserved_explicit) {
+		if (!np_cpuset_subset(&p->reserved_cpus, &t->online)) {
+			np_cpuset bad;
+			char *s;
+			np_cpuset_andnot(&bad, &p->reserved_cpus, &t->online);
+			s = np_cpuset_str(&bad);
+			ERR("policy.reserved_cpus: CPUs %s do not exist or are "
+			    "offline",
+			    s ? s : "?");
+			free(s);
+			return -EINVAL;
+		}
+		st->reserved = p->reserved_cpus;
+	} else if (p->reserved_count > 0) {
+		struct np_take_req q = {.topo = t, .count = p->reserved_count};
+		char why[256];
+		q.available = t->online;
+		q.strategy = p->opt.distribute_across_cores ? NP_TAKE_SPREAD
+							    : NP_TAKE_PACKED;
+		q.distribute_across_numa = p->opt.distribute_across_numa;
+		q.group_size = p->opt.full_pcpus_only ? t->cpus_per_core : 1;
+		if (np_take_kubelet(&q, &st->reserved, why, sizeof(why)) < 0) {
+			ERR("policy.reserved_cpus: cannot reserve %d CPUs: %s",
+			    p->reserved_count, why);
+			return -EINVAL;
+		}
+	}
+	if (p->cpu_policy == NP_CPU_POLICY_STATIC &&
+	    np_cpuset_empty(&st->reserved)) {
+		ERR("policy.reserved_cpus: the static CPU policy needs at least "
+		    "one reserved CPU (a list or a count)");
+		return -EINVAL;
+	}
+	if (np_cpuset_equal(&st->reserved, &t->online) &&
+	    p->cpu_policy == NP_CPU_POLICY_STATIC) {
+		ERR("policy.reserved_cpus: reserving every CPU leaves nothing to "
+		    "allocate");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void np_state_free(struct np_node_state *st)
+{
+	free(st->w);
+	st->w = NULL;
+	st->nworkloads = 0;
+}
+
+int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
+{
+	*dst = *src;
+	dst->w = NULL;
+	if (src->nworkloads) {
+		dst->w = malloc(sizeof(*dst->w) * (size_t)src->nworkloads);
+		if (!dst->w)
+			return -ENOMEM;
+		memcpy(dst->w, src->w, sizeof(*dst->w) * (size_t)src->nworkloads);
+	}
+	return 0;
+}
+
+int np_state_find(const struct np_node_state *st, const char *name)
+{
+	for (int i = 0; i < st->nworkloads; i++)
+		if (!strcmp(st->w[i].req.name, name))
+			return i;
+	return -1;
+}
+
+int np_release(struct np_node_state *st, const char *name)
+{
+	int i = np_state_find(st, name);
+	if (i < 0)
+		return -ENOENT;
+	memmove(&st->w[i], &st->w[i + 1],
+		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
+	st->nworkloads--;
+	return 0;
+}
+
+void np_state_pools(const struct np_node_state *st, struct np_pools *out)
+{
+	const struct np_topology *t = st->topo;
+
+	memset(out, 0, sizeof(*out));
+	out->reserved = st->reserved;
+	for (int i = 0; i < st->nworkloads; i++) {
+		const struct np_workload_alloc *a = &st->w[i];
+		for (int c = 0; c < a->ncontainers; c++) {
+			if (!a->c[c].exclusive)
+				continue;
+			np_cpuset_or(&out->exclusive, &out->exclusive,
+				     &a->c[c].cpus);
+			/* LSR CPUs stay usable by BE; everything else that
+			 * is exclusive (LSE, kubelet Guaranteed) does not. */
+			if (a->qos_class != NP_QOS_LSR)
+				np_cpuset_or(&out->lse, &out->lse, &a->c[c].cpus);
+		}
+	}
+	np_cpuset_andnot(&out->shared, &t->online, &out->exclusive);
+	np_cpuset_andnot(&out->allocatable, &out->shared, &out->reserved);
+	if (st->policy.opt.strict_cpu_reservation)
+		out->shared = out->allocatable;
+	np_cpuset_andnot(&out->be, &t->online, &out->lse);
+	np_cpuset_andnot(&out->be, &out->be, &out->reserved);
+}
