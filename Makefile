@@ -19,7 +19,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace $(PKG_CFLAGS)
+CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/support $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm
 
 # Library: everything in userspace/ except program entry points.

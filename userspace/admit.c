@@ -310,29 +310,24 @@ static int affinity(const struct np_node_state *st, const struct request *rq,
 	q.nprov = nprov;
 	q.prov = prov;
 	r = np_hints_best(&q, &res);
-	free(dist);
 	if (r)
-		return r;
+		goto out;
 	*hint = res.best;
 	if (!res.admit) {
 		char names[256] = "";
 		/* Name the providers that cannot be satisfied alone. */
 		for (int i = 0; i < nprov; i++) {
-			struct np_provider p = prov[i];
-			bool ok = false;
-			if (p.kind == NP_PROV_NONE)
+			struct np_hints_query one = q;
+			struct np_merge_result alone;
+			if (prov[i].kind == NP_PROV_NONE)
 				continue;
-			if (np_provider_finish(&p) == 0)
-				for (np_nodemask m = p.nodes; m && !ok;
-				     m = (m - 1) & p.nodes)
-					ok = np_provider_feasible(&p, m) &&
-					     np_provider_preferred(&p, m) &&
-					     (q.policy != NP_TM_SINGLE_NUMA_NODE ||
-					      np_nodemask_count(m) == 1);
-			if (!ok)
-				snprintf(names + strlen(names),
-					 sizeof(names) - strlen(names), "%s%s",
-					 *names ? "," : "", p.resource);
+			one.nprov = 1;
+			one.prov = &prov[i];
+			if (np_hints_best(&one, &alone) == 0 && alone.admit)
+				continue;
+			snprintf(names + strlen(names),
+				 sizeof(names) - strlen(names), "%s%s",
+				 *names ? "," : "", prov[i].resource);
 		}
 		if (!*names)
 			for (int i = 0; i < nprov; i++)
@@ -348,9 +343,11 @@ static int affinity(const struct np_node_state *st, const struct request *rq,
 		       *names && strchr(names, ',')
 			       ? ": each fits, but not on the same NUMA nodes"
 			       : "");
-		return -ENOSPC;
+		r = -ENOSPC;
 	}
-	return 0;
+out:
+	free(dist);
+	return r;
 }
 
 /* kubelet takeByTopology with the node's options. */

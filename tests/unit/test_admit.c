@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Node policy, pools and admission: option checks, reserved CPUs, pool
+ * arithmetic, Koordinator classes, DistributeEvenly, state validation,
+ * release, beyond-8-node admission, and property tests on random
+ * topologies.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "numaplace/admit.h"
+#include "numaplace/hints.h"
+#include "topo_gen.h"
+
+#define GiB (1ULL << 30)
+
+static struct np_workload_req *wl(const char *name, enum np_qos q, int cpus_milli)
+{
+	static struct np_workload_req w;
+	memset(&w, 0, sizeof(w));
+	snprintf(w.name, sizeof(w.name), "%s", name);
+	snprintf(w.cgroup, sizeof(w.cgroup), "%s", name);
+	w.qos = q;
+	w.ncontainers = 1;
+	snprintf(w.c[0].name, sizeof(w.c[0].name), "main");
+	w.c[0].cpu_milli = cpus_milli;
+	return &w;
+}
+
+static void init(struct np_node_state *st, const struct np_topology *t,
+		 const char *policy_json)
+{
+	struct np_node_policy p;
+	json_error_t jerr;
+	json_t *j = json_loads(policy_json, 0, &jerr);
+	char err[256];
+	assert_non_null(j);
+	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
+	    np_state_init(st, t, &p, err, sizeof(err)))
+		fail_msg("policy %s: %s", policy_json, err);
+	json_decref(j);
+}
+
+static void policy_error(const struct np_topology *t, const char *policy_json,
+			 const char *needle)
+{
+	struct np_node_policy p;
+	struct np_node_state st;
+	json_error_t jerr;
+	json_t *j = json_loads(policy_json, 0, &jerr);
+	char err[256] = "";
+	int r;
+	assert_non_null(j);
+	r = np_policy_from_json(&p, j, "policy", err, sizeof(err));
+	if (r == 0)
+		r = np_state_init(&st, t, &p, err, sizeof(err));
+	assert_int_equal(r, -EINVAL);
+	if (!strstr(err, needle))
+		fail_msg("error \"%s\" lacks \"%s\"", err, needle);
+	json_decref(j);
+}
+
+static void test_policy_validation(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, GiB);
+	(void)state;
+	policy_error(t, "{\"cpu_policy\":\"static\"}", "reserved_cpus");
+	policy_error(t, "{\"cpu_policy\":\"dynamic\"}", "cpu_policy");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,99\"}",
+		     "CPUs 99 do not exist");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"cpu_policy_options\":{\"full-pcpus-only\":true,"
+			"\"distribute-cpus-across-cores\":true}}",
+		     "full-pcpus-only and distribute-cpus-across-cores");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"cpu_policy_options\":{\"distribute-cpus-across-numa\":"
+			"\"true\",\"distribute-cpus-across-cores\":\"1\"}}",
+		     "distribute-cpus-across-numa and distribute-cpus-across-cores");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"cpu_policy_options\":{\"prefer-align-cpus-by-uncorecache\":"
+			"true,\"distribute-cpus-across-numa\":true}}",
+		     "prefer-align-cpus-by-uncorecache and distribute-cpus-across-numa");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"topology_policy\":\"single-numa-node\","
+			"\"cpu_policy_options\":{\"align-by-socket\":true}}",
+		     "align-by-socket is not compatible");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"cpu_policy_options\":{\"full-pcpus-only\":\"maybe\"}}",
+		     "full-pcpus-only: expected true or false");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"cpu_policy_options\":{\"turbo\":true}}",
+		     "turbo: unknown CPU policy option");
+	policy_error(t, "{\"cpu_policy\":\"none\",\"cpu_policy_options\":"
+			"{\"full-pcpus-only\":true}}",
+		     "options need cpu_policy \"static\"");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"topology_policy\":\"strict\"}",
+		     "topology_policy");
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"colour\":\"blue\"}",
+		     "policy.colour: unknown field");
+	np_topology_free(t);
+	/* align-by-socket needs sockets <= NUMA nodes */
+	t = np_test_topology(2, -2, 4, 2, true, GiB);
+	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+			"\"cpu_policy_options\":{\"align-by-socket\":true}}",
+		     "needs at least as many NUMA nodes as sockets");
+	np_topology_free(t);
+}
+
+/* Reserved CPUs by count come from the same topology-aware take: the
+ * kubelet's fixtures give {0,6} for 2 CPUs on its dual-socket HT machine. */
+static void test_reserved_count(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 3, 2, true, GiB);
+	struct np_node_state st;
+	char buf[64];
+	(void)state;
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2}");
+	np_cpuset_format(&st.reserved, buf, sizeof(buf));
+	assert_string_equal(buf, "0,6");
+	np_state_free(&st);
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1}");
+	np_cpuset_format(&st.reserved, buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+static void test_pools(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_state st;
+	struct np_decision d;
+	struct np_pools p;
+	char err[256], buf[64];
+	(void)state;
+	/* cpus 0-7: core c = {c, c+4}; node 0 = cores 0,1 */
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	assert_int_equal(np_admit(&st, wl("lse", NP_QOS_LSE, 2000), &d, err,
+				  sizeof(err)),
+			 0);
+	assert_true(d.admitted);
+	assert_int_equal(np_admit(&st, wl("lsr", NP_QOS_LSR, 2000), &d, err,
+				  sizeof(err)),
+			 0);
+	assert_true(d.admitted);
+	np_state_pools(&st, &p);
+	np_cpuset_format(&p.exclusive, buf, sizeof(buf));
+	assert_string_equal(buf, "1-2,5-6");
+	/* shared: all - exclusive (reserved included without strict) */
+	np_cpuset_format(&p.shared, buf, sizeof(buf));
+	assert_string_equal(buf, "0,3-4,7");
+	/* BE: all - LSE - reserved: LSR CPUs stay available to BE */
+	np_cpuset_format(&p.be, buf, sizeof(buf));
+	assert_string_equal(buf, "2-3,6-7");
+	np_cpuset_format(&p.allocatable, buf, sizeof(buf));
+	assert_string_equal(buf, "3,7");
+	/* exclusive never overlaps reserved */
+	assert_false(np_cpuset_intersects(&p.exclusive, &p.reserved));
+	/* release returns the CPUs */
+	assert_int_equal(np_release(&st, "lse"), 0);
+	assert_int_equal(np_release(&st, "lse"), -ENOENT);
+	np_state_pools(&st, &p);
+	np_cpuset_format(&p.allocatable, buf, sizeof(buf));
+	assert_string_equal(buf, "1,3,5,7");
+	/* duplicate names are refused */
+	assert_int_equal(np_admit(&st, wl("lsr", NP_QOS_LSR, 1000), &d, err,
+				  sizeof(err)),
+			 -EEXIST);
+	/* LSE with fractional CPUs is invalid input, not a rejection */
+	assert_int_equal(np_admit(&st, wl("frac", NP_QOS_LSE, 1500), &d, err,
+				  sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "containers[0].cpu"));
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+/* A rejection leaves the state exactly as it was. */
+static void test_reject_changes_nothing(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_state st;
+	struct np_decision d;
+	struct np_workload_alloc before[4];
+	int n;
+	char err[256];
+	(void)state;
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\","
+		     "\"topology_policy\":\"single-numa-node\"}");
+	assert_int_equal(np_admit(&st, wl("a", NP_QOS_LSE, 2000), &d, err,
+				  sizeof(err)),
+			 0);
+	if (!d.admitted)
+		fail_msg("rejected: %s", d.reason);
+	n = st.nworkloads;
+	memcpy(before, st.w, sizeof(*st.w) * (size_t)n);
+	/* 5 CPUs: no single node has them */
+	assert_int_equal(np_admit(&st, wl("b", NP_QOS_GUARANTEED, 5000), &d,
+				  err, sizeof(err)),
+			 0);
+	assert_false(d.admitted);
+	assert_non_null(strstr(d.reason, "single-numa-node"));
+	assert_int_equal(st.nworkloads, n);
+	assert_memory_equal(before, st.w, sizeof(*st.w) * (size_t)n);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+static int cpus_on_node(const struct np_topology *t, const np_cpuset *s,
+			int node)
+{
+	return np_cpuset_count_and(s, &t->numa[t->numa_index[node]].u.cpus);
+}
+
+/* DistributeEvenly splits over the hint's nodes (Koordinator declares the
+ * strategy and then treats it as LeastAllocated). */
+static void test_distribute_evenly(void **state)
+{
+	struct np_topology *t = np_test_topology(1, 4, 2, 2, true, 16 * GiB);
+	struct np_node_state st;
+	struct np_decision d;
+	struct np_workload_req *w;
+	char err[256];
+	(void)state;
+	/* 4 nodes x 2 cores x 2 threads; 6 CPUs need 2 nodes */
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0\","
+		     "\"topology_policy\":\"best-effort\","
+		     "\"numa_allocate_strategy\":\"DistributeEvenly\"}");
+	w = wl("even", NP_QOS_LSE, 6000);
+	w->has_bind = true;
+	w->bind = NP_BIND_SPREAD_BY_PCPUS;
+	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
+	assert_true(d.admitted);
+	assert_int_equal(np_cpuset_count(&d.alloc.c[0].cpus), 6);
+	assert_int_equal(np_nodemask_count(d.alloc.c[0].hint.mask), 2);
+	NP_NODEMASK_FOREACH(n, d.alloc.c[0].hint.mask)
+	assert_int_equal(cpus_on_node(t, &d.alloc.c[0].cpus, n), 3);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+/* State loading refuses overlapping or reserved exclusive sets. */
+static void test_state_validation(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_state st;
+	json_error_t jerr;
+	json_t *j;
+	char err[256];
+	(void)state;
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	j = json_loads(
+		"{\"workloads\":[{\"spec\":{\"name\":\"a\",\"qos\":\"LSE\","
+		"\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]},\"class\":"
+		"\"LSE\",\"containers\":[{\"name\":\"m\",\"exclusive\":true,"
+		"\"cpus\":\"1,5\",\"mems\":\"0\"}]},{\"spec\":{\"name\":\"b\","
+		"\"qos\":\"LSE\",\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]},"
+		"\"class\":\"LSE\",\"containers\":[{\"name\":\"m\",\"exclusive\":"
+		"true,\"cpus\":\"5-6\",\"mems\":\"0-1\"}]}]}",
+		0, &jerr);
+	assert_int_equal(np_state_load_json(&st, j, "state", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "state.workloads[1].containers[0].cpus: "
+				    "overlaps"));
+	assert_int_equal(st.nworkloads, 0);
+	json_decref(j);
+	j = json_loads("{\"workloads\":[{\"spec\":{\"name\":\"a\",\"qos\":"
+		       "\"LSE\",\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]},"
+		       "\"class\":\"LSE\",\"containers\":[{\"name\":\"m\","
+		       "\"exclusive\":true,\"cpus\":\"0-1\",\"mems\":\"0\"}]}]}",
+		       0, &jerr);
+	assert_int_equal(np_state_load_json(&st, j, "state", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "reserved"));
+	json_decref(j);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+/* Workload spec validation names the field. */
+static void spec_error(const char *json, const char *needle)
+{
+	struct np_workload_req w;
+	json_error_t jerr;
+	json_t *j = json_loads(json, 0, &jerr);
+	char err[256] = "";
+	assert_non_null(j);
+	assert_int_equal(np_workload_req_from_json(&w, j, "spec", err, sizeof(err)),
+			 -EINVAL);
+	if (!strstr(err, needle))
+		fail_msg("spec %s: error \"%s\" lacks \"%s\"", json, err, needle);
+	json_decref(j);
+}
+
+static void test_spec_validation(void **state)
+{
+	struct np_workload_req w;
+	json_error_t jerr;
+	json_t *j;
+	char err[256];
+	(void)state;
+	spec_error("{\"qos\":\"LSE\",\"containers\":[{\"name\":\"a\"}]}",
+		   "spec.name: required");
+	spec_error("{\"name\":\"x\",\"qos\":\"Gold\",\"containers\":[{\"name\":\"a\"}]}",
+		   "spec.qos: \"Gold\" is not");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[]}",
+		   "spec.containers");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"cgroup\":\"../etc\","
+		   "\"containers\":[{\"name\":\"a\"}]}",
+		   "spec.cgroup: \"../etc\" must not contain");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"cgroup\":\"/abs\","
+		   "\"containers\":[{\"name\":\"a\"}]}",
+		   "must be relative");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"cgroup\":\"a//b\","
+		   "\"containers\":[{\"name\":\"a\"}]}",
+		   "empty component");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"cpu\":\"-2\"}]}",
+		   "spec.containers[0].cpu");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"cpu\":\"1000000\"}]}",
+		   "more CPUs than any machine has");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"memory\":\"2Gb\"}]}",
+		   "spec.containers[0].memory: quantity \"2Gb\" has an unknown "
+		   "suffix");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"memory\":\"0.5\"}]}",
+		   "not a whole number of bytes");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"hugepages-2Mi\":\"3Mi\"}]}",
+		   "not a whole number of pages");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"gpus\":1}]}",
+		   "spec.containers[0].gpus: unknown field");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\"},{\"name\":\"a\"}]}",
+		   "duplicate container name");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"isolation\":\"partition\","
+		   "\"containers\":[{\"name\":\"a\"}]}",
+		   "a partition needs exclusive CPUs");
+	spec_error("{\"name\":\"x\",\"qos\":\"LSE\",\"resourceSpec\":{"
+		   "\"preferredCPUBindPolicy\":\"Tight\"},\"containers\":[{"
+		   "\"name\":\"a\"}]}",
+		   "spec.resourceSpec.preferredCPUBindPolicy");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
+		   "\"a\",\"devices\":{\"v.com/gpu\":0}}]}",
+		   "expected a count 1..1024");
+	j = json_loads("{\"name\":\"ok\",\"qos\":\"LSE\",\"cgroup\":\"pods/ok\","
+		       "\"containers\":[{\"name\":\"a\",\"cpu\":\"2\",\"memory\":"
+		       "\"1.5Gi\",\"hugepages-1Gi\":\"2Gi\",\"devices\":{\"v.com/"
+		       "gpu\":2}},{\"name\":\"b\",\"cpu\":\"250m\"}],"
+		       "\"resourceSpec\":{\"preferredCPUBindPolicy\":"
+		       "\"SpreadByPCPUs\",\"preferredCPUExclusivePolicy\":"
+		       "\"PCPULevel\"},\"isolation\":\"partition\"}",
+		       0, &jerr);
+	assert_int_equal(np_workload_req_from_json(&w, j, "spec", err, sizeof(err)),
+			 0);
+	assert_int_equal(w.c[0].cpu_milli, 2000);
+	assert_int_equal(w.c[0].memory, 3ULL << 29);
+	assert_int_equal(w.c[0].huge_size_kb[0], 1048576);
+	assert_int_equal(w.c[0].huge_bytes[0], 2 * GiB);
+	assert_int_equal(w.c[0].dev[0].count, 2);
+	assert_int_equal(w.c[1].cpu_milli, 250);
+	assert_int_equal(w.bind, NP_BIND_SPREAD_BY_PCPUS);
+	assert_int_equal(w.excl, NP_EXCL_PCPU_LEVEL);
+	assert_true(w.partition);
+	json_decref(j);
+}
+
+/* Pod scope: one hint for the whole workload. */
+static void test_pod_scope(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, GiB);
+	struct np_node_state st;
+	struct np_decision d;
+	struct np_workload_req *w;
+	char err[256];
+	(void)state;
+	/* nodes of 8 CPUs; two containers of 3 CPUs: pod scope keeps both
+	 * on one node, as the pod's 6 CPUs fit there. */
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
+		     "\"topology_policy\":\"restricted\","
+		     "\"topology_scope\":\"pod\"}");
+	w = wl("pod", NP_QOS_GUARANTEED, 3000);
+	w->ncontainers = 2;
+	w->c[1] = w->c[0];
+	snprintf(w->c[1].name, sizeof(w->c[1].name), "side");
+	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
+	assert_true(d.admitted);
+	assert_true(d.alloc.c[0].hint.mask == d.alloc.c[1].hint.mask);
+	assert_int_equal(np_nodemask_count(d.alloc.c[0].hint.mask), 1);
+	assert_false(np_cpuset_intersects(&d.alloc.c[0].cpus, &d.alloc.c[1].cpus));
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+/* 64 NUMA nodes: the admission path does not enumerate 2^64 node sets. */
+static void test_64_nodes(void **state)
+{
+	struct np_topology *t = np_test_topology(8, 8, 4, 2, true, 8 * GiB);
+	struct np_node_state st;
+	struct np_decision d;
+	char err[256];
+	int admitted = 0;
+	(void)state;
+	assert_int_equal(t->nnuma, 64);
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+		     "\"topology_policy\":\"restricted\"}");
+	/* 8 CPUs = one whole node each time: 63 fit (node 0 holds the
+	 * reserved core), the 64th is rejected. */
+	for (int i = 0; i < 64; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "w%d", i);
+		assert_int_equal(np_admit(&st, wl(name, NP_QOS_GUARANTEED, 8000),
+					  &d, err, sizeof(err)),
+				 0);
+		if (!d.admitted)
+			break;
+		assert_int_equal(np_nodemask_count(d.alloc.c[0].hint.mask), 1);
+		admitted++;
+	}
+	assert_int_equal(admitted, 63);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+/* The width search agrees with the explicit kubelet path whenever a
+ * preferred answer exists (random CPU + device providers, <= 8 nodes). */
+static void test_search_matches_explicit(void **state)
+{
+	unsigned seed = 12345;
+	int compared = 0;
+	(void)state;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct np_provider prov[3];
+		struct np_hints_query q = {0};
+		struct np_merge_result a, b;
+		uint16_t(*dist)[NP_MAX_NUMA] = calloc(NP_MAX_NUMA, sizeof(*dist));
+		int n = 2 + (int)(rand_r(&seed) % 7), np = 1 + (int)(rand_r(&seed) % 3);
+		assert_non_null(dist);
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				dist[i][j] = i == j ? 10 : (uint16_t)(11 + rand_r(&seed) % 20);
+		q.nodes = ((np_nodemask)1 << n) - 1;
+		q.distance = (const uint16_t(*)[NP_MAX_NUMA])dist;
+		q.prefer_closest = rand_r(&seed) % 2;
+		q.policy = 1 + rand_r(&seed) % 3;
+		q.nprov = np;
+		q.prov = prov;
+		for (int p = 0; p < np; p++) {
+			memset(&prov[p], 0, sizeof(prov[p]));
+			prov[p].kind = p == 0 ? NP_PROV_CPU : NP_PROV_DEVICE;
+			snprintf(prov[p].resource, sizeof(prov[p].resource), "r%d", p);
+			prov[p].nres = 1;
+			prov[p].nodes = q.nodes;
+			for (int i = 0; i < n; i++) {
+				prov[p].total[0][i] = 4 + rand_r(&seed) % 5;
+				prov[p].avail[0][i] = rand_r(&seed) % (prov[p].total[0][i] + 1);
+			}
+			prov[p].request[0] = 1 + rand_r(&seed) % 12;
+		}
+		assert_int_equal(np_hints_best(&q, &a), 0);
+		assert_int_equal(np_hints_best_search(&q, &b), 0);
+		if (a.best.preferred) {
+			if (!b.best.preferred || a.best.mask != b.best.mask ||
+			    a.best.any != b.best.any)
+				fail_msg("iteration %d: explicit %llx/%d, search "
+					 "%llx/%d",
+					 iter, (unsigned long long)a.best.mask,
+					 a.best.preferred,
+					 (unsigned long long)b.best.mask,
+					 b.best.preferred);
+			compared++;
+		} else {
+			assert_false(b.best.preferred);
+		}
+		assert_int_equal(a.admit, b.admit);
+		free(dist);
+	}
+	printf("search == explicit on %d preferred cases\n", compared);
+	assert_true(compared > 500);
+}
+
+/*
+ * Properties over random topologies and random admission sequences:
+ * exclusive sets never overlap and never touch reserved CPUs; every
+ * admitted exclusive container has exactly its request; full-pcpus-only
+ * gives whole cores; single-numa-node keeps each container in one node.
+ */
+static void test_properties(void **state)
+{
+	unsigned seed = 777;
+	long checked = 0;
+	static const char *const policies[] = {
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+		"\"topology_policy\":\"best-effort\"}",
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+		"\"topology_policy\":\"restricted\",\"cpu_policy_options\":"
+		"{\"full-pcpus-only\":true}}",
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+		"\"topology_policy\":\"single-numa-node\"}",
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+		"\"topology_policy\":\"best-effort\",\"cpu_policy_options\":"
+		"{\"distribute-cpus-across-numa\":true,\"full-pcpus-only\":true}}",
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+		"\"topology_policy\":\"restricted\",\"cpu_policy_options\":"
+		"{\"distribute-cpus-across-cores\":true}}",
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+		"\"topology_policy\":\"best-effort\",\"cpu_policy_options\":"
+		"{\"prefer-align-cpus-by-uncorecache\":true}}",
+	};
+	(void)state;
+	for (int iter = 0; iter < 300; iter++) {
+		int sockets = 1 + (int)(rand_r(&seed) % 4);
+		int nps = 1 + (int)(rand_r(&seed) % 2);
+		int cores = 1 + (int)(rand_r(&seed) % 4);
+		int threads = (int[]){1, 2, 2, 4}[rand_r(&seed) % 4];
+		int pi = (int)(rand_r(&seed) % 6);
+		struct np_topology *t = np_test_topology(
+			sockets, nps, cores, threads, rand_r(&seed) % 2, GiB);
+		struct np_node_state st;
+		assert_non_null(t);
+		if (t->ncpus < 4) {
+			np_topology_free(t);
+			continue;
+		}
+		init(&st, t, policies[pi]);
+		for (int k = 0; k < 12; k++) {
+			struct np_decision d;
+			char name[16], err[256];
+			enum np_qos q = (enum np_qos[]){NP_QOS_LSE, NP_QOS_LSR,
+						       NP_QOS_GUARANTEED,
+						       NP_QOS_LS}[rand_r(&seed) % 4];
+			int cpus = 1 + (int)(rand_r(&seed) % 6);
+			struct np_pools p;
+			np_cpuset seen;
+
+			snprintf(name, sizeof(name), "w%d", k);
+			assert_int_equal(np_admit(&st, wl(name, q, cpus * 1000), &d,
+						  err, sizeof(err)),
+					 0);
+			if (rand_r(&seed) % 5 == 0 && st.nworkloads)
+				np_release(&st, st.w[rand_r(&seed) % st.nworkloads].req.name);
+			np_state_pools(&st, &p);
+			np_cpuset_zero(&seen);
+			for (int i = 0; i < st.nworkloads; i++) {
+				const struct np_container_alloc *c = &st.w[i].c[0];
+				if (!c->exclusive)
+					continue;
+				assert_false(np_cpuset_intersects(&seen, &c->cpus));
+				assert_false(np_cpuset_intersects(&c->cpus, &st.reserved));
+				assert_int_equal(np_cpuset_count(&c->cpus),
+						 st.w[i].req.c[0].cpu_milli / 1000);
+				if (pi == 1 || pi == 3) {
+					np_cpuset whole;
+					np_topology_cores_of(t, &c->cpus, &whole);
+					assert_true(np_cpuset_equal(&whole, &c->cpus));
+				}
+				if (pi == 2)
+					assert_int_equal(np_nodemask_count(
+								 np_topology_nodes_of(t, &c->cpus)),
+							 1);
+				np_cpuset_or(&seen, &seen, &c->cpus);
+				checked++;
+			}
+		}
+		np_state_free(&st);
+		np_topology_free(t);
+	}
+	printf("property checks on %ld exclusive allocations\n", checked);
+	assert_true(checked > 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_validation),
+		cmocka_unit_test(test_reserved_count),
+		cmocka_unit_test(test_pools),
+		cmocka_unit_test(test_reject_changes_nothing),
+		cmocka_unit_test(test_distribute_evenly),
+		cmocka_unit_test(test_state_validation),
+		cmocka_unit_test(test_spec_validation),
+		cmocka_unit_test(test_pod_scope),
+		cmocka_unit_test(test_64_nodes),
+		cmocka_unit_test(test_search_matches_explicit),
+		cmocka_unit_test(test_properties),
+	};
+	return cmocka_run_group_tests_name("admit", tests, NULL, NULL);
+}
