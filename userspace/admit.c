@@ -107,14 +107,6 @@ static void request_add(struct request *r, const struct np_container_req *c,
 	}
 }
 
-/* Memory and hugepages charged so far, per node, and node groups. */
-struct mem_view {
-	uint64_t mem[NP_MAX_NUMA];
-	uint64_t huge[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* by topo size idx */
-	bool used[NP_MAX_NUMA];
-	np_nodemask group[NP_MAX_NUMA];
-};
-
 static int huge_index(const struct np_numa_node *nn, uint64_t size_kb)
 {
 	for (int h = 0; h < nn->nhuge; h++)
@@ -123,35 +115,9 @@ static int huge_index(const struct np_numa_node *nn, uint64_t size_kb)
 	return -1;
 }
 
-static void mem_view(const struct np_node_state *st, struct mem_view *v)
+static bool device_taken(const struct np_node_state *st, int k)
 {
-	memset(v, 0, sizeof(*v));
-	for (int i = 0; i < st->nworkloads; i++)
-		for (int c = 0; c < st->w[i].ncontainers; c++) {
-			const struct np_container_alloc *a = &st->w[i].c[c];
-			for (int n = 0; n < NP_MAX_NUMA; n++) {
-				bool any = a->mem_per_node[n] > 0;
-				v->mem[n] += a->mem_per_node[n];
-				for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++) {
-					v->huge[h][n] += a->huge_per_node[h][n];
-					any |= a->huge_per_node[h][n] > 0;
-				}
-				if (any) {
-					v->used[n] = true;
-					v->group[n] = a->mems;
-				}
-			}
-		}
-}
-
-static bool device_taken(const struct np_node_state *st, const char *id)
-{
-	for (int i = 0; i < st->nworkloads; i++)
-		for (int c = 0; c < st->w[i].ncontainers; c++)
-			for (int k = 0; k < st->w[i].c[c].ndev; k++)
-				if (!strcmp(st->w[i].c[c].dev_ids[k], id))
-					return true;
-	return false;
+	return k < st->cache.ndevices && st->cache.dev_taken[k];
 }
 
 /* CPUs the exclusive request may come from (full-pcpus-only: whole free
@@ -177,11 +143,10 @@ static int build_providers(const struct np_node_state *st,
 			   int *nprov, struct np_decision *d)
 {
 	const struct np_topology *t = st->topo;
-	struct mem_view mv;
+	const struct np_state_cache *mv = &st->cache;
 	np_cpuset pool;
 	int n = 0;
 
-	mem_view(st, &mv);
 	if (rq->cpus > 0) {
 		struct np_provider *p = &prov[n++];
 		memset(p, 0, sizeof(*p));
@@ -216,7 +181,7 @@ static int build_providers(const struct np_node_state *st,
 				known |= tot > 0;
 				p->total[p->nres][id] = tot;
 				p->avail[p->nres][id] =
-					tot > mv.mem[id] ? tot - mv.mem[id] : 0;
+					tot > mv->mem[id] ? tot - mv->mem[id] : 0;
 			}
 			p->nres++;
 		}
@@ -226,7 +191,7 @@ static int build_providers(const struct np_node_state *st,
 				const struct np_numa_node *nn = &t->numa[i];
 				int k = huge_index(nn, rq->huge_size_kb[h]);
 				uint64_t pages = k < 0 ? 0 : nn->huge[k].total;
-				uint64_t used = k < 0 ? 0 : mv.huge[k][nn->u.id];
+				uint64_t used = k < 0 ? 0 : mv->huge[k][nn->u.id];
 				p->total[p->nres][nn->u.id] =
 					pages * rq->huge_size_kb[h] * 1024;
 				p->avail[p->nres][nn->u.id] =
@@ -236,8 +201,8 @@ static int build_providers(const struct np_node_state *st,
 			known = true;
 			p->nres++;
 		}
-		memcpy(p->used, mv.used, sizeof(p->used));
-		memcpy(p->group, mv.group, sizeof(p->group));
+		memcpy(p->used, mv->used, sizeof(p->used));
+		memcpy(p->group, mv->group, sizeof(p->group));
 		/* A topology without memory figures cannot judge memory. */
 		if (known)
 			n++;
@@ -258,13 +223,13 @@ static int build_providers(const struct np_node_state *st,
 			if (strcmp(dv->resource, rq->dev[i].resource))
 				continue;
 			total++;
-			if (!device_taken(st, dv->id))
+			if (!device_taken(st, k))
 				free_any++;
 			if (dv->numa < 0)
 				continue;
 			topo = true;
 			p->total[0][dv->numa]++;
-			if (!device_taken(st, dv->id))
+			if (!device_taken(st, k))
 				p->avail[0][dv->numa]++;
 		}
 		if (free_any < rq->dev[i].count) {
@@ -281,6 +246,30 @@ static int build_providers(const struct np_node_state *st,
 	}
 	*nprov = n;
 	return 0;
+}
+
+/* Could this provider alone get a preferred placement under the policy? */
+static bool provider_alone_ok(const struct np_hints_query *q,
+			      const struct np_provider *p0)
+{
+	struct np_provider p = *p0;
+	struct np_hints_query one = *q;
+	struct np_merge_result alone;
+
+	if (np_provider_finish(&p) < 0)
+		return false;
+	if (np_nodemask_count(p.nodes) <= NP_HINTS_EXPLICIT_MAX_NODES) {
+		for (np_nodemask m = p.nodes; m; m = (m - 1) & p.nodes)
+			if (np_provider_feasible(&p, m) &&
+			    np_provider_preferred(&p, m) &&
+			    (q->policy != NP_TM_SINGLE_NUMA_NODE ||
+			     np_nodemask_count(m) == 1))
+				return true;
+		return false;
+	}
+	one.nprov = 1;
+	one.prov = p0;
+	return np_hints_best_search(&one, &alone) == 0 && alone.best.preferred;
 }
 
 /* Decide the NUMA affinity for one request; 0 or -ENOSPC (rejected). */
@@ -317,13 +306,8 @@ static int affinity(const struct np_node_state *st, const struct request *rq,
 		char names[256] = "";
 		/* Name the providers that cannot be satisfied alone. */
 		for (int i = 0; i < nprov; i++) {
-			struct np_hints_query one = q;
-			struct np_merge_result alone;
-			if (prov[i].kind == NP_PROV_NONE)
-				continue;
-			one.nprov = 1;
-			one.prov = &prov[i];
-			if (np_hints_best(&one, &alone) == 0 && alone.admit)
+			if (prov[i].kind == NP_PROV_NONE ||
+			    provider_alone_ok(&q, &prov[i]))
 				continue;
 			snprintf(names + strlen(names),
 				 sizeof(names) - strlen(names), "%s%s",
@@ -510,11 +494,10 @@ static int charge_memory(const struct np_node_state *st,
 			 struct np_container_alloc *a, struct np_decision *d)
 {
 	const struct np_topology *t = st->topo;
-	struct mem_view mv;
+	const struct np_state_cache *mv = &st->cache;
 	uint64_t left = c->memory;
 	char nodes[256];
 
-	mem_view(st, &mv);
 	np_nodemask_format(a->mems, nodes, sizeof(nodes));
 	if (left && t->numa[0].mem_total == 0)
 		left = 0; /* topology without memory figures */
@@ -522,7 +505,7 @@ static int charge_memory(const struct np_node_state *st,
 	{
 		int i = t->numa_index[n];
 		uint64_t tot = t->numa[i].mem_total;
-		uint64_t fr = tot > mv.mem[n] ? tot - mv.mem[n] : 0;
+		uint64_t fr = tot > mv->mem[n] ? tot - mv->mem[n] : 0;
 		uint64_t take = fr < left ? fr : left;
 		a->mem_per_node[n] = take;
 		left -= take;
@@ -544,8 +527,8 @@ static int charge_memory(const struct np_node_state *st,
 			uint64_t fr, take;
 			if (k < 0)
 				continue;
-			fr = nn->huge[k].total > mv.huge[k][n]
-				     ? nn->huge[k].total - mv.huge[k][n]
+			fr = nn->huge[k].total > mv->huge[k][n]
+				     ? nn->huge[k].total - mv->huge[k][n]
 				     : 0;
 			take = fr < pages ? fr : pages;
 			a->huge_per_node[k][n] += take;
@@ -582,17 +565,13 @@ static int pick_devices(const struct np_node_state *st,
 				bool mine = false;
 				if (group != pass ||
 				    strcmp(dv->resource, c->dev[i].resource) ||
-				    device_taken(st, dv->id))
+				    device_taken(st, k))
 					continue;
 				for (int j = 0; j < a->ndev; j++)
-					mine |= !strcmp(a->dev_ids[j], dv->id);
+					mine |= a->dev[j] == k;
 				if (mine || a->ndev >= 16)
 					continue;
-				snprintf(a->dev_ids[a->ndev], sizeof(a->dev_ids[0]),
-					 "%s", dv->id);
-				snprintf(a->dev_res[a->ndev], sizeof(a->dev_res[0]),
-					 "%s", dv->resource);
-				a->ndev++;
+				a->dev[a->ndev++] = (int16_t)k;
 				want--;
 			}
 		if (want > 0) {
@@ -608,15 +587,17 @@ static int pick_devices(const struct np_node_state *st,
 int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen)
 {
-	struct np_node_state tmp;
 	struct np_workload_alloc *wa;
 	struct np_hint pod_hint = {.any = true};
 	bool pod_scope = st->policy.tm_scope == NP_TM_SCOPE_POD;
-	int r;
+	int r = 0;
 
 	memset(d, 0, sizeof(*d));
-	if (!w->name[0] || w->ncontainers < 1) {
-		ERR("workload: needs a name and at least one container");
+	snprintf(d->workload, sizeof(d->workload), "%s", w->name);
+	if (!w->name[0] || w->ncontainers < 1 ||
+	    w->ncontainers > NP_MAX_CONTAINERS) {
+		ERR("workload: needs a name and 1..%d containers",
+		    NP_MAX_CONTAINERS);
 		return -EINVAL;
 	}
 	if (np_state_find(st, w->name) >= 0) {
@@ -638,24 +619,33 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 		       np_qos_name(w->qos));
 		return 0;
 	}
-	if ((r = np_state_copy(&tmp, st)))
-		return r;
-	wa = calloc(1, sizeof(*wa));
-	if (!wa) {
-		np_state_free(&tmp);
-		return -ENOMEM;
+	if (st->nworkloads == st->cap) {
+		int cap = st->cap ? st->cap * 2 : 16;
+		struct np_workload_alloc *g =
+			realloc(st->w, sizeof(*st->w) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		st->w = g;
+		st->cap = cap;
 	}
+	/*
+	 * Build the allocation in place, one slot past the end; each
+	 * container's share goes into the cache as soon as it is chosen, so
+	 * the next container sees it. A rejection drops the slot and
+	 * rebuilds the cache: the state is as before.
+	 */
+	wa = &st->w[st->nworkloads];
+	memset(wa, 0, sizeof(*wa));
 	wa->req = *w;
 	wa->qos_class = effective_class(st, w);
 	wa->excl = w->excl;
-	wa->ncontainers = w->ncontainers;
 	if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
 		struct request rq = {0};
 		for (int i = 0; i < w->ncontainers; i++)
 			request_add(&rq, &w->c[i],
 				    wants_exclusive(st, w, &w->c[i]));
 		if (rq.cpus || rq.ndev)
-			if ((r = affinity(&tmp, &rq, &pod_hint, d)))
+			if ((r = affinity(st, &rq, &pod_hint, d)))
 				goto out;
 	}
 	for (int i = 0; i < w->ncontainers; i++) {
@@ -663,63 +653,47 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 		struct np_container_alloc *a = &wa->c[i];
 		bool excl = wants_exclusive(st, w, c);
 		struct np_hint hint = {.any = true};
-		struct np_workload_alloc *grown;
 
 		snprintf(a->name, sizeof(a->name), "%s", c->name);
 		a->mems = st->topo->numa_mask;
-		a->hint = hint;
 		if (excl || c->ndev) {
 			struct request rq = {0};
 			request_add(&rq, c, excl);
 			if (pod_scope)
 				hint = pod_hint;
 			else if (st->policy.tm_policy != NP_TM_NONE &&
-				 (r = affinity(&tmp, &rq, &hint, d)))
+				 (r = affinity(st, &rq, &hint, d)))
 				goto out;
-			a->hint = hint;
 		}
+		a->hint = hint;
 		if (excl) {
-			if ((r = take_cpus(&tmp, w, (int)(c->cpu_milli / 1000),
+			if ((r = take_cpus(st, w, (int)(c->cpu_milli / 1000),
 					   &hint, &a->cpus, d)))
 				goto out;
 			a->exclusive = true;
 			a->mems = hint.any ? np_topology_nodes_of(st->topo,
 								  &a->cpus)
 					   : hint.mask;
-			if ((r = charge_memory(&tmp, c, a, d)))
+			if ((r = charge_memory(st, c, a, d)))
 				goto out;
 		} else if (!hint.any) {
 			a->mems = hint.mask;
 		}
-		if ((r = pick_devices(&tmp, c, a, d)))
+		if ((r = pick_devices(st, c, a, d)))
 			goto out;
-		/* Later containers must see this one's CPUs, memory and
-		 * devices as taken: keep the partial workload in tmp. */
-		if (i == 0) {
-			grown = realloc(tmp.w, sizeof(*tmp.w) *
-						       (size_t)(tmp.nworkloads + 1));
-			if (!grown) {
-				r = -ENOMEM;
-				goto out;
-			}
-			tmp.w = grown;
-			tmp.nworkloads++;
-		}
-		tmp.w[tmp.nworkloads - 1] = *wa;
+		wa->ncontainers = i + 1;
+		np_state_cache_add(st, wa, a);
 	}
-	/* Commit. */
-	np_state_free(st);
-	*st = tmp;
-	tmp.w = NULL;
+	st->nworkloads++;
 	d->admitted = true;
-	d->alloc = *wa;
-	r = 0;
+	d->alloc = wa;
+	return 0;
 out:
-	if (r == -ENOSPC) {
-		r = 0; /* a rejection, reason in d */
-		d->alloc = *wa;
+	/* The slot past the end is not part of the state; drop its share. */
+	if (wa->ncontainers) {
+		int rr = np_state_refresh(st);
+		if (rr)
+			return rr;
 	}
-	np_state_free(&tmp);
-	free(wa);
-	return r;
+	return r == -ENOSPC ? 0 : r; /* a rejection: reason in d */
 }

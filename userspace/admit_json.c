@@ -544,12 +544,13 @@ json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 			np_cpuset_or(&excl, &excl, &c->cpus);
 		mems |= c->mems;
 		for (int k = 0; k < c->ndev; k++) {
-			json_t *l = json_object_get(dv, c->dev_res[k]);
+			const struct np_device *x = &st->topo->devices[c->dev[k]];
+			json_t *l = json_object_get(dv, x->resource);
 			if (!l) {
 				l = json_array();
-				json_object_set_new(dv, c->dev_res[k], l);
+				json_object_set_new(dv, x->resource, l);
 			}
-			json_array_append_new(l, json_string(c->dev_ids[k]));
+			json_array_append_new(l, json_string(x->id));
 		}
 		co = json_pack("{s:s,s:o,s:b,s:o,s:o,s:o}", "name", c->name,
 			       "cpuset", cpuset_json(&eff), "exclusive",
@@ -579,11 +580,11 @@ json_t *np_decision_to_json(const struct np_node_state *st,
 			    const struct np_decision *d)
 {
 	json_t *o;
-	if (!d->admitted)
+	if (!d->admitted || !d->alloc)
 		return json_pack("{s:b,s:s,s:s,s:s}", "admitted", 0, "workload",
-				 d->alloc.req.name, "resource", d->resource,
+				 d->workload, "resource", d->resource,
 				 "reason", d->reason);
-	o = np_workload_alloc_to_json(st, &d->alloc);
+	o = np_workload_alloc_to_json(st, d->alloc);
 	json_object_set_new(o, "admitted", json_true());
 	return o;
 }
@@ -622,8 +623,10 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 			for (int k = 0; k < ca->ndev; k++)
 				json_array_append_new(
 					dv, json_pack("{s:s,s:s}", "id",
-						      ca->dev_ids[k], "resource",
-						      ca->dev_res[k]));
+						      st->topo->devices[ca->dev[k]].id,
+						      "resource",
+						      st->topo->devices[ca->dev[k]]
+							      .resource));
 			json_array_append_new(
 				cs,
 				json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o}",
@@ -727,24 +730,19 @@ static int container_alloc_from_json(const struct np_node_state *st,
 		json_array_foreach(dv, i, v)
 		{
 			const char *id = json_string_value(json_object_get(v, "id"));
-			const char *res = json_string_value(
-				json_object_get(v, "resource"));
-			bool known = false;
-			if (!id || !res || ca->ndev >= 16)
+			int known = -1;
+			if (!id || ca->ndev >= 16)
 				return np_json_fail(err, errlen, path, "devices",
 						    "bad entry %zu", i);
 			for (int k = 0; k < t->ndevices; k++)
-				known |= !strcmp(t->devices[k].id, id);
-			if (!known)
+				if (!strcmp(t->devices[k].id, id))
+					known = k;
+			if (known < 0)
 				return np_json_fail(err, errlen, path, "devices",
 						    "device \"%s\" does not exist "
 						    "here",
 						    id);
-			snprintf(ca->dev_ids[ca->ndev], sizeof(ca->dev_ids[0]),
-				 "%s", id);
-			snprintf(ca->dev_res[ca->ndev], sizeof(ca->dev_res[0]),
-				 "%s", res);
-			ca->ndev++;
+			ca->dev[ca->ndev++] = (int16_t)known;
 		}
 	return 0;
 }
@@ -834,7 +832,8 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 	free(st->w);
 	st->w = arr;
 	st->nworkloads = (int)json_array_size(ws);
-	return 0;
+	st->cap = st->nworkloads + 1;
+	return np_state_refresh(st);
 fail:
 	free(arr);
 	return r;

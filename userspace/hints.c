@@ -203,7 +203,7 @@ static uint64_t dist_sum(const struct np_hints_query *q, np_nodemask m)
 }
 
 /* Budget of node sets examined per width in the search. */
-#define SEARCH_BUDGET 400000
+#define SEARCH_BUDGET 20000
 
 /*
  * Fittest w-subset of q->nodes accepted by ok(): lowest distance sum when
@@ -269,6 +269,85 @@ static bool all_ok(const struct np_hints_query *q, np_nodemask m,
 	return true;
 }
 
+/*
+ * Fallback when the bounded search finds nothing: grow a node set from the
+ * node with the most free capacity, adding the node that covers most of
+ * what is still missing (closest first on ties) until every provider is
+ * satisfied. Not the kubelet's exhaustive answer, but a near-narrowest one
+ * in O(N^2) instead of O(2^N).
+ */
+static np_nodemask greedy_cover(const struct np_hints_query *q)
+{
+	np_nodemask m = 0;
+
+	while (!all_ok(q, m, false) && m != q->nodes) {
+		uint64_t best_gain = 0, best_d = UINT64_MAX;
+		int best = -1;
+		NP_NODEMASK_FOREACH(x, q->nodes & ~m)
+		{
+			uint64_t gain = 0, d = 0;
+			for (int i = 0; i < q->nprov; i++) {
+				const struct np_provider *p = &q->prov[i];
+				if (p->kind == NP_PROV_NONE)
+					continue;
+				for (int r = 0; r < p->nres; r++) {
+					uint64_t have = 0;
+					NP_NODEMASK_FOREACH(y, m)
+					have += p->avail[r][y];
+					if (have < p->request[r]) {
+						uint64_t miss = p->request[r] - have;
+						gain += p->avail[r][x] < miss
+								? p->avail[r][x]
+								: miss;
+					}
+				}
+			}
+			if (q->distance)
+				NP_NODEMASK_FOREACH(y, m)
+			d += q->distance[x][y];
+			if (best < 0 || gain > best_gain ||
+			    (gain == best_gain && d < best_d)) {
+				best = x;
+				best_gain = gain;
+				best_d = d;
+			}
+		}
+		if (best < 0)
+			break;
+		m |= NP_NODEMASK_BIT(best);
+	}
+	return all_ok(q, m, false) ? m : 0;
+}
+
+/* Narrowest width at which the provider alone is feasible: the k nodes with
+ * the most free capacity are the best k for one resource. */
+static int narrowest_feasible(const struct np_provider *p)
+{
+	int n = 0, w = 0;
+	if (p->kind == NP_PROV_NONE)
+		return 0;
+	for (int r = 0; r < p->nres; r++) {
+		uint64_t a[NP_MAX_NUMA], sum = 0;
+		int k = 0;
+		n = 0;
+		NP_NODEMASK_FOREACH(x, p->nodes)
+		a[n++] = p->avail[r][x];
+		while (sum < p->request[r] && k < n) {
+			int best = k;
+			for (int j = k + 1; j < n; j++)
+				if (a[j] > a[best])
+					best = j;
+			uint64_t tmp = a[k];
+			a[k] = a[best];
+			a[best] = tmp;
+			sum += a[k++];
+		}
+		if (k > w)
+			w = k;
+	}
+	return w;
+}
+
 int np_hints_best_search(const struct np_hints_query *q,
 			 struct np_merge_result *out)
 {
@@ -314,25 +393,20 @@ int np_hints_best_search(const struct np_hints_query *q,
 		if (m) {
 			out->best.mask = m;
 			out->best.preferred = true;
-		} else if (q->policy != NP_TM_SINGLE_NUMA_NODE) {
-			/* Non-preferred: aim for the widest of the providers'
-			 * narrowest feasible widths, then wider. */
+		} else if (q->policy == NP_TM_BEST_EFFORT) {
+			/* Non-preferred (only best-effort admits it): aim for
+			 * the widest of the providers' narrowest feasible
+			 * widths, then wider. */
 			for (int i = 0; i < q->nprov; i++) {
-				int w;
-				if (prov[i].kind == NP_PROV_NONE)
-					continue;
-				for (w = 1; w <= n; w++) {
-					struct np_hints_query one = qq;
-					one.nprov = 1;
-					one.prov = &prov[i];
-					if (fittest(&one, w, all_ok, false))
-						break;
-				}
+				int w = narrowest_feasible(&prov[i]);
 				if (w > target)
 					target = w;
 			}
-			for (int w = target; w <= n && !m; w++)
+			for (int w = target ? target : 1;
+			     w <= n && w <= (target ? target : 1) + 1 && !m; w++)
 				m = fittest(&qq, w, all_ok, false);
+			if (!m)
+				m = greedy_cover(&qq);
 			out->best.mask = m ? m : q->nodes;
 		} else {
 			out->best.mask = q->nodes;

@@ -383,26 +383,87 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 		    "allocate");
 		return -EINVAL;
 	}
-	return 0;
+	return np_state_refresh(st);
 }
 
 void np_state_free(struct np_node_state *st)
 {
 	free(st->w);
+	free(st->cache.dev_taken);
 	st->w = NULL;
-	st->nworkloads = 0;
+	st->cache.dev_taken = NULL;
+	st->nworkloads = st->cap = 0;
 }
 
 int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 {
 	*dst = *src;
 	dst->w = NULL;
+	dst->cap = src->nworkloads;
+	dst->cache.dev_taken =
+		calloc((size_t)src->cache.ndevices + 1, sizeof(bool));
+	if (!dst->cache.dev_taken)
+		return -ENOMEM;
+	memcpy(dst->cache.dev_taken, src->cache.dev_taken,
+	       sizeof(bool) * (size_t)src->cache.ndevices);
 	if (src->nworkloads) {
 		dst->w = malloc(sizeof(*dst->w) * (size_t)src->nworkloads);
-		if (!dst->w)
+		if (!dst->w) {
+			free(dst->cache.dev_taken);
 			return -ENOMEM;
+		}
 		memcpy(dst->w, src->w, sizeof(*dst->w) * (size_t)src->nworkloads);
 	}
+	return 0;
+}
+
+/* Add one container's allocation to the cached aggregates. */
+void np_state_cache_add(struct np_node_state *st,
+			const struct np_workload_alloc *a,
+			const struct np_container_alloc *c)
+{
+	struct np_state_cache *k = &st->cache;
+	if (c->exclusive) {
+		np_cpuset_or(&k->excl, &k->excl, &c->cpus);
+		/* LSR CPUs stay usable by BE; everything else that is
+		 * exclusive (LSE, kubelet Guaranteed) does not. */
+		if (a->qos_class != NP_QOS_LSR)
+			np_cpuset_or(&k->lse, &k->lse, &c->cpus);
+	}
+	for (int n = 0; n < NP_MAX_NUMA; n++) {
+		bool any = c->mem_per_node[n] > 0;
+		k->mem[n] += c->mem_per_node[n];
+		for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++) {
+			k->huge[h][n] += c->huge_per_node[h][n];
+			any |= c->huge_per_node[h][n] > 0;
+		}
+		if (any) {
+			k->used[n] = true;
+			k->group[n] = c->mems;
+		}
+	}
+	for (int d = 0; d < c->ndev; d++)
+		if (c->dev[d] >= 0 && c->dev[d] < k->ndevices)
+			k->dev_taken[c->dev[d]] = true;
+}
+
+int np_state_refresh(struct np_node_state *st)
+{
+	bool *taken = st->cache.dev_taken;
+	int nd = st->topo->ndevices;
+
+	if (!taken) {
+		taken = calloc((size_t)nd + 1, sizeof(bool));
+		if (!taken)
+			return -ENOMEM;
+	}
+	memset(&st->cache, 0, sizeof(st->cache));
+	memset(taken, 0, sizeof(bool) * (size_t)nd);
+	st->cache.dev_taken = taken;
+	st->cache.ndevices = nd;
+	for (int i = 0; i < st->nworkloads; i++)
+		for (int c = 0; c < st->w[i].ncontainers; c++)
+			np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
 	return 0;
 }
 
@@ -422,28 +483,16 @@ int np_release(struct np_node_state *st, const char *name)
 	memmove(&st->w[i], &st->w[i + 1],
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
 	st->nworkloads--;
-	return 0;
+	return np_state_refresh(st);
 }
 
 void np_state_pools(const struct np_node_state *st, struct np_pools *out)
 {
 	const struct np_topology *t = st->topo;
 
-	memset(out, 0, sizeof(*out));
 	out->reserved = st->reserved;
-	for (int i = 0; i < st->nworkloads; i++) {
-		const struct np_workload_alloc *a = &st->w[i];
-		for (int c = 0; c < a->ncontainers; c++) {
-			if (!a->c[c].exclusive)
-				continue;
-			np_cpuset_or(&out->exclusive, &out->exclusive,
-				     &a->c[c].cpus);
-			/* LSR CPUs stay usable by BE; everything else that
-			 * is exclusive (LSE, kubelet Guaranteed) does not. */
-			if (a->qos_class != NP_QOS_LSR)
-				np_cpuset_or(&out->lse, &out->lse, &a->c[c].cpus);
-		}
-	}
+	out->exclusive = st->cache.excl;
+	out->lse = st->cache.lse;
 	np_cpuset_andnot(&out->shared, &t->online, &out->exclusive);
 	np_cpuset_andnot(&out->allocatable, &out->shared, &out->reserved);
 	if (st->policy.opt.strict_cpu_reservation)

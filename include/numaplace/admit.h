@@ -96,8 +96,7 @@ struct np_container_alloc {
 	uint64_t mem_per_node[NP_MAX_NUMA]; /* memory charged per node */
 	uint64_t huge_per_node[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
 	int ndev;
-	char dev_ids[16][64];
-	char dev_res[16][96];
+	int16_t dev[16]; /* indexes into topo->devices */
 };
 
 struct np_workload_alloc {
@@ -108,13 +107,27 @@ struct np_workload_alloc {
 	struct np_container_alloc c[NP_MAX_CONTAINERS];
 };
 
+/* Aggregates over all allocations, kept up to date by admit/release/load
+ * so that the admission path never rescans the state. */
+struct np_state_cache {
+	np_cpuset excl; /* every exclusive set */
+	np_cpuset lse;  /* exclusive sets BE may not use (all but LSR) */
+	uint64_t mem[NP_MAX_NUMA]; /* bytes charged per node */
+	uint64_t huge[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
+	bool used[NP_MAX_NUMA];            /* node holds charged memory */
+	np_nodemask group[NP_MAX_NUMA];    /* node group of that memory */
+	int ndevices;
+	bool *dev_taken; /* per topo device */
+};
+
 /* Node state: allocations plus what follows from them. */
 struct np_node_state {
 	const struct np_topology *topo;
 	struct np_node_policy policy;
 	np_cpuset reserved;
-	int nworkloads;
+	int nworkloads, cap;
 	struct np_workload_alloc *w; /* nworkloads entries */
+	struct np_state_cache cache;
 };
 
 /* Pools derived from a state (Koordinator's arithmetic, per NUMA node too). */
@@ -129,9 +142,12 @@ struct np_pools {
 
 struct np_decision {
 	bool admitted;
+	char workload[NP_NAME_MAX];
 	char reason[512];
 	char resource[96]; /* which resource failed ("cpu", "memory", ...) */
-	struct np_workload_alloc alloc;
+	/* The recorded allocation when admitted (points into the state:
+	 * valid until the state next changes), else NULL. */
+	const struct np_workload_alloc *alloc;
 };
 
 int np_qos_parse(const char *s, enum np_qos *out);
@@ -149,6 +165,11 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src);
 void np_state_pools(const struct np_node_state *st, struct np_pools *out);
 /* The workload's index, or -1. */
 int np_state_find(const struct np_node_state *st, const char *name);
+/* Recompute the cache from the allocations (after loading). */
+int np_state_refresh(struct np_node_state *st);
+void np_state_cache_add(struct np_node_state *st,
+			const struct np_workload_alloc *a,
+			const struct np_container_alloc *c);
 
 /*
  * Decide and, when admitted, record the allocation in st. A rejection

@@ -191,7 +191,7 @@ static void test_reject_changes_nothing(void **state)
 	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
 	struct np_node_state st;
 	struct np_decision d;
-	struct np_workload_alloc before[4];
+	struct np_workload_alloc *before = malloc(4 * sizeof(*before));
 	int n;
 	char err[256];
 	(void)state;
@@ -212,6 +212,7 @@ static void test_reject_changes_nothing(void **state)
 	assert_non_null(strstr(d.reason, "single-numa-node"));
 	assert_int_equal(st.nworkloads, n);
 	assert_memory_equal(before, st.w, sizeof(*st.w) * (size_t)n);
+	free(before);
 	np_state_free(&st);
 	np_topology_free(t);
 }
@@ -241,10 +242,10 @@ static void test_distribute_evenly(void **state)
 	w->bind = NP_BIND_SPREAD_BY_PCPUS;
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);
-	assert_int_equal(np_cpuset_count(&d.alloc.c[0].cpus), 6);
-	assert_int_equal(np_nodemask_count(d.alloc.c[0].hint.mask), 2);
-	NP_NODEMASK_FOREACH(n, d.alloc.c[0].hint.mask)
-	assert_int_equal(cpus_on_node(t, &d.alloc.c[0].cpus, n), 3);
+	assert_int_equal(np_cpuset_count(&d.alloc->c[0].cpus), 6);
+	assert_int_equal(np_nodemask_count(d.alloc->c[0].hint.mask), 2);
+	NP_NODEMASK_FOREACH(n, d.alloc->c[0].hint.mask)
+	assert_int_equal(cpus_on_node(t, &d.alloc->c[0].cpus, n), 3);
 	np_state_free(&st);
 	np_topology_free(t);
 }
@@ -398,9 +399,9 @@ static void test_pod_scope(void **state)
 	snprintf(w->c[1].name, sizeof(w->c[1].name), "side");
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);
-	assert_true(d.alloc.c[0].hint.mask == d.alloc.c[1].hint.mask);
-	assert_int_equal(np_nodemask_count(d.alloc.c[0].hint.mask), 1);
-	assert_false(np_cpuset_intersects(&d.alloc.c[0].cpus, &d.alloc.c[1].cpus));
+	assert_true(d.alloc->c[0].hint.mask == d.alloc->c[1].hint.mask);
+	assert_int_equal(np_nodemask_count(d.alloc->c[0].hint.mask), 1);
+	assert_false(np_cpuset_intersects(&d.alloc->c[0].cpus, &d.alloc->c[1].cpus));
 	np_state_free(&st);
 	np_topology_free(t);
 }
@@ -427,7 +428,7 @@ static void test_64_nodes(void **state)
 				 0);
 		if (!d.admitted)
 			break;
-		assert_int_equal(np_nodemask_count(d.alloc.c[0].hint.mask), 1);
+		assert_int_equal(np_nodemask_count(d.alloc->c[0].hint.mask), 1);
 		admitted++;
 	}
 	assert_int_equal(admitted, 63);
