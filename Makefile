@@ -91,7 +91,7 @@ bench: $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 demo: deps all
-	$(Q)tests/vm/demo.sh $(BUILD)
+	$(Q)tools/demo.sh $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

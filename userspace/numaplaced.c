@@ -5,6 +5,7 @@
  * prints them; enforcement arrives with the controller (see README).
  */
 #include "numaplace/admit.h"
+#include "numaplace/config.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
@@ -30,12 +31,11 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *path = "/etc/numaplace/numaplace.json", *src = NULL;
+	const char *path = NP_CONFIG_DEFAULT_PATH;
 	struct np_topology *t = NULL;
-	struct np_node_policy pol;
+	struct np_config cfg;
 	struct np_node_state st;
-	json_error_t jerr;
-	json_t *cfg, *pools;
+	json_t *out;
 	char err[512];
 	bool check = false;
 	int c, rc = 1;
@@ -56,35 +56,30 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!cfg) {
-		fprintf(stderr, "numaplaced: %s: line %d column %d: %s\n", path,
-			jerr.line, jerr.column, jerr.text);
+	if (np_config_load(&cfg, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "numaplaced: %s\n", err);
 		return 2;
 	}
-	if (json_is_string(json_object_get(cfg, "topology")))
-		src = json_string_value(json_object_get(cfg, "topology"));
-	if (np_topology_load(&t, src, err, sizeof(err)) < 0) {
+	if (np_topology_load(&t, cfg.topology, err, sizeof(err)) < 0) {
 		fprintf(stderr, "numaplaced: topology: %s\n", err);
-		goto out;
+		return 1;
 	}
-	if (np_policy_from_json(&pol, json_object_get(cfg, "node_policy"),
-				"node_policy", err, sizeof(err)) < 0 ||
-	    np_state_init(&st, t, &pol, err, sizeof(err)) < 0) {
-		fprintf(stderr, "numaplaced: %s: %s\n", path, err);
+	if (np_state_init(&st, t, &cfg.policy, err, sizeof(err)) < 0) {
+		/* np_state_init names keys as "policy.X" */
+		fprintf(stderr, "numaplaced: %s: config.node_%s\n", path, err);
 		rc = 2;
 		goto out;
 	}
-	pools = np_pools_to_json(&st);
 	if (check)
 		printf("%s: configuration is valid\n", path);
-	json_dumpf(pools, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	out = json_pack("{s:o,s:o}", "config", np_config_to_json(&cfg), "pools",
+			np_pools_to_json(&st));
+	json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
-	json_decref(pools);
+	json_decref(out);
 	np_state_free(&st);
 	rc = 0;
 out:
 	np_topology_free(t);
-	json_decref(cfg);
 	return rc;
 }
