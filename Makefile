@@ -19,8 +19,10 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/support $(PKG_CFLAGS)
-LDLIBS += $(PKG_LIBS) -lm
+# Required flags live apart from CFLAGS so that `make CFLAGS=...` (as
+# check-asan does) adds to them instead of replacing them.
+NP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/support $(PKG_CFLAGS)
+NP_LDLIBS := $(PKG_LIBS) -lm
 
 # Library: everything in userspace/ except program entry points.
 MAINS := userspace/numaplaced.c
@@ -44,24 +46,24 @@ all: $(BUILD)/numaplace $(BUILD)/numaplaced
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(NP_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/numaplace: $(CLI_OBJS) $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 $(BUILD)/numaplaced: $(BUILD)/userspace/numaplaced.o $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS) -lcmocka
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 deps:
 	$(Q)tools/install-deps.sh

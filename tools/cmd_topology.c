@@ -19,24 +19,25 @@
 
 static void topology_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: numaplace topology [--topology SRC] [--json]\n"
-		"\n"
-		"Shows the topology: NUMA nodes, their sockets, memory and\n"
-		"hugepages, L3 groups, cores with their SMT siblings, devices,\n"
-		"and the NUMA distances.\n"
-		"\n"
-		"  -t, --topology SRC  where to read it from (default: live)\n"
-		"                        live            this machine (hwloc)\n"
-		"                        xml:PATH, *.xml an hwloc XML export\n"
-		"                        synthetic:DESC  hwloc synthetic, e.g.\n"
-		"                          \"synthetic:pack:2 numa:2 l3:1 core:8 "
-		"pu:2\"\n"
-		"                        PATH, -         a JSON topology\n"
-		"  -j, --json          print the JSON form (planner input)\n"
-		"  -h, --help          this text\n"
-		"\n"
-		"Exit: 0 ok, 1 the topology could not be loaded, 2 bad usage.\n");
+	fprintf(
+	    f,
+	    "usage: numaplace topology [--topology SRC] [--json]\n"
+	    "\n"
+	    "Shows the topology: NUMA nodes, their sockets, memory and\n"
+	    "hugepages, L3 groups, cores with their SMT siblings, devices,\n"
+	    "and the NUMA distances.\n"
+	    "\n"
+	    "  -t, --topology SRC  where to read it from (default: live)\n"
+	    "                        live            this machine (hwloc)\n"
+	    "                        xml:PATH, *.xml an hwloc XML export\n"
+	    "                        synthetic:DESC  hwloc synthetic, e.g.\n"
+	    "                          \"synthetic:pack:2 numa:2 l3:1 core:8 "
+	    "pu:2\"\n"
+	    "                        PATH, -         a JSON topology\n"
+	    "  -j, --json          print the JSON form (planner input)\n"
+	    "  -h, --help          this text\n"
+	    "\n"
+	    "Exit: 0 ok, 1 the topology could not be loaded, 2 bad usage.\n");
 }
 
 /* Byte count in binary units: "512 MiB", "4.8 GiB". */
@@ -78,8 +79,7 @@ static void print_commas(const np_cpuset *s)
 {
 	const char *sep = " ";
 
-	NP_CPUSET_FOREACH(cpu, s)
-	{
+	NP_CPUSET_FOREACH (cpu, s) {
 		printf("%s%d", sep, cpu);
 		sep = ",";
 	}
@@ -143,7 +143,7 @@ static void print_node(const struct np_topology *t, int n, const int *core_l3,
 				if (!np_cpuset_subset(&t->l3s[l].cpus,
 						      &nn->u.cpus)) {
 					np_nodemask m = np_topology_nodes_of(
-						t, &t->l3s[l].cpus);
+					    t, &t->l3s[l].cpus);
 					m &= ~NP_NODEMASK_BIT(nn->u.id);
 					np_nodemask_format(m, m1, sizeof(m1));
 					printf(" (shared with node%s %s)",
@@ -159,8 +159,7 @@ static void print_node(const struct np_topology *t, int n, const int *core_l3,
 		}
 	}
 	np_cpuset_zero(&off);
-	NP_CPUSET_FOREACH(cpu, &t->offline)
-	{
+	NP_CPUSET_FOREACH (cpu, &t->offline) {
 		if (t->cpu[cpu].numa == n)
 			np_cpuset_set(&off, cpu);
 	}
@@ -273,10 +272,10 @@ static int print_json(const struct np_topology *t)
 int cmd_topology(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"topology", required_argument, NULL, 't'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"topology", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	const char *src = NULL;
 	struct np_topology *t;
@@ -301,7 +300,8 @@ int cmd_topology(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "numaplace topology: unexpected argument '%s'\n\n",
+		fprintf(stderr,
+			"numaplace topology: unexpected argument '%s'\n\n",
 			argv[optind]);
 		topology_usage(stderr);
 		return NP_EXIT_USAGE;

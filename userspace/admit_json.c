@@ -773,7 +773,7 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 		struct np_workload_alloc *a = &arr[i];
 		const json_t *cs, *cj;
 		const char *s;
-		char wp[128], cp[160];
+		char wp[128], cp[192];
 		size_t k;
 
 		snprintf(wp, sizeof(wp), "%s.workloads[%zu]", path, i);

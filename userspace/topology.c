@@ -86,7 +86,7 @@ int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
 	int r = -EINVAL;
 
 	if (n <= 0) {
-		ERR("topology has no CPUs");
+		ERR("cpus: no CPUs listed");
 		return -EINVAL;
 	}
 	/* Copy so that an unknown L3 (-1) can default to the socket's. */
@@ -191,7 +191,7 @@ int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
 		}
 	}
 	if (t->ncpus == 0) {
-		ERR("topology has no online CPUs");
+		ERR("cpus: no CPU is online");
 		goto fail;
 	}
 #define COUNT_UNITS(arr, cnt)                                                  \
@@ -203,9 +203,19 @@ int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
 	for (int i = 0; i < t->nnuma; i++)
 		t->numa[i].u.ncpus = np_cpuset_count(&t->numa[i].u.cpus);
 #undef COUNT_UNITS
-	t->cpus_per_core = t->ncpus / t->ncores;
-	t->cpus_per_socket = t->ncpus / t->nsockets;
-	t->cpus_per_l3 = t->ncpus / t->nl3;
+	/* The kubelet counts only what it sees: units with online CPUs. */
+	{
+		int nc = 0, ns = 0, nl = 0;
+		for (int i = 0; i < t->ncores; i++)
+			nc += t->cores[i].ncpus > 0;
+		for (int i = 0; i < t->nsockets; i++)
+			ns += t->sockets[i].ncpus > 0;
+		for (int i = 0; i < t->nl3; i++)
+			nl += t->l3s[i].ncpus > 0;
+		t->cpus_per_core = t->ncpus / (nc ? nc : 1);
+		t->cpus_per_socket = t->ncpus / (ns ? ns : 1);
+		t->cpus_per_l3 = t->ncpus / (nl ? nl : 1);
+	}
 	if (t->cpus_per_core < 1)
 		t->cpus_per_core = 1;
 	free(sid);

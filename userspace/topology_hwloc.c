@@ -114,8 +114,8 @@ static int id_map_init(struct conv *c, struct id_map *m, hwloc_obj_type_t type)
 	if (!os)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		os[i] = hwloc_get_obj_by_type(c->topo, type, (unsigned)i)
-				->os_index;
+		os[i] =
+		    hwloc_get_obj_by_type(c->topo, type, (unsigned)i)->os_index;
 		if (os[i] == HWLOC_UNKNOWN_INDEX || os[i] > (1u << 30))
 			m->use_os = false;
 		else if (os[i] > max)
@@ -164,7 +164,8 @@ static int pu_desc(struct conv *c, hwloc_obj_t pu, struct np_cpu_desc *d,
 	d->socket = a ? obj_id(&c->pkg, a) : c->pkg.fresh;
 	a = ancestor(c, &c->core, pu);
 	/* A PU without a Core is a core of its own. */
-	d->core = a ? obj_id(&c->core, a) : c->core.fresh + (int)pu->logical_index;
+	d->core =
+	    a ? obj_id(&c->core, a) : c->core.fresh + (int)pu->logical_index;
 	a = ancestor(c, &c->llc, pu);
 	d->l3 = a ? obj_id(&c->llc, a) : c->llc.fresh + d->socket;
 	node = pu->nodeset ? hwloc_bitmap_first(pu->nodeset) : -1;
@@ -186,8 +187,8 @@ static int pu_desc(struct conv *c, hwloc_obj_t pu, struct np_cpu_desc *d,
  * online CPU inside the deepest object whose complete cpuset holds it, then
  * take what the complete cpusets tell (package, core, cache, NUMA node).
  */
-static int offline_desc(struct conv *c, int cpu, int nth,
-			struct np_cpu_desc *d, char *err, size_t errlen)
+static int offline_desc(struct conv *c, int cpu, int nth, struct np_cpu_desc *d,
+			char *err, size_t errlen)
 {
 	hwloc_obj_t root = hwloc_get_root_obj(c->topo), o = root, a, pu, n;
 	hwloc_const_cpuset_t near;
@@ -233,8 +234,7 @@ static int offline_desc(struct conv *c, int cpu, int nth,
 	/* Unknown core: one of its own, past every other core id. */
 	d->core = a ? obj_id(&c->core, a)
 		    : c->core.fresh +
-			      hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_PU) +
-			      nth;
+			  hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_PU) + nth;
 	return 0;
 }
 
@@ -242,7 +242,7 @@ static int offline_desc(struct conv *c, int cpu, int nth,
 static hwloc_obj_type_t llc_type(hwloc_topology_t topo)
 {
 	static const hwloc_obj_type_t order[] = {
-		HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE};
+	    HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		if (hwloc_get_nbobjs_by_type(topo, order[i]) > 0)
 			return order[i];
@@ -253,7 +253,8 @@ static int read_cpus(struct conv *c, struct np_cpu_desc **out, int *nout,
 		     char *err, size_t errlen)
 {
 	hwloc_const_cpuset_t all = hwloc_topology_get_complete_cpuset(c->topo);
-	hwloc_const_cpuset_t online = hwloc_topology_get_topology_cpuset(c->topo);
+	hwloc_const_cpuset_t online =
+	    hwloc_topology_get_topology_cpuset(c->topo);
 	int npu = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_PU);
 	int nall = hwloc_bitmap_weight(all), n = 0, noff = 0, r;
 	struct np_cpu_desc *d;
@@ -351,7 +352,7 @@ static void read_memory(struct conv *c, struct np_topology *t, bool live)
 	for (int i = 0; i < t->nnuma; i++) {
 		struct np_numa_node *nn = &t->numa[i];
 		hwloc_obj_t o = hwloc_get_numanode_obj_by_os_index(
-			c->topo, (unsigned)nn->u.id);
+		    c->topo, (unsigned)nn->u.id);
 		uint64_t v = 0;
 
 		if (!o)
@@ -361,9 +362,10 @@ static void read_memory(struct conv *c, struct np_topology *t, bool live)
 		    v <= nn->mem_total)
 			nn->mem_free = v;
 		nn->nhuge = 0;
-		for (unsigned k = 0; k < o->attr->numanode.page_types_len; k++) {
+		for (unsigned k = 0; k < o->attr->numanode.page_types_len;
+		     k++) {
 			const struct hwloc_memory_page_type_s *pt =
-				&o->attr->numanode.page_types[k];
+			    &o->attr->numanode.page_types[k];
 			struct np_hugepages *h;
 
 			if (pt->size == base || (live && pt->size == page) ||
@@ -375,7 +377,8 @@ static void read_memory(struct conv *c, struct np_topology *t, bool live)
 			h->size_kb = pt->size / 1024;
 			h->total = h->free = pt->count;
 			if (live &&
-			    sysfs_node_hugefree(nn->u.id, h->size_kb, &v) == 0 &&
+			    sysfs_node_hugefree(nn->u.id, h->size_kb, &v) ==
+				0 &&
 			    v <= h->total)
 				h->free = v;
 		}
@@ -401,8 +404,8 @@ static int read_distances(struct conv *c, struct np_topology *t)
 	uint32_t *out = NULL, *cand;
 	int *map;
 
-	if (hwloc_distances_get_by_type(c->topo, HWLOC_OBJ_NUMANODE, &nr, dm,
-					0, 0) < 0)
+	if (hwloc_distances_get_by_type(c->topo, HWLOC_OBJ_NUMANODE, &nr, dm, 0,
+					0) < 0)
 		return 0;
 	if (nr > sizeof(dm) / sizeof(dm[0]))
 		nr = sizeof(dm) / sizeof(dm[0]);
@@ -425,15 +428,16 @@ static int read_distances(struct conv *c, struct np_topology *t)
 			for (unsigned j = 0; j < d->nbobjs; j++)
 				if (d->objs[j] &&
 				    d->objs[j]->type == HWLOC_OBJ_NUMANODE &&
-				    (int)d->objs[j]->os_index == t->numa[i].u.id)
+				    (int)d->objs[j]->os_index ==
+					t->numa[i].u.id)
 					map[i] = (int)j;
 			ok = map[i] >= 0;
 		}
 		for (int i = 0; i < n && ok; i++)
 			for (int j = 0; j < n && ok; j++) {
 				hwloc_uint64_t v =
-					d->values[(unsigned)map[i] * d->nbobjs +
-						  (unsigned)map[j]];
+				    d->values[(unsigned)map[i] * d->nbobjs +
+					      (unsigned)map[j]];
 				ok = v >= 1 && v <= 255;
 				cand[i * n + j] = (uint32_t)v;
 			}
@@ -506,7 +510,8 @@ static int read_devices(struct conv *c, struct np_topology *t)
 		snprintf(d.name, sizeof(d.name), "%s%s%s", vn ? vn : "",
 			 vn && dn ? " " : "", dn ? dn : "");
 		anc = hwloc_get_non_io_ancestor_obj(c->topo, o);
-		if (anc && anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1) {
+		if (anc && anc->nodeset &&
+		    hwloc_bitmap_weight(anc->nodeset) == 1) {
 			int node = hwloc_bitmap_first(anc->nodeset);
 			if (node < NP_MAX_NUMA && t->numa_index[node] >= 0)
 				d.numa = node;
@@ -579,10 +584,10 @@ static int from_hwloc(struct np_topology **out, enum src_kind kind,
 		ERR("%s: hwloc_topology_init failed", what);
 		return -ENOMEM;
 	}
-	if (hwloc_topology_set_flags(topo,
-				     HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	if (hwloc_topology_set_flags(
+		topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
 	    hwloc_topology_set_io_types_filter(
-		    topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0) {
+		topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0) {
 		r = errno ? -errno : -EINVAL;
 		ERR("%s: cannot configure hwloc: %s", what, strerror(-r));
 		goto out;
@@ -592,7 +597,8 @@ static int from_hwloc(struct np_topology **out, enum src_kind kind,
 		ERR("%s: hwloc cannot use the file: %s", what, strerror(-r));
 		goto out;
 	}
-	if (kind == SRC_SYNTHETIC && hwloc_topology_set_synthetic(topo, arg) < 0) {
+	if (kind == SRC_SYNTHETIC &&
+	    hwloc_topology_set_synthetic(topo, arg) < 0) {
 		r = -EINVAL;
 		ERR("%s: invalid description (expected e.g. \"pack:2 numa:2 "
 		    "l3:1 core:8 pu:2\")",
@@ -626,9 +632,8 @@ int np_topology_from_hwloc_xml(struct np_topology **out, const char *path,
 	return from_hwloc(out, SRC_XML, path, err, errlen);
 }
 
-int np_topology_from_hwloc_synthetic(struct np_topology **out,
-				     const char *desc, char *err,
-				     size_t errlen)
+int np_topology_from_hwloc_synthetic(struct np_topology **out, const char *desc,
+				     char *err, size_t errlen)
 {
 	if (!desc || !*desc) {
 		ERR("hwloc synthetic topology: empty description");

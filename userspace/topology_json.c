@@ -310,8 +310,14 @@ int np_topology_from_json(struct np_topology **out, const json_t *j,
 		if ((r = parse_cpu(o, p, koord, &d[i], err, errlen)))
 			goto out;
 	}
-	if ((r = np_topology_build(&t, d, (int)n, err, errlen)))
+	if ((r = np_topology_build(&t, d, (int)n, err, errlen))) {
+		if (err && errlen && r == -EINVAL) {
+			char tmp[512];
+			snprintf(tmp, sizeof(tmp), "%s", err);
+			snprintf(err, errlen, "%s.%s", path, tmp);
+		}
 		goto out;
+	}
 	if ((o = json_object_get(j, "distances")) && !json_is_null(o) &&
 	    (r = parse_distances(t, o, path, err, errlen)))
 		goto out;
@@ -380,7 +386,12 @@ json_t *np_topology_to_json(const struct np_topology *t)
 		json_array_append_new(devs, o);
 	}
 	json_object_set_new(root, "cpus", cpus);
-	json_object_set_new(root, "distances", dist);
+	if (t->distances_known) {
+		json_object_set_new(root, "distances", dist);
+	} else {
+		json_decref(dist);
+		json_object_set_new(root, "distances", json_null());
+	}
 	json_object_set_new(root, "numa_nodes", nodes);
 	json_object_set_new(root, "devices", devs);
 	return root;

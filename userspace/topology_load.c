@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #define ERR(...)                                                               \
 	do {                                                                   \
@@ -50,6 +51,7 @@ int np_topology_from_json_file(struct np_topology **out, const char *path,
 	char jerrbuf[512];
 	const json_t *body;
 	json_error_t je;
+	struct stat st;
 	json_t *j;
 	FILE *f;
 	int r;
@@ -59,6 +61,11 @@ int np_topology_from_json_file(struct np_topology **out, const char *path,
 		r = -errno;
 		ERR("topology file %s: %s", name, strerror(errno));
 		return r;
+	}
+	if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		ERR("topology file %s: is a directory", name);
+		return -EISDIR;
 	}
 	j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
 	if (!is_stdin)
