@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Daemon configuration: defaults, the shipped example, and every kind of
+ * bad value refused with the key named. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "numaplace/config.h"
+
+static void test_example(void **state)
+{
+	struct np_config c;
+	char err[256];
+	(void)state;
+	if (np_config_load(&c, "tools/numaplace.example.json", err, sizeof(err)))
+		fail_msg("example config: %s", err);
+	assert_int_equal(c.reconcile_period_ms, 10000);
+	assert_int_equal(c.policy.cpu_policy, NP_CPU_POLICY_STATIC);
+	assert_true(c.policy.opt.full_pcpus_only);
+	assert_int_equal(c.policy.tm_policy, NP_TM_RESTRICTED);
+	assert_true(c.policy.prefer_closest);
+	assert_int_equal(c.nshared, 1);
+	assert_string_equal(c.shared_cgroups[0], "system.slice");
+	assert_string_equal(c.cgroup_root, "");
+	assert_string_equal(c.socket_path, "/run/numaplace/numaplace.sock");
+}
+
+static void test_defaults(void **state)
+{
+	struct np_config c;
+	json_t *j = json_object();
+	char err[256];
+	(void)state;
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.reconcile_period_ms, 10000);
+	assert_string_equal(c.topology, "live");
+	assert_string_equal(c.cgroup_parent, "numaplace.slice");
+	assert_string_equal(c.state_dir, "/var/lib/numaplace");
+	assert_int_equal(c.policy.cpu_policy, NP_CPU_POLICY_NONE);
+	assert_true(c.create_cgroups);
+	assert_false(c.fake_cgroup_root);
+	json_decref(j);
+}
+
+static void bad(const char *json, const char *needle)
+{
+	struct np_config c;
+	json_error_t jerr;
+	json_t *j = json_loads(json, 0, &jerr);
+	char err[256] = "";
+	assert_non_null(j);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, needle))
+		fail_msg("config %s: error \"%s\" lacks \"%s\"", json, err, needle);
+	json_decref(j);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	bad("{\"reconcile_period\":10}", "config.reconcile_period: unknown field");
+	bad("{\"reconcile_period_s\":0}", "config.reconcile_period_s");
+	bad("{\"reconcile_period_s\":\"10\"}", "config.reconcile_period_s");
+	bad("{\"state_dir\":\"var/lib\"}", "config.state_dir: \"var/lib\" must be an absolute path");
+	bad("{\"state_dir\":\"/var/../etc\"}", "must not contain \"..\"");
+	bad("{\"cgroup_parent\":\"/numaplace\"}", "config.cgroup_parent");
+	bad("{\"cgroup_parent\":\"a/../b\"}", "config.cgroup_parent");
+	bad("{\"shared_cgroups\":[\"system.slice\",3]}", "config.shared_cgroups[1]: expected a string");
+	bad("{\"shared_cgroups\":\"system.slice\"}", "config.shared_cgroups");
+	bad("{\"create_cgroups\":\"yes\"}", "config.create_cgroups: expected true or false");
+	bad("{\"fake_cgroup_root\":true}", "config.fake_cgroup_root: needs an explicit cgroup_root");
+	bad("{\"socket\":\"/run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\"}",
+	    "config.socket: longer than 107");
+	bad("{\"node_policy\":{\"cpu_policy\":\"fast\"}}", "config.node_policy.cpu_policy");
+	bad("{\"node_policy\":{\"topology_policy\":\"restricted\",\"extra\":1}}",
+	    "config.node_policy.extra: unknown field");
+	bad("{\"topology\":\"\"}", "config.topology");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
