@@ -118,8 +118,8 @@ int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 		 np_nodemask mems, bool readback, np_cpuset *granted_cpus,
 		 np_nodemask *granted_mems, char *err, size_t errlen)
 {
-	const char *fname = file == NP_CGROUP_CPUS ? "cpuset.cpus"
-						   : "cpuset.mems";
+	const char *fname =
+	    file == NP_CGROUP_CPUS ? "cpuset.cpus" : "cpuset.mems";
 	char mbuf[256], *val = NULL;
 	struct cg_dir d;
 	int r;
@@ -167,17 +167,17 @@ cleanup:
 	return r;
 }
 
-int np_cgroup_write_cpus(const struct np_cgroup_root *root,
-			 const char *cgroup, const np_cpuset *cpus,
-			 np_cpuset *granted, char *err, size_t errlen)
+int np_cgroup_write_cpus(const struct np_cgroup_root *root, const char *cgroup,
+			 const np_cpuset *cpus, np_cpuset *granted, char *err,
+			 size_t errlen)
 {
 	return cg_write_set(root, cgroup, NP_CGROUP_CPUS, cpus, 0, true,
 			    granted, NULL, err, errlen);
 }
 
-int np_cgroup_write_mems(const struct np_cgroup_root *root,
-			 const char *cgroup, np_nodemask mems,
-			 np_nodemask *granted, char *err, size_t errlen)
+int np_cgroup_write_mems(const struct np_cgroup_root *root, const char *cgroup,
+			 np_nodemask mems, np_nodemask *granted, char *err,
+			 size_t errlen)
 {
 	return cg_write_set(root, cgroup, NP_CGROUP_MEMS, NULL, mems, true,
 			    NULL, granted, err, errlen);
@@ -270,10 +270,9 @@ int np_cgroup_inspect(const struct np_cgroup_root *root, const char *cgroup,
 	r = cg_read(d.fd, "cpuset.cpus.partition", &txt);
 	if (r == 0) {
 		st->has_partition = true;
-		r = np_cgroup_partition_parse(txt, &st->partition,
-					      &st->partition_invalid,
-					      st->partition_reason,
-					      sizeof(st->partition_reason));
+		r = np_cgroup_partition_parse(
+		    txt, &st->partition, &st->partition_invalid,
+		    st->partition_reason, sizeof(st->partition_reason));
 		if (r < 0) {
 			cg_err(err, errlen,
 			       "%s/cpuset.cpus.partition: unexpected content "

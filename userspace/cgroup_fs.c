@@ -78,10 +78,11 @@ int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen)
 		return -ENAMETOOLONG;
 	}
 	if (*p == '/') {
-		cg_err(err, errlen,
-		       "cgroup path '%s' is absolute; cgroup paths are relative "
-		       "to the managed parent",
-		       cgroup);
+		cg_err(
+		    err, errlen,
+		    "cgroup path '%s' is absolute; cgroup paths are relative "
+		    "to the managed parent",
+		    cgroup);
 		return -EINVAL;
 	}
 	while (*p) {
@@ -89,7 +90,8 @@ int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen)
 
 		if (n == 0) {
 			cg_err(err, errlen,
-			       "cgroup path '%s' has an empty component", cgroup);
+			       "cgroup path '%s' has an empty component",
+			       cgroup);
 			return -EINVAL;
 		}
 		if ((n == 1 && p[0] == '.') ||
@@ -101,10 +103,11 @@ int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		if (n > NAME_MAX) {
-			cg_err(err, errlen,
-			       "cgroup path '%s': component '%.32s...' is longer "
-			       "than %d",
-			       cgroup, p, NAME_MAX);
+			cg_err(
+			    err, errlen,
+			    "cgroup path '%s': component '%.32s...' is longer "
+			    "than %d",
+			    cgroup, p, NAME_MAX);
 			return -ENAMETOOLONG;
 		}
 		p += n;
@@ -112,7 +115,8 @@ int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen)
 			p++;
 			if (!*p) {
 				cg_err(err, errlen,
-				       "cgroup path '%s' ends with '/'", cgroup);
+				       "cgroup path '%s' ends with '/'",
+				       cgroup);
 				return -EINVAL;
 			}
 		}
@@ -241,7 +245,8 @@ int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
 {
 	/* A fake tree holds plain files: truncate so a shorter value does
 	 * not leave the tail of the old one.  Real cgroupfs: as specified. */
-	int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (root->fake ? O_TRUNC : 0);
+	int flags =
+	    O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (root->fake ? O_TRUNC : 0);
 	/* A zero-length write() may never reach the kernfs handler. */
 	const char *buf = *value ? value : "\n";
 	size_t len = strlen(buf);
@@ -299,23 +304,23 @@ void cg_fmt_mems(np_nodemask m, char *buf, size_t len)
 static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 {
 	static const char *const files[] = {
-		"cgroup.controllers",
-		"cgroup.subtree_control",
-		"cgroup.procs",
+	    "cgroup.controllers",
+	    "cgroup.subtree_control",
+	    "cgroup.procs",
 	};
 	char eb[128];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		int f = openat(fd, files[i],
-			       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-				       O_NOFOLLOW,
-			       0644);
+		int f = openat(
+		    fd, files[i],
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 		if (f < 0 && errno != EEXIST) {
 			int r = -errno;
 
-			cg_err(err, errlen, "fake tree: cannot create %s/%s: %s",
-			       disp, files[i], cg_strerror(r, eb, sizeof(eb)));
+			cg_err(err, errlen,
+			       "fake tree: cannot create %s/%s: %s", disp,
+			       files[i], cg_strerror(r, eb, sizeof(eb)));
 			return r;
 		}
 		if (f >= 0)
@@ -363,8 +368,8 @@ void cg_dir_close(struct cg_dir *d)
 
 /* Explain a failed openat() of component comp below dirfd (path cur). */
 static int walk_error(const struct np_cgroup_root *root, int dirfd,
-		      const char *cur, const char *comp, const char *rel,
-		      int r, char *err, size_t errlen)
+		      const char *cur, const char *comp, const char *rel, int r,
+		      char *err, size_t errlen)
 {
 	char disp[NP_CGROUP_PATH_MAX], eb[128];
 	struct stat st;
@@ -385,8 +390,9 @@ static int walk_error(const struct np_cgroup_root *root, int dirfd,
 		cg_err(err, errlen, "cgroup %s%s%s does not exist", disp,
 		       *disp ? "/" : "", comp);
 	else if (r == -ENOTDIR)
-		cg_err(err, errlen, "%s/%s is not a directory (cgroup path '%s')",
-		       disp, comp, rel);
+		cg_err(err, errlen,
+		       "%s/%s is not a directory (cgroup path '%s')", disp,
+		       comp, rel);
 	else
 		cg_err(err, errlen, "cannot open cgroup %s/%s: %s", disp, comp,
 		       cg_strerror(r, eb, sizeof(eb)));
@@ -433,8 +439,8 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 			if (r < 0)
 				goto fail;
 		}
-		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					       O_CLOEXEC);
+		nfd = openat(fd, comp,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0 && errno == ENOENT && (flags & CG_WALK_CREATE)) {
 			if (mkdirat(fd, comp, 0755) == 0) {
 				created = true;
@@ -450,7 +456,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 			}
 			nfd = openat(fd, comp,
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC);
+					 O_CLOEXEC);
 		}
 		if (nfd < 0) {
 			r = walk_error(root, fd, d->rel, comp, rel, -errno, err,
@@ -466,8 +472,9 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 
 			r = cg_join(next, sizeof(next), d->rel, comp);
 			if (r < 0) {
-				cg_err(err, errlen, "cgroup path '%s/%s' too long",
-				       d->rel, comp);
+				cg_err(err, errlen,
+				       "cgroup path '%s/%s' too long", d->rel,
+				       comp);
 				goto fail;
 			}
 			memcpy(d->rel, next, sizeof(next));
@@ -542,6 +549,15 @@ int np_cgroup_prepare(const struct np_cgroup_root *root, const char *cgroup,
 		       root->parent, cgroup);
 		return r;
 	}
+	/* Dry run first, so that a refused path (symlink, not a directory)
+	 * leaves no +cpuset writes behind; with NP_CGROUP_CREATE the walk
+	 * may stop at the first missing component, all below it will be
+	 * ours.  The real walk below re-checks everything (O_NOFOLLOW). */
+	r = cg_walk(root, root->root_fd, "", rel, 0, &d, err, errlen);
+	if (r == 0)
+		cg_dir_close(&d);
+	else if (!(r == -ENOENT && (flags & NP_CGROUP_CREATE)))
+		return r;
 	r = cg_walk(root, root->root_fd, "", rel, wf, &d, err, errlen);
 	if (r < 0)
 		return r;

@@ -14,7 +14,7 @@
 
 /* snprintf into err when err/errlen allow it. */
 __attribute__((format(printf, 3, 4))) void cg_err(char *err, size_t errlen,
-						    const char *fmt, ...);
+						  const char *fmt, ...);
 /* Thread-safe strerror for messages. */
 const char *cg_strerror(int errnum, char *buf, size_t len);
 
@@ -26,7 +26,7 @@ void cg_display(const struct np_cgroup_root *root, const char *rel, char *buf,
 
 /* A cgroup directory opened by cg_walk(). */
 struct cg_dir {
-	int fd;        /* the cgroup */
+	int fd;	       /* the cgroup */
 	int parent_fd; /* its parent, -1 when the walk did not descend */
 	char rel[NP_CGROUP_PATH_MAX];  /* relative to the hierarchy root */
 	char disp[NP_CGROUP_PATH_MAX]; /* for messages */

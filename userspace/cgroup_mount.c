@@ -23,8 +23,8 @@
 /* What one pass over mountinfo tells us. */
 struct survey {
 	char v1_cpuset[NP_CGROUP_PATH_MAX]; /* "" if none */
-	char v2[NP_CGROUP_PATH_MAX];        /* best cgroup2 mount, "" if none */
-	bool v2_is_root;                    /* it mounts the hierarchy root */
+	char v2[NP_CGROUP_PATH_MAX];	    /* best cgroup2 mount, "" if none */
+	bool v2_is_root;		    /* it mounts the hierarchy root */
 };
 
 /* mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo; decode in place. */
@@ -89,7 +89,8 @@ static int survey_line(char *line, struct survey *s)
 
 	if (!strcmp(fstype, "cgroup") && has_opt(super, "cpuset")) {
 		if (!s->v1_cpuset[0])
-			snprintf(s->v1_cpuset, sizeof(s->v1_cpuset), "%s", f[4]);
+			snprintf(s->v1_cpuset, sizeof(s->v1_cpuset), "%s",
+				 f[4]);
 	} else if (!strcmp(fstype, "cgroup2")) {
 		bool is_root = !strcmp(f[3], "/");
 
@@ -142,7 +143,8 @@ cleanup:
 
 /*
  * /proc/cgroups: "#subsys_name hierarchy num_cgroups enabled".  Sets
- * the hierarchy id and enabled flag of cpuset; -ENOENT from fopen, -ESRCH if no cpuset line.
+ * the hierarchy id and enabled flag of cpuset; -ENOENT from fopen, -ESRCH if no
+ * cpuset line.
  */
 static int proc_cgroups_cpuset(const char *path, int *hier, int *enabled,
 			       char *err, size_t errlen)
@@ -220,16 +222,18 @@ int np_cgroup_check_v1(const char *mountinfo, const char *proc_cgroups,
 	if (r < 0)
 		goto cleanup;
 	if (hier != 0) {
-		cg_err(err, errlen,
-		       "cpuset is bound to a cgroup v1 hierarchy (hierarchy %d in "
-		       "%s, not mounted in this mount namespace); " V1_ADVICE,
-		       hier, pc);
+		cg_err(
+		    err, errlen,
+		    "cpuset is bound to a cgroup v1 hierarchy (hierarchy %d in "
+		    "%s, not mounted in this mount namespace); " V1_ADVICE,
+		    hier, pc);
 		r = -EOPNOTSUPP;
 	} else if (!enabled) {
-		cg_err(err, errlen,
-		       "cpuset controller is disabled (enabled=0 in %s): remove "
-		       "cgroup_disable=cpuset from the kernel command line",
-		       pc);
+		cg_err(
+		    err, errlen,
+		    "cpuset controller is disabled (enabled=0 in %s): remove "
+		    "cgroup_disable=cpuset from the kernel command line",
+		    pc);
 		r = -EOPNOTSUPP;
 	}
 cleanup:
@@ -294,10 +298,11 @@ static int check_controllers(const struct np_cgroup_root *root,
 	r = cg_read_msg(root->root_fd, root->path, "cgroup.controllers", &txt,
 			err, errlen);
 	if (r == -ENOENT)
-		cg_err(err, errlen,
-		       "%s has no cgroup.controllers: not the root of a cgroup v2 "
-		       "hierarchy",
-		       root->path);
+		cg_err(
+		    err, errlen,
+		    "%s has no cgroup.controllers: not the root of a cgroup v2 "
+		    "hierarchy",
+		    root->path);
 	if (r < 0)
 		return r;
 	if (cg_has_word(txt, "cpuset"))
@@ -367,17 +372,23 @@ int np_cgroup_open(struct np_cgroup_root *root,
 		       cg_strerror(r, eb, sizeof(eb)));
 		goto fail;
 	}
+	if ((unsigned long)sfs.f_type == CGROUP_SUPER_MAGIC) {
+		/* a real cgroup v1 hierarchy is never a test tree */
+		cg_err(err, errlen,
+		       "%s is a cgroup v1 hierarchy, not cgroup2; numaplace "
+		       "needs cgroup v2 (" V1_ADVICE ")",
+		       root->path);
+		r = -EMEDIUMTYPE;
+		goto fail;
+	}
 	if ((unsigned long)sfs.f_type != CGROUP2_SUPER_MAGIC) {
 		if (!opts->allow_fake) {
 			cg_err(err, errlen,
 			       "%s is not a cgroup2 filesystem (f_type 0x%lx, "
-			       "cgroup2 is 0x%lx%s); pass allow_fake to use a "
+			       "cgroup2 is 0x%lx); pass allow_fake to use a "
 			       "test tree",
 			       root->path, (unsigned long)sfs.f_type,
-			       (unsigned long)CGROUP2_SUPER_MAGIC,
-			       (unsigned long)sfs.f_type == CGROUP_SUPER_MAGIC
-				       ? ", this is cgroup v1"
-				       : "");
+			       (unsigned long)CGROUP2_SUPER_MAGIC);
 			r = -EMEDIUMTYPE;
 			goto fail;
 		}

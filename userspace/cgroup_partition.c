@@ -12,14 +12,15 @@
 #include <string.h>
 
 static const char *const partition_names[] = {
-	[NP_CGROUP_MEMBER] = "member",
-	[NP_CGROUP_ROOT] = "root",
-	[NP_CGROUP_ISOLATED] = "isolated",
+    [NP_CGROUP_MEMBER] = "member",
+    [NP_CGROUP_ROOT] = "root",
+    [NP_CGROUP_ISOLATED] = "isolated",
 };
 
 const char *np_cgroup_partition_name(enum np_cgroup_partition p)
 {
-	if ((unsigned int)p >= sizeof(partition_names) / sizeof(*partition_names))
+	if ((unsigned int)p >=
+	    sizeof(partition_names) / sizeof(*partition_names))
 		return "?";
 	return partition_names[p];
 }
@@ -36,9 +37,8 @@ int np_cgroup_partition_parse(const char *s, enum np_cgroup_partition *mode,
 	*invalid = false;
 	p += strspn(p, " \t\n");
 	n = strcspn(p, " \t\n");
-	for (int i = 0; i < (int)(sizeof(partition_names) /
-				  sizeof(*partition_names));
-	     i++)
+	for (int i = 0;
+	     i < (int)(sizeof(partition_names) / sizeof(*partition_names)); i++)
 		if (strlen(partition_names[i]) == n &&
 		    !strncmp(p, partition_names[i], n))
 			m = i;
@@ -139,12 +139,13 @@ int np_cgroup_set_partition(const struct np_cgroup_root *root,
 			if (!np_cpuset_equal(&cpus, exclusive)) {
 				cg_fmt_cpus(exclusive, a, sizeof(a));
 				cg_fmt_cpus(&cpus, b, sizeof(b));
-				cg_err(err, errlen,
-				       "%s: cpuset.cpus.exclusive does not exist "
-				       "(Linux < 6.7): the partition's exclusive "
-				       "CPUs are its cpuset.cpus (%s), cannot "
-				       "request '%s'",
-				       d.disp, b, a);
+				cg_err(
+				    err, errlen,
+				    "%s: cpuset.cpus.exclusive does not exist "
+				    "(Linux < 6.7): the partition's exclusive "
+				    "CPUs are its cpuset.cpus (%s), cannot "
+				    "request '%s'",
+				    d.disp, b, a);
 				r = -EOPNOTSUPP;
 				goto cleanup;
 			}
@@ -222,8 +223,9 @@ int np_cgroup_set_partition(const struct np_cgroup_root *root,
 	r = NP_CGROUP_PARTITION_REFUSED;
 restore:
 	if (wrote_excl) {
-		r2 = cg_write(root, d.fd, d.rel, d.disp,
-			      "cpuset.cpus.exclusive", old_excl, e2, sizeof(e2));
+		r2 =
+		    cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.exclusive",
+			     old_excl, e2, sizeof(e2));
 		if (r2 < 0) {
 			append_err(err, errlen,
 				   "restoring cpuset.cpus.exclusive failed",

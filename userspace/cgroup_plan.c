@@ -18,11 +18,12 @@ struct planner {
 	const struct np_cgroup_change *ch;
 	int n;
 	int *depth;
-	unsigned char *nested; /* n*n: one is an ancestor of the other */
-	bool *cm, *mm;         /* cpus / mems managed by this change */
-	np_cpuset *cur;        /* simulated cpuset.cpus */
-	np_nodemask *curm;     /* simulated cpuset.mems */
-	int *order;            /* scratch */
+	unsigned char *anc; /* n*n: anc[i*n+j] = i is an ancestor of j */
+	np_cpuset *claim;   /* CPUs conflicting cgroups are to get */
+	bool *cm, *mm;	    /* cpus / mems managed by this change */
+	np_cpuset *cur;	    /* simulated cpuset.cpus */
+	np_nodemask *curm;  /* simulated cpuset.mems */
+	int *order;	    /* scratch */
 	struct np_cgroup_plan *plan;
 	int cap;
 	char *err;
@@ -30,12 +31,9 @@ struct planner {
 };
 
 static const char *const why_names[] = {
-	[NP_STEP_MEMS_WIDEN] = "mems widen",
-	[NP_STEP_CPUS_RELEASE] = "release",
-	[NP_STEP_CPUS_YIELD] = "yield",
-	[NP_STEP_CPUS_WIDEN] = "widen",
-	[NP_STEP_CPUS_NARROW] = "narrow",
-	[NP_STEP_MEMS_NARROW] = "mems narrow",
+    [NP_STEP_MEMS_WIDEN] = "mems widen", [NP_STEP_CPUS_RELEASE] = "release",
+    [NP_STEP_CPUS_YIELD] = "yield",	 [NP_STEP_CPUS_WIDEN] = "widen",
+    [NP_STEP_CPUS_NARROW] = "narrow",	 [NP_STEP_MEMS_NARROW] = "mems narrow",
 };
 
 const char *np_cgroup_why_name(enum np_cgroup_why why)
@@ -70,7 +68,8 @@ static int path_depth(const char *p)
 /* i and j may not hold the same CPU at the same time. */
 static bool conflict(const struct planner *pl, int i, int j)
 {
-	return i != j && pl->cm[i] && pl->cm[j] && !pl->nested[i * pl->n + j] &&
+	return i != j && pl->cm[i] && pl->cm[j] && !pl->anc[i * pl->n + j] &&
+	       !pl->anc[j * pl->n + i] &&
 	       (pl->ch[i].kind == NP_CGROUP_EXCLUSIVE ||
 		pl->ch[j].kind == NP_CGROUP_EXCLUSIVE);
 }
@@ -197,9 +196,8 @@ static int validate(struct planner *pl)
 	}
 	for (int i = 0; i < pl->n; i++)
 		for (int j = 0; j < pl->n; j++)
-			pl->nested[i * pl->n + j] =
-				is_ancestor(ch[i].cgroup, ch[j].cgroup) ||
-				is_ancestor(ch[j].cgroup, ch[i].cgroup);
+			pl->anc[i * pl->n + j] =
+			    is_ancestor(ch[i].cgroup, ch[j].cgroup);
 	/* The target state itself must respect exclusivity. */
 	for (int i = 0; i < pl->n; i++)
 		for (int j = i + 1; j < pl->n; j++) {
@@ -220,87 +218,106 @@ static int validate(struct planner *pl)
 			       kind_name(ch[j].kind), ch[j].cgroup, b, c);
 			return -EINVAL;
 		}
-	return 0;
-}
-
-/* Phase 2, bottom-up: exclusive cgroups release what they lose, shared
- * ones yield what any non-nested exclusive one holds or will hold. */
-static int release_and_yield(struct planner *pl)
-{
-	const struct np_cgroup_change *ch = pl->ch;
-	np_cpuset t, claim;
-	int r;
-
-	sort_by_depth(pl, false);
-	for (int k = 0; k < pl->n; k++) {
-		int i = pl->order[k];
-
-		if (!pl->cm[i])
-			continue;
-		if (ch[i].kind == NP_CGROUP_EXCLUSIVE) {
-			np_cpuset_and(&t, &pl->cur[i], &ch[i].new_cpus);
-			/* an empty intersection (a full move) is handled by
-			 * widen-then-narrow in phase 3 */
-			if (np_cpuset_empty(&t) || np_cpuset_equal(&t, &pl->cur[i]))
-				continue;
-			r = emit_cpus(pl, i, NP_STEP_CPUS_RELEASE, &t);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		np_cpuset_zero(&claim);
-		for (int j = 0; j < pl->n; j++) {
-			if (!conflict(pl, i, j))
-				continue;
-			np_cpuset_or(&claim, &claim, &ch[j].old_cpus);
-			np_cpuset_or(&claim, &claim, &ch[j].new_cpus);
-		}
-		np_cpuset_andnot(&t, &pl->cur[i], &claim);
-		if (np_cpuset_equal(&t, &pl->cur[i]))
-			continue;
-		if (np_cpuset_empty(&t)) {
-			/* Never leave it empty: take its unclaimed new CPUs
-			 * now (no exclusive cgroup holds them), as far as
-			 * its ancestors in the list already hold them. */
-			np_cpuset_andnot(&t, &ch[i].new_cpus, &claim);
-			for (int j = 0; j < pl->n; j++)
-				if (pl->cm[j] && !np_cpuset_empty(&pl->cur[j]) &&
-				    is_ancestor(ch[j].cgroup, ch[i].cgroup))
-					np_cpuset_and(&t, &t, &pl->cur[j]);
-		}
-		if (np_cpuset_empty(&t)) {
-			char a[160];
-
-			cg_fmt_cpus(&pl->cur[i], a, sizeof(a));
-			cg_err(pl->err, pl->errlen,
-			       "no safe order: shared %s would be left without "
-			       "CPUs: its CPUs %s go to exclusive cgroups and "
-			       "none of its new CPUs is free yet (held by an "
-			       "exclusive cgroup, or not yet in its ancestors); "
-			       "plan the change in two rounds",
-			       ch[i].cgroup, a);
-			return -EDEADLK;
-		}
-		r = emit_cpus(pl, i, NP_STEP_CPUS_YIELD, &t);
-		if (r < 0)
-			return r;
+	/* What the cgroups conflicting with i are to get: fixed. */
+	for (int i = 0; i < pl->n; i++) {
+		np_cpuset_zero(&pl->claim[i]);
+		for (int j = 0; j < pl->n; j++)
+			if (conflict(pl, i, j))
+				np_cpuset_or(&pl->claim[i], &pl->claim[i],
+					     &ch[j].new_cpus);
 	}
 	return 0;
 }
 
-/* i's widen adds no CPU that a conflicting cgroup holds now; else *blocker
- * is one that does. */
-static bool widen_ready(const struct planner *pl, int i, int *blocker)
+/* i is an ancestor of j (both in the change list) */
+static bool anc(const struct planner *pl, int i, int j)
 {
-	np_cpuset w;
+	return pl->anc[i * pl->n + j];
+}
 
-	np_cpuset_or(&w, &pl->cur[i], &pl->ch[i].new_cpus);
+/* Limit t to what i's ancestors in the list hold now (when the target
+ * state nests i in them), so a child never gets ahead of its parent. */
+static void within_ancestors(const struct planner *pl, int i, np_cpuset *t)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+
 	for (int j = 0; j < pl->n; j++)
-		if (conflict(pl, i, j) && np_cpuset_intersects(&w, &pl->cur[j])) {
-			*blocker = j;
-			return false;
+		if (pl->cm[j] && !np_cpuset_empty(&pl->cur[j]) &&
+		    anc(pl, j, i) &&
+		    np_cpuset_subset(&ch[i].new_cpus, &ch[j].new_cpus))
+			np_cpuset_and(t, t, &pl->cur[j]);
+}
+
+/* Keep in t whatever i's descendants in the list still hold of cur[i],
+ * so a parent never drops CPUs before its children did. */
+static void keep_for_descendants(const struct planner *pl, int i, np_cpuset *t)
+{
+	np_cpuset d;
+
+	for (int j = 0; j < pl->n; j++)
+		if (pl->cm[j] && anc(pl, i, j)) {
+			np_cpuset_and(&d, &pl->cur[i], &pl->cur[j]);
+			np_cpuset_or(t, t, &d);
 		}
-	return true;
+}
+
+/*
+ * Exclusive i gives up CPUs outside its target: down to cur ∩ new, or, for
+ * a move with nothing in common yet, the CPUs other cgroups are waiting
+ * for (it keeps the rest until it holds some of its new ones).
+ */
+static bool release_target(const struct planner *pl, int i, np_cpuset *t)
+{
+	if (np_cpuset_subset(&pl->cur[i], &pl->ch[i].new_cpus))
+		return false;
+	np_cpuset_and(t, &pl->cur[i], &pl->ch[i].new_cpus);
+	if (np_cpuset_empty(t)) {
+		np_cpuset_andnot(t, &pl->cur[i], &pl->claim[i]);
+		if (np_cpuset_empty(t))
+			return false;
+	}
+	keep_for_descendants(pl, i, t);
+	return !np_cpuset_equal(t, &pl->cur[i]);
+}
+
+/* Shared i still holds CPUs an exclusive cgroup is to get. */
+static bool must_yield(const struct planner *pl, int i)
+{
+	if (!pl->cm[i] || pl->ch[i].kind != NP_CGROUP_SHARED)
+		return false;
+	return np_cpuset_intersects(&pl->cur[i], &pl->claim[i]);
+}
+
+/*
+ * What shared i can yield to now: its current set minus every CPU a
+ * conflicting (exclusive) cgroup is to get.  When that leaves nothing, its
+ * new CPUs that are free now instead (never empty).  Waits for descendants
+ * that must yield first (they hold some of the CPUs).
+ */
+static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
+{
+	for (int j = 0; j < pl->n; j++)
+		if (anc(pl, i, j) && must_yield(pl, j))
+			return false;
+	np_cpuset_andnot(t, &pl->cur[i], &pl->claim[i]);
+	if (!np_cpuset_empty(t))
+		return true;
+	*t = pl->ch[i].new_cpus;
+	for (int j = 0; j < pl->n; j++)
+		if (conflict(pl, i, j))
+			np_cpuset_andnot(t, t, &pl->cur[j]);
+	within_ancestors(pl, i, t);
+	return !np_cpuset_empty(t);
+}
+
+/* CPUs of i's target it lacks and no conflicting cgroup holds now. */
+static void addable(const struct planner *pl, int i, np_cpuset *add)
+{
+	np_cpuset_andnot(add, &pl->ch[i].new_cpus, &pl->cur[i]);
+	for (int j = 0; j < pl->n; j++)
+		if (conflict(pl, i, j))
+			np_cpuset_andnot(add, add, &pl->cur[j]);
+	within_ancestors(pl, i, add);
 }
 
 /* (depth, shared before exclusive, index) */
@@ -313,34 +330,41 @@ static bool widen_before(const struct planner *pl, int a, int b)
 	return a < b;
 }
 
-static int deadlock(struct planner *pl, const bool *pending)
+/* Nothing can move: name the first stuck cgroup and who holds its CPUs. */
+static int deadlock(struct planner *pl)
 {
 	const struct np_cgroup_change *ch = pl->ch;
 	int first = -1, blocker = -1;
+	np_cpuset miss, held;
 	char a[160];
-	np_cpuset w;
 
-	for (int i = 0; i < pl->n; i++) {
-		bool waits_for_ancestor = false;
-
-		if (!pending[i])
-			continue;
-		for (int j = 0; j < pl->n; j++)
-			if (pending[j] && is_ancestor(ch[j].cgroup, ch[i].cgroup))
-				waits_for_ancestor = true;
-		if (!waits_for_ancestor &&
+	for (int i = 0; i < pl->n; i++)
+		if (pl->cm[i] &&
+		    !np_cpuset_subset(&ch[i].new_cpus, &pl->cur[i]) &&
 		    (first < 0 || widen_before(pl, i, first)))
 			first = i;
-	}
-	if (first >= 0)
-		widen_ready(pl, first, &blocker);
-	if (first < 0 || blocker < 0) {
-		cg_err(pl->err, pl->errlen, "no safe order for the widen phase");
+	if (first < 0) {
+		cg_err(pl->err, pl->errlen,
+		       "no safe order: shared cgroups cannot yield CPUs to "
+		       "exclusive ones without being left empty; plan the "
+		       "change in two rounds");
 		return -EDEADLK;
 	}
-	np_cpuset_or(&w, &pl->cur[first], &ch[first].new_cpus);
-	np_cpuset_and(&w, &w, &pl->cur[blocker]);
-	cg_fmt_cpus(&w, a, sizeof(a));
+	np_cpuset_andnot(&miss, &ch[first].new_cpus, &pl->cur[first]);
+	for (int j = 0; j < pl->n && blocker < 0; j++)
+		if (conflict(pl, first, j) &&
+		    np_cpuset_intersects(&miss, &pl->cur[j]))
+			blocker = j;
+	if (blocker < 0) {
+		cg_fmt_cpus(&miss, a, sizeof(a));
+		cg_err(pl->err, pl->errlen,
+		       "no safe order: %s %s needs CPUs %s that its ancestors "
+		       "cannot get yet; plan the change in two rounds",
+		       kind_name(ch[first].kind), ch[first].cgroup, a);
+		return -EDEADLK;
+	}
+	np_cpuset_and(&held, &miss, &pl->cur[blocker]);
+	cg_fmt_cpus(&held, a, sizeof(a));
 	cg_err(pl->err, pl->errlen,
 	       "no safe order: %s %s needs CPUs %s still held by %s %s, which "
 	       "waits in turn; plan the change in two rounds",
@@ -349,70 +373,95 @@ static int deadlock(struct planner *pl, const bool *pending)
 	return -EDEADLK;
 }
 
-static bool has_managed_descendant(const struct planner *pl, int i)
-{
-	for (int j = 0; j < pl->n; j++)
-		if (pl->cm[j] && is_ancestor(pl->ch[i].cgroup, pl->ch[j].cgroup))
-			return true;
-	return false;
-}
-
-/* Phase 3: widen (current ∪ new) top-down, each write once it is safe. */
-static int widen(struct planner *pl)
+/*
+ * Phase 2: until every cgroup holds (at least) its new set, repeatedly
+ *  - bottom-up, let exclusive cgroups release CPUs outside their targets
+ *    and shared ones yield the CPUs exclusive ones are to get; else
+ *  - add to one cgroup the CPUs of its target that no conflicting cgroup
+ *    holds now (ancestors first, then shallower, shared before exclusive).
+ * Every write either removes CPUs outside the cgroup's target or adds CPUs
+ * of its target, so the loop ends; no write adds a CPU a conflicting
+ * cgroup holds.
+ */
+static int exchange(struct planner *pl)
 {
 	const struct np_cgroup_change *ch = pl->ch;
-	bool *pending;
-	int left = 0, r = 0;
+	int *wo, r = 0;
 
-	pending = calloc((size_t)(pl->n > 0 ? pl->n : 1), sizeof(*pending));
-	if (!pending) {
+	/* widen candidates in preference order */
+	wo = malloc(sizeof(*wo) * (size_t)(pl->n > 0 ? pl->n : 1));
+	if (!wo) {
 		cg_err(pl->err, pl->errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (int i = 0; i < pl->n; i++) {
-		pending[i] = pl->cm[i] &&
-			     !np_cpuset_subset(&ch[i].new_cpus, &pl->cur[i]);
-		left += pending[i];
+		int k = i;
+
+		while (k > 0 && widen_before(pl, i, wo[k - 1])) {
+			wo[k] = wo[k - 1];
+			k--;
+		}
+		wo[k] = i;
 	}
-	while (left > 0) {
-		int best = -1, blocker;
-		np_cpuset w;
+	for (;;) {
+		bool progress = false, pending = false;
+		int best = -1;
+		np_cpuset t;
 
-		for (int i = 0; i < pl->n; i++) {
-			bool ok = pending[i];
+		/* pl->order is bottom-up (set by the caller) */
+		for (int k = 0; k < pl->n; k++) {
+			int i = pl->order[k];
 
-			for (int j = 0; ok && j < pl->n; j++)
-				if (pending[j] &&
-				    is_ancestor(ch[j].cgroup, ch[i].cgroup))
-					ok = false;
-			if (ok && widen_ready(pl, i, &blocker) &&
-			    (best < 0 || widen_before(pl, i, best)))
-				best = i;
-		}
-		if (best < 0) {
-			r = deadlock(pl, pending);
-			goto cleanup;
-		}
-		np_cpuset_or(&w, &pl->cur[best], &ch[best].new_cpus);
-		r = emit_cpus(pl, best, NP_STEP_CPUS_WIDEN, &w);
-		if (r < 0)
-			goto cleanup;
-		pending[best] = false;
-		left--;
-		/* An exclusive full move (old ∩ new = ∅) still holds its old
-		 * CPUs, which others may be waiting for: narrow at once,
-		 * unless descendants must narrow first (phase 4 then). */
-		if (ch[best].kind == NP_CGROUP_EXCLUSIVE &&
-		    !np_cpuset_equal(&pl->cur[best], &ch[best].new_cpus) &&
-		    !has_managed_descendant(pl, best)) {
-			r = emit_cpus(pl, best, NP_STEP_CPUS_NARROW,
-				      &ch[best].new_cpus);
+			if (!pl->cm[i])
+				continue;
+			if (ch[i].kind == NP_CGROUP_EXCLUSIVE) {
+				if (!release_target(pl, i, &t))
+					continue;
+				r = emit_cpus(pl, i, NP_STEP_CPUS_RELEASE, &t);
+			} else {
+				if (!must_yield(pl, i) ||
+				    !yield_target(pl, i, &t))
+					continue;
+				r = emit_cpus(pl, i, NP_STEP_CPUS_YIELD, &t);
+			}
 			if (r < 0)
 				goto cleanup;
+			progress = true;
 		}
+		if (progress)
+			continue;
+
+		for (int k = 0; k < pl->n && best < 0; k++) {
+			int i = wo[k];
+
+			if (!pl->cm[i] ||
+			    np_cpuset_subset(&ch[i].new_cpus, &pl->cur[i]))
+				continue;
+			pending = true;
+			addable(pl, i, &t);
+			if (!np_cpuset_empty(&t))
+				best = i;
+		}
+		if (!pending) {
+			for (int i = 0; i < pl->n; i++)
+				if (must_yield(pl, i)) {
+					r = deadlock(pl);
+					goto cleanup;
+				}
+			r = 0;
+			goto cleanup;
+		}
+		if (best < 0) {
+			r = deadlock(pl);
+			goto cleanup;
+		}
+		np_cpuset_or(&t, &t, &pl->cur[best]);
+		r = emit_cpus(pl, best, NP_STEP_CPUS_WIDEN, &t);
+		if (r < 0)
+			goto cleanup;
 	}
 cleanup:
-	free(pending);
+	free(wo);
 	return r;
 }
 
@@ -452,8 +501,7 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 			 char *err, size_t errlen)
 {
 	struct planner pl = {
-		.ch = changes, .n = n, .plan = plan, .err = err, .errlen = errlen
-	};
+	    .ch = changes, .n = n, .plan = plan, .err = err, .errlen = errlen};
 	size_t un = (size_t)(n > 0 ? n : 1);
 	int r;
 
@@ -464,14 +512,15 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 	}
 	pl.depth = calloc(un, sizeof(*pl.depth));
 	pl.order = calloc(un, sizeof(*pl.order));
-	pl.nested = calloc(un * un, 1);
+	pl.anc = calloc(un * un, 1);
+	pl.claim = calloc(un, sizeof(*pl.claim));
 	pl.cm = calloc(un, sizeof(*pl.cm));
 	pl.mm = calloc(un, sizeof(*pl.mm));
 	pl.cur = calloc(un, sizeof(*pl.cur));
 	pl.curm = calloc(un, sizeof(*pl.curm));
 	plan->cgroups = calloc(un, sizeof(*plan->cgroups));
-	if (!pl.depth || !pl.order || !pl.nested || !pl.cm || !pl.mm ||
-	    !pl.cur || !pl.curm || !plan->cgroups) {
+	if (!pl.depth || !pl.order || !pl.anc || !pl.claim || !pl.cm ||
+	    !pl.mm || !pl.cur || !pl.curm || !plan->cgroups) {
 		cg_err(err, errlen, "out of memory");
 		r = -ENOMEM;
 		goto cleanup;
@@ -501,27 +550,24 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 				goto cleanup;
 		}
 	}
-	/* 2. release / yield, bottom-up */
-	r = release_and_yield(&pl);
-	if (r < 0)
-		goto cleanup;
-	/* 3. widen, top-down, when safe */
-	r = widen(&pl);
-	if (r < 0)
-		goto cleanup;
-	/* 4. cpus narrow, bottom-up */
+	/* 2. release / yield / widen, each write once it is safe */
 	sort_by_depth(&pl, false);
+	r = exchange(&pl);
+	if (r < 0)
+		goto cleanup;
+	/* 3. cpus narrow, bottom-up */
 	for (int k = 0; k < n; k++) {
 		int i = pl.order[k];
 
-		if (pl.cm[i] && !np_cpuset_equal(&pl.cur[i], &changes[i].new_cpus)) {
+		if (pl.cm[i] &&
+		    !np_cpuset_equal(&pl.cur[i], &changes[i].new_cpus)) {
 			r = emit_cpus(&pl, i, NP_STEP_CPUS_NARROW,
 				      &changes[i].new_cpus);
 			if (r < 0)
 				goto cleanup;
 		}
 	}
-	/* 5. mems narrow, bottom-up */
+	/* 4. mems narrow, bottom-up */
 	for (int k = 0; k < n; k++) {
 		int i = pl.order[k];
 
@@ -536,7 +582,8 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 cleanup:
 	free(pl.depth);
 	free(pl.order);
-	free(pl.nested);
+	free(pl.anc);
+	free(pl.claim);
 	free(pl.cm);
 	free(pl.mm);
 	free(pl.cur);
@@ -546,8 +593,8 @@ cleanup:
 	return r;
 }
 
-int np_cgroup_step_describe(const struct np_cgroup_plan *plan, int i,
-			    char *buf, size_t len)
+int np_cgroup_step_describe(const struct np_cgroup_plan *plan, int i, char *buf,
+			    size_t len)
 {
 	const struct np_cgroup_step *s;
 	char set[256];
