@@ -12,7 +12,7 @@ BUILD ?= build
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 
-PKGS := jansson hwloc
+PKGS := jansson hwloc libsystemd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -239,6 +239,33 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 	return r;
 }
 
+static void fake_mirror_effective(int dirfd, const char *file, const char *v)
+{
+	char eff[64], old[256] = "", mark[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(eff, sizeof(eff), "%s.effective", file);
+	snprintf(mark, sizeof(mark), ".%s.mirrored", file);
+	fd = openat(dirfd, eff, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	n = read(fd, old, sizeof(old) - 1);
+	close(fd);
+	if (n > 0 && old[0] != '\n' &&
+	    faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW))
+		return;
+	fd = openat(dirfd, eff, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		(void)!write(fd, v, strlen(v));
+		close(fd);
+	}
+	fd = openat(dirfd, mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0644);
+	if (fd >= 0)
+		close(fd);
+}
+
 int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
 	     const char *disp, const char *file, const char *value, char *err,
 	     size_t errlen)
@@ -273,6 +300,12 @@ int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
 		r = -errno;
 		np_cgroup_errmsg(err, errlen, r, disp, file, value);
 	}
+	/* A fake tree has no kernel to compute the effective set: mirror the
+	 * written value when the effective file is empty or was mirrored
+	 * before (tests that pre-fill it keep their content). */
+	if (r == 0 && root->fake &&
+	    (!strcmp(file, "cpuset.cpus") || !strcmp(file, "cpuset.mems")))
+		fake_mirror_effective(dirfd, file, buf);
 	if (r == 0 && root->on_write)
 		root->on_write(root->on_write_arg, rel, file, value);
 	return r;
@@ -300,13 +333,15 @@ void cg_fmt_mems(np_nodemask m, char *buf, size_t len)
 }
 
 /* Populate a directory created in a fake tree with the interface files
- * the kernel creates for every cgroup (controller files are not). */
+ * the kernel creates for every cgroup, and the cpuset files it creates once
+ * the parent enables +cpuset (prepare always does, before creating). */
 static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 {
 	static const char *const files[] = {
-	    "cgroup.controllers",
-	    "cgroup.subtree_control",
-	    "cgroup.procs",
+	    "cgroup.controllers",	"cgroup.subtree_control",
+	    "cgroup.procs",		"cpuset.cpus",
+	    "cpuset.mems",		"cpuset.cpus.effective",
+	    "cpuset.mems.effective",
 	};
 	char eb[128];
 

@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/*
- * numaplaced: the node daemon. In this version it validates a
- * configuration (node policy + topology source), computes the pools and
- * prints them; enforcement arrives with the controller (see README).
- */
-#include "numaplace/admit.h"
+/* numaplaced: entry point of the node controller (see daemon.c). */
 #include "numaplace/config.h"
+#include "numaplace/daemon.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
@@ -16,11 +12,50 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: numaplaced [--config FILE] [--check-config]\n"
-		   "\n"
-		   "  -c, --config FILE   configuration (default "
-		   "/etc/numaplace/numaplace.json)\n"
-		   "      --check-config  validate the configuration and exit\n");
+	fprintf(f,
+		"usage: numaplaced [--config FILE] [--check-config] [--reset-state] "
+		"[--once]\n"
+		"\n"
+		"  -c, --config FILE   configuration (default %s)\n"
+		"      --check-config  validate the configuration (and the CPU\n"
+		"                      pools it gives on this machine), then exit\n"
+		"      --reset-state   move the state file aside (never deleted)\n"
+		"                      and start with no allocations\n"
+		"      --once          run one reconcile cycle and exit\n",
+		NP_CONFIG_DEFAULT_PATH);
+}
+
+static int check_config(const char *path)
+{
+	struct np_topology *t = NULL;
+	struct np_config cfg;
+	struct np_node_state st;
+	json_t *out;
+	char err[512];
+
+	if (np_config_load(&cfg, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "numaplaced: %s\n", err);
+		return 2;
+	}
+	if (np_topology_load(&t, cfg.topology, err, sizeof(err)) < 0) {
+		fprintf(stderr, "numaplaced: config.topology: %s\n", err);
+		return 2;
+	}
+	if (np_state_init(&st, t, &cfg.policy, err, sizeof(err)) < 0) {
+		/* np_state_init names keys as "policy.X" */
+		fprintf(stderr, "numaplaced: %s: config.node_%s\n", path, err);
+		np_topology_free(t);
+		return 2;
+	}
+	printf("%s: configuration is valid\n", path);
+	out = json_pack("{s:o,s:o}", "config", np_config_to_json(&cfg), "pools",
+			np_pools_to_json(&st));
+	json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(out);
+	np_state_free(&st);
+	np_topology_free(t);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -28,17 +63,17 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"check-config", no_argument, NULL, 'C'},
+		{"reset-state", no_argument, NULL, 'R'},
+		{"once", no_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *path = NP_CONFIG_DEFAULT_PATH;
-	struct np_topology *t = NULL;
-	struct np_config cfg;
-	struct np_node_state st;
-	json_t *out;
-	char err[512];
-	bool check = false;
-	int c, rc = 1;
+	struct np_daemon d;
+	unsigned flags = 0;
+	bool check = false, once = false;
+	char err[1024];
+	int c, r;
 
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -48,6 +83,12 @@ int main(int argc, char **argv)
 		case 'C':
 			check = true;
 			break;
+		case 'R':
+			flags |= NP_DAEMON_RESET_STATE;
+			break;
+		case 'O':
+			once = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -56,30 +97,19 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (np_config_load(&cfg, path, err, sizeof(err)) < 0) {
-		fprintf(stderr, "numaplaced: %s\n", err);
+	if (optind != argc) {
+		usage(stderr);
 		return 2;
 	}
-	if (np_topology_load(&t, cfg.topology, err, sizeof(err)) < 0) {
-		fprintf(stderr, "numaplaced: topology: %s\n", err);
-		return 1;
-	}
-	if (np_state_init(&st, t, &cfg.policy, err, sizeof(err)) < 0) {
-		/* np_state_init names keys as "policy.X" */
-		fprintf(stderr, "numaplaced: %s: config.node_%s\n", path, err);
-		rc = 2;
-		goto out;
-	}
 	if (check)
-		printf("%s: configuration is valid\n", path);
-	out = json_pack("{s:o,s:o}", "config", np_config_to_json(&cfg), "pools",
-			np_pools_to_json(&st));
-	json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
-	json_decref(out);
-	np_state_free(&st);
-	rc = 0;
-out:
-	np_topology_free(t);
-	return rc;
+		return check_config(path);
+	r = np_daemon_init(&d, path, flags, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "numaplaced: %s\n", err);
+		np_daemon_fini(&d);
+		return r == -EINVAL ? 2 : 1;
+	}
+	r = once ? np_daemon_reconcile(&d) : np_daemon_run(&d);
+	np_daemon_fini(&d);
+	return r ? 1 : 0;
 }

@@ -637,11 +637,14 @@ static void test_write_missing_controller(void **state)
 	np_cpuset s = cs("1");
 	char err[512], want[512];
 
-	/* a fresh fake cgroup has no cpuset.* files: as if +cpuset were
-	 * missing in the parent's subtree_control */
+	/* a cgroup without cpuset.* files: as if +cpuset were missing in
+	 * the parent's subtree_control (the fake tree creates them, as the
+	 * kernel does once prepare enabled +cpuset, so remove them) */
 	assert_int_equal(np_cgroup_prepare(&f->root, "w2", NP_CGROUP_CREATE,
 					   err, sizeof(err)),
 			 0);
+	snprintf(want, sizeof(want), "%s/np/w2/cpuset.cpus", f->dir);
+	assert_int_equal(unlink(want), 0);
 	assert_int_equal(
 	    np_cgroup_write_cpus(&f->root, "w2", &s, NULL, err, sizeof(err)),
 	    -ENOENT);

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * numaplaced: the node controller. One epoll loop over a timerfd (reconcile
+ * period), a signalfd (SIGTERM/SIGINT stop, SIGHUP reload), an inotify
+ * watch on the spec directory and the control socket.
+ */
+#ifndef NUMAPLACE_DAEMON_H
+#define NUMAPLACE_DAEMON_H
+
+#include "numaplace/admit.h"
+#include "numaplace/cgroup.h"
+#include "numaplace/config.h"
+
+#include <time.h>
+
+#define NP_MAX_REJECTIONS 16
+
+struct np_rejection {
+	char workload[NP_NAME_MAX];
+	char resource[96];
+	char reason[512];
+	time_t time;
+};
+
+struct np_counters {
+	uint64_t cycles, drift_repaired, admitted, rejected, released;
+	uint64_t write_errors, vanished;
+};
+
+/* Per workload bookkeeping that is not part of the allocation. */
+struct np_wl_meta {
+	char name[NP_NAME_MAX];
+	char spec_file[2 * NP_PATH_MAX]; /* "" = admitted through the socket */
+	char spec_json[4096];        /* canonical spec, to notice changes */
+	bool established;            /* its cgroup was written at least once */
+};
+
+/* What the daemon last wrote to a cgroup: drift is a difference from it. */
+struct np_written {
+	char path[2 * NP_PATH_MAX];
+	np_cpuset cpus;
+	np_nodemask mems;
+};
+
+struct np_daemon {
+	struct np_config cfg;
+	char config_path[NP_PATH_MAX];
+	struct np_topology *topo;
+	struct np_node_state st;
+	struct np_cgroup_root cg;
+	bool cg_open;
+	int nmeta;
+	struct np_wl_meta *meta;
+	int nwritten;
+	struct np_written *written;
+	struct np_counters n;
+	struct np_rejection rej[NP_MAX_REJECTIONS];
+	int nrej;
+	struct {
+		time_t time;
+		int writes;
+		long duration_us;
+	} last_cycle;
+	int epfd, tfd, sfd, ifd, lfd;
+	bool stop;
+	bool dirty; /* state must be saved */
+};
+
+/* Flags for np_daemon_init. */
+#define NP_DAEMON_RESET_STATE 0x1
+
+int np_daemon_init(struct np_daemon *d, const char *config_path,
+		   unsigned flags, char *err, size_t errlen);
+void np_daemon_fini(struct np_daemon *d);
+/* One reconcile cycle: specs, vanished cgroups, drift; 0 or -errno. */
+int np_daemon_reconcile(struct np_daemon *d);
+/* The event loop; returns when stopped. */
+int np_daemon_run(struct np_daemon *d);
+/* Handle one control request (exposed for tests). */
+json_t *np_daemon_handle(struct np_daemon *d, const json_t *req);
+json_t *np_daemon_status(struct np_daemon *d);
+
+#endif

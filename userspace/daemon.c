@@ -1,0 +1,866 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * numaplaced core: admission requests, the reconcile cycle that makes the
+ * cgroup tree match the allocations, and the event loop.
+ */
+#include "numaplace/daemon.h"
+#include "numaplace/plan.h"
+#include "numaplace/state_file.h"
+#include "numaplace/topology_json.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#define ERR(...)                                                               \
+	do {                                                                   \
+		if (err && errlen)                                             \
+			snprintf(err, errlen, __VA_ARGS__);                    \
+	} while (0)
+
+__attribute__((format(printf, 2, 3))) static void logm(int prio,
+						      const char *fmt, ...)
+{
+	va_list ap;
+	static const char *const names[] = {"emerg", "alert", "crit", "error",
+					    "warning", "notice", "info",
+					    "debug"};
+	fprintf(stderr, "<%d>numaplaced: %s: ", prio, names[prio & 7]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- workload bookkeeping ----------------------------------------------- */
+
+static struct np_wl_meta *meta_find(struct np_daemon *d, const char *name)
+{
+	for (int i = 0; i < d->nmeta; i++)
+		if (!strcmp(d->meta[i].name, name))
+			return &d->meta[i];
+	return NULL;
+}
+
+static struct np_wl_meta *meta_add(struct np_daemon *d, const char *name)
+{
+	struct np_wl_meta *m = meta_find(d, name), *g;
+	if (m)
+		return m;
+	g = realloc(d->meta, sizeof(*g) * (size_t)(d->nmeta + 1));
+	if (!g)
+		return NULL;
+	d->meta = g;
+	m = &d->meta[d->nmeta++];
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	return m;
+}
+
+static void meta_del(struct np_daemon *d, const char *name)
+{
+	struct np_wl_meta *m = meta_find(d, name);
+	if (!m)
+		return;
+	*m = d->meta[--d->nmeta];
+}
+
+static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
+{
+	struct np_rejection *r;
+	if (d->nrej == NP_MAX_REJECTIONS)
+		memmove(&d->rej[0], &d->rej[1], sizeof(d->rej[0]) * (NP_MAX_REJECTIONS - 1));
+	else
+		d->nrej++;
+	r = &d->rej[d->nrej - 1];
+	snprintf(r->workload, sizeof(r->workload), "%s", dec->workload);
+	snprintf(r->resource, sizeof(r->resource), "%s", dec->resource);
+	snprintf(r->reason, sizeof(r->reason), "%s", dec->reason);
+	r->time = time(NULL);
+	d->n.rejected++;
+}
+
+static int save_state(struct np_daemon *d)
+{
+	char err[512];
+	int r = np_statefile_save(d->cfg.state_dir, &d->st, err, sizeof(err));
+	if (r < 0)
+		logm(LOG_ERR, "saving state: %s", err);
+	else
+		d->dirty = false;
+	return r;
+}
+
+/*
+ * Admit one spec. On success the workload's cgroup is prepared (created if
+ * configured) and the next reconcile writes its cpuset. A cgroup that
+ * cannot be prepared undoes the admission.
+ */
+static int admit_spec(struct np_daemon *d, const json_t *spec,
+		      const char *spec_file, struct np_decision *dec,
+		      char *err, size_t errlen)
+{
+	struct np_workload_req *w = calloc(1, sizeof(*w));
+	struct np_wl_meta *m;
+	char *canon = NULL;
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
+		goto out;
+	r = np_admit(&d->st, w, dec, err, errlen);
+	if (r)
+		goto out;
+	if (!dec->admitted) {
+		note_rejection(d, dec);
+		logm(LOG_WARNING, "rejected %s: %s", w->name, dec->reason);
+		goto out;
+	}
+	if (d->cg_open) {
+		unsigned fl = d->cfg.create_cgroups ? NP_CGROUP_CREATE : 0;
+		char cerr[512];
+		r = np_cgroup_prepare(&d->cg, w->cgroup, fl, cerr, sizeof(cerr));
+		for (int i = 0; !r && i < w->ncontainers; i++) {
+			char sub[2 * NP_PATH_MAX];
+			if (!w->c[i].cgroup[0])
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", w->cgroup,
+				 w->c[i].cgroup);
+			r = np_cgroup_prepare(&d->cg, sub, fl, cerr, sizeof(cerr));
+		}
+		if (r) {
+			np_release(&d->st, w->name);
+			ERR("cgroup %.200s: %.400s", w->cgroup, cerr);
+			dec->admitted = false;
+			goto out;
+		}
+	}
+	m = meta_add(d, w->name);
+	if (!m) {
+		np_release(&d->st, w->name);
+		r = -ENOMEM;
+		goto out;
+	}
+	snprintf(m->spec_file, sizeof(m->spec_file), "%s",
+		 spec_file ? spec_file : "");
+	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon ? canon : "");
+	m->established = false;
+	d->n.admitted++;
+	d->dirty = true;
+	logm(LOG_INFO, "admitted %s", w->name);
+out:
+	free(canon);
+	free(w);
+	return r;
+}
+
+static int release_wl(struct np_daemon *d, const char *name, const char *why)
+{
+	int r = np_release(&d->st, name);
+	if (r)
+		return r;
+	meta_del(d, name);
+	d->n.released++;
+	d->dirty = true;
+	logm(LOG_INFO, "released %s (%s)", name, why);
+	return 0;
+}
+
+/* ---- spec directory ----------------------------------------------------- */
+
+static int scan_specs(struct np_daemon *d)
+{
+	DIR *dir = opendir(d->cfg.spec_dir);
+	struct dirent *e;
+	char seen[256][NP_NAME_MAX];
+	int nseen = 0;
+
+	if (!dir) {
+		if (errno != ENOENT)
+			logm(LOG_ERR, "spec directory %s: %s", d->cfg.spec_dir,
+			     strerror(errno));
+		return 0;
+	}
+	while ((e = readdir(dir))) {
+		char path[2 * NP_PATH_MAX], err[512], *canon;
+		const char *name;
+		json_error_t jerr;
+		json_t *spec;
+		size_t len = strlen(e->d_name);
+		struct np_wl_meta *m;
+		struct np_decision dec;
+
+		if (e->d_name[0] == '.' || len < 6 ||
+		    strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.spec_dir, e->d_name);
+		spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+		if (!spec) {
+			logm(LOG_ERR, "spec %s: line %d: %s", path, jerr.line,
+			     jerr.text);
+			continue;
+		}
+		name = json_string_value(json_object_get(spec, "name"));
+		if (!name) {
+			logm(LOG_ERR, "spec %s: name: required field is missing",
+			     path);
+			json_decref(spec);
+			continue;
+		}
+		if (nseen < 256)
+			snprintf(seen[nseen++], NP_NAME_MAX, "%s", name);
+		m = meta_find(d, name);
+		canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+		if (m && canon && !strcmp(m->spec_json, canon)) {
+			free(canon);
+			json_decref(spec);
+			continue;
+		}
+		if (m && !m->spec_json[0] && np_state_find(&d->st, name) >= 0) {
+			/* loaded from the state after a restart: adopt */
+			snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon);
+			snprintf(m->spec_file, sizeof(m->spec_file), "%s", path);
+			free(canon);
+			json_decref(spec);
+			continue;
+		}
+		free(canon);
+		if (np_state_find(&d->st, name) >= 0) {
+			/* changed spec: re-admit */
+			release_wl(d, name, "spec changed");
+		}
+		if (admit_spec(d, spec, path, &dec, err, sizeof(err)) < 0)
+			logm(LOG_ERR, "spec %s: %s", path, err);
+		json_decref(spec);
+	}
+	closedir(dir);
+	/* Specs that disappeared release their workloads. */
+	for (int i = 0; i < d->nmeta; i++) {
+		bool found = false;
+		if (!d->meta[i].spec_file[0])
+			continue;
+		for (int k = 0; k < nseen; k++)
+			found |= !strcmp(seen[k], d->meta[i].name);
+		if (!found) {
+			char name[NP_NAME_MAX];
+			snprintf(name, sizeof(name), "%s", d->meta[i].name);
+			release_wl(d, name, "spec file removed");
+			i--;
+		}
+	}
+	return 0;
+}
+
+/* ---- reconcile ---------------------------------------------------------- */
+
+static struct np_written *written_find(struct np_daemon *d, const char *path)
+{
+	for (int i = 0; i < d->nwritten; i++)
+		if (!strcmp(d->written[i].path, path))
+			return &d->written[i];
+	return NULL;
+}
+
+static void written_set(struct np_daemon *d, const char *path,
+			const np_cpuset *cpus, np_nodemask mems)
+{
+	struct np_written *w = written_find(d, path);
+	if (!w) {
+		struct np_written *g = realloc(
+			d->written, sizeof(*g) * (size_t)(d->nwritten + 1));
+		if (!g)
+			return;
+		d->written = g;
+		w = &d->written[d->nwritten++];
+		snprintf(w->path, sizeof(w->path), "%s", path);
+	}
+	w->cpus = *cpus;
+	w->mems = mems;
+}
+
+struct desired {
+	char path[2 * NP_PATH_MAX];
+	np_cpuset cpus;
+	np_nodemask mems;
+	bool exclusive;
+	int wl; /* workload index */
+};
+
+static int build_desired(struct np_daemon *d, struct desired **out, int *n)
+{
+	struct np_pools p;
+	struct desired *v;
+	int k = 0, cap = 0;
+
+	np_state_pools(&d->st, &p);
+	for (int i = 0; i < d->st.nworkloads; i++)
+		cap += 1 + d->st.w[i].ncontainers;
+	v = calloc((size_t)cap + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_workload_alloc *a = &d->st.w[i];
+		struct desired *wd = &v[k++];
+		bool excl = true; /* exclusive only when every container is */
+		snprintf(wd->path, sizeof(wd->path), "%s", a->req.cgroup);
+		wd->wl = i;
+		for (int c = 0; c < a->ncontainers; c++) {
+			const struct np_container_alloc *ca = &a->c[c];
+			np_cpuset cc = ca->exclusive ? ca->cpus
+				       : a->qos_class == NP_QOS_BE ? p.be
+								   : p.shared;
+			np_cpuset_or(&wd->cpus, &wd->cpus, &cc);
+			wd->mems |= ca->mems;
+			excl &= ca->exclusive;
+			if (a->req.c[c].cgroup[0]) {
+				struct desired *cd = &v[k++];
+				snprintf(cd->path, sizeof(cd->path), "%s/%s",
+					 a->req.cgroup, a->req.c[c].cgroup);
+				cd->cpus = cc;
+				cd->mems = ca->mems;
+				cd->exclusive = ca->exclusive;
+				cd->wl = i;
+			}
+		}
+		wd->exclusive = excl;
+		if (!wd->mems)
+			wd->mems = d->topo->numa_mask;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int np_daemon_reconcile(struct np_daemon *d)
+{
+	struct np_cgroup_change *ch = NULL;
+	struct np_cgroup_plan plan = {0};
+	struct desired *v = NULL;
+	struct timespec t0, t1;
+	int n = 0, nch = 0, r = 0, writes = 0;
+	char err[1024];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	d->n.cycles++;
+	scan_specs(d);
+	if (!d->cg_open)
+		goto done;
+	/* Workloads whose cgroup vanished are released. */
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		struct np_wl_meta *m = meta_find(d, d->st.w[i].req.name);
+		struct np_cgroup_state cs;
+		if (!m || !m->established)
+			continue;
+		if (np_cgroup_inspect(&d->cg, d->st.w[i].req.cgroup, &cs, err,
+				      sizeof(err)) == -ENOENT) {
+			char name[NP_NAME_MAX];
+			snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
+			d->n.vanished++;
+			release_wl(d, name, "cgroup removed");
+			i--;
+		}
+	}
+	if ((r = build_desired(d, &v, &n)))
+		goto done;
+	ch = calloc((size_t)n + 1, sizeof(*ch));
+	if (!ch) {
+		r = -ENOMEM;
+		goto done;
+	}
+	for (int i = 0; i < n; i++) {
+		struct np_cgroup_state cs;
+		struct np_wl_meta *m = meta_find(d, d->st.w[v[i].wl].req.name);
+		int ir = np_cgroup_inspect(&d->cg, v[i].path, &cs, err,
+					   sizeof(err));
+		if (ir == -ENOENT && d->cfg.create_cgroups) {
+			ir = np_cgroup_prepare(&d->cg, v[i].path,
+					       NP_CGROUP_CREATE, err,
+					       sizeof(err));
+			if (!ir)
+				ir = np_cgroup_inspect(&d->cg, v[i].path, &cs,
+						       err, sizeof(err));
+		}
+		if (ir) {
+			logm(LOG_ERR, "cgroup %s: %s", v[i].path, err);
+			d->n.write_errors++;
+			continue;
+		}
+		if (np_cpuset_equal(&cs.cpus, &v[i].cpus) &&
+		    cs.mems == v[i].mems) {
+			written_set(d, v[i].path, &v[i].cpus, v[i].mems);
+			continue;
+		}
+		/* Drift: a cgroup no longer holds what we last wrote there
+		 * (a planned change of its desired set is not drift). */
+		struct np_written *wr = written_find(d, v[i].path);
+		if (m && m->established && wr &&
+		    (!np_cpuset_equal(&wr->cpus, &cs.cpus) || wr->mems != cs.mems)) {
+			char *a = np_cpuset_str(&cs.cpus), *b = np_cpuset_str(&v[i].cpus);
+			logm(LOG_WARNING,
+			     "drift in %s: cpuset.cpus is \"%s\", want \"%s\"",
+			     v[i].path, a ? a : "?", b ? b : "?");
+			free(a);
+			free(b);
+			d->n.drift_repaired++;
+		}
+		ch[nch].cgroup = v[i].path;
+		ch[nch].old_cpus = cs.cpus;
+		ch[nch].new_cpus = v[i].cpus;
+		ch[nch].old_mems = cs.mems;
+		ch[nch].new_mems = v[i].mems;
+		ch[nch].kind = v[i].exclusive ? NP_CGROUP_EXCLUSIVE
+					      : NP_CGROUP_SHARED;
+		nch++;
+	}
+	if (nch) {
+		r = np_cgroup_plan_build(&plan, ch, nch, err, sizeof(err));
+		if (r) {
+			logm(LOG_ERR, "planning cpuset writes: %s", err);
+			d->n.write_errors++;
+			goto done;
+		}
+		writes = plan.n;
+		r = np_cgroup_plan_apply(&d->cg, &plan, NULL, err, sizeof(err));
+		if (r < 0) {
+			logm(LOG_ERR, "applying cpuset writes: %s", err);
+			d->n.write_errors++;
+		} else if (r > 0) {
+			logm(LOG_WARNING, "%s", err);
+		}
+		if (r >= 0)
+			for (int i = 0; i < nch; i++)
+				written_set(d, ch[i].cgroup, &ch[i].new_cpus,
+					    ch[i].new_mems);
+		r = r < 0 ? r : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		struct np_wl_meta *m = meta_find(d, d->st.w[v[i].wl].req.name);
+		if (m)
+			m->established = true;
+	}
+done:
+	np_cgroup_plan_free(&plan);
+	free(ch);
+	free(v);
+	if (d->dirty)
+		save_state(d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	d->last_cycle.time = time(NULL);
+	d->last_cycle.writes = writes;
+	d->last_cycle.duration_us = (t1.tv_sec - t0.tv_sec) * 1000000L +
+				    (t1.tv_nsec - t0.tv_nsec) / 1000;
+	return r;
+}
+
+/* ---- control requests --------------------------------------------------- */
+
+json_t *np_daemon_status(struct np_daemon *d)
+{
+	json_t *ws = json_array(), *rj = json_array();
+	for (int i = 0; i < d->st.nworkloads; i++)
+		json_array_append_new(ws, np_workload_alloc_to_json(&d->st,
+								    &d->st.w[i]));
+	for (int i = 0; i < d->nrej; i++)
+		json_array_append_new(
+			rj, json_pack("{s:s,s:s,s:s,s:I}", "workload",
+				      d->rej[i].workload, "resource",
+				      d->rej[i].resource, "reason",
+				      d->rej[i].reason, "time",
+				      (json_int_t)d->rej[i].time));
+	return json_pack(
+		"{s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:f,s:{s:I,s:i,s:I}}",
+		"topology", np_topology_to_json(d->topo), "pools",
+		np_pools_to_json(&d->st), "workloads", ws, "counters",
+		"cycles", (json_int_t)d->n.cycles, "drift_repaired",
+		(json_int_t)d->n.drift_repaired, "admitted",
+		(json_int_t)d->n.admitted, "rejected", (json_int_t)d->n.rejected,
+		"released", (json_int_t)d->n.released, "write_errors",
+		(json_int_t)d->n.write_errors, "vanished",
+		(json_int_t)d->n.vanished, "rejections", rj,
+		"reconcile_period_s", d->cfg.reconcile_period_ms / 1000.0,
+		"last_cycle", "time", (json_int_t)d->last_cycle.time, "writes",
+		d->last_cycle.writes, "duration_us",
+		(json_int_t)d->last_cycle.duration_us);
+}
+
+static json_t *fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_t *fail(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return json_pack("{s:b,s:s}", "ok", 0, "error", buf);
+}
+
+json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	char err[1024];
+
+	if (!json_is_object(req) || !op)
+		return fail("op: required field is missing");
+	if (!strcmp(op, "status"))
+		return json_pack("{s:b,s:o}", "ok", 1, "status",
+				 np_daemon_status(d));
+	if (!strcmp(op, "admit")) {
+		struct np_decision dec;
+		const json_t *spec = json_object_get(req, "spec");
+		json_t *res;
+		int r;
+		if (!json_is_object(spec))
+			return fail("spec: expected a workload spec object");
+		r = admit_spec(d, spec, NULL, &dec, err, sizeof(err));
+		if (r)
+			return fail("%s", err);
+		res = json_pack("{s:b,s:o}", "ok", 1, "decision",
+				np_decision_to_json(&d->st, &dec));
+		if (dec.admitted) {
+			np_daemon_reconcile(d); /* apply now, not in 10 s */
+		}
+		return res;
+	}
+	if (!strcmp(op, "release")) {
+		const char *name = json_string_value(json_object_get(req, "name"));
+		if (!name)
+			return fail("name: required field is missing");
+		if (release_wl(d, name, "requested") < 0)
+			return fail("release: no workload named \"%s\"", name);
+		np_daemon_reconcile(d);
+		return json_pack("{s:b}", "ok", 1);
+	}
+	if (!strcmp(op, "plan")) {
+		json_t *res = NULL;
+		if (np_plan(json_object_get(req, "request"), &res, err,
+			    sizeof(err)))
+			return fail("request.%s", err);
+		return json_pack("{s:b,s:o}", "ok", 1, "result", res);
+	}
+	if (!strcmp(op, "reload")) {
+		np_daemon_reconcile(d);
+		return json_pack("{s:b}", "ok", 1);
+	}
+	return fail("op: \"%s\" is not admit, release, status, plan or reload",
+		    op);
+}
+
+/* One request per connection line; root peers only. */
+static void serve_client(struct np_daemon *d, int fd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	char *buf = malloc(1 << 20);
+	size_t len = 0;
+	json_t *resp = NULL, *req;
+	json_error_t jerr;
+	char *out;
+
+	if (!buf)
+		goto out;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.uid) {
+		resp = fail("permission denied: numaplaced accepts requests "
+			    "from root only");
+		logm(LOG_WARNING, "refused control request from uid %u pid %d",
+		     (unsigned)cred.uid, (int)cred.pid);
+		goto reply;
+	}
+	while (len < (1 << 20) - 1) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t k;
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		k = read(fd, buf + len, (1 << 20) - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		if (memchr(buf, '\n', len))
+			break;
+	}
+	buf[len] = '\0';
+	req = json_loads(buf, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+			 &jerr);
+	if (!req)
+		resp = fail("request: invalid JSON at column %d: %s",
+			    jerr.column, jerr.text);
+	else
+		resp = np_daemon_handle(d, req);
+	json_decref(req);
+reply:
+	out = json_dumps(resp, JSON_COMPACT);
+	if (out) {
+		size_t n = strlen(out), off = 0;
+		out[n] = '\0';
+		while (off < n) {
+			ssize_t k = send(fd, out + off, n - off, MSG_NOSIGNAL);
+			if (k <= 0)
+				break;
+			off += (size_t)k;
+		}
+		(void)!send(fd, "\n", 1, MSG_NOSIGNAL);
+	}
+	free(out);
+	json_decref(resp);
+out:
+	free(buf);
+	close(fd);
+}
+
+/* ---- setup and the loop ------------------------------------------------- */
+
+static int mkdir_p(const char *dir, mode_t mode)
+{
+	char tmp[NP_PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(tmp, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int open_socket(struct np_daemon *d, char *err, size_t errlen)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[NP_PATH_MAX], *slash;
+	int fd, r;
+
+	snprintf(dir, sizeof(dir), "%s", d->cfg.socket_path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if ((r = mkdir_p(dir, 0700))) {
+			ERR("socket directory %.200s: %s", dir, strerror(-r));
+			return r;
+		}
+	}
+	if (strlen(d->cfg.socket_path) >= sizeof(a.sun_path)) {
+		ERR("socket %.200s: path too long", d->cfg.socket_path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(a.sun_path, d->cfg.socket_path, strlen(d->cfg.socket_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(a.sun_path);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    chmod(a.sun_path, 0600) || listen(fd, 16)) {
+		r = -errno;
+		ERR("control socket %.108s: %s", a.sun_path, strerror(errno));
+		close(fd);
+		return r;
+	}
+	d->lfd = fd;
+	return 0;
+}
+
+int np_daemon_init(struct np_daemon *d, const char *config_path,
+		   unsigned flags, char *err, size_t errlen)
+{
+	struct np_cgroup_opts o = {0};
+	bool fresh = false;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	d->epfd = d->tfd = d->sfd = d->ifd = d->lfd = -1;
+	d->cg.root_fd = d->cg.parent_fd = -1;
+	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
+	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
+		return r;
+	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen)))
+		return r;
+	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
+		return r;
+	o.root = d->cfg.cgroup_root[0] ? d->cfg.cgroup_root : NULL;
+	o.parent = d->cfg.cgroup_parent;
+	o.allow_fake = d->cfg.fake_cgroup_root;
+	o.create_parent = true;
+	if ((r = np_cgroup_open(&d->cg, &o, err, errlen)))
+		return r;
+	d->cg_open = true;
+	if ((r = mkdir_p(d->cfg.state_dir, 0700))) {
+		ERR("state directory %.200s: %s", d->cfg.state_dir, strerror(-r));
+		return r;
+	}
+	if (flags & NP_DAEMON_RESET_STATE) {
+		if ((r = np_statefile_reset(d->cfg.state_dir, err, errlen)))
+			return r;
+	}
+	if ((r = np_statefile_load(d->cfg.state_dir, &d->st, &fresh, err,
+				   errlen)))
+		return r;
+	/* Loaded workloads are established: their cgroups exist already. */
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		struct np_wl_meta *m = meta_add(d, d->st.w[i].req.name);
+		if (!m)
+			return -ENOMEM;
+		m->established = true;
+	}
+	logm(LOG_INFO, "%s state with %d workload(s) from %s",
+	     fresh ? "fresh" : "loaded", d->st.nworkloads, d->cfg.state_dir);
+	return 0;
+}
+
+void np_daemon_fini(struct np_daemon *d)
+{
+	if (d->dirty)
+		save_state(d);
+	if (d->lfd >= 0) {
+		close(d->lfd);
+		unlink(d->cfg.socket_path);
+	}
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->sfd >= 0)
+		close(d->sfd);
+	if (d->ifd >= 0)
+		close(d->ifd);
+	np_cgroup_close(&d->cg);
+	np_state_free(&d->st);
+	np_topology_free(d->topo);
+	free(d->meta);
+	free(d->written);
+	d->topo = NULL;
+	d->meta = NULL;
+	d->written = NULL;
+}
+
+static int add_fd(struct np_daemon *d, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static void reload(struct np_daemon *d)
+{
+	struct np_config c;
+	char err[512];
+	if (np_config_load(&c, d->config_path, err, sizeof(err))) {
+		logm(LOG_ERR, "reload: %s (keeping the running configuration)",
+		     err);
+		return;
+	}
+	if (memcmp(&c.policy, &d->cfg.policy, sizeof(c.policy)) ||
+	    strcmp(c.cgroup_parent, d->cfg.cgroup_parent) ||
+	    strcmp(c.state_dir, d->cfg.state_dir)) {
+		logm(LOG_ERR, "reload: node_policy, cgroup_parent and state_dir "
+			      "need a restart (and a state reset for a policy "
+			      "change); keeping the running configuration");
+		return;
+	}
+	d->cfg.reconcile_period_ms = c.reconcile_period_ms;
+	logm(LOG_INFO, "configuration reloaded");
+}
+
+int np_daemon_run(struct np_daemon *d)
+{
+	struct itimerspec its = {0};
+	sigset_t mask;
+	char err[512];
+	int r;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (d->epfd < 0 || d->sfd < 0 || d->tfd < 0 || d->ifd < 0)
+		return -errno;
+	its.it_value.tv_sec = its.it_interval.tv_sec =
+		d->cfg.reconcile_period_ms / 1000;
+	its.it_value.tv_nsec = its.it_interval.tv_nsec =
+		(long)(d->cfg.reconcile_period_ms % 1000) * 1000000L;
+	timerfd_settime(d->tfd, 0, &its, NULL);
+	mkdir_p(d->cfg.spec_dir, 0755);
+	if (inotify_add_watch(d->ifd, d->cfg.spec_dir,
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
+				      IN_DELETE) < 0)
+		logm(LOG_WARNING, "cannot watch %s: %s (specs are picked up "
+				  "each period)",
+		     d->cfg.spec_dir, strerror(errno));
+	if ((r = open_socket(d, err, sizeof(err)))) {
+		logm(LOG_ERR, "%s", err);
+		return r;
+	}
+	if ((r = add_fd(d, d->sfd)) || (r = add_fd(d, d->tfd)) ||
+	    (r = add_fd(d, d->ifd)) || (r = add_fd(d, d->lfd)))
+		return r;
+	np_daemon_reconcile(d);
+	sd_notifyf(0, "READY=1\nSTATUS=%d workloads, reconciling every %u ms",
+		   d->st.nworkloads, d->cfg.reconcile_period_ms);
+	while (!d->stop) {
+		struct epoll_event ev[8];
+		int n = epoll_wait(d->epfd, ev, 8, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			int fd = ev[i].data.fd;
+			if (fd == d->tfd) {
+				uint64_t x;
+				(void)!read(fd, &x, sizeof(x));
+				np_daemon_reconcile(d);
+				sd_notifyf(0,
+					   "WATCHDOG=1\nSTATUS=%d workloads, "
+					   "%llu drift repaired, %llu rejected",
+					   d->st.nworkloads,
+					   (unsigned long long)d->n.drift_repaired,
+					   (unsigned long long)d->n.rejected);
+			} else if (fd == d->sfd) {
+				struct signalfd_siginfo si;
+				while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+					if (si.ssi_signo == SIGHUP) {
+						reload(d);
+						np_daemon_reconcile(d);
+					} else {
+						d->stop = true;
+					}
+				}
+			} else if (fd == d->ifd) {
+				char buf[4096];
+				while (read(fd, buf, sizeof(buf)) > 0)
+					;
+				np_daemon_reconcile(d);
+			} else if (fd == d->lfd) {
+				int c;
+				while ((c = accept4(d->lfd, NULL, NULL,
+						    SOCK_CLOEXEC)) >= 0)
+					serve_client(d, c);
+			}
+		}
+	}
+	sd_notify(0, "STOPPING=1");
+	logm(LOG_INFO, "stopping");
+	return 0;
+}
