@@ -96,6 +96,39 @@ static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
 	d->n.rejected++;
 }
 
+static struct np_spec_note *note_find(struct np_daemon *d, const char *file)
+{
+	for (int i = 0; i < d->nnotes; i++)
+		if (!strcmp(d->notes[i].file, file))
+			return &d->notes[i];
+	return NULL;
+}
+
+static struct np_spec_note *note_set(struct np_daemon *d, const char *file,
+				     const char *canon)
+{
+	struct np_spec_note *n = note_find(d, file);
+	if (!n) {
+		struct np_spec_note *g =
+			realloc(d->notes, sizeof(*g) * (size_t)(d->nnotes + 1));
+		if (!g)
+			return NULL;
+		d->notes = g;
+		n = &d->notes[d->nnotes++];
+		memset(n, 0, sizeof(*n));
+		snprintf(n->file, sizeof(n->file), "%s", file);
+	}
+	snprintf(n->canon, sizeof(n->canon), "%s", canon ? canon : "");
+	return n;
+}
+
+static void note_del(struct np_daemon *d, const char *file)
+{
+	struct np_spec_note *n = note_find(d, file);
+	if (n)
+		*n = d->notes[--d->nnotes];
+}
+
 static int save_state(struct np_daemon *d)
 {
 	char err[512];
@@ -129,10 +162,23 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 	if (r)
 		goto out;
 	if (!dec->admitted) {
-		note_rejection(d, dec);
-		logm(LOG_WARNING, "rejected %s: %s", w->name, dec->reason);
+		struct np_spec_note *n = spec_file ? note_find(d, spec_file) : NULL;
+		/* A spec file is retried every cycle; say it once per reason. */
+		if (!n || strcmp(n->reason, dec->reason)) {
+			note_rejection(d, dec);
+			logm(LOG_WARNING, "rejected %s: %s", w->name, dec->reason);
+		}
+		if (spec_file) {
+			canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+			n = note_set(d, spec_file, canon);
+			if (n)
+				snprintf(n->reason, sizeof(n->reason), "%s",
+					 dec->reason);
+		}
 		goto out;
 	}
+	if (spec_file)
+		note_del(d, spec_file);
 	if (d->cg_open) {
 		unsigned fl = d->cfg.create_cgroups ? NP_CGROUP_CREATE : 0;
 		char cerr[512];
@@ -185,6 +231,7 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 }
 
 /* ---- spec directory ----------------------------------------------------- */
+
 
 static int scan_specs(struct np_daemon *d)
 {
@@ -242,6 +289,14 @@ static int scan_specs(struct np_daemon *d)
 			json_decref(spec);
 			continue;
 		}
+		{
+			struct np_spec_note *n = note_find(d, path);
+			if (n && n->retired && canon && !strcmp(n->canon, canon)) {
+				free(canon);
+				json_decref(spec);
+				continue;
+			}
+		}
 		free(canon);
 		if (np_state_find(&d->st, name) >= 0) {
 			/* changed spec: re-admit */
@@ -252,6 +307,11 @@ static int scan_specs(struct np_daemon *d)
 		json_decref(spec);
 	}
 	closedir(dir);
+	for (int i = 0; i < d->nnotes; i++)
+		if (access(d->notes[i].file, F_OK)) {
+			note_del(d, d->notes[i].file);
+			i--;
+		}
 	/* Specs that disappeared release their workloads. */
 	for (int i = 0; i < d->nmeta; i++) {
 		bool found = false;
@@ -374,6 +434,12 @@ int np_daemon_reconcile(struct np_daemon *d)
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
 			d->n.vanished++;
+			if (m->spec_file[0]) {
+				struct np_spec_note *note =
+					note_set(d, m->spec_file, m->spec_json);
+				if (note)
+					note->retired = true;
+			}
 			release_wl(d, name, "cgroup removed");
 			i--;
 		}
@@ -745,6 +811,8 @@ void np_daemon_fini(struct np_daemon *d)
 	np_topology_free(d->topo);
 	free(d->meta);
 	free(d->written);
+	free(d->notes);
+	d->notes = NULL;
 	d->topo = NULL;
 	d->meta = NULL;
 	d->written = NULL;

@@ -35,6 +35,16 @@ struct np_wl_meta {
 	bool established;            /* its cgroup was written at least once */
 };
 
+/* A spec file that is not admitted: rejected (retried every cycle, logged
+ * when the reason changes) or retired (its cgroup was removed by hand; not
+ * re-admitted until the file changes). */
+struct np_spec_note {
+	char file[2 * NP_PATH_MAX];
+	char canon[4096];
+	char reason[512];
+	bool retired;
+};
+
 /* What the daemon last wrote to a cgroup: drift is a difference from it. */
 struct np_written {
 	char path[2 * NP_PATH_MAX];
@@ -53,6 +63,8 @@ struct np_daemon {
 	struct np_wl_meta *meta;
 	int nwritten;
 	struct np_written *written;
+	int nnotes;
+	struct np_spec_note *notes;
 	struct np_counters n;
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
