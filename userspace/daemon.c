@@ -220,9 +220,29 @@ out:
 
 static int release_wl(struct np_daemon *d, const char *name, const char *why)
 {
-	int r = np_release(&d->st, name);
+	int i = np_state_find(&d->st, name), r;
+	char cg[NP_PATH_MAX] = "";
+
+	if (i >= 0)
+		snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
+	r = np_release(&d->st, name);
 	if (r)
 		return r;
+	/* Remove the cgroup; one that still has tasks stays on the shared
+	 * pool until it is empty. */
+	if (d->cg_open && cg[0] && unlinkat(d->cg.parent_fd, cg, AT_REMOVEDIR) &&
+	    errno != ENOENT) {
+		char (*g)[2 * NP_PATH_MAX] =
+			realloc(d->left, sizeof(*g) * (size_t)(d->nleft + 1));
+		logm(LOG_WARNING,
+		     "released %s, but its cgroup %s is busy (%s): it stays on "
+		     "the shared pool until it is empty",
+		     name, cg, strerror(errno));
+		if (g) {
+			d->left = g;
+			snprintf(d->left[d->nleft++], sizeof(d->left[0]), "%s", cg);
+		}
+	}
 	meta_del(d, name);
 	d->n.released++;
 	d->dirty = true;
@@ -373,6 +393,7 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 	np_state_pools(&d->st, &p);
 	for (int i = 0; i < d->st.nworkloads; i++)
 		cap += 1 + d->st.w[i].ncontainers;
+	cap += d->nleft;
 	v = calloc((size_t)cap + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -403,6 +424,23 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 		wd->exclusive = excl;
 		if (!wd->mems)
 			wd->mems = d->topo->numa_mask;
+	}
+	for (int i = 0; i < d->nleft; i++) {
+		struct np_cgroup_state cs;
+		char err[256];
+		if (np_cgroup_inspect(&d->cg, d->left[i], &cs, err, sizeof(err)) ==
+			    -ENOENT ||
+		    (cs.procs_empty &&
+		     !unlinkat(d->cg.parent_fd, d->left[i], AT_REMOVEDIR))) {
+			memcpy(d->left[i], d->left[--d->nleft], sizeof(d->left[0]));
+			i--;
+			continue;
+		}
+		snprintf(v[k].path, sizeof(v[k].path), "%s", d->left[i]);
+		v[k].cpus = p.shared;
+		v[k].mems = d->topo->numa_mask;
+		v[k].wl = -1;
+		k++;
 	}
 	*out = v;
 	*n = k;
@@ -453,9 +491,13 @@ int np_daemon_reconcile(struct np_daemon *d)
 	}
 	for (int i = 0; i < n; i++) {
 		struct np_cgroup_state cs;
-		struct np_wl_meta *m = meta_find(d, d->st.w[v[i].wl].req.name);
+		struct np_wl_meta *m =
+			v[i].wl < 0 ? NULL
+				    : meta_find(d, d->st.w[v[i].wl].req.name);
 		int ir = np_cgroup_inspect(&d->cg, v[i].path, &cs, err,
 					   sizeof(err));
+		if (ir == -ENOENT && v[i].wl < 0)
+			continue;
 		if (ir == -ENOENT && d->cfg.create_cgroups) {
 			ir = np_cgroup_prepare(&d->cg, v[i].path,
 					       NP_CGROUP_CREATE, err,
@@ -518,7 +560,10 @@ int np_daemon_reconcile(struct np_daemon *d)
 		r = r < 0 ? r : 0;
 	}
 	for (int i = 0; i < n; i++) {
-		struct np_wl_meta *m = meta_find(d, d->st.w[v[i].wl].req.name);
+		struct np_wl_meta *m;
+		if (v[i].wl < 0)
+			continue;
+		m = meta_find(d, d->st.w[v[i].wl].req.name);
 		if (m)
 			m->established = true;
 	}
@@ -812,7 +857,9 @@ void np_daemon_fini(struct np_daemon *d)
 	free(d->meta);
 	free(d->written);
 	free(d->notes);
+	free(d->left);
 	d->notes = NULL;
+	d->left = NULL;
 	d->topo = NULL;
 	d->meta = NULL;
 	d->written = NULL;

@@ -65,6 +65,10 @@ struct np_daemon {
 	struct np_written *written;
 	int nnotes;
 	struct np_spec_note *notes;
+	/* Released workloads whose cgroup still holds tasks: kept on the
+	 * shared pool (never on CPUs granted to someone else) until empty. */
+	int nleft;
+	char (*left)[2 * NP_PATH_MAX];
 	struct np_counters n;
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
