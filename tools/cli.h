@@ -11,5 +11,10 @@
 /* Each gets argv[0] = subcommand name. */
 int cmd_topology(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+/* Control socket clients of numaplaced (see numaplace/ctl.h). */
+int cmd_admit(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -14,13 +14,21 @@ static const struct {
 	 "show the machine topology (--topology SRC, --json)"},
 	{"plan", cmd_plan,
 	 "what-if planner: JSON requests on stdin or --input FILE"},
+	{"admit", cmd_admit,
+	 "ask numaplaced to admit a workload spec (-f FILE)"},
+	{"release", cmd_release,
+	 "ask numaplaced to release a workload (NAME)"},
+	{"status", cmd_status,
+	 "what numaplaced manages: CPU map, pools, workloads (--json)"},
+	{"import-kubelet-state", cmd_import,
+	 "adopt a kubelet cpu_manager_state's exclusive CPUs (FILE)"},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: numaplace COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-21s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n'numaplace COMMAND --help' shows the options of one "
 		   "command.\n");
 }

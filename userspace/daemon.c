@@ -3,6 +3,7 @@
  * numaplaced core: admission requests, the reconcile cycle that makes the
  * cgroup tree match the allocations, and the event loop.
  */
+#include "numaplace/ctl.h"
 #include "numaplace/daemon.h"
 #include "numaplace/plan.h"
 #include "numaplace/state_file.h"
@@ -679,7 +680,7 @@ static void serve_client(struct np_daemon *d, int fd)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	char *buf = malloc(1 << 20);
+	char *buf = malloc(NP_CTL_MAX_LINE);
 	size_t len = 0;
 	json_t *resp = NULL, *req;
 	json_error_t jerr;
@@ -694,12 +695,12 @@ static void serve_client(struct np_daemon *d, int fd)
 		     (unsigned)cred.uid, (int)cred.pid);
 		goto reply;
 	}
-	while (len < (1 << 20) - 1) {
+	while (len < NP_CTL_MAX_LINE - 1) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t k;
 		if (poll(&p, 1, 5000) <= 0)
 			break;
-		k = read(fd, buf + len, (1 << 20) - 1 - len);
+		k = read(fd, buf + len, NP_CTL_MAX_LINE - 1 - len);
 		if (k <= 0)
 			break;
 		len += (size_t)k;

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+/* numaplace admit: send a workload spec to numaplaced, print the decision. */
+#include "cli.h"
+#include "numaplace/ctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void admit_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: numaplace admit -f SPEC [--json] [--socket PATH]\n"
+	    "\n"
+	    "Validates the workload spec SPEC (README, \"Workload spec\"),\n"
+	    "asks numaplaced to admit it and prints the decision:\n"
+	    "  admitted web: cpuset 1,5 mems 0 (LSE, hint 0 preferred)\n"
+	    "  rejected web: REASON (resource cpu)\n"
+	    "\n"
+	    "  -f, --file SPEC      the spec file, - for stdin\n"
+	    "  -j, --json           print the decision as JSON\n"
+	    "  -s, --socket PATH    control socket (default %s)\n"
+	    "  -h, --help           this text\n"
+	    "\n"
+	    "Exit: 0 admitted; 1 rejected, or numaplaced failed or is not\n"
+	    "      reachable; 2 bad usage or a bad spec (the message names\n"
+	    "      the field; numaplaced is not contacted).\n",
+	    NP_CTL_DEFAULT_SOCKET);
+}
+
+int cmd_admit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"file", required_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	const char *file = NULL, *sock = NP_CTL_DEFAULT_SOCKET;
+	json_t *spec = NULL, *req = NULL, *resp = NULL;
+	const json_t *dec;
+	bool as_json = false;
+	char err[1024];
+	int c, r, rc = NP_EXIT_FAIL;
+
+	while ((c = getopt_long(argc, argv, "f:js:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			file = optarg;
+			break;
+		case 'j':
+			as_json = true;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'h':
+			admit_usage(stdout);
+			return NP_EXIT_OK;
+		default:
+			admit_usage(stderr);
+			return NP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "numaplace admit: unexpected argument '%s'\n",
+			argv[optind]);
+		return NP_EXIT_USAGE;
+	}
+	if (!file) {
+		fprintf(stderr, "numaplace admit: -f SPEC is required (see "
+				"'numaplace admit --help')\n");
+		return NP_EXIT_USAGE;
+	}
+	r = np_ctl_load_spec(file, &spec, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "numaplace admit: %s\n", err);
+		return r == -ENOMEM ? NP_EXIT_FAIL : NP_EXIT_USAGE;
+	}
+	req = json_pack("{s:s,s:O}", "op", "admit", "spec", spec);
+	if (!req) {
+		fprintf(stderr, "numaplace admit: out of memory\n");
+		goto out;
+	}
+	if (np_ctl_call(sock, req, &resp, err, sizeof(err))) {
+		fprintf(stderr, "numaplace admit: %s\n", err);
+		goto out;
+	}
+	if (np_ctl_check(resp, err, sizeof(err))) {
+		fprintf(stderr, "numaplaced: %s\n", err);
+		goto out;
+	}
+	dec = json_object_get(resp, "decision");
+	if (!json_is_boolean(json_object_get(dec, "admitted"))) {
+		fprintf(stderr, "numaplace admit: malformed answer from "
+				"numaplaced: decision.admitted is missing\n");
+		goto out;
+	}
+	if (as_json) {
+		json_dumpf(dec, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+	} else {
+		np_decision_render(dec, stdout);
+	}
+	rc = json_is_true(json_object_get(dec, "admitted")) ? NP_EXIT_OK
+							    : NP_EXIT_FAIL;
+out:
+	json_decref(resp);
+	json_decref(req);
+	json_decref(spec);
+	return rc;
+}
