@@ -448,6 +448,51 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 	return 0;
 }
 
+/*
+ * Host cgroups confined to the shared pool (config.shared_cgroups) live
+ * outside the managed parent, so they are written around the main plan:
+ * before it, shrunk to what they keep (old ∩ pool), so that no CPU granted
+ * exclusively is still theirs; after it, widened to the pool.
+ */
+static int shared_cgroups_phase(struct np_daemon *d, bool before)
+{
+	struct np_pools p;
+	int writes = 0;
+
+	if (!d->cg_top_open)
+		return 0;
+	np_state_pools(&d->st, &p);
+	for (int i = 0; i < d->cfg.nshared; i++) {
+		const char *cg = d->cfg.shared_cgroups[i];
+		struct np_cgroup_state cs;
+		np_cpuset want;
+		char err[512];
+		int r;
+
+		if (np_cgroup_inspect(&d->cg_top, cg, &cs, err, sizeof(err)))
+			continue; /* gone or not there yet: nothing to do */
+		if (before) {
+			np_cpuset_and(&want, &cs.cpus, &p.shared);
+			if (np_cpuset_empty(&cs.cpus) || np_cpuset_empty(&want) ||
+			    np_cpuset_equal(&want, &cs.cpus))
+				continue;
+		} else {
+			want = p.shared;
+			if (np_cpuset_equal(&want, &cs.cpus))
+				continue;
+		}
+		r = np_cgroup_write_cpus(&d->cg_top, cg, &want, NULL, err,
+					 sizeof(err));
+		if (r < 0) {
+			logm(LOG_ERR, "shared cgroup %s: %s", cg, err);
+			d->n.write_errors++;
+		} else {
+			writes++;
+		}
+	}
+	return writes;
+}
+
 int np_daemon_reconcile(struct np_daemon *d)
 {
 	struct np_cgroup_change *ch = NULL;
@@ -539,6 +584,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 					      : NP_CGROUP_SHARED;
 		nch++;
 	}
+	writes += shared_cgroups_phase(d, true);
 	if (nch) {
 		r = np_cgroup_plan_build(&plan, ch, nch, err, sizeof(err));
 		if (r) {
@@ -546,7 +592,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 			d->n.write_errors++;
 			goto done;
 		}
-		writes = plan.n;
+		writes += plan.n;
 		r = np_cgroup_plan_apply(&d->cg, &plan, NULL, err, sizeof(err));
 		if (r < 0) {
 			logm(LOG_ERR, "applying cpuset writes: %s", err);
@@ -560,6 +606,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 					    ch[i].new_mems);
 		r = r < 0 ? r : 0;
 	}
+	writes += shared_cgroups_phase(d, false);
 	for (int i = 0; i < n; i++) {
 		struct np_wl_meta *m;
 		if (v[i].wl < 0)
@@ -799,6 +846,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	memset(d, 0, sizeof(*d));
 	d->epfd = d->tfd = d->sfd = d->ifd = d->lfd = -1;
 	d->cg.root_fd = d->cg.parent_fd = -1;
+	d->cg_top.root_fd = d->cg_top.parent_fd = -1;
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
 		return r;
@@ -813,6 +861,19 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	if ((r = np_cgroup_open(&d->cg, &o, err, errlen)))
 		return r;
 	d->cg_open = true;
+	if (d->cfg.nshared) {
+		struct np_cgroup_opts top = o;
+		top.parent = "";
+		top.create_parent = false;
+		if ((r = np_cgroup_open(&d->cg_top, &top, err, errlen)))
+			return r;
+		d->cg_top_open = true;
+		for (int i = 0; i < d->cfg.nshared; i++)
+			if ((r = np_cgroup_prepare(&d->cg_top,
+						   d->cfg.shared_cgroups[i], 0,
+						   err, errlen)))
+				return r;
+	}
 	if ((r = mkdir_p(d->cfg.state_dir, 0700))) {
 		ERR("state directory %.200s: %s", d->cfg.state_dir, strerror(-r));
 		return r;
@@ -853,6 +914,7 @@ void np_daemon_fini(struct np_daemon *d)
 	if (d->ifd >= 0)
 		close(d->ifd);
 	np_cgroup_close(&d->cg);
+	np_cgroup_close(&d->cg_top);
 	np_state_free(&d->st);
 	np_topology_free(d->topo);
 	free(d->meta);

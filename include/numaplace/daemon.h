@@ -59,6 +59,10 @@ struct np_daemon {
 	struct np_node_state st;
 	struct np_cgroup_root cg;
 	bool cg_open;
+	/* The hierarchy root, for config.shared_cgroups (host slices kept on
+	 * the shared pool, off exclusive CPUs). */
+	struct np_cgroup_root cg_top;
+	bool cg_top_open;
 	int nmeta;
 	struct np_wl_meta *meta;
 	int nwritten;

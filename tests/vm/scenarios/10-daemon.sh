@@ -18,6 +18,7 @@ cat >$ETC/numaplace.json <<JSON
                  "cpu_policy_options": {"full-pcpus-only": true}},
  "reconcile_period_s": 0.5,
  "cgroup_parent": "numaplace.slice",
+ "shared_cgroups": ["hostd.slice"],
  "spec_dir": "$ETC/specs", "state_dir": "$ETC/state",
  "socket": "/run/numaplace.sock", "bpf_pin_path": "/sys/fs/bpf/numaplace"}
 JSON
@@ -29,11 +30,17 @@ spec() { # NAME QOS CPUS
 eff() { cat "$CGP/$1/cpuset.cpus.effective" 2>/dev/null; }
 is_eff() { [ "$(eff "$1")" = "$2" ]; }
 
+# a host slice outside the managed parent, with a daemon in it
+cg_create hostd.slice cpuset
+cg_write hostd.slice cpuset.cpus 0-7
+H=$(spawn_sleeper)
+cg_move "$H" hostd.slice
+
 numaplaced --check-config -c $ETC/numaplace.json >/dev/null ||
 	fail "--check-config refused the configuration"
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
-on_exit "kill $DPID 2>/dev/null; cat $ETC/log"
+on_exit "kill $DPID $H 2>/dev/null; cat $ETC/log"
 wait_for 10 test -S /run/numaplace.sock
 
 # --- a shared workload and an LSE workload ---------------------------------
@@ -49,6 +56,9 @@ P=$(spawn_sleeper)
 cg_move "$P" numaplace.slice/web
 assert_eq "$(pid_cpus "$P")" 2-3 "Cpus_allowed_list of a task in web"
 assert_eq "$(pid_mems "$P")" 0 "Mems_allowed_list of a task in web"
+# the host slice lost web's CPUs too: host daemons stay off exclusive CPUs
+wait_for 10 sh -c "[ \"\$(cat $CG/hostd.slice/cpuset.cpus.effective)\" = 0-1,4-7 ]"
+assert_eq "$(pid_cpus "$H")" 0-1,4-7 "Cpus_allowed_list of a host daemon"
 
 # --- fill the node; the next exclusive request is rejected ------------------
 spec db LSE 4
