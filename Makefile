@@ -87,7 +87,16 @@ check-clang:
 check-vm: all
 	$(Q)tests/vm/run-all.sh $(BUILD)
 
-check: check-unit check-vectors check-clang check-asan check-vm
+# The closing line adds up unit tests, vectors (gcc and sanitizer runs) and
+# VM scenarios.
+check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
+check:
+	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
+	$(Q)$(MAKE) --no-print-directory check-unit check-vectors check-clang check-asan check-vm
+	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log
+
+# Test objects are intermediate files of pattern rules: keep them.
+.SECONDARY:
 
 bench: $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done

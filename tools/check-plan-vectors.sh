@@ -7,8 +7,10 @@ rc=0
 for f in tests/data/vectors/*.json tests/data/plan/*.json; do
 	[ -e "$f" ] || continue
 	printf '%-40s ' "$f"
-	if ! "$bin" plan --check <"$f"; then
-		rc=1
+	out=$("$bin" plan --check <"$f") || rc=1
+	echo "$out"
+	if [ -n "${NP_SUMMARY_FILE:-}" ]; then
+		echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/vectors \1 \2/p' >>"$NP_SUMMARY_FILE"
 	fi
 done
 exit $rc

@@ -21,6 +21,7 @@ for t in "$@"; do
 done
 echo
 echo "unit tests: $pass passed, $fail failed"
+[ -n "${NP_SUMMARY_FILE:-}" ] && echo "unit $pass $fail" >>"$NP_SUMMARY_FILE"
 if [ ${#failed[@]} -ne 0 ]; then
 	echo "failing programs: ${failed[*]}"
 	exit 1

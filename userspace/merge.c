@@ -636,8 +636,8 @@ static int merge_transform(const struct mctx *c, const struct dlist *L, int nl,
  * other final below r (those are proper subsets: fewer nodes, all <= B).
  * It is offered to inc and not expanded.
  *
- * Everything else is expanded; the last layer is the set of final results
- * that survived, which are offered to inc. Order only affects speed: lists
+ * Everything else is expanded; the children from the last list are final
+ * results and are offered to inc directly. Order only affects speed: lists
  * with the smallest largest mask first (the states fall to <= U nodes at
  * once), and within a layer the states nearest to min(B, U) first, so that
  * a good inc is found early.
@@ -940,6 +940,17 @@ static int merge_search(struct mctx *cm, struct dlist *L, int nl,
 				for (int j = 0; j < l->n; j++)
 					if ((r = states_push(&next, l->m[j])))
 						goto out;
+				continue;
+			}
+			if (li == nl - 1) {
+				/* the children are final results */
+				if (l->keep)
+					consider_np(c, inc, rm);
+				for (int j = 0; j < l->n; j++) {
+					np_nodemask x = rm & l->m[j];
+					if (popc(x) >= minc)
+						consider_np(c, inc, x);
+				}
 				continue;
 			}
 			if (l->keep) {
