@@ -377,6 +377,14 @@ static void written_set(struct np_daemon *d, const char *path,
 	w->mems = mems;
 }
 
+static bool any_partition(const struct np_daemon *d)
+{
+	for (int i = 0; i < d->st.nworkloads; i++)
+		if (d->st.w[i].req.partition)
+			return true;
+	return false;
+}
+
 struct desired {
 	char path[2 * NP_PATH_MAX];
 	np_cpuset cpus;
@@ -392,6 +400,11 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 	int k = 0, cap = 0;
 
 	np_state_pools(&d->st, &p);
+	/* Below a partition-root parent the reserved CPUs are not there. */
+	if (any_partition(d)) {
+		np_cpuset_andnot(&p.shared, &p.shared, &p.reserved);
+		np_cpuset_andnot(&p.be, &p.be, &p.reserved);
+	}
 	for (int i = 0; i < d->st.nworkloads; i++)
 		cap += 1 + d->st.w[i].ncontainers;
 	cap += d->nleft;
@@ -493,6 +506,88 @@ static int shared_cgroups_phase(struct np_daemon *d, bool before)
 	return writes;
 }
 
+/*
+ * cpuset partitions (isolation "partition"). A cgroup can only be a valid
+ * partition when its parent is a partition root (Linux 6.1 has no
+ * cpuset.cpus.exclusive to say otherwise), so while any workload asks for
+ * one, the managed parent becomes a "root" partition over every CPU but
+ * the reserved ones, which stay with the host; shared workloads below it
+ * then run on the shared pool without the reserved CPUs. Each such
+ * workload's cgroup becomes "isolated" once its CPUs are in place; when
+ * the kernel refuses, it stays a member and the kernel's reason is logged.
+ */
+static void parent_partition(struct np_daemon *d)
+{
+	struct np_cgroup_state cs;
+	np_cpuset want;
+	char err[1024];
+	int r;
+
+	if (!d->cg_top_open || !any_partition(d))
+		return;
+	if (np_cgroup_inspect(&d->cg_top, d->cfg.cgroup_parent, &cs, err,
+			      sizeof(err)))
+		return;
+	np_cpuset_andnot(&want, &d->topo->online, &d->st.reserved);
+	if (cs.has_partition && cs.partition == NP_CGROUP_ROOT &&
+	    !cs.partition_invalid && np_cpuset_equal(&cs.cpus, &want))
+		return;
+	if (!np_cpuset_equal(&cs.cpus, &want) &&
+	    (r = np_cgroup_write_cpus(&d->cg_top, d->cfg.cgroup_parent, &want,
+				      NULL, err, sizeof(err))) < 0) {
+		logm(LOG_ERR, "partition parent %s: %s", d->cfg.cgroup_parent,
+		     err);
+		return;
+	}
+	r = np_cgroup_set_partition(&d->cg_top, d->cfg.cgroup_parent,
+				    NP_CGROUP_ROOT, NULL, err, sizeof(err));
+	if (r)
+		logm(r < 0 ? LOG_ERR : LOG_WARNING, "partition parent %s: %s",
+		     d->cfg.cgroup_parent, err);
+	else
+		logm(LOG_INFO, "%s is a partition root (for isolated workloads)",
+		     d->cfg.cgroup_parent);
+}
+
+static void workload_partitions(struct np_daemon *d)
+{
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_workload_alloc *a = &d->st.w[i];
+		struct np_wl_meta *m = meta_find(d, a->req.name);
+		struct np_cgroup_state cs;
+		char err[1024];
+		int r;
+
+		if (!a->req.partition || !m)
+			continue;
+		if (np_cgroup_inspect(&d->cg, a->req.cgroup, &cs, err,
+				      sizeof(err)) ||
+		    !cs.has_partition)
+			continue;
+		if (cs.partition == NP_CGROUP_ISOLATED && !cs.partition_invalid) {
+			m->partition_done = true;
+			continue;
+		}
+		if (m->partition_done && cs.partition_invalid) {
+			logm(LOG_WARNING, "partition of %s became invalid: %s",
+			     a->req.name, cs.partition_reason);
+			m->partition_done = false;
+		}
+		if (m->partition_done)
+			continue;
+		r = np_cgroup_set_partition(&d->cg, a->req.cgroup,
+					    NP_CGROUP_ISOLATED, NULL, err,
+					    sizeof(err));
+		m->partition_done = true; /* refused ones are not retried */
+		if (r)
+			logm(r < 0 ? LOG_ERR : LOG_WARNING,
+			     "partition of %s: %s (kept as a member cgroup)",
+			     a->req.name, err);
+		else
+			logm(LOG_INFO, "%s is an isolated partition", a->req.name);
+	}
+}
+
 int np_daemon_reconcile(struct np_daemon *d)
 {
 	struct np_cgroup_change *ch = NULL;
@@ -528,6 +623,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 			i--;
 		}
 	}
+	parent_partition(d);
 	if ((r = build_desired(d, &v, &n)))
 		goto done;
 	ch = calloc((size_t)n + 1, sizeof(*ch));
@@ -607,6 +703,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		r = r < 0 ? r : 0;
 	}
 	writes += shared_cgroups_phase(d, false);
+	workload_partitions(d);
 	for (int i = 0; i < n; i++) {
 		struct np_wl_meta *m;
 		if (v[i].wl < 0)
@@ -861,7 +958,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	if ((r = np_cgroup_open(&d->cg, &o, err, errlen)))
 		return r;
 	d->cg_open = true;
-	if (d->cfg.nshared) {
+	{
 		struct np_cgroup_opts top = o;
 		top.parent = "";
 		top.create_parent = false;

@@ -33,6 +33,7 @@ struct np_wl_meta {
 	char spec_file[2 * NP_PATH_MAX]; /* "" = admitted through the socket */
 	char spec_json[4096];        /* canonical spec, to notice changes */
 	bool established;            /* its cgroup was written at least once */
+	bool partition_done;         /* isolated partition set (or refused) */
 };
 
 /* A spec file that is not admitted: rejected (retried every cycle, logged
