@@ -475,6 +475,10 @@ static int shared_cgroups_phase(struct np_daemon *d, bool before)
 	if (!d->cg_top_open)
 		return 0;
 	np_state_pools(&d->st, &p);
+	/* Beside a partition-root parent, host slices keep only the reserved
+	 * CPUs (anything else would overlap the partition and void it). */
+	if (any_partition(d))
+		p.shared = p.reserved;
 	for (int i = 0; i < d->cfg.nshared; i++) {
 		const char *cg = d->cfg.shared_cgroups[i];
 		struct np_cgroup_state cs;
@@ -623,6 +627,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 			i--;
 		}
 	}
+	writes += shared_cgroups_phase(d, true);
 	parent_partition(d);
 	if ((r = build_desired(d, &v, &n)))
 		goto done;
@@ -680,7 +685,6 @@ int np_daemon_reconcile(struct np_daemon *d)
 					      : NP_CGROUP_SHARED;
 		nch++;
 	}
-	writes += shared_cgroups_phase(d, true);
 	if (nch) {
 		r = np_cgroup_plan_build(&plan, ch, nch, err, sizeof(err));
 		if (r) {

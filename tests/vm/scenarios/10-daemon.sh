@@ -117,4 +117,10 @@ grep -q -- "--reset-state" $ETC/corrupt.log ||
 numaplaced -c $ETC/numaplace.json --reset-state --once 2>>$ETC/log ||
 	fail "--reset-state did not recover"
 ls $ETC/state/state.json.bak.* >/dev/null 2>&1 || fail "old state not kept"
+# leave no cgroups behind for the next scenario
+for c in "$CGP"/*/; do [ -d "$c" ] && rmdir "$c"; done
+rmdir "$CGP"
+kill "$H" 2>/dev/null
+wait_for 5 sh -c "[ ! -s $CG/hostd.slice/cgroup.procs ]"
+rmdir "$CG/hostd.slice"
 pass "daemon: admit, reject, drift, release, vanish, restart, reset"
