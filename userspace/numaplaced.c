@@ -2,6 +2,7 @@
 /* numaplaced: entry point of the node controller (see daemon.c). */
 #include "numaplace/config.h"
 #include "numaplace/daemon.h"
+#include "numaplace/state_file.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
@@ -107,7 +108,16 @@ int main(int argc, char **argv)
 	if (r) {
 		fprintf(stderr, "numaplaced: %s\n", err);
 		np_daemon_fini(&d);
-		return r == -EINVAL ? 2 : 1;
+		/* 2 = needs the operator (bad config, corrupt or outdated
+		 * state, a host without cgroup v2 cpusets): systemd does not
+		 * restart on it (RestartPreventExitStatus=2). */
+		return r == -EINVAL || r == NP_STATEFILE_ECORRUPT ||
+				       r == NP_STATEFILE_EPOLICY ||
+				       r == NP_STATEFILE_ETOPOLOGY ||
+				       r == NP_STATEFILE_EVERSION ||
+				       r == -EOPNOTSUPP || r == -EMEDIUMTYPE
+			       ? 2
+			       : 1;
 	}
 	r = once ? np_daemon_reconcile(&d) : np_daemon_run(&d);
 	np_daemon_fini(&d);
