@@ -41,7 +41,7 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 all: $(BUILD)/numaplace $(BUILD)/numaplaced
-.PHONY: all deps check check-unit check-asan check-clang check-vectors \
+.PHONY: all deps check check-unit check-asan check-clang check-vectors check-daemon \
 	check-vm bench demo clean format
 
 $(BUILD)/%.o: %.c
@@ -76,6 +76,11 @@ check-unit: $(TESTS) $(BUILD)/numaplace
 check-vectors: $(BUILD)/numaplace
 	$(Q)tools/check-plan-vectors.sh $(BUILD)/numaplace
 
+# numaplaced on a fake cgroup tree, driven by spec files and the CLI, under
+# valgrind.
+check-daemon: all
+	$(Q)tests/daemon-host.sh $(BUILD)
+
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
@@ -92,7 +97,7 @@ check-vm: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-unit check-vectors check-clang check-asan check-vm
+	$(Q)$(MAKE) --no-print-directory check-unit check-vectors check-daemon check-clang check-asan check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log
 
 # Test objects are intermediate files of pattern rules: keep them.
