@@ -7,7 +7,7 @@ pkgs=(
 	build-essential pkg-config clang llvm
 	libjansson-dev libhwloc-dev hwloc libcmocka-dev
 	libbpf-dev bpftool libcgroup-dev cgroup-tools libsystemd-dev
-	qemu-system-x86 busybox-static cpio kmod
+	qemu-system-x86 busybox-static cpio kmod valgrind python3
 )
 
 missing=()
