@@ -9,6 +9,7 @@
 #include "numaplace/hints.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,8 +636,14 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	 * rebuilds the cache: the state is as before.
 	 */
 	wa = &st->w[st->nworkloads];
-	memset(wa, 0, sizeof(*wa));
-	wa->req = *w;
+	/* The record is sized for NP_MAX_CONTAINERS: touch only what this
+	 * workload uses (whole-struct copies cost more than the decision). */
+	memcpy(&wa->req, w, offsetof(struct np_workload_req, c));
+	memcpy(wa->req.c, w->c, sizeof(w->c[0]) * (size_t)w->ncontainers);
+	memcpy(&wa->req.has_bind, &w->has_bind,
+	       sizeof(*w) - offsetof(struct np_workload_req, has_bind));
+	wa->ncontainers = 0;
+	memset(wa->c, 0, sizeof(wa->c[0]) * (size_t)w->ncontainers);
 	wa->qos_class = effective_class(st, w);
 	wa->excl = w->excl;
 	if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
