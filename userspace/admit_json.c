@@ -380,7 +380,7 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	return 0;
 }
 
-static json_t *workload_req_to_json(const struct np_workload_req *w)
+json_t *np_workload_req_to_json(const struct np_workload_req *w)
 {
 	json_t *o = json_object(), *cs = json_array();
 
@@ -639,7 +639,7 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 		}
 		json_array_append_new(
 			ws, json_pack("{s:o,s:s,s:o}", "spec",
-				      workload_req_to_json(&a->req), "class",
+				      np_workload_req_to_json(&a->req), "class",
 				      np_qos_name(a->qos_class), "containers",
 				      cs));
 	}

@@ -130,6 +130,8 @@ static void note_del(struct np_daemon *d, const char *file)
 		*n = d->notes[--d->nnotes];
 }
 
+static int save_origins(struct np_daemon *d);
+
 static int save_state(struct np_daemon *d)
 {
 	char err[512];
@@ -138,7 +140,64 @@ static int save_state(struct np_daemon *d)
 		logm(LOG_ERR, "saving state: %s", err);
 	else
 		d->dirty = false;
+	save_origins(d);
 	return r;
+}
+
+/*
+ * Which spec file each workload came from, beside the state (same atomic
+ * write), so that a restart can tell a spec removed or changed while the
+ * daemon was down from a workload admitted through the socket.
+ */
+static int save_origins(struct np_daemon *d)
+{
+	char path[NP_PATH_MAX + 32], tmp[NP_PATH_MAX + 48];
+	json_t *o = json_object();
+	int fd, r = 0;
+	char *s;
+
+	for (int i = 0; i < d->nmeta; i++)
+		if (d->meta[i].spec_file[0])
+			json_object_set_new(o, d->meta[i].name,
+					    json_string(d->meta[i].spec_file));
+	s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
+	json_decref(o);
+	if (!s)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/origins.json", d->cfg.state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s) ||
+	    fsync(fd) || rename(tmp, path))
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (r)
+		logm(LOG_ERR, "saving %s: %s", path, strerror(-r));
+	free(s);
+	return r;
+}
+
+static void load_origins(struct np_daemon *d)
+{
+	char path[NP_PATH_MAX + 32];
+	json_error_t jerr;
+	json_t *o, *v;
+	const char *name;
+
+	snprintf(path, sizeof(path), "%s/origins.json", d->cfg.state_dir);
+	o = json_load_file(path, 0, &jerr);
+	if (!o)
+		return;
+	json_object_foreach(o, name, v)
+	{
+		struct np_wl_meta *m = meta_find(d, name);
+		if (m && json_is_string(v))
+			snprintf(m->spec_file, sizeof(m->spec_file), "%s",
+				 json_string_value(v));
+	}
+	json_decref(o);
 }
 
 /*
@@ -303,12 +362,36 @@ static int scan_specs(struct np_daemon *d)
 			continue;
 		}
 		if (m && !m->spec_json[0] && np_state_find(&d->st, name) >= 0) {
-			/* loaded from the state after a restart: adopt */
-			snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon);
-			snprintf(m->spec_file, sizeof(m->spec_file), "%s", path);
-			free(canon);
-			json_decref(spec);
-			continue;
+			/* Loaded from the state after a restart: adopt it if
+			 * the file still says what the state recorded, else
+			 * it changed while we were down: admit it anew. */
+			struct np_workload_req *fw = calloc(1, sizeof(*fw));
+			char *a = NULL, *b = NULL;
+			json_t *ja = NULL, *jb = NULL;
+			bool same = false;
+			if (fw && !np_workload_req_from_json(fw, spec, "spec",
+							     err, sizeof(err))) {
+				ja = np_workload_req_to_json(fw);
+				jb = np_workload_req_to_json(
+					&d->st.w[np_state_find(&d->st, name)].req);
+				a = json_dumps(ja, JSON_COMPACT | JSON_SORT_KEYS);
+				b = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
+				same = a && b && !strcmp(a, b);
+			}
+			free(a);
+			free(b);
+			json_decref(ja);
+			json_decref(jb);
+			free(fw);
+			if (same) {
+				snprintf(m->spec_json, sizeof(m->spec_json),
+					 "%s", canon);
+				snprintf(m->spec_file, sizeof(m->spec_file),
+					 "%s", path);
+				free(canon);
+				json_decref(spec);
+				continue;
+			}
 		}
 		{
 			struct np_spec_note *n = note_find(d, path);
@@ -627,6 +710,10 @@ int np_daemon_reconcile(struct np_daemon *d)
 			i--;
 		}
 	}
+	/* Write-ahead: the state on disk must know every allocation before
+	 * a cgroup shows it, or a crash could hand the same CPUs out twice. */
+	if (d->dirty)
+		save_state(d);
 	writes += shared_cgroups_phase(d, true);
 	parent_partition(d);
 	if ((r = build_desired(d, &v, &n)))
@@ -937,6 +1024,50 @@ static int open_socket(struct np_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Child cgroups of the managed parent that belong to no workload (released
+ * while busy before a restart, or written just before a crash) must not
+ * keep CPUs that are now someone else's: treat them as leftovers, kept on
+ * the shared pool until empty, then removed.
+ */
+static void adopt_unknown_cgroups(struct np_daemon *d)
+{
+	int fd = dup(d->cg.parent_fd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(dir))) {
+		bool known = false;
+		size_t n = strlen(e->d_name);
+		char(*g)[2 * NP_PATH_MAX];
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		for (int i = 0; i < d->st.nworkloads && !known; i++) {
+			const char *cg = d->st.w[i].req.cgroup;
+			known = !strncmp(cg, e->d_name, n) &&
+				(cg[n] == '\0' || cg[n] == '/');
+		}
+		if (known)
+			continue;
+		g = realloc(d->left, sizeof(*g) * (size_t)(d->nleft + 1));
+		if (!g)
+			break;
+		d->left = g;
+		snprintf(d->left[d->nleft++], sizeof(d->left[0]), "%s",
+			 e->d_name);
+		logm(LOG_WARNING,
+		     "cgroup %s belongs to no workload: kept on the shared pool "
+		     "until it is empty",
+		     e->d_name);
+	}
+	closedir(dir);
+}
+
 int np_daemon_init(struct np_daemon *d, const char *config_path,
 		   unsigned flags, char *err, size_t errlen)
 {
@@ -993,6 +1124,17 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 			return -ENOMEM;
 		m->established = true;
 	}
+	load_origins(d);
+	/* Specs removed while we were down release their workloads. */
+	for (int i = 0; i < d->nmeta; i++)
+		if (d->meta[i].spec_file[0] &&
+		    access(d->meta[i].spec_file, F_OK) && errno == ENOENT) {
+			char name[NP_NAME_MAX];
+			snprintf(name, sizeof(name), "%s", d->meta[i].name);
+			release_wl(d, name, "spec file removed while stopped");
+			i--;
+		}
+	adopt_unknown_cgroups(d);
 	logm(LOG_INFO, "%s state with %d workload(s) from %s",
 	     fresh ? "fresh" : "loaded", d->st.nworkloads, d->cfg.state_dir);
 	return 0;

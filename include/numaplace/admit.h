@@ -187,6 +187,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 int np_policy_from_json(struct np_node_policy *p, const json_t *j,
 			const char *path, char *err, size_t errlen);
 json_t *np_policy_to_json(const struct np_node_policy *p);
+/* The canonical spec of a request (what np_workload_req_from_json reads). */
+json_t *np_workload_req_to_json(const struct np_workload_req *w);
 json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 				  const struct np_workload_alloc *a);
 json_t *np_decision_to_json(const struct np_node_state *st,
