@@ -498,6 +498,26 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 				       errlen);
 			goto fail;
 		}
+		/* O_NOFOLLOW stops symlinks, not bind mounts: a component on
+		 * another mount than its parent leads out of the tree. */
+		{
+			struct statx a, b;
+			if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &a) == 0 &&
+			    statx(nfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &b) == 0 &&
+			    (a.stx_mask & b.stx_mask & STATX_MNT_ID) &&
+			    a.stx_mnt_id != b.stx_mnt_id) {
+				char disp[NP_CGROUP_PATH_MAX];
+				close(nfd);
+				cg_display(root, d->rel, disp, sizeof(disp));
+				cg_err(err, errlen,
+				       "cgroup path %s/%s is a mount point (a bind "
+				       "mount?): refusing to follow it out of the "
+				       "managed tree",
+				       disp, comp);
+				r = -EXDEV;
+				goto fail;
+			}
+		}
 		if (pfd >= 0)
 			close(pfd);
 		pfd = fd;

@@ -406,8 +406,20 @@ static int scan_specs(struct np_daemon *d)
 			/* changed spec: re-admit */
 			release_wl(d, name, "spec changed");
 		}
-		if (admit_spec(d, spec, path, &dec, err, sizeof(err)) < 0)
-			logm(LOG_ERR, "spec %s: %s", path, err);
+		if (admit_spec(d, spec, path, &dec, err, sizeof(err)) < 0) {
+			/* An invalid spec is reported once per content. */
+			char *c2 = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+			struct np_spec_note *n = note_find(d, path);
+			if (!n || !c2 || strcmp(n->canon, c2) ||
+			    strcmp(n->reason, err)) {
+				logm(LOG_ERR, "spec %s: %s", path, err);
+				n = note_set(d, path, c2);
+				if (n)
+					snprintf(n->reason, sizeof(n->reason),
+						 "%s", err);
+			}
+			free(c2);
+		}
 		json_decref(spec);
 	}
 	closedir(dir);

@@ -28,7 +28,15 @@ assert_true "taskset -c 2 from the root cgroup before isolation" taskset -c 2 tr
 
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
-on_exit "kill $DPID 2>/dev/null; cat $ETC/log; rm -rf $CGP/*/ 2>/dev/null; rmdir $CGP 2>/dev/null"
+cleanup() {
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	cat $ETC/log
+	for c in "$CGP"/*/; do [ -d "$c" ] && rmdir "$c"; done
+	echo member >"$CGP/cpuset.cpus.partition" 2>/dev/null
+	rmdir "$CGP" 2>/dev/null
+}
+on_exit cleanup
 wait_for 10 test -S /run/numaplace-p.sock
 
 printf '{"name":"shared","qos":"LS","containers":[{"name":"m","cpu":"1"}]}' >$ETC/specs/shared.json
@@ -52,4 +60,5 @@ Q=$(spawn_sleeper)
 cg_move "$Q" numaplace.slice/iso
 assert_eq "$(pid_cpus "$Q")" 2-3 "isolated task's Cpus_allowed_list"
 kill "$P" "$Q"
+wait_for 5 sh -c "[ ! -s $CGP/iso/cgroup.procs ] && [ ! -s $CGP/shared/cgroup.procs ]"
 pass "isolated partition: CPUs 2-3 unreachable from outside"
