@@ -271,6 +271,7 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 	m->established = false;
 	d->n.admitted++;
 	d->dirty = true;
+	save_state(d); /* durable before it is reported */
 	logm(LOG_INFO, "admitted %s", w->name);
 out:
 	free(canon);
@@ -306,6 +307,7 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 	meta_del(d, name);
 	d->n.released++;
 	d->dirty = true;
+	save_state(d); /* durable before it is reported */
 	logm(LOG_INFO, "released %s (%s)", name, why);
 	return 0;
 }
