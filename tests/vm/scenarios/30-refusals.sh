@@ -220,4 +220,4 @@ wait "$DPID"
 rc=$?
 DPID=
 [ "$rc" = 0 ] || fail "numaplaced exited $rc on SIGTERM"
-pass "bad specs and non-root requests refused; cgroup tree unchanged"
+pass "bad specs, a bind mount and non-root requests refused, cgroup tree unchanged"
