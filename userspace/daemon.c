@@ -35,18 +35,33 @@
 			snprintf(err, errlen, __VA_ARGS__);                    \
 	} while (0)
 
+/*
+ * One line, one write(2): a daemon killed mid-line (or two writers on the
+ * same journal stream) never leaves a torn line behind.
+ */
 __attribute__((format(printf, 2, 3))) static void logm(int prio,
 						      const char *fmt, ...)
 {
-	va_list ap;
 	static const char *const names[] = {"emerg", "alert", "crit", "error",
 					    "warning", "notice", "info",
 					    "debug"};
-	fprintf(stderr, "<%d>numaplaced: %s: ", prio, names[prio & 7]);
+	char line[2048];
+	va_list ap;
+	int n, k;
+
+	n = snprintf(line, sizeof(line), "<%d>numaplaced: %s: ", prio,
+		     names[prio & 7]);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	k = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (k < 0)
+		k = 0;
+	n += k;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2; /* truncated, still one line */
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return; /* nowhere left to report it */
 }
 
 /* ---- workload bookkeeping ----------------------------------------------- */
@@ -239,6 +254,32 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 	}
 	if (spec_file)
 		note_del(d, spec_file);
+	m = meta_add(d, w->name);
+	if (!m) {
+		np_release(&d->st, w->name);
+		r = -ENOMEM;
+		goto out;
+	}
+	snprintf(m->spec_file, sizeof(m->spec_file), "%s",
+		 spec_file ? spec_file : "");
+	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon ? canon : "");
+	m->established = false;
+	/* Durable before any cgroup is touched and before it is reported:
+	 * an admission the state file does not know would be lost by a
+	 * crash while its cgroup already shows it. */
+	d->dirty = true;
+	if ((r = save_state(d))) {
+		np_release(&d->st, w->name);
+		meta_del(d, w->name);
+		d->dirty = false;
+		dec->admitted = false;
+		dec->alloc = NULL;
+		ERR("state %.200s/state.json could not be saved (%s): %s was "
+		    "not admitted, nothing changed",
+		    d->cfg.state_dir, strerror(-r), w->name);
+		goto out;
+	}
 	if (d->cg_open) {
 		unsigned fl = d->cfg.create_cgroups ? NP_CGROUP_CREATE : 0;
 		char cerr[512];
@@ -253,25 +294,16 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		}
 		if (r) {
 			np_release(&d->st, w->name);
+			meta_del(d, w->name);
+			d->dirty = true;
+			save_state(d); /* a failure leaves it dirty: retried */
 			ERR("cgroup %.200s: %.400s", w->cgroup, cerr);
 			dec->admitted = false;
+			dec->alloc = NULL;
 			goto out;
 		}
 	}
-	m = meta_add(d, w->name);
-	if (!m) {
-		np_release(&d->st, w->name);
-		r = -ENOMEM;
-		goto out;
-	}
-	snprintf(m->spec_file, sizeof(m->spec_file), "%s",
-		 spec_file ? spec_file : "");
-	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon ? canon : "");
-	m->established = false;
 	d->n.admitted++;
-	d->dirty = true;
-	save_state(d); /* durable before it is reported */
 	logm(LOG_INFO, "admitted %s", w->name);
 out:
 	free(canon);
@@ -282,13 +314,36 @@ out:
 static int release_wl(struct np_daemon *d, const char *name, const char *why)
 {
 	int i = np_state_find(&d->st, name), r;
+	struct np_workload_alloc *keep;
 	char cg[NP_PATH_MAX] = "";
 
-	if (i >= 0)
-		snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
-	r = np_release(&d->st, name);
-	if (r)
+	if (i < 0)
+		return -ENOENT;
+	snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
+	keep = malloc(sizeof(*keep));
+	if (!keep)
+		return -ENOMEM;
+	*keep = d->st.w[i];
+	if ((r = np_release(&d->st, name))) {
+		free(keep);
 		return r;
+	}
+	/* Durable before the cgroup is touched and before it is reported;
+	 * when the state cannot be saved the workload stays admitted. */
+	d->dirty = true;
+	if ((r = save_state(d))) {
+		int ri = np_state_insert(&d->st, i, keep);
+		free(keep);
+		if (ri)
+			return ri;
+		d->dirty = false;
+		logm(LOG_ERR,
+		     "release of %s (%s) not done: the state could not be "
+		     "saved; it stays admitted",
+		     name, why);
+		return -EIO;
+	}
+	free(keep);
 	/* Remove the cgroup; one that still has tasks stays on the shared
 	 * pool until it is empty. */
 	if (d->cg_open && cg[0] && unlinkat(d->cg.parent_fd, cg, AT_REMOVEDIR) &&
@@ -306,8 +361,6 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 	}
 	meta_del(d, name);
 	d->n.released++;
-	d->dirty = true;
-	save_state(d); /* durable before it is reported */
 	logm(LOG_INFO, "released %s (%s)", name, why);
 	return 0;
 }
@@ -404,9 +457,11 @@ static int scan_specs(struct np_daemon *d)
 			}
 		}
 		free(canon);
-		if (np_state_find(&d->st, name) >= 0) {
-			/* changed spec: re-admit */
-			release_wl(d, name, "spec changed");
+		if (np_state_find(&d->st, name) >= 0 &&
+		    release_wl(d, name, "spec changed") < 0) {
+			/* retried next cycle */
+			json_decref(spec);
+			continue;
 		}
 		if (admit_spec(d, spec, path, &dec, err, sizeof(err)) < 0) {
 			/* An invalid spec is reported once per content. */
@@ -726,8 +781,10 @@ int np_daemon_reconcile(struct np_daemon *d)
 	}
 	/* Write-ahead: the state on disk must know every allocation before
 	 * a cgroup shows it, or a crash could hand the same CPUs out twice. */
-	if (d->dirty)
-		save_state(d);
+	if (d->dirty && save_state(d)) {
+		logm(LOG_ERR, "state not saved: no cgroup written this cycle");
+		goto done;
+	}
 	writes += shared_cgroups_phase(d, true);
 	parent_partition(d);
 	if ((r = build_desired(d, &v, &n)))
@@ -902,10 +959,16 @@ json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
 	}
 	if (!strcmp(op, "release")) {
 		const char *name = json_string_value(json_object_get(req, "name"));
+		int r;
 		if (!name)
 			return fail("name: required field is missing");
-		if (release_wl(d, name, "requested") < 0)
+		r = release_wl(d, name, "requested");
+		if (r == -ENOENT)
 			return fail("release: no workload named \"%s\"", name);
+		if (r < 0)
+			return fail("release %s: the state could not be saved "
+				    "(%s); it stays admitted, nothing changed",
+				    name, strerror(-r));
 		np_daemon_reconcile(d);
 		return json_pack("{s:b}", "ok", 1);
 	}

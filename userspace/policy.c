@@ -486,6 +486,29 @@ int np_release(struct np_node_state *st, const char *name)
 	return np_state_refresh(st);
 }
 
+int np_state_insert(struct np_node_state *st, int i,
+		    const struct np_workload_alloc *a)
+{
+	if (i < 0 || i > st->nworkloads)
+		return -EINVAL;
+	if (st->nworkloads == st->cap) {
+		int cap = st->cap ? 2 * st->cap : 8;
+		struct np_workload_alloc *g =
+			realloc(st->w, sizeof(*g) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		st->w = g;
+		st->cap = cap;
+	}
+	memmove(&st->w[i + 1], &st->w[i],
+		sizeof(*st->w) * (size_t)(st->nworkloads - i));
+	st->w[i] = *a;
+	st->nworkloads++;
+	for (int c = 0; c < a->ncontainers; c++)
+		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+	return 0;
+}
+
 void np_state_pools(const struct np_node_state *st, struct np_pools *out)
 {
 	const struct np_topology *t = st->topo;

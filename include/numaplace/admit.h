@@ -180,6 +180,10 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen);
 /* Release a workload; -ENOENT if unknown. */
 int np_release(struct np_node_state *st, const char *name);
+/* Put a released allocation back at index i (undo of np_release when the
+ * release could not be made durable). */
+int np_state_insert(struct np_node_state *st, int i,
+		    const struct np_workload_alloc *a);
 
 /* JSON forms (spec and status; see README "Workload spec"). */
 int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,

@@ -5,16 +5,20 @@
 # restart, read from the kernel (cpuset.*.effective, /proc/PID/status):
 #   - no CPU is in two exclusive (LSE) workload cgroups, none has a
 #     reserved CPU, and the shared workloads hold exactly the rest;
-#   - every cgroup below the managed parent belongs to a spec file, every
-#     shared spec has its cgroup, every LSE cgroup has the CPUs it asked for
-#     and the memory nodes of those CPUs;
+#   - every cgroup below the managed parent belongs to a spec file or an
+#     acknowledged socket admission, every shared spec has its cgroup,
+#     every LSE spec that fits in the free CPUs has its cgroup, every LSE
+#     cgroup has the CPUs it asked for and the memory nodes of those CPUs;
 #   - allocations never move: an LSE cgroup whose spec was not touched has
 #     the cpuset it had when the daemon was killed (frozen with SIGSTOP just
 #     before the SIGKILL), and a task pinned at the start never moves;
 #   - the daemon loads the state file it left behind (the workload count
 #     it had, less those whose spec was removed in that round);
 #   - write-ahead: every LSE cpuset in the kernel at a kill is in the state
-#     file.
+#     file;
+#   - with the numaplace CLI: admissions and releases sent through the
+#     control socket (in the background, the kill comes meanwhile) hold
+#     after the restart once numaplaced acknowledged them.
 # Then four restarts with a known history (the spec directory and the
 # cgroups are the truth at start too):
 #   R1 a spec removed while numaplaced is down is released;
@@ -23,10 +27,12 @@
 #      after a restart;
 #   R4 an allocation written to the cgroup but never saved (state
 #      directory read-only, then SIGKILL) does not leave its CPUs in a cgroup
-#      while someone else gets them.
+#      while someone else gets them;
+#   R5 an admission through the socket while the state cannot be saved is
+#      refused, or holds after a SIGKILL if it was acknowledged.
 # Kill count: np.crash_kills (default 50); np.crash_down_adds=0 stops the
 # random spec additions while the daemon is down. A failure of the random
-# kills still runs R1-R4; the result lists every failure.
+# kills still runs R1-R5; the result lists every failure.
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /scenarios/lib.sh
 
@@ -36,6 +42,7 @@ KILLS=$(np_param np.crash_kills 50)
 DOWN_ADDS=$(np_param np.crash_down_adds 1)
 HAVE_CLI=false
 [ -x /bin/numaplace ] && HAVE_CLI=true
+$HAVE_CLI || note "numaplace CLI not in the initramfs: socket admissions and R5 skipped"
 
 CGP=$CG/numaplace.slice
 ETC=/tmp/np-crash
@@ -75,7 +82,7 @@ else
 	TOGGLE="e1 e2 e3 s1"
 fi
 size_of() { # NAME -> CPUs it asks for
-	case $1 in e3 | e5) echo 4 ;; e*) echo 2 ;; *) echo 1 ;; esac
+	case $1 in e3 | e5) echo 4 ;; e* | k*) echo 2 ;; *) echo 1 ;; esac
 }
 qos_of() { case $1 in e*) echo LSE ;; *) echo LS ;; esac; }
 spec_write() { # NAME QOS CPUS
@@ -95,6 +102,53 @@ toggle() { # NAME: add or remove its spec; prints +NAME or -NAME
 		printf ' +%s' "$1"
 	fi
 }
+# k1, k2: LSE workloads admitted and released through the control socket
+# (numaplace admit/release), in the background while the kill comes. What
+# numaplaced acknowledged must hold after the restart. $ETC/k/NAME.want is
+# "cpus LIST" (admitted on LIST), "absent", or "unknown" (no answer before
+# the kill: the restarted daemon decides).
+SOCKNAMES=
+if $HAVE_CLI; then
+	SOCKNAMES="k1 k2"
+	mkdir -p $ETC/k
+	for nm in $SOCKNAMES; do
+		printf '{"name":"%s","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' \
+			"$nm" >"$ETC/k/$nm.json"
+		echo absent >"$ETC/k/$nm.want"
+	done
+fi
+CLI=
+sock_op() { # NAME: admit or release it through the socket, in the background
+	read -r _want _x <"$ETC/k/$1.want"
+	if [ "$_want" = cpus ]; then
+		echo - >"$ETC/k/$1.op"
+		numaplace release "$1" --socket $SOCK >"$ETC/k/$1.out" 2>&1 &
+	else
+		echo + >"$ETC/k/$1.op"
+		numaplace admit -f "$ETC/k/$1.json" --socket $SOCK >"$ETC/k/$1.out" 2>&1 &
+	fi
+	CLI="$CLI $!"
+}
+sock_answer() { # NAME: what the answer to this round's request means
+	read -r _op <"$ETC/k/$1.op"
+	if [ "$_op" = + ] && _l=$(grep "^admitted $1: cpuset " "$ETC/k/$1.out"); then
+		_l=${_l#*cpuset }
+		echo "cpus ${_l%% *}" >"$ETC/k/$1.want"
+		nack=$((nack + 1))
+	elif [ "$_op" = + ] && grep -q "^rejected $1: " "$ETC/k/$1.out"; then
+		echo absent >"$ETC/k/$1.want"
+	elif [ "$_op" = - ] && grep -q "^released $1\$" "$ETC/k/$1.out"; then
+		echo absent >"$ETC/k/$1.want"
+		nack=$((nack + 1))
+	else
+		echo unknown >"$ETC/k/$1.want"
+		nunk=$((nunk + 1))
+	fi
+}
+wanted() { # NAME: a socket workload that should be there
+	[ -f "$ETC/k/$1.want" ] && read -r _w _x <"$ETC/k/$1.want" && [ "$_w" = cpus ]
+}
+
 rnd() { # N -> 0..N-1
 	echo $(($(od -An -N2 -tu2 /dev/urandom) % $1))
 }
@@ -131,7 +185,7 @@ common() {
 }
 rd() { # FILE: V = first line ("" when unreadable)
 	V=
-	read -r V <"$1" 2>/dev/null || :
+	{ read -r V <"$1"; } 2>/dev/null || :
 }
 ALL=" " # every CPU, and each CPU's node as N_<cpu>
 n=0
@@ -178,7 +232,8 @@ on_exit 'cg_destroy numaplace.slice'
 on_exit 'kill $DPID $P0 $S0 $Q 2>/dev/null; [ -n "$DPID" ] && wait $DPID'
 start() {
 	rm -f $SOCK
-	echo "=== start $1" >>$ETC/log
+	# (a line the killed daemon left half-written ends here)
+	printf '\n=== start %s\n' "$1" >>$ETC/log
 	numaplaced -c $ETC/numaplace.json 2>>$ETC/log &
 	DPID=$!
 	# Answering a request means the first reconcile cycle is over: the
@@ -200,6 +255,63 @@ stop() { # [SIGNAL]
 }
 
 # ---- the checks after each (re)start ------------------------------------
+# settle N: a pending LSE spec that fits in the free CPUs (all requests are
+# whole cores, and best-effort may span nodes) must get its cgroup; a
+# rejected spec is retried every cycle, so give it up to 3 s.
+settle() {
+	_id=$1
+	_n=30
+	while :; do
+		_used=0
+		for _c in $(cgroups); do
+			case $_c in e* | k*) ;; *) continue ;; esac
+			rd "$CGP/$_c/cpuset.cpus.effective"
+			xp "$V"
+			# shellcheck disable=SC2086 # count the words
+			set -- $R
+			_used=$((_used + $#))
+		done
+		_free=$((NP_CPUS - 2 - _used))
+		_miss=
+		for _s in e0 $TOGGLE; do
+			case $_s in e*) ;; *) continue ;; esac
+			if has_spec "$_s" && [ ! -d "$CGP/$_s" ] && [ "$(size_of "$_s")" -le "$_free" ]; then
+				_miss="$_miss $_s"
+			fi
+		done
+		[ -z "$_miss" ] && return 0
+		_n=$((_n - 1))
+		[ "$_n" -gt 0 ] || bad "restart $_id: spec(s)$_miss fit in the $_free free CPUs, but got no cgroup"
+		sleep 0.1
+	done
+}
+# ksync N: acknowledged socket admissions and releases held across the
+# kill; unanswered ones are settled by what the restarted daemon has (its
+# first cycle has removed the cgroups of no workload that were empty).
+ksync() {
+	for _k in $SOCKNAMES; do
+		read -r _want _x <"$ETC/k/$_k.want"
+		rd "$CGP/$_k/cpuset.cpus.effective"
+		case $_want in
+		cpus)
+			if [ ! -d "$CGP/$_k" ] || [ "$V" != "$_x" ]; then
+				bad "restart $1: numaplaced acknowledged $_k on $_x, after the restart it has '$V'"
+			fi
+			;;
+		absent)
+			[ ! -d "$CGP/$_k" ] ||
+				bad "restart $1: numaplaced acknowledged that $_k is released or rejected, after the restart it has '$V'"
+			;;
+		*)
+			if [ -d "$CGP/$_k" ]; then
+				echo "cpus $V" >"$ETC/k/$_k.want"
+			else
+				echo absent >"$ETC/k/$_k.want"
+			fi
+			;;
+		esac
+	done
+}
 # check N: the kernel's state must be consistent; $ETC/snap/frozen ("name
 # cpus" lines, written at the kill) must be kept for the LSE
 # cgroups whose spec was not touched since ($TOUCHED).
@@ -207,7 +319,8 @@ check() {
 	_id=$1
 	_excl=" "
 	for _c in $(cgroups); do
-		has_spec "$_c" || bad "restart $_id: cgroup $_c has no spec file (leftover)"
+		has_spec "$_c" || wanted "$_c" ||
+			bad "restart $_id: cgroup $_c has no spec file and no admission (leftover)"
 	done
 	for _n in s0 s1; do
 		if has_spec $_n && [ ! -d "$CGP/$_n" ]; then
@@ -215,7 +328,7 @@ check() {
 		fi
 	done
 	for _c in $(cgroups); do
-		case $_c in e*) ;; *) continue ;; esac
+		case $_c in e* | k*) ;; *) continue ;; esac
 		rd "$CGP/$_c/cpuset.cpus.effective"
 		_e=$V
 		xp "$_e"
@@ -270,7 +383,7 @@ FAILED=
 # still run, and the daemon and the tasks started here go with it.
 random_kills() {
 	# shellcheck disable=SC2016 # expanded at exit, with the last pid
-	trap 'kill -9 $DPID $P0 $S0 2>/dev/null; wait' EXIT
+	trap 'kill -9 $DPID $P0 $S0 $CLI 2>/dev/null; wait' EXIT
 	t_start=$(cut -d' ' -f1 /proc/uptime)
 	spec_add e0
 	spec_add s0
@@ -286,23 +399,33 @@ random_kills() {
 	log "topology $TOPO; e0 (LSE, holds a task) on $E0; s0 (LS, holds a task) on $(eff s0)"
 	: >$ETC/snap/frozen
 	TOUCHED=
+	settle 0
 	check 0
 
-	empty=0 down_ops=0 i=1
+	empty=0 down_ops=0 nack=0 nunk=0 i=1
 	while [ "$i" -le "$KILLS" ]; do
 		# 1-3 changes while the daemon runs, then a SIGKILL
 		TOUCHED=
 		added=
 		ops=
+		CLI=
 		k=$(($(rnd 3) + 1))
 		while [ "$k" -gt 0 ]; do
 			# shellcheck disable=SC2086 # split on purpose
-			nm=$(pick $TOGGLE)
+			nm=$(pick $TOGGLE $SOCKNAMES)
 			case " $TOUCHED " in *" $nm "*) ;; *)
-				op=$(toggle "$nm")
-				ops="$ops$op"
+				case $nm in
+				k*)
+					sock_op "$nm"
+					ops="$ops $(cat "$ETC/k/$nm.op")$nm(socket)"
+					;;
+				*)
+					op=$(toggle "$nm")
+					ops="$ops$op"
+					case $op in " +e"*) added=$nm ;; esac
+					;;
+				esac
 				TOUCHED="$TOUCHED $nm"
-				case $op in " +e"*) added=$nm ;; esac
 				;;
 			esac
 			k=$((k - 1))
@@ -329,7 +452,7 @@ random_kills() {
 		: >$ETC/snap/frozen
 		fz=
 		for c in $(cgroups); do
-			case $c in e*) ;; *) continue ;; esac
+			case $c in e* | k*) ;; *) continue ;; esac
 			rd "$CGP/$c/cpuset.cpus"
 			cpus=$V
 			if [ -z "$cpus" ]; then # created, cpuset not written yet
@@ -346,6 +469,14 @@ random_kills() {
 		kill -KILL "$DPID"
 		wait "$DPID" 2>/dev/null
 		DPID=
+		# the socket clients of this round end with the daemon
+		answers=
+		for p in $CLI; do wait "$p"; done
+		for nm in $SOCKNAMES; do
+			case " $TOUCHED " in *" $nm "*) ;; *) continue ;; esac
+			sock_answer "$nm"
+			answers="$answers $nm=$(tr ' ' = <"$ETC/k/$nm.want")"
+		done
 		nstate=$(grep -c '"spec": {' $ETC/snap/state.json)
 		# sometimes a spec file appears while the daemon is down
 		down=
@@ -359,28 +490,34 @@ random_kills() {
 			TOUCHED="$TOUCHED $nm"
 			down_ops=$((down_ops + 1))
 		fi
-		log "kill $i: ops$ops, SIGKILL $when; kernel:${fz:- no LSE cgroup}; state file: $nstate workload(s)$down"
+		log "kill $i: ops$ops, SIGKILL $when; kernel:${fz:- no LSE cgroup}; state file: $nstate workload(s)$down${answers:+; answers:$answers}"
 		start "$i"
 		line=$(sed -n '/^=== start '"$i"'$/,$p' $ETC/log | grep -m1 'state with')
 		# the state left behind is loaded; workloads whose spec was
 		# removed in this round may be released right at the start
 		if [ -s $ETC/snap/state.json ]; then
-			assert_match "$line" "loaded state with [0-9]+ workload" "restart $i state load"
+			case $line in *"loaded state with "*) ;;
+			*) bad "restart $i: no 'loaded state with N workload(s)' line, got '$line'" ;;
+			esac
 			nl=$(echo "$line" | sed 's/.*loaded state with \([0-9]*\) .*/\1/')
 			nrm=$(echo "$ops" | tr ' ' '\n' | grep -c '^-')
 			if [ "$nl" -gt "$nstate" ] || [ "$nl" -lt $((nstate - nrm)) ]; then
 				bad "restart $i: loaded $nl workload(s), the state file had $nstate ($nrm removed in this round)"
 			fi
 		else
-			assert_match "$line" "fresh state with 0 workload" "restart $i state load"
+			case $line in *"fresh state with 0 workload"*) ;;
+			*) bad "restart $i: no 'fresh state with 0 workload(s)' line, got '$line'" ;;
+			esac
 		fi
+		settle "$i"
+		ksync "$i"
 		check "$i"
 		i=$((i + 1))
 	done
 	t_end=$(cut -d' ' -f1 /proc/uptime)
 	log "after $KILLS kills: $(for c in $(cgroups); do printf '%s=%s ' "$c" "$(eff "$c")"; done)"
 	log "$(grep -c 'admitted' $ETC/log) admissions, $(grep -c 'released' $ETC/log) releases, $(grep -c 'rejected' $ETC/log) rejections logged"
-	summary="$KILLS kills in $(awk -v a="$t_start" -v b="$t_end" 'BEGIN{printf "%.0f", b-a}') s ($empty inside an admission, $down_ops spec(s) added while down)"
+	summary="$KILLS kills in $(awk -v a="$t_start" -v b="$t_end" 'BEGIN{printf "%.0f", b-a}') s ($empty inside an admission, $down_ops spec(s) added while down, $nack socket answers kept, $nunk unanswered)"
 	log "$summary"
 	echo "$summary" >$ETC/summary
 	stop TERM
@@ -481,23 +618,52 @@ disjoint "R3 (a released cgroup c with a task, then a restart, then d and e admi
 	log "R3: the task left in c runs on $(pid_cpus "$Q"), d has $(eff d), e $(eff e)"
 reset
 
-# R4: an allocation written but not saved, SIGKILL, a new spec while down.
-# Fill the node up to one core first.
+# R4: an admission that cannot be saved (read-only state directory) is not
+# written to any cgroup; SIGKILL; a new spec while down. Fill the node up to
+# one core first.
 spec_write f LSE $((NP_CPUS - 4))
 start R4
 wait_for 10 wrote f
 mount -o remount,ro $ETC/state || fail "cannot make $ETC/state read-only"
 spec_write g LSE 2
-wait_for 10 wrote g
 wait_for 10 grep -q "saving state" $ETC/log
+sleep 0.5
+if [ -n "$(cat "$CGP/g/cpuset.cpus" 2>/dev/null)" ]; then
+	dump
+	FAILED="$FAILED R4: g was written ($(cat "$CGP/g/cpuset.cpus")) although its admission could not be saved;"
+fi
 stop KILL
 mount -o remount,rw $ETC/state
 spec_write h LSE 2
 start R4b
 sleep 1
-disjoint "R4 (g written but not saved, SIGKILL, h added while down)" &&
-	log "R4: g has $(eff g), h has $(eff h) (rejected or moved: $(grep -E 'rejected (g|h)' $ETC/log | tail -n 1))"
+disjoint "R4 (g not saved, SIGKILL, h added while down)" &&
+	log "R4: g has '$(eff g)', h has '$(eff h)' ($(grep -E 'rejected (g|h)' $ETC/log | tail -n 1))"
 reset
 
+# R5: an admission through the socket while the state cannot be saved is
+# either refused or, if acknowledged, still there after a SIGKILL.
+if $HAVE_CLI; then
+	start R5
+	mount -o remount,ro $ETC/state || fail "cannot make $ETC/state read-only"
+	printf '{"name":"k","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/k.json
+	out=$(numaplace admit -f $ETC/k.json --socket $SOCK 2>&1)
+	stop KILL
+	mount -o remount,rw $ETC/state
+	start R5b
+	case $out in
+	"admitted k: cpuset "*)
+		x=${out#admitted k: cpuset }
+		x=${x%% *}
+		if [ "$(eff k)" != "$x" ]; then
+			dump
+			FAILED="$FAILED R5: numaplaced acknowledged k on $x although it could not save its state ($(grep 'saving state' $ETC/log | tail -n 1)); after a SIGKILL k has '$(eff k)'$([ -d "$CGP/k" ] || echo ', no cgroup');"
+		fi
+		;;
+	*) log "R5: admission refused while the state cannot be saved: $out" ;;
+	esac
+	reset
+fi
+
 [ -z "$FAILED" ] || fail "$summary;$FAILED"
-pass "$summary; R1-R4 restarts kept the specs and cgroups consistent"
+pass "$summary, R1-R5 restarts kept the specs and cgroups consistent"
