@@ -12,7 +12,7 @@ BUILD ?= build
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 
-PKGS := jansson hwloc libsystemd
+PKGS := jansson hwloc libsystemd libbpf
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -23,6 +23,22 @@ CFLAGS ?= -O2 -g
 # check-asan does) adds to them instead of replacing them.
 NP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/support $(PKG_CFLAGS)
 NP_LDLIBS := $(PKG_LIBS) -lm
+
+# BPF: clang -> bpftool gen object -> bpftool gen skeleton (the
+# libbpf-bootstrap pipeline). vmlinux.h comes from the build machine's BTF;
+# CO-RE relocates it on the target kernel (6.18-generated works on 6.1).
+CLANG ?= clang
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+BPF_BUILD := $(BUILD)/bpf
+# Let -target bpf find asm/types.h and friends.
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Iinclude -Ibpf -I$(BPF_BUILD) $(CLANG_BPF_SYS_INCLUDES)
+SKEL := $(BPF_BUILD)/numaplace.skel.h
+NP_CFLAGS += -I$(BPF_BUILD)
 
 # Library: everything in userspace/ except program entry points.
 MAINS := userspace/numaplaced.c
@@ -40,13 +56,32 @@ TESTS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-all: $(BUILD)/numaplace $(BUILD)/numaplaced
+# Small stand-alone test tools (tools/memtouch: allocate and touch memory on
+# a chosen node from a chosen CPU, like numatop's mgen).
+MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
+
+all: $(BUILD)/numaplace $(BUILD)/numaplaced $(MEMTOUCH)
 .PHONY: all deps check check-unit check-asan check-clang check-vectors check-daemon \
 	check-vm bench demo clean format
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(NP_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BPF_BUILD)/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "no kernel BTF at $(VMLINUX_BTF) (set VMLINUX_BTF=)"; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BPF_BUILD)/numaplace.bpf.o: bpf/numaplace.bpf.c bpf/compat.bpf.h include/numaplace/bpf_abi.h $(BPF_BUILD)/vmlinux.h
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+
+$(SKEL): $(BPF_BUILD)/numaplace.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< name numaplace_bpf > $@.tmp && mv $@.tmp $@
+
+# Objects that include the skeleton.
+$(BUILD)/userspace/bpf_load.o: $(SKEL)
 
 $(LIB): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -56,6 +91,9 @@ $(BUILD)/numaplace: $(CLI_OBJS) $(LIB)
 
 $(BUILD)/numaplaced: $(BUILD)/userspace/numaplaced.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+
+$(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)

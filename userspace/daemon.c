@@ -29,6 +29,8 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#define logm np_log
+
 #define ERR(...)                                                               \
 	do {                                                                   \
 		if (err && errlen)                                             \
@@ -39,8 +41,7 @@
  * One line, one write(2): a daemon killed mid-line (or two writers on the
  * same journal stream) never leaves a torn line behind.
  */
-__attribute__((format(printf, 2, 3))) static void logm(int prio,
-						      const char *fmt, ...)
+void np_log(int prio, const char *fmt, ...)
 {
 	static const char *const names[] = {"emerg", "alert", "crit", "error",
 					    "warning", "notice", "info",
@@ -744,6 +745,32 @@ static void workload_partitions(struct np_daemon *d)
 	}
 }
 
+/* The policy maps get the new placement before any cgroup is written,
+ * so that the rewrite falls into their settle window. */
+static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
+{
+	struct np_verify_wl *w;
+	int k = 0;
+
+	if (!d->verify)
+		return;
+	w = calloc((size_t)n + 1, sizeof(*w));
+	if (!w)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (v[i].wl < 0 || strcmp(v[i].path, d->st.w[v[i].wl].req.cgroup))
+			continue; /* leftovers and container sub-cgroups */
+		w[k].wl = v[i].wl;
+		snprintf(w[k].cgroup, sizeof(w[k].cgroup), "%s", v[i].path);
+		w[k].cpus = v[i].cpus;
+		w[k].mems = v[i].mems;
+		w[k].exclusive = v[i].exclusive;
+		k++;
+	}
+	np_verify_sync(d, w, k);
+	free(w);
+}
+
 int np_daemon_reconcile(struct np_daemon *d)
 {
 	struct np_cgroup_change *ch = NULL;
@@ -789,6 +816,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	parent_partition(d);
 	if ((r = build_desired(d, &v, &n)))
 		goto done;
+	verify_sync(d, v, n);
 	ch = calloc((size_t)n + 1, sizeof(*ch));
 	if (!ch) {
 		r = -ENOMEM;
@@ -866,6 +894,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	}
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
+	np_verify_check(d);
 	for (int i = 0; i < n; i++) {
 		struct np_wl_meta *m;
 		if (v[i].wl < 0)
@@ -904,7 +933,7 @@ json_t *np_daemon_status(struct np_daemon *d)
 				      d->rej[i].reason, "time",
 				      (json_int_t)d->rej[i].time));
 	return json_pack(
-		"{s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:f,s:{s:I,s:i,s:I}}",
+		"{s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:f,s:{s:I,s:i,s:I},s:o}",
 		"topology", np_topology_to_json(d->topo), "pools",
 		np_pools_to_json(&d->st), "workloads", ws, "counters",
 		"cycles", (json_int_t)d->n.cycles, "drift_repaired",
@@ -916,7 +945,8 @@ json_t *np_daemon_status(struct np_daemon *d)
 		"reconcile_period_s", d->cfg.reconcile_period_ms / 1000.0,
 		"last_cycle", "time", (json_int_t)d->last_cycle.time, "writes",
 		d->last_cycle.writes, "duration_us",
-		(json_int_t)d->last_cycle.duration_us);
+		(json_int_t)d->last_cycle.duration_us, "verification",
+		np_verify_status(d));
 }
 
 static json_t *fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -971,6 +1001,19 @@ json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
 				    name, strerror(-r));
 		np_daemon_reconcile(d);
 		return json_pack("{s:b}", "ok", 1);
+	}
+	if (!strcmp(op, "events")) {
+		const json_t *lim = json_object_get(req, "limit");
+		json_int_t n = 100;
+		if (lim && !json_is_null(lim)) {
+			if (!json_is_integer(lim) || json_integer_value(lim) < 1 ||
+			    json_integer_value(lim) > 100000)
+				return fail("limit: expected an integer 1..100000");
+			n = json_integer_value(lim);
+		}
+		return json_pack("{s:b,s:o,s:b}", "ok", 1, "events",
+				 np_verify_events(d, (int)n), "verification",
+				 d->verify != NULL);
 	}
 	if (!strcmp(op, "plan")) {
 		json_t *res = NULL;
@@ -1214,11 +1257,17 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	adopt_unknown_cgroups(d);
 	logm(LOG_INFO, "%s state with %d workload(s) from %s",
 	     fresh ? "fresh" : "loaded", d->st.nworkloads, d->cfg.state_dir);
+	if ((r = np_verify_start(d))) {
+		ERR("verify: the BPF programs could not be loaded and "
+		    "verify.enabled is \"on\" (see the log above)");
+		return r;
+	}
 	return 0;
 }
 
 void np_daemon_fini(struct np_daemon *d)
 {
+	np_verify_stop(d);
 	if (d->dirty)
 		save_state(d);
 	if (d->lfd >= 0) {
@@ -1272,6 +1321,23 @@ static void reload(struct np_daemon *d)
 		return;
 	}
 	d->cfg.reconcile_period_ms = c.reconcile_period_ms;
+	/* Thresholds and actions apply at once; what shapes the loaded
+	 * programs needs a restart. */
+	if (c.verify.enabled != d->cfg.verify.enabled ||
+	    c.verify.max_workloads != d->cfg.verify.max_workloads ||
+	    c.verify.tick_hz != d->cfg.verify.tick_hz ||
+	    c.verify.sample_burst != d->cfg.verify.sample_burst ||
+	    strcmp(c.bpf_pin_path, d->cfg.bpf_pin_path))
+		logm(LOG_WARNING, "reload: verify.enabled, max_workloads, "
+				  "tick_hz, sample_burst and bpf_pin_path take "
+				  "effect at the next restart");
+	d->cfg.verify.settle_ms = c.verify.settle_ms;
+	d->cfg.verify.on_intrusion = c.verify.on_intrusion;
+	d->cfg.verify.on_remote_memory = c.verify.on_remote_memory;
+	d->cfg.verify.remote_fault_ratio = c.verify.remote_fault_ratio;
+	d->cfg.verify.min_fault_pages = c.verify.min_fault_pages;
+	d->cfg.verify.outside_mems_bytes = c.verify.outside_mems_bytes;
+	d->cfg.verify.migrate_interval_s = c.verify.migrate_interval_s;
 	logm(LOG_INFO, "configuration reloaded");
 }
 

@@ -8,6 +8,24 @@
 #define NP_CONFIG_DEFAULT_PATH "/etc/numaplace/numaplace.json"
 #define NP_MAX_SHARED_CGROUPS 16
 
+/* Placement verification with eBPF ("verify" in the config file). */
+enum np_verify_mode { NP_VERIFY_AUTO, NP_VERIFY_ON, NP_VERIFY_OFF };
+enum np_verify_action { NP_ACT_REPORT, NP_ACT_PARTITION, NP_ACT_MIGRATE };
+
+struct np_verify_config {
+	enum np_verify_mode enabled; /* auto: load if the kernel lets us */
+	unsigned max_workloads;      /* slots in the BPF maps */
+	unsigned tick_hz;            /* cpu-clock sampler, 0 = off */
+	unsigned settle_ms;          /* after a policy change: "transition" */
+	unsigned sample_burst;       /* ring buffer samples/s/CPU/workload */
+	enum np_verify_action on_intrusion;     /* report | partition */
+	enum np_verify_action on_remote_memory; /* report | migrate */
+	double remote_fault_ratio;   /* remote / all hinting-fault pages */
+	uint64_t min_fault_pages;    /* per cycle, before the ratio counts */
+	uint64_t outside_mems_bytes; /* memory.numa_stat outside cpuset.mems */
+	unsigned migrate_interval_s; /* at most one page migration per period */
+};
+
 struct np_config {
 	struct np_node_policy policy;
 	char topology[NP_PATH_MAX];   /* topology source, "live" by default */
@@ -23,6 +41,7 @@ struct np_config {
 	char state_dir[NP_PATH_MAX];
 	char socket_path[NP_PATH_MAX];
 	char bpf_pin_path[NP_PATH_MAX];
+	struct np_verify_config verify;
 	/* Test-only: cgroup_root may be a plain directory tree. Refused on a
 	 * real cgroup2 mount, and without this flag a non-cgroup2 root is
 	 * refused. */

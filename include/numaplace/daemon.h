@@ -53,6 +53,8 @@ struct np_written {
 	np_nodemask mems;
 };
 
+struct np_verify; /* userspace/daemon_verify.c */
+
 struct np_daemon {
 	struct np_config cfg;
 	char config_path[NP_PATH_MAX];
@@ -85,7 +87,33 @@ struct np_daemon {
 	int epfd, tfd, sfd, ifd, lfd;
 	bool stop;
 	bool dirty; /* state must be saved */
+	struct np_verify *verify; /* NULL: verification off */
 };
+
+/* One log line on stderr ("<prio>numaplaced: level: ..."), one write(2). */
+void np_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Placement verification (userspace/daemon_verify.c). start loads the BPF
+ * programs per cfg.verify (logging what is active and why the rest is
+ * not); sync pushes the desired placement of every workload to the policy
+ * maps before the cycle writes cgroups (stamping a generation and a settle
+ * window); check reads the counters after the writes and acts on them.
+ */
+struct np_verify_wl {
+	int wl; /* index into d->st.w */
+	char cgroup[2 * NP_PATH_MAX];
+	np_cpuset cpus;
+	np_nodemask mems;
+	bool exclusive;
+};
+
+int np_verify_start(struct np_daemon *d);
+void np_verify_stop(struct np_daemon *d);
+void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n);
+void np_verify_check(struct np_daemon *d);
+json_t *np_verify_status(struct np_daemon *d);
+json_t *np_verify_events(struct np_daemon *d, int limit);
 
 /* Flags for np_daemon_init. */
 #define NP_DAEMON_RESET_STATE 0x1

@@ -47,6 +47,50 @@ static void test_defaults(void **state)
 	json_decref(j);
 }
 
+static void test_verify(void **state)
+{
+	struct np_config c;
+	json_error_t jerr;
+	json_t *j = json_loads(
+		"{\"verify\": {\"enabled\": \"on\", \"max_workloads\": 10000, "
+		"\"tick_hz\": 0, \"settle_ms\": 250, \"on_intrusion\": "
+		"\"partition\", \"on_remote_memory\": \"migrate\", "
+		"\"remote_fault_ratio\": 0.25, \"outside_mems_bytes\": \"1Gi\", "
+		"\"min_fault_pages\": 0}}",
+		0, &jerr);
+	char err[256];
+	json_t *back;
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.verify.enabled, NP_VERIFY_ON);
+	assert_int_equal(c.verify.max_workloads, 10000);
+	assert_int_equal(c.verify.tick_hz, 0);
+	assert_int_equal(c.verify.settle_ms, 250);
+	assert_int_equal(c.verify.on_intrusion, NP_ACT_PARTITION);
+	assert_int_equal(c.verify.on_remote_memory, NP_ACT_MIGRATE);
+	assert_true(c.verify.remote_fault_ratio > 0.24 &&
+		    c.verify.remote_fault_ratio < 0.26);
+	assert_int_equal(c.verify.outside_mems_bytes, 1ULL << 30);
+	assert_int_equal(c.verify.min_fault_pages, 0);
+	assert_int_equal(c.verify.migrate_interval_s, 60); /* default kept */
+	/* what the daemon reports is what it parsed */
+	back = np_config_to_json(&c);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(back, "verify"),
+						  "on_remote_memory")),
+		"migrate");
+	json_decref(back);
+	json_decref(j);
+	/* the defaults */
+	j = json_object();
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.verify.enabled, NP_VERIFY_AUTO);
+	assert_int_equal(c.verify.tick_hz, 99);
+	assert_int_equal(c.verify.on_intrusion, NP_ACT_REPORT);
+	json_decref(j);
+}
+
 static void bad(const char *json, const char *needle)
 {
 	struct np_config c;
@@ -62,6 +106,20 @@ static void bad(const char *json, const char *needle)
 
 static void test_errors(void **state)
 {
+	bad("{\"verify\": 1}", "config.verify: expected an object");
+	bad("{\"verify\": {\"tick\": 1}}", "config.verify");
+	bad("{\"verify\": {\"enabled\": \"yes\"}}",
+	    "config.verify.enabled: \"yes\" is not one of \"auto\", \"on\", \"off\"");
+	bad("{\"verify\": {\"on_intrusion\": \"migrate\"}}",
+	    "config.verify.on_intrusion");
+	bad("{\"verify\": {\"on_remote_memory\": \"partition\"}}",
+	    "config.verify.on_remote_memory");
+	bad("{\"verify\": {\"max_workloads\": 0}}", "config.verify.max_workloads");
+	bad("{\"verify\": {\"remote_fault_ratio\": 1.5}}",
+	    "config.verify.remote_fault_ratio");
+	bad("{\"verify\": {\"outside_mems_bytes\": \"lots\"}}",
+	    "config.verify.outside_mems_bytes");
+	bad("{\"verify\": {\"tick_hz\": \"99\"}}", "config.verify.tick_hz");
 	(void)state;
 	bad("{\"reconcile_period\":10}", "config.reconcile_period: unknown field");
 	bad("{\"reconcile_period_s\":0}", "config.reconcile_period_s");
@@ -88,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_verify),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Overhead of the verification programs (issue: < 150 ns per sched_switch
+ * on the miss path, < 2% end-to-end). Needs root, kernel BTF, bpffs, a
+ * cgroup2 mount and `perf` (linux-perf); prints "skip: ..." otherwise.
+ *
+ *  1. bpf_stats (BPF_ENABLE_STATS, held by an fd): run_time_ns / run_cnt of
+ *     np_sched_switch under `perf bench sched pipe` and `sched messaging`,
+ *     on the miss path (the benchmark is not in a managed workload) and on
+ *     the violating path (the benchmark is a workload whose only allowed
+ *     CPU is another one: every switch in counts, samples, rate-limits).
+ *  2. end to end: interleaved pairs of `perf bench sched pipe` without and
+ *     with the programs attached; median of the paired differences.
+ * Prints figures; asserts nothing.
+ */
+#include "numaplace/bpf_load.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
+
+static char cgroot[256], parent[512], child[600], pins[256];
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int find_cgroup2(void)
+{
+	static const char *const cands[] = {"/sys/fs/cgroup/unified",
+					    "/sys/fs/cgroup"};
+	struct statfs sf;
+	for (size_t i = 0; i < 2; i++)
+		if (!statfs(cands[i], &sf) && sf.f_type == CGROUP2_SUPER_MAGIC) {
+			snprintf(cgroot, sizeof(cgroot), "%s", cands[i]);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Run argv pinned to `cpu`, in cgroup `cg` (NULL: stay); wall seconds. */
+static double run_in(const char *cg, int cpu, char *const argv[])
+{
+	double t0 = now_s();
+	pid_t p = fork();
+	int st;
+
+	if (p == 0) {
+		cpu_set_t set;
+		int devnull = open("/dev/null", O_WRONLY);
+		if (cg) {
+			char path[700], pid[32];
+			int fd;
+			snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+			fd = open(path, O_WRONLY);
+			snprintf(pid, sizeof(pid), "%d", getpid());
+			if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+				_exit(126);
+			close(fd);
+		}
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		dup2(devnull, 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return -1;
+	return now_s() - t0;
+}
+
+static char *pipe_argv[] = {"perf", "bench", "-f", "simple", "sched", "pipe",
+			    "-l", "100000", NULL};
+static char *msg_argv[] = {"perf", "bench", "-f", "simple", "sched",
+			   "messaging", "-g", "2", "-l", "100", NULL};
+
+static int load(struct np_bpf_loader **l, uint64_t parent_id)
+{
+	struct np_bpf_load_opts o = {
+		.pin_path = pins,
+		.parent_cgid = parent_id,
+		.parent_level = 1,
+		.nslots = 64,
+		.tick_hz = 99,
+		.rate_burst = 16,
+	};
+	char err[1024];
+	int r = np_bpf_load(l, &o, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "load: %s\n", err);
+	return r;
+}
+
+static void set_policy(struct np_bpf_loader *l, uint64_t cgid, int allowed_cpu)
+{
+	const struct np_bpf_maps *m = np_bpf_loader_maps(l);
+	struct np_bpf_policy pol;
+	np_cpuset c;
+
+	np_cpuset_zero(&c);
+	np_cpuset_set(&c, allowed_cpu);
+	np_bpf_policy_make(&pol, &c, 1, 0, 1, NP_BPF_POL_EXCLUSIVE, 0);
+	bpf_map_update_elem(m->policy, &cgid, &pol, BPF_ANY);
+}
+
+static void measure(struct np_bpf_loader *l, const char *what, const char *cg,
+		    char *const argv[])
+{
+	uint64_t n0 = 0, c0 = 0, n1 = 0, c1 = 0;
+	double t;
+
+	np_bpf_prog_stats(l, "np_sched_switch", &n0, &c0);
+	t = run_in(cg, 1, argv);
+	np_bpf_prog_stats(l, "np_sched_switch", &n1, &c1);
+	if (t < 0 || c1 == c0) {
+		printf("  %-44s failed (is perf installed?)\n", what);
+		return;
+	}
+	printf("  %-44s %7.1f ns/event  (%llu events, %.2f s)\n", what,
+	       (double)(n1 - n0) / (double)(c1 - c0),
+	       (unsigned long long)(c1 - c0), t);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	struct np_bpf_loader *l = NULL;
+	int pairs = argc > 1 ? atoi(argv[1]) : 20, sfd;
+	struct stat st;
+	uint64_t parent_id, child_id;
+	double *d;
+
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK) ||
+	    find_cgroup2() || system("perf --version >/dev/null 2>&1")) {
+		printf("skip: needs root, /sys/kernel/btf/vmlinux, a cgroup2 "
+		       "mount and perf\n");
+		return 0;
+	}
+	snprintf(parent, sizeof(parent), "%s/np-bench-%d", cgroot, getpid());
+	snprintf(child, sizeof(child), "%s/w", parent);
+	snprintf(pins, sizeof(pins), "/sys/fs/bpf/np-bench-%d", getpid());
+	if (mkdir(parent, 0755) || mkdir(child, 0755)) {
+		perror(parent);
+		return 1;
+	}
+	stat(parent, &st);
+	parent_id = st.st_ino;
+	stat(child, &st);
+	child_id = st.st_ino;
+	sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (sfd < 0)
+		printf("  (bpf_enable_stats: %s: per-program figures are 0)\n",
+		       strerror(errno));
+	if (load(&l, parent_id))
+		goto out;
+	set_policy(l, child_id, 0);
+	printf("== sched_switch program cost (bpf_stats; benchmark on CPU 1)\n");
+	measure(l, "miss path, sched pipe", NULL, pipe_argv);
+	measure(l, "miss path, sched messaging", NULL, msg_argv);
+	measure(l, "violating path (every switch), sched pipe", child,
+		pipe_argv);
+	measure(l, "violating path (every switch), sched messaging", child,
+		msg_argv);
+	np_bpf_unload(l);
+	l = NULL;
+
+	printf("== end to end: %d interleaved pairs of sched pipe (100k "
+	       "round trips), without / with the programs (miss path)\n",
+	       pairs);
+	d = calloc((size_t)pairs, sizeof(*d));
+	for (int i = 0; d && i < pairs; i++) {
+		double a = run_in(NULL, 1, pipe_argv), b;
+		if (load(&l, parent_id))
+			break;
+		set_policy(l, child_id, 0);
+		b = run_in(NULL, 1, pipe_argv);
+		np_bpf_unload(l);
+		l = NULL;
+		d[i] = (b - a) / a * 100;
+	}
+	if (d) {
+		qsort(d, (size_t)pairs, sizeof(*d), cmp_d);
+		printf("  median difference %+.2f%% (min %+.2f%%, max %+.2f%%)\n",
+		       d[pairs / 2], d[0], d[pairs - 1]);
+		free(d);
+	}
+out:
+	np_bpf_unload(l);
+	if (sfd >= 0)
+		close(sfd);
+	rmdir(child);
+	rmdir(parent);
+	{
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", pins);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", pins);
+	}
+	return 0;
+}

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * numaplace placement verification: per workload, did its tasks stay on
+ * their CPUs and NUMA nodes, did anyone else run on its exclusive CPUs, is
+ * its memory local. The daemon fills np_policy / np_cpu_owner / np_cpu_topo
+ * and reads np_counters; the maps are pinned so that `numaplace
+ * violations` and bpftool read them while the daemon is down.
+ *
+ * Hot path (sched_switch, a task outside the managed tree): two cgroup
+ * loads and a level compare, then one ARRAY lookup (CPU owner). No map
+ * update unless something is wrong.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "compat.bpf.h"
+#include "numaplace/bpf_abi.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load; read-only to the programs, so the
+ * verifier sees them as constants. */
+const volatile __u64 np_parent_cgid = 0;  /* the managed parent cgroup */
+const volatile __u32 np_parent_level = 0; /* its level (root = 0) */
+const volatile __u32 np_rate_burst = 16;  /* samples per window per CPU */
+const volatile __u64 np_rate_window_ns = 1000000000ULL;
+/* Possible CPUs: cpumask bits at and above this are not maintained by the
+ * kernel (a task's mask is copied from init_task's CPU_MASK_ALL). */
+const volatile __u32 np_nr_cpus = NP_BPF_MAX_CPUS;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NP_BPF_DEFAULT_SLOTS);
+	__type(key, __u64);
+	__type(value, struct np_bpf_policy);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_policy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NP_BPF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct np_bpf_owner);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_cpu_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NP_BPF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct np_bpf_cpu_topo);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_cpu_topo SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_BPF_DEFAULT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct np_bpf_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NP_BPF_DEFAULT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct np_bpf_slot);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NP_BPF_INTRUDER_ENTRIES);
+	__type(key, struct np_bpf_intruder_key);
+	__type(value, struct np_bpf_intruder_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_intruders SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct np_bpf_info);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, NP_BPF_RINGBUF_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_BPF_DEFAULT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct np_bpf_rate);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_rate SEC(".maps");
+
+/*
+ * The policy of the managed workload a task belongs to, or NULL. The
+ * cgroup is the task's own (never `current`: in sched_switch that is the
+ * previous task). Tasks in cgroups below a workload's (containers) belong
+ * to it; cgroups created after load are matched because nothing is
+ * snapshotted.
+ *
+ * Phase 1 walks up without map lookups to check that the task is below
+ * the managed parent at all, so that every other task on the node costs
+ * no hash lookup. Phase 2 takes the deepest registered cgroup on the path.
+ */
+static __always_inline struct np_bpf_policy *
+np_workload_of(struct task_struct *p, __u64 *cgid)
+{
+	struct cgroup *c = np_task_dfl_cgroup(p), *a, *parent;
+	const __u32 top = np_parent_level + 1;
+	int i;
+
+	if (!c)
+		return NULL;
+	*cgid = c->kn->id;
+	if ((__u32)c->level < top)
+		return NULL;
+	a = c;
+	for (i = 0; i < NP_BPF_MAX_DEPTH && (__u32)a->level > top; i++) {
+		a = np_cgroup_parent(a);
+		if (!a)
+			return NULL;
+	}
+	if ((__u32)a->level != top)
+		return NULL; /* deeper than NP_BPF_MAX_DEPTH below the parent */
+	parent = np_cgroup_parent(a);
+	if (!parent || parent->kn->id != np_parent_cgid)
+		return NULL;
+
+	a = c;
+	for (i = 0; i < NP_BPF_MAX_DEPTH; i++) {
+		__u64 id = a->kn->id;
+		struct np_bpf_policy *pol = bpf_map_lookup_elem(&np_policy, &id);
+
+		if (pol)
+			return pol;
+		if ((__u32)a->level <= top)
+			return NULL;
+		a = np_cgroup_parent(a);
+		if (!a)
+			return NULL;
+	}
+	return NULL;
+}
+
+static __always_inline struct np_bpf_counters *np_counters_of(__u32 slot)
+{
+	return bpf_map_lookup_elem(&np_counters, &slot);
+}
+
+/* A violation sample, rate-limited per CPU per workload; the counters
+ * have already counted the event, so a dropped sample loses nothing. */
+static __always_inline void np_sample(struct np_bpf_counters *cnt, __u32 slot,
+				      __u32 kind, struct task_struct *p,
+				      __u64 cgid, __u32 cpu, __u32 gen,
+				      __u32 aux, __u64 now)
+{
+	struct np_bpf_rate *r = bpf_map_lookup_elem(&np_rate, &slot);
+	struct np_bpf_event *e;
+
+	if (!r || !np_bpf_rate_allow(r, now, np_rate_burst, np_rate_window_ns)) {
+		cnt->samples_dropped++;
+		return;
+	}
+	e = bpf_ringbuf_reserve(&np_events, sizeof(*e), 0);
+	if (!e) {
+		cnt->samples_dropped++;
+		return;
+	}
+	e->ts_ns = now;
+	e->cgid = cgid;
+	e->kind = kind;
+	e->slot = slot;
+	e->pid = p->pid;
+	e->cpu = cpu;
+	e->gen = gen;
+	e->aux = aux;
+	bpf_probe_read_kernel(e->comm, sizeof(e->comm), p->comm);
+	bpf_ringbuf_submit(e, 0);
+	cnt->samples++;
+}
+
+/* A task of `pol` seen on `cpu`, outside its set. */
+static __always_inline void np_outside(struct np_bpf_policy *pol,
+				       struct task_struct *p, __u64 cgid,
+				       __u32 cpu, bool tick)
+{
+	struct np_bpf_counters *cnt = np_counters_of(pol->slot);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!cnt)
+		return;
+	if (now < pol->settle_until_ns) {
+		cnt->transition++;
+		return;
+	}
+	if (tick) {
+		cnt->run_outside_ticks++;
+		return;
+	}
+	cnt->run_outside++;
+	np_sample(cnt, pol->slot, NP_EV_RUN_OUTSIDE, p, cgid, cpu, pol->gen, 0,
+		  now);
+}
+
+/* `p` (workload `pol`, or none) runs on `cpu`, which `own` owns. */
+static __always_inline void np_intrusion(struct np_bpf_owner *own,
+					 struct np_bpf_policy *pol,
+					 struct task_struct *p, __u64 cgid,
+					 __u32 cpu)
+{
+	__u32 owner = own->slot_plus1 - 1, kind;
+	struct np_bpf_intruder_key key = {};
+	struct np_bpf_intruder_val *v, nv = {};
+	struct np_bpf_counters *cnt;
+	__u64 now;
+
+	if (pol && (pol->flags & NP_BPF_POL_BE) &&
+	    (own->flags & NP_BPF_OWNER_BE_OK))
+		return; /* best effort on an LSR CPU: allowed */
+	cnt = np_counters_of(owner);
+	if (!cnt)
+		return;
+	now = bpf_ktime_get_ns();
+	if (now < own->settle_until_ns) {
+		cnt->transition++;
+		return;
+	}
+	if (p->flags & NP_PF_KTHREAD) {
+		kind = NP_BPF_INTRUDER_KTHREAD;
+		cnt->intrude_kthread++;
+	} else if (pol) {
+		kind = NP_BPF_INTRUDER_WORKLOAD;
+		cnt->intrude_workload++;
+	} else {
+		kind = NP_BPF_INTRUDER_CGROUP;
+		cnt->intrude_cgroup++;
+	}
+	key.owner_slot = owner;
+	key.kind = kind;
+	key.cgid = cgid;
+	bpf_probe_read_kernel(key.comm, sizeof(key.comm), p->comm);
+	v = bpf_map_lookup_elem(&np_intruders, &key);
+	if (v) {
+		__sync_fetch_and_add(&v->switches, 1);
+		v->last_ns = now;
+		v->last_pid = p->pid;
+		v->last_cpu = cpu;
+	} else {
+		nv.switches = 1;
+		nv.last_ns = now;
+		nv.last_pid = p->pid;
+		nv.last_cpu = cpu;
+		bpf_map_update_elem(&np_intruders, &key, &nv, BPF_NOEXIST);
+	}
+	/* per-CPU kernel threads (kworker/N, ksoftirqd/N) are counted, not
+	 * reported: no cpuset keeps them away */
+	if (kind != NP_BPF_INTRUDER_KTHREAD)
+		np_sample(cnt, owner, NP_EV_INTRUSION, p, cgid, cpu, 0, kind,
+			  now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(np_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct np_bpf_policy *pol;
+	struct np_bpf_owner *own;
+	__u64 cgid = 0;
+
+	if (next->pid == 0)
+		return 0; /* idle */
+	pol = np_workload_of(next, &cgid);
+	if (pol && !np_bpf_cpu_allowed(pol, cpu))
+		np_outside(pol, next, cgid, cpu, false);
+	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
+	if (own && own->slot_plus1 && !(pol && pol->slot + 1 == own->slot_plus1))
+		np_intrusion(own, pol, next, cgid, cpu);
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(np_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	struct np_bpf_cpu_topo *st, *dt;
+	struct np_bpf_counters *cnt;
+	struct np_bpf_policy *pol;
+	__u32 src = np_task_cpu(p), dst = (__u32)dest_cpu;
+	__u64 cgid = 0, now;
+
+	pol = np_workload_of(p, &cgid);
+	if (!pol)
+		return 0;
+	cnt = np_counters_of(pol->slot);
+	if (!cnt)
+		return 0;
+	cnt->migrations++;
+	st = bpf_map_lookup_elem(&np_cpu_topo, &src);
+	dt = bpf_map_lookup_elem(&np_cpu_topo, &dst);
+	if (st && dt) {
+		if (st->node != dt->node)
+			cnt->migrate_xnuma++;
+		if (st->l3 != dt->l3)
+			cnt->migrate_xl3++;
+	}
+	if (np_bpf_cpu_allowed(pol, dst))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now < pol->settle_until_ns) {
+		cnt->transition++;
+		return 0;
+	}
+	cnt->migrate_disallowed++;
+	np_sample(cnt, pol->slot, NP_EV_MIGRATE_DISALLOWED, p, cgid, dst,
+		  pol->gen, src, now);
+	return 0;
+}
+
+/* Software cpu-clock sampler: time-weighted (a switch count is not time). */
+SEC("perf_event")
+int np_tick(void *ctx)
+{
+	struct task_struct *p = bpf_get_current_task_btf();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct np_bpf_policy *pol;
+	struct np_bpf_owner *own;
+	__u64 cgid = 0;
+
+	if (p->pid == 0)
+		return 0;
+	pol = np_workload_of(p, &cgid);
+	if (pol && !np_bpf_cpu_allowed(pol, cpu))
+		np_outside(pol, p, cgid, cpu, true);
+	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
+	if (own && own->slot_plus1 &&
+	    !(pol && pol->slot + 1 == own->slot_plus1) &&
+	    !(p->flags & NP_PF_KTHREAD) &&
+	    !(pol && (pol->flags & NP_BPF_POL_BE) &&
+	      (own->flags & NP_BPF_OWNER_BE_OK)) &&
+	    bpf_ktime_get_ns() >= own->settle_until_ns) {
+		struct np_bpf_counters *cnt = np_counters_of(own->slot_plus1 - 1);
+
+		if (cnt)
+			cnt->intrude_ticks++;
+	}
+	return 0;
+}
+
+/* NUMA hinting fault of the current task (task_numa_fault is called from
+ * do_numa_page / do_huge_pmd_numa_page in the faulting task). */
+static __always_inline int np_numa_fault(int mem_node, int pages, int flags)
+{
+	struct task_struct *p = bpf_get_current_task_btf();
+	struct np_bpf_counters *cnt;
+	struct np_bpf_policy *pol;
+	__u64 cgid = 0;
+	__u64 node = (__u32)mem_node;
+
+	pol = np_workload_of(p, &cgid);
+	if (!pol)
+		return 0;
+	cnt = np_counters_of(pol->slot);
+	if (!cnt || pages <= 0)
+		return 0;
+	cnt->faults++;
+	if (flags & NP_TNF_FAULT_LOCAL)
+		cnt->fault_pages_local += pages;
+	else
+		cnt->fault_pages_remote += pages;
+	barrier_var(node);
+	if (node < 64 && !((pol->mems >> node) & 1)) {
+		cnt->fault_pages_outside_mems += pages;
+		np_sample(cnt, pol->slot, NP_EV_FAULT_OUTSIDE, p, cgid,
+			  bpf_get_smp_processor_id(), pol->gen, (__u32)node,
+			  bpf_ktime_get_ns());
+	}
+	return 0;
+}
+
+SEC("fentry/task_numa_fault")
+int BPF_PROG(np_numa_fault_fentry, int last_cpupid, int mem_node, int pages,
+	     int flags)
+{
+	return np_numa_fault(mem_node, pages, flags);
+}
+
+SEC("kprobe/task_numa_fault")
+int BPF_KPROBE(np_numa_fault_kprobe, int last_cpupid, int mem_node, int pages,
+	       int flags)
+{
+	return np_numa_fault(mem_node, pages, flags);
+}
+
+/* The kernel's NUMA balancer moving a managed task: it disagrees with the
+ * placement (aux: 1 move, 2 swap, 3 stick). */
+static __always_inline void np_balancer(struct task_struct *p, __u32 what,
+					int src_cpu)
+{
+	struct np_bpf_counters *cnt;
+	struct np_bpf_policy *pol;
+	__u64 cgid = 0;
+
+	if (!p)
+		return;
+	pol = np_workload_of(p, &cgid);
+	if (!pol)
+		return;
+	cnt = np_counters_of(pol->slot);
+	if (!cnt)
+		return;
+	if (what == 1)
+		cnt->numa_move++;
+	else if (what == 2)
+		cnt->numa_swap++;
+	else
+		cnt->numa_stick++;
+	np_sample(cnt, pol->slot, NP_EV_NUMA_BALANCER, p, cgid, (__u32)src_cpu,
+		  pol->gen, what, bpf_ktime_get_ns());
+}
+
+SEC("tp_btf/sched_move_numa")
+int BPF_PROG(np_sched_move_numa, struct task_struct *p, int src_cpu,
+	     int dst_cpu)
+{
+	np_balancer(p, 1, src_cpu);
+	return 0;
+}
+
+SEC("tp_btf/sched_swap_numa")
+int BPF_PROG(np_sched_swap_numa, struct task_struct *src_tsk, int src_cpu,
+	     struct task_struct *dst_tsk, int dst_cpu)
+{
+	np_balancer(src_tsk, 2, src_cpu);
+	np_balancer(dst_tsk, 2, dst_cpu);
+	return 0;
+}
+
+SEC("tp_btf/sched_stick_numa")
+int BPF_PROG(np_sched_stick_numa, struct task_struct *src_tsk, int src_cpu,
+	     struct task_struct *dst_tsk, int dst_cpu)
+{
+	np_balancer(src_tsk, 3, src_cpu);
+	return 0;
+}
+
+/* Reconcile-time audit: every task of a managed workload, its CPU and
+ * allowed mask, as the kernel has them. */
+SEC("iter/task")
+int np_audit(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *p = ctx->task;
+	struct np_bpf_audit_rec rec = {};
+	struct np_bpf_policy *pol;
+	__u32 size;
+	__u64 cgid = 0;
+
+	if (!p)
+		return 0;
+	pol = np_workload_of(p, &cgid);
+	if (!pol)
+		return 0;
+	rec.pid = p->pid;
+	rec.tgid = p->tgid;
+	rec.cgid = cgid;
+	rec.slot = pol->slot;
+	rec.cpu = np_task_cpu(p);
+	rec.nr_cpus_allowed = p->nr_cpus_allowed;
+	if (p->flags & NP_PF_KTHREAD)
+		rec.flags |= NP_BPF_AUDIT_KTHREAD;
+	if (!np_bpf_cpu_allowed(pol, rec.cpu))
+		rec.flags |= NP_BPF_AUDIT_CPU_OUTSIDE;
+	/* cpumask size is NR_CPUS of the running kernel */
+	size = bpf_core_field_size(p->cpus_mask.bits);
+	if (size > sizeof(rec.allowed))
+		size = sizeof(rec.allowed);
+	bpf_probe_read_kernel(rec.allowed, size & 0x3ff, p->cpus_ptr->bits);
+	for (__u32 w = 0; w < NP_BPF_AUDIT_MASK_WORDS; w++) {
+		__u64 valid;
+
+		if (w * 64 >= np_nr_cpus)
+			valid = 0;
+		else if (w * 64 + 64 > np_nr_cpus)
+			valid = (1ULL << (np_nr_cpus - w * 64)) - 1;
+		else
+			valid = ~0ULL;
+		rec.allowed[w] &= valid;
+		if (rec.allowed[w] & ~pol->cpus[w])
+			rec.flags |= NP_BPF_AUDIT_MASK_OUTSIDE;
+	}
+	bpf_probe_read_kernel(rec.comm, sizeof(rec.comm), p->comm);
+	bpf_seq_write(seq, &rec, sizeof(rec));
+	return 0;
+}
