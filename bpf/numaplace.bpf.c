@@ -111,16 +111,14 @@ struct {
  * no hash lookup. Phase 2 takes the deepest registered cgroup on the path.
  */
 static __always_inline struct np_bpf_policy *
-np_workload_of(struct task_struct *p, __u64 *cgid)
+np_workload_of(struct task_struct *p, struct cgroup **cgp)
 {
 	struct cgroup *c = np_task_dfl_cgroup(p), *a, *parent;
 	const __u32 top = np_parent_level + 1;
 	int i;
 
-	if (!c)
-		return NULL;
-	*cgid = c->kn->id;
-	if ((__u32)c->level < top)
+	*cgp = c;
+	if (!c || (__u32)c->level < top)
 		return NULL;
 	a = c;
 	for (i = 0; i < NP_BPF_MAX_DEPTH && (__u32)a->level > top; i++) {
@@ -148,6 +146,13 @@ np_workload_of(struct task_struct *p, __u64 *cgid)
 			return NULL;
 	}
 	return NULL;
+}
+
+/* The cgroup v2 id (kernfs node id = inode of the cgroup directory); read
+ * only on the paths that report something. */
+static __always_inline __u64 np_cgid(struct cgroup *c)
+{
+	return c ? c->kn->id : 0;
 }
 
 static __always_inline struct np_bpf_counters *np_counters_of(__u32 slot)
@@ -274,16 +279,16 @@ int BPF_PROG(np_sched_switch, bool preempt, struct task_struct *prev,
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct np_bpf_policy *pol;
 	struct np_bpf_owner *own;
-	__u64 cgid = 0;
+	struct cgroup *cg;
 
 	if (next->pid == 0)
 		return 0; /* idle */
-	pol = np_workload_of(next, &cgid);
+	pol = np_workload_of(next, &cg);
 	if (pol && !np_bpf_cpu_allowed(pol, cpu))
-		np_outside(pol, next, cgid, cpu, false);
+		np_outside(pol, next, np_cgid(cg), cpu, false);
 	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
 	if (own && own->slot_plus1 && !(pol && pol->slot + 1 == own->slot_plus1))
-		np_intrusion(own, pol, next, cgid, cpu);
+		np_intrusion(own, pol, next, np_cgid(cg), cpu);
 	return 0;
 }
 
@@ -294,9 +299,10 @@ int BPF_PROG(np_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	struct np_bpf_counters *cnt;
 	struct np_bpf_policy *pol;
 	__u32 src = np_task_cpu(p), dst = (__u32)dest_cpu;
-	__u64 cgid = 0, now;
+	struct cgroup *cg;
+	__u64 now;
 
-	pol = np_workload_of(p, &cgid);
+	pol = np_workload_of(p, &cg);
 	if (!pol)
 		return 0;
 	cnt = np_counters_of(pol->slot);
@@ -319,7 +325,7 @@ int BPF_PROG(np_sched_migrate_task, struct task_struct *p, int dest_cpu)
 		return 0;
 	}
 	cnt->migrate_disallowed++;
-	np_sample(cnt, pol->slot, NP_EV_MIGRATE_DISALLOWED, p, cgid, dst,
+	np_sample(cnt, pol->slot, NP_EV_MIGRATE_DISALLOWED, p, np_cgid(cg), dst,
 		  pol->gen, src, now);
 	return 0;
 }
@@ -332,13 +338,13 @@ int np_tick(void *ctx)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct np_bpf_policy *pol;
 	struct np_bpf_owner *own;
-	__u64 cgid = 0;
+	struct cgroup *cg;
 
 	if (p->pid == 0)
 		return 0;
-	pol = np_workload_of(p, &cgid);
+	pol = np_workload_of(p, &cg);
 	if (pol && !np_bpf_cpu_allowed(pol, cpu))
-		np_outside(pol, p, cgid, cpu, true);
+		np_outside(pol, p, np_cgid(cg), cpu, true);
 	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
 	if (own && own->slot_plus1 &&
 	    !(pol && pol->slot + 1 == own->slot_plus1) &&
@@ -361,10 +367,10 @@ static __always_inline int np_numa_fault(int mem_node, int pages, int flags)
 	struct task_struct *p = bpf_get_current_task_btf();
 	struct np_bpf_counters *cnt;
 	struct np_bpf_policy *pol;
-	__u64 cgid = 0;
+	struct cgroup *cg;
 	__u64 node = (__u32)mem_node;
 
-	pol = np_workload_of(p, &cgid);
+	pol = np_workload_of(p, &cg);
 	if (!pol)
 		return 0;
 	cnt = np_counters_of(pol->slot);
@@ -378,7 +384,7 @@ static __always_inline int np_numa_fault(int mem_node, int pages, int flags)
 	barrier_var(node);
 	if (node < 64 && !((pol->mems >> node) & 1)) {
 		cnt->fault_pages_outside_mems += pages;
-		np_sample(cnt, pol->slot, NP_EV_FAULT_OUTSIDE, p, cgid,
+		np_sample(cnt, pol->slot, NP_EV_FAULT_OUTSIDE, p, np_cgid(cg),
 			  bpf_get_smp_processor_id(), pol->gen, (__u32)node,
 			  bpf_ktime_get_ns());
 	}
@@ -406,11 +412,11 @@ static __always_inline void np_balancer(struct task_struct *p, __u32 what,
 {
 	struct np_bpf_counters *cnt;
 	struct np_bpf_policy *pol;
-	__u64 cgid = 0;
+	struct cgroup *cg;
 
 	if (!p)
 		return;
-	pol = np_workload_of(p, &cgid);
+	pol = np_workload_of(p, &cg);
 	if (!pol)
 		return;
 	cnt = np_counters_of(pol->slot);
@@ -422,7 +428,8 @@ static __always_inline void np_balancer(struct task_struct *p, __u32 what,
 		cnt->numa_swap++;
 	else
 		cnt->numa_stick++;
-	np_sample(cnt, pol->slot, NP_EV_NUMA_BALANCER, p, cgid, (__u32)src_cpu,
+	np_sample(cnt, pol->slot, NP_EV_NUMA_BALANCER, p, np_cgid(cg),
+		  (__u32)src_cpu,
 		  pol->gen, what, bpf_ktime_get_ns());
 }
 
@@ -460,17 +467,17 @@ int np_audit(struct bpf_iter__task *ctx)
 	struct task_struct *p = ctx->task;
 	struct np_bpf_audit_rec rec = {};
 	struct np_bpf_policy *pol;
+	struct cgroup *cg;
 	__u32 size;
-	__u64 cgid = 0;
 
 	if (!p)
 		return 0;
-	pol = np_workload_of(p, &cgid);
+	pol = np_workload_of(p, &cg);
 	if (!pol)
 		return 0;
 	rec.pid = p->pid;
 	rec.tgid = p->tgid;
-	rec.cgid = cgid;
+	rec.cgid = np_cgid(cg);
 	rec.slot = pol->slot;
 	rec.cpu = np_task_cpu(p);
 	rec.nr_cpus_allowed = p->nr_cpus_allowed;
