@@ -551,13 +551,15 @@ static void report_intruders(struct np_daemon *d, uint32_t slot,
 			     const struct np_bpf_counters *dl)
 {
 	struct np_verify *v = d->verify;
-	struct np_bpf_intruder top[3];
+	struct np_bpf_intruder top[16];
 	char list[600] = "";
-	int n = np_bpf_intruders_top(v->m, slot, top, 3);
+	int n = np_bpf_intruders_top(v->m, slot, top, 16), shown = 0;
 
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && shown < 3; i++) {
+		/* kernel threads are counted, not reported */
 		if (top[i].key.kind == NP_BPF_INTRUDER_KTHREAD)
 			continue;
+		shown++;
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 			 "%s'%.16s' (%s, cgroup id %llu, pid %u, CPU %u) %llu "
 			 "switch(es)",
