@@ -13,10 +13,7 @@
  */
 #include "numaplace/bpf_load.h"
 #include "numaplace/daemon.h"
-#if __has_include("numaplace/numa_mem.h") /* TEMP until numa_mem lands */
 #include "numaplace/numa_mem.h"
-#define HAVE_NUMA_MEM 1
-#endif
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -594,14 +591,6 @@ static void make_partition(struct np_daemon *d, const struct np_verify_wl *w)
 	       a->req.name);
 }
 
-#ifndef HAVE_NUMA_MEM
-static void memory_check(struct np_daemon *d, uint32_t s,
-			 const struct np_verify_wl *w,
-			 const struct np_bpf_counters *dl)
-{
-	(void)d; (void)s; (void)w; (void)dl;
-}
-#else
 static void memory_check(struct np_daemon *d, uint32_t s,
 			 const struct np_verify_wl *w,
 			 const struct np_bpf_counters *dl)
@@ -676,7 +665,6 @@ static void memory_check(struct np_daemon *d, uint32_t s,
 	}
 	close(fd);
 }
-#endif
 
 void np_verify_check(struct np_daemon *d)
 {
