@@ -20,6 +20,10 @@ static const struct {
 	 "ask numaplaced to release a workload (NAME)"},
 	{"status", cmd_status,
 	 "what numaplaced manages: CPU map, pools, workloads (--json)"},
+	{"violations", cmd_violations,
+	 "placement violations from the pinned BPF maps (--json, --watch)"},
+	{"events", cmd_events,
+	 "latest violation samples from numaplaced (--json, --limit N)"},
 	{"import-kubelet-state", cmd_import,
 	 "adopt a kubelet cpu_manager_state's exclusive CPUs (FILE)"},
 };

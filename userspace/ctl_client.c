@@ -613,6 +613,51 @@ static void print_hint(FILE *out, const json_t *hint)
 		    : "not preferred");
 }
 
+/* The "verification" object: which signals are active and why the others
+ * are not, what the daemon did, and workloads with violations. */
+static void render_verification(const json_t *v, FILE *out)
+{
+	const json_t *sig, *act, *ws, *x;
+	const char *key;
+
+	if (!json_is_object(v))
+		return;
+	fprintf(out, "\nverification: %s (maps in %s)\n",
+		str_or(v, "state", "?"), str_or(v, "pin_dir", "?"));
+	sig = json_object_get(v, "signals");
+	json_object_foreach((json_t *)sig, key, x)
+		fprintf(out, "  %-20s %s\n", key,
+			json_is_string(x) ? json_string_value(x) : "?");
+	act = json_object_get(v, "actions");
+	if (json_is_object(act))
+		fprintf(out,
+			"  actions: %lld cpuset rewrite(s), %lld partition(s), "
+			"%lld page migration(s), %lld report(s)\n",
+			(long long)json_integer_value(json_object_get(act, "rewrites")),
+			(long long)json_integer_value(json_object_get(act, "partitioned")),
+			(long long)json_integer_value(json_object_get(act, "migrations")),
+			(long long)json_integer_value(json_object_get(act, "reports")));
+	ws = json_object_get(v, "workloads");
+	json_object_foreach((json_t *)ws, key, x)
+	{
+		if (!json_is_true(json_object_get(x, "violation")))
+			continue;
+		fprintf(out,
+			"  VIOLATION %s: ran outside %lld switch(es) / %lld "
+			"tick(s), %lld intrusion(s), %lld migration(s) to a "
+			"disallowed CPU, remote fault ratio %.2f, %lld bytes "
+			"outside its mems (numaplace violations %s)\n",
+			key,
+			(long long)json_integer_value(json_object_get(x, "run_outside")),
+			(long long)json_integer_value(json_object_get(x, "run_outside_ticks")),
+			(long long)json_integer_value(json_object_get(x, "intrusions")),
+			(long long)json_integer_value(json_object_get(x, "migrate_disallowed")),
+			json_number_value(json_object_get(x, "remote_fault_ratio")),
+			(long long)json_integer_value(json_object_get(x, "outside_mems_bytes")),
+			key);
+	}
+}
+
 int np_status_render_err(const json_t *status, FILE *out, char *err,
 			 size_t errlen)
 {
@@ -955,6 +1000,7 @@ int np_status_render_err(const json_t *status, FILE *out, char *err,
 			fprintf(out, " (every %g s)", json_number_value(v));
 		fputc('\n', out);
 	}
+	render_verification(json_object_get(status, "verification"), out);
 	r = 0;
 out:
 	if (rows)
