@@ -3,7 +3,7 @@
 #   make            library, daemon, CLI (gcc by default; CC=clang works too)
 #   make deps       install build/test dependencies with apt-get (idempotent)
 #   make check      build with gcc and clang, unit + vector tests, sanitizers,
-#                   then the VM end-to-end tests
+#                   the BPF programs on this kernel, then the VM end-to-end tests
 #   make bench      benchmarks (figures printed, nothing asserted)
 #   make demo       the narrated VM scenario (see README)
 
@@ -61,7 +61,7 @@ BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
 all: $(BUILD)/numaplace $(BUILD)/numaplaced $(MEMTOUCH)
-.PHONY: all deps check check-unit check-asan check-clang check-vectors check-daemon \
+.PHONY: all deps check check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm bench demo clean format
 
 $(BUILD)/%.o: %.c
@@ -95,6 +95,10 @@ $(BUILD)/numaplaced: $(BUILD)/userspace/numaplaced.o $(LIB)
 $(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# The BPF test driver of tests/bpf-host.sh.
+$(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS) -lcmocka
@@ -119,6 +123,10 @@ check-vectors: $(BUILD)/numaplace
 check-daemon: all
 	$(Q)tests/daemon-host.sh $(BUILD)
 
+# The BPF programs on this machine's kernel (root; skips otherwise).
+check-bpf: all $(BUILD)/np-bpf-driver
+	$(Q)tests/bpf-host.sh $(BUILD)
+
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
@@ -135,7 +143,7 @@ check-vm: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-unit check-vectors check-daemon check-clang check-asan check-vm
+	$(Q)$(MAKE) --no-print-directory check-unit check-vectors check-daemon check-bpf check-clang check-asan check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log
 
 # Test objects are intermediate files of pattern rules: keep them.

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Test driver for the verification programs on a host where numaplaced
+ * cannot enforce (tests/bpf-host.sh): loads and attaches them like the
+ * daemon does, then takes commands on stdin, one per line:
+ *   policy CGROUP_DIR SLOT NAME CPULIST [excl]   watch a cgroup
+ *   owner CPU SLOT                               CPU owned by SLOT
+ *   signals                                      print the signals JSON
+ *   audit                                        print audit records
+ *   quit
+ * Answers "ok" (or "error: ...") per line, so the script can wait on it.
+ */
+#include "numaplace/bpf_load.h"
+
+#include <bpf/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
+{
+	(void)ctx;
+	printf("audit pid %u slot %u cpu %u flags %#x comm %.16s\n", r->pid,
+	       r->slot, r->cpu, r->flags, r->comm);
+}
+
+int main(int argc, char **argv)
+{
+	struct np_bpf_load_opts o = {.nslots = 64, .tick_hz = 99, .rate_burst = 16};
+	struct np_bpf_loader *l;
+	const struct np_bpf_maps *m;
+	char err[1024] = "", line[1024];
+	struct stat st;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: np-bpf-driver PIN_PATH PARENT_CGROUP_DIR\n");
+		return 2;
+	}
+	if (stat(argv[2], &st)) {
+		perror(argv[2]);
+		return 1;
+	}
+	o.pin_path = argv[1];
+	o.parent_cgid = st.st_ino;
+	/* level = components below the cgroup2 mount: the caller passes a
+	 * direct child of the mount */
+	o.parent_level = 1;
+	if (np_bpf_load(&l, &o, err, sizeof(err))) {
+		printf("error: %s\n", err);
+		return 1;
+	}
+	m = np_bpf_loader_maps(l);
+	np_bpf_info_update(l, (uint32_t)getpid());
+	printf("loaded%s%s\n", err[0] ? ": " : "", err);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		char cg[512], name[128], list[256], excl[16] = "";
+		unsigned slot, cpu;
+		if (sscanf(line, "policy %511s %u %127s %255s %15s", cg, &slot, name,
+			   list, excl) >= 4) {
+			struct np_bpf_policy pol;
+			struct np_bpf_slot sl = {0};
+			np_cpuset cpus;
+			__u64 id;
+			if (stat(cg, &st) || np_cpuset_parse(&cpus, list, err, sizeof(err))) {
+				printf("error: %s\n", cg);
+			} else {
+				id = st.st_ino;
+				np_bpf_policy_make(&pol, &cpus, 1, slot, 1,
+						   excl[0] ? NP_BPF_POL_EXCLUSIVE : 0, 0);
+				sl.cgid = id;
+				sl.mems = 1;
+				sl.gen = 1;
+				sl.flags = NP_BPF_SLOT_USED;
+				sl.ncpus = (uint32_t)np_cpuset_count(&cpus);
+				snprintf(sl.name, sizeof(sl.name), "%s", name);
+				snprintf(sl.cgroup, sizeof(sl.cgroup), "%s", name);
+				np_bpf_slot_reset(m, slot);
+				if (bpf_map_update_elem(m->policy, &id, &pol, BPF_ANY) ||
+				    bpf_map_update_elem(m->slots, &slot, &sl, BPF_ANY))
+					printf("error: map update\n");
+				else
+					printf("ok\n");
+			}
+		} else if (sscanf(line, "owner %u %u", &cpu, &slot) == 2) {
+			struct np_bpf_owner ow = {.slot_plus1 = slot + 1};
+			printf(bpf_map_update_elem(m->cpu_owner, &cpu, &ow, BPF_ANY)
+				       ? "error: owner\n"
+				       : "ok\n");
+		} else if (!strncmp(line, "signals", 7)) {
+			char *s = json_dumps(np_bpf_signals_json(l), JSON_COMPACT);
+			printf("%s\n", s ? s : "{}");
+			free(s);
+		} else if (!strncmp(line, "audit", 5)) {
+			np_bpf_audit(l, on_audit, NULL);
+			printf("ok\n");
+		} else if (!strncmp(line, "quit", 4)) {
+			break;
+		} else {
+			printf("error: unknown command\n");
+		}
+		fflush(stdout);
+	}
+	np_bpf_info_update(l, 0);
+	np_bpf_unload(l);
+	return 0;
+}
