@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The BPF-facing pieces that run in userspace: policy bitmaps (and the
+ * bit test the programs share), per-CPU summing with the kernel's value
+ * stride, deltas, what counts as a violation, the rate limiter the
+ * programs use, slot assignment across restarts, pin paths. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "numaplace/bpf_maps.h"
+
+static void test_policy_bits(void **state)
+{
+	struct np_bpf_policy pol;
+	np_cpuset c;
+	(void)state;
+	np_cpuset_zero(&c);
+	np_cpuset_set(&c, 0);
+	np_cpuset_set(&c, 63);
+	np_cpuset_set(&c, 64);
+	np_cpuset_set(&c, 4095);
+	np_bpf_policy_make(&pol, &c, 0x5, 7, 9, NP_BPF_POL_EXCLUSIVE, 1234);
+	assert_true(np_bpf_cpu_allowed(&pol, 0));
+	assert_true(np_bpf_cpu_allowed(&pol, 63));
+	assert_true(np_bpf_cpu_allowed(&pol, 64));
+	assert_true(np_bpf_cpu_allowed(&pol, 4095));
+	assert_false(np_bpf_cpu_allowed(&pol, 1));
+	assert_false(np_bpf_cpu_allowed(&pol, 65));
+	assert_false(np_bpf_cpu_allowed(&pol, 4094));
+	assert_false(np_bpf_cpu_allowed(&pol, 4096));
+	assert_false(np_bpf_cpu_allowed(&pol, UINT32_MAX));
+	assert_int_equal(pol.mems, 0x5);
+	assert_int_equal(pol.slot, 7);
+	assert_int_equal(pol.gen, 9);
+	assert_int_equal(pol.flags, NP_BPF_POL_EXCLUSIVE);
+	assert_int_equal(pol.settle_until_ns, 1234);
+}
+
+static void test_sum_and_delta(void **state)
+{
+	/* 3 CPUs, values 40 bytes apart beyond the struct (the stride is
+	 * what the kernel uses, not sizeof) */
+	size_t stride = sizeof(struct np_bpf_counters) + 40;
+	char *buf = calloc(3, stride);
+	struct np_bpf_counters sum, prev, d;
+	(void)state;
+	for (int c = 0; c < 3; c++) {
+		struct np_bpf_counters *v = (void *)(buf + (size_t)c * stride);
+		v->run_outside = (uint64_t)(c + 1);        /* 1+2+3 */
+		v->intrude_kthread = 100 * (uint64_t)c;    /* 0+100+200 */
+		v->samples_dropped = 7;                    /* last field */
+		memset((char *)v + sizeof(*v), 0xff, 40);  /* padding: ignored */
+	}
+	np_bpf_counters_sum(&sum, buf, 3, stride);
+	assert_int_equal(sum.run_outside, 6);
+	assert_int_equal(sum.intrude_kthread, 300);
+	assert_int_equal(sum.samples_dropped, 21);
+	assert_int_equal(sum.migrations, 0);
+	memset(&prev, 0, sizeof(prev));
+	prev.run_outside = 4;
+	prev.intrude_kthread = 500; /* went backwards: the slot was reset */
+	np_bpf_counters_delta(&d, &sum, &prev);
+	assert_int_equal(d.run_outside, 2);
+	assert_int_equal(d.intrude_kthread, 300);
+	assert_int_equal(d.samples_dropped, 21);
+	free(buf);
+}
+
+static void test_what_is_a_violation(void **state)
+{
+	struct np_bpf_counters c;
+	static const size_t real[] = {
+		offsetof(struct np_bpf_counters, run_outside),
+		offsetof(struct np_bpf_counters, run_outside_ticks),
+		offsetof(struct np_bpf_counters, intrude_workload),
+		offsetof(struct np_bpf_counters, intrude_cgroup),
+		offsetof(struct np_bpf_counters, intrude_ticks),
+		offsetof(struct np_bpf_counters, migrate_disallowed),
+		offsetof(struct np_bpf_counters, fault_pages_outside_mems),
+		offsetof(struct np_bpf_counters, numa_move),
+		offsetof(struct np_bpf_counters, numa_swap),
+		offsetof(struct np_bpf_counters, numa_stick),
+	};
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	/* counted, but not violations: transitions, kernel threads, plain
+	 * migrations, local and remote faults (judged by ratio), samples */
+	c.transition = c.intrude_kthread = c.migrations = c.migrate_xl3 =
+		c.migrate_xnuma = c.faults = c.fault_pages_local =
+			c.fault_pages_remote = c.samples = c.samples_dropped = 5;
+	assert_false(np_bpf_counters_any_violation(&c));
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		struct np_bpf_counters v = c;
+		*(uint64_t *)((char *)&v + real[i]) = 1;
+		assert_true(np_bpf_counters_any_violation(&v));
+	}
+	assert_string_equal(np_bpf_counter_names[0], "run_outside");
+	assert_string_equal(np_bpf_counter_names[NP_BPF_NCOUNTERS - 1],
+			    "samples_dropped");
+}
+
+static void test_rate_limiter(void **state)
+{
+	struct np_bpf_rate r = {0};
+	const uint64_t w = 1000000000ULL;
+	int sent = 0;
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		sent += np_bpf_rate_allow(&r, 5 * w + (uint64_t)i, 16, w);
+	assert_int_equal(sent, 16); /* burst, then dropped */
+	assert_false(np_bpf_rate_allow(&r, 6 * w - 1, 16, w));
+	assert_true(np_bpf_rate_allow(&r, 6 * w + 200, 16, w)); /* new window */
+	assert_int_equal(r.sent, 1);
+	/* a clock that goes backwards starts a window instead of blocking */
+	for (int i = 0; i < 15; i++)
+		np_bpf_rate_allow(&r, 6 * w + 300, 16, w);
+	assert_false(np_bpf_rate_allow(&r, 6 * w + 400, 16, w));
+	assert_true(np_bpf_rate_allow(&r, 1, 16, w));
+	/* burst 0: nothing is ever sent */
+	memset(&r, 0, sizeof(r));
+	assert_false(np_bpf_rate_allow(&r, 10 * w, 0, w));
+}
+
+static struct np_bpf_want want(const char *name, uint64_t cgid, int ncpus,
+			       uint64_t mems)
+{
+	struct np_bpf_want w;
+	memset(&w, 0, sizeof(w));
+	snprintf(w.name, sizeof(w.name), "%s", name);
+	snprintf(w.cgroup, sizeof(w.cgroup), "%s", name);
+	w.cgid = cgid;
+	np_cpuset_zero(&w.cpus);
+	for (int c = 0; c < ncpus; c++)
+		np_cpuset_set(&w.cpus, c);
+	w.mems = mems;
+	return w;
+}
+
+static void test_slots(void **state)
+{
+	struct np_bpf_slot table[3];
+	struct np_bpf_want w[4];
+	bool fresh[3];
+	int slot[4];
+	(void)state;
+	memset(table, 0, sizeof(table));
+	w[0] = want("a", 10, 2, 1);
+	w[1] = want("b", 11, 2, 1);
+	assert_int_equal(np_bpf_slots_assign(table, 3, w, 2, slot, fresh), 0);
+	assert_int_equal(slot[0], 0);
+	assert_int_equal(slot[1], 1);
+	assert_true(fresh[0] && fresh[1] && !fresh[2]);
+	assert_string_equal(table[1].name, "b");
+	assert_int_equal(table[1].gen, 1);
+	assert_int_equal(table[1].ncpus, 2);
+
+	/* again, b first and unchanged: same slots, not fresh, same gen;
+	 * a changed its mems: gen bumps */
+	w[2] = w[1];
+	w[3] = want("a", 10, 2, 2);
+	assert_int_equal(np_bpf_slots_assign(table, 3, &w[2], 2, slot, fresh), 0);
+	assert_int_equal(slot[0], 1);
+	assert_int_equal(slot[1], 0);
+	assert_false(fresh[0] || fresh[1]);
+	assert_int_equal(table[1].gen, 1);
+	assert_int_equal(table[0].gen, 2);
+
+	/* a's cgroup was recreated (new id): a new slot, the old one freed;
+	 * then a fourth workload does not fit */
+	w[0] = want("a", 20, 2, 2);
+	w[1] = want("b", 11, 2, 1);
+	w[2] = want("c", 12, 1, 1);
+	w[3] = want("d", 13, 1, 1);
+	assert_int_equal(np_bpf_slots_assign(table, 3, w, 4, slot, fresh), 1);
+	assert_int_equal(slot[1], 1); /* b kept */
+	assert_true(slot[0] >= 0 && slot[0] != 1);
+	assert_true(fresh[slot[0]]);
+	assert_int_equal(table[slot[0]].cgid, 20);
+	assert_true(slot[2] >= 0 || slot[3] >= 0);
+	assert_true(slot[2] < 0 || slot[3] < 0);
+	for (int s = 0; s < 3; s++)
+		assert_true(table[s].flags & NP_BPF_SLOT_USED);
+
+	/* nobody wanted: every slot freed */
+	assert_int_equal(np_bpf_slots_assign(table, 3, w, 0, slot, fresh), 0);
+	for (int s = 0; s < 3; s++)
+		assert_int_equal(table[s].flags, 0);
+}
+
+static void test_pins(void **state)
+{
+	char buf[16], err[256] = "", long_path[200];
+	struct np_bpf_maps m;
+	(void)state;
+	assert_int_equal(np_bpf_pin_dir(buf, sizeof(buf), "/sys/fs/bpf/numaplace"),
+			 -ENAMETOOLONG);
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[sizeof(long_path) - 1] = 0;
+	assert_int_equal(np_bpf_pin_dir(long_path, 5, "/x"), -ENAMETOOLONG); /* "/x/v1" + NUL */
+	assert_int_equal(np_bpf_pin_dir(long_path, sizeof(long_path), "/x"), 0);
+	assert_string_equal(long_path, "/x/" NP_BPF_PIN_SUBDIR);
+	assert_int_equal(np_bpf_maps_open_pinned(&m, "/nonexistent/np/v1", err,
+						 sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/np/v1/np_policy"));
+	assert_non_null(strstr(err, "numaplaced has not loaded"));
+	assert_int_equal(m.policy, -1);
+	np_bpf_maps_close(&m); /* safe on a closed set */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_bits),
+		cmocka_unit_test(test_sum_and_delta),
+		cmocka_unit_test(test_what_is_a_violation),
+		cmocka_unit_test(test_rate_limiter),
+		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_pins),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
