@@ -483,7 +483,9 @@ int np_audit(struct bpf_iter__task *ctx)
 	rec.nr_cpus_allowed = p->nr_cpus_allowed;
 	if (p->flags & NP_PF_KTHREAD)
 		rec.flags |= NP_BPF_AUDIT_KTHREAD;
-	if (!np_bpf_cpu_allowed(pol, rec.cpu))
+	/* A sleeping task's CPU is where it last ran, maybe before it was
+	 * moved here: only a task on a CPU right now says where it runs. */
+	if (p->on_cpu && !np_bpf_cpu_allowed(pol, rec.cpu))
 		rec.flags |= NP_BPF_AUDIT_CPU_OUTSIDE;
 	/* cpumask size is NR_CPUS of the running kernel */
 	size = bpf_core_field_size(p->cpus_mask.bits);

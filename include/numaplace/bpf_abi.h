@@ -205,7 +205,7 @@ struct np_bpf_rate {
 
 /* iter/task audit record (one per task of a managed workload). */
 enum np_bpf_audit_flags {
-	NP_BPF_AUDIT_CPU_OUTSIDE = 1 << 0,  /* its CPU is not in the policy */
+	NP_BPF_AUDIT_CPU_OUTSIDE = 1 << 0,  /* running now on a CPU outside */
 	NP_BPF_AUDIT_MASK_OUTSIDE = 1 << 1, /* allowed mask not within it */
 	NP_BPF_AUDIT_KTHREAD = 1 << 2,
 };
