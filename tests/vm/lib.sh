@@ -212,3 +212,28 @@ cg_destroy() {
 	done
 	[ ! -d "$CG/$1" ]
 }
+
+# ---- verification (numaplace violations) ---------------------------------
+
+# vcount WORKLOAD COUNTER [PIN_PATH]: one counter of `numaplace violations
+# --json WORKLOAD` (0 when the workload or the pins are not there). The
+# counter names are unique within one workload's JSON.
+vcount() {
+	numaplace violations --json --pin-path "${3:-/sys/fs/bpf/numaplace}" "$1" 2>/dev/null |
+		sed -n "s/^ *\"$2\": \([0-9][0-9]*\),\{0,1\}$/\1/p" | head -n 1 |
+		grep . || echo 0
+}
+# vfield WORKLOAD KEY [PIN_PATH]: the first string value of KEY.
+vfield() {
+	numaplace violations --json --pin-path "${3:-/sys/fs/bpf/numaplace}" "$1" 2>/dev/null |
+		sed -n "s/^ *\"$2\": \"\([^\"]*\)\",\{0,1\}$/\1/p" | head -n 1
+}
+# busy_in CGROUP_DIR [COMM] [CPU]: a busy shell loop in that cgroup (named
+# COMM through /proc/PID/comm, pinned to CPU with taskset -p); its pid.
+busy_in() {
+	sh -c "echo \$\$ > $1/cgroup.procs || exit 1
+		${3:+taskset -p -c $3 \$\$ >/dev/null || exit 1}
+		${2:+printf %s $2 > /proc/\$\$/comm}
+		while :; do :; done" >/dev/null 2>&1 &
+	echo $!
+}

@@ -12,7 +12,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
 
 args=()
-for b in numaplace numaplaced; do
+for b in numaplace numaplaced np-memtouch; do
 	[[ -x $build/$b ]] && args+=(--bin "$build/$b")
 done
 read -r -a extra <<<"${NP_VM_ARGS:-}"

@@ -1,0 +1,69 @@
+#!/bin/sh
+# 60-verify-outside: the eBPF verifier sees a managed task run outside its
+# CPUs and the daemon repairs it. An LSE workload gets CPUs 2-3 and a busy
+# task; nothing is counted while the placement holds. Then its cpuset.cpus
+# is rewritten by hand to CPU 6: within one reconcile period the
+# sched_switch / cpu-clock programs have counted the task outside its set,
+# the daemon logs the task and CPU, and cpuset.cpus.effective and the
+# task's Cpus_allowed_list are 2-3 again.
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /scenarios/lib.sh
+
+[ -x /bin/numaplaced ] || skip "numaplaced is not in the initramfs"
+[ "$NP_TOPO" = 2node ] || skip "written for the 2node topology"
+
+CGP=$CG/numaplace.slice
+ETC=/tmp/np-v60
+SOCK=/run/np-v60.sock
+mkdir -p $ETC/specs
+cat >$ETC/numaplace.json <<JSON
+{"node_policy": {"cpu_policy": "static", "reserved_cpus": "0-1",
+                 "topology_policy": "restricted",
+                 "cpu_policy_options": {"full-pcpus-only": true}},
+ "reconcile_period_s": 1, "cgroup_parent": "numaplace.slice",
+ "spec_dir": "$ETC/specs", "state_dir": "$ETC/state", "socket": "$SOCK",
+ "verify": {"enabled": "on", "settle_ms": 1000}}
+JSON
+eff() { cat "$CGP/$1/cpuset.cpus.effective" 2>/dev/null; }
+numaplaced -c $ETC/numaplace.json 2>$ETC/log &
+DPID=$!
+cleanup() {
+	kill $B 2>/dev/null
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	sleep 0.2
+	for c in "$CGP"/*/; do [ -d "$c" ] && rmdir "$c"; done
+	rmdir "$CGP" 2>/dev/null
+}
+B=
+on_exit cleanup
+wait_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+grep -q "verify: maps pinned" $ETC/log || { cat $ETC/log; fail "verification is not active"; }
+
+printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/web.json
+wait_for 10 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective 2>/dev/null)\" = 2-3 ]" ||
+	fail "web was not placed on 2-3: $(eff web)"
+B=$(busy_in $CGP/web np-web)
+sleep 3 # past the settle window of web's new placement
+ro=$(vcount web run_outside)
+rt=$(vcount web run_outside_ticks)
+assert_eq "$ro/$rt" 0/0 "web's ran-outside switches/ticks while its placement holds"
+log "placement holds: web on $(eff web), task $B on $(pid_cpus $B), nothing counted"
+
+echo 6 >$CGP/web/cpuset.cpus || fail "cannot write web's cpuset.cpus"
+t0=$(date +%s)
+wait_for 5 grep -q "verify: web ran outside its CPUs" $ETC/log ||
+	{ cat $ETC/log; fail "no ran-outside report within 5 s"; }
+t1=$(date +%s)
+ro=$(vcount web run_outside)
+rt=$(vcount web run_outside_ticks)
+[ $((ro + rt)) -gt 0 ] || fail "the log reported, but the counters are $ro/$rt"
+line=$(grep "verify: web ran outside" $ETC/log | head -n 1)
+assert_match "$line" "np-web' on CPU 6" "the report names the task and the CPU"
+wait_for 3 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective)\" = 2-3 ]" ||
+	fail "web's cpuset was not repaired: $(eff web)"
+wait_for 3 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$B/status)\" = 2-3 ]" ||
+	fail "the task's Cpus_allowed_list is $(pid_cpus $B)"
+log "after the hand write: ${ro} switch(es) and ${rt} tick(s) outside, reported in $((t1 - t0)) s: ${line#*warning: }"
+log "status: $(numaplace status --socket $SOCK | grep 'VIOLATION web' | cut -c1-160)"
+pass "ran outside detected ($ro switches, $rt ticks) and repaired within one period"
