@@ -273,6 +273,12 @@ int np_bpf_slots_assign(struct np_bpf_slot *table, unsigned nslots,
 static int cmp_intruder(const void *a, const void *b)
 {
 	const struct np_bpf_intruder *x = a, *y = b;
+	bool kx = x->key.kind == NP_BPF_INTRUDER_KTHREAD,
+	     ky = y->key.kind == NP_BPF_INTRUDER_KTHREAD;
+	/* kernel threads last: nothing can keep them away, so the tasks
+	 * someone can act on come first */
+	if (kx != ky)
+		return kx ? 1 : -1;
 	if (x->val.switches != y->val.switches)
 		return x->val.switches < y->val.switches ? 1 : -1;
 	return strncmp(x->key.comm, y->key.comm, sizeof(x->key.comm));

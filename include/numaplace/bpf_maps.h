@@ -80,7 +80,8 @@ int np_bpf_slots_assign(struct np_bpf_slot *table, unsigned nslots,
 			const struct np_bpf_want *want, int n, int *out_slot,
 			bool *fresh);
 
-/* Top intruders of one owner slot, most switches first. */
+/* Top intruders of one owner slot: tasks before kernel threads, then most
+ * switches first. */
 struct np_bpf_intruder {
 	struct np_bpf_intruder_key key;
 	struct np_bpf_intruder_val val;

@@ -231,9 +231,23 @@ vfield() {
 # busy_in CGROUP_DIR [COMM] [CPU]: a busy shell loop in that cgroup (named
 # COMM through /proc/PID/comm, pinned to CPU with taskset -p); its pid.
 busy_in() {
-	sh -c "echo \$\$ > $1/cgroup.procs || exit 1
+	sh -c "${2:+printf %s $2 > /proc/\$\$/comm}
+		echo \$\$ > $1/cgroup.procs || exit 1
 		${3:+taskset -p -c $3 \$\$ >/dev/null || exit 1}
-		${2:+printf %s $2 > /proc/\$\$/comm}
 		while :; do :; done" >/dev/null 2>&1 &
 	echo $!
+}
+# cpus_is PID LIST: the task's Cpus_allowed_list is LIST (for wait_for).
+cpus_is() { [ "$(pid_cpus "$1")" = "$2" ]; }
+# try_for SECONDS CMD...: like wait_for, but returns 1 on timeout (so the
+# caller can show the daemon's log before failing).
+try_for() {
+	_n=$(($1 * 10))
+	shift
+	while [ "$_n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	return 1
 }

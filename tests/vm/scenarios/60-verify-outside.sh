@@ -37,11 +37,11 @@ cleanup() {
 }
 B=
 on_exit cleanup
-wait_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
 grep -q "verify: maps pinned" $ETC/log || { cat $ETC/log; fail "verification is not active"; }
 
 printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/web.json
-wait_for 10 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective 2>/dev/null)\" = 2-3 ]" ||
+try_for 10 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective 2>/dev/null)\" = 2-3 ]" ||
 	fail "web was not placed on 2-3: $(eff web)"
 B=$(busy_in $CGP/web np-web)
 sleep 3 # past the settle window of web's new placement
@@ -52,7 +52,7 @@ log "placement holds: web on $(eff web), task $B on $(pid_cpus $B), nothing coun
 
 echo 6 >$CGP/web/cpuset.cpus || fail "cannot write web's cpuset.cpus"
 t0=$(date +%s)
-wait_for 5 grep -q "verify: web ran outside its CPUs" $ETC/log ||
+try_for 5 grep -q "verify: web ran outside its CPUs" $ETC/log ||
 	{ cat $ETC/log; fail "no ran-outside report within 5 s"; }
 t1=$(date +%s)
 ro=$(vcount web run_outside)
@@ -60,9 +60,9 @@ rt=$(vcount web run_outside_ticks)
 [ $((ro + rt)) -gt 0 ] || fail "the log reported, but the counters are $ro/$rt"
 line=$(grep "verify: web ran outside" $ETC/log | head -n 1)
 assert_match "$line" "np-web' on CPU 6" "the report names the task and the CPU"
-wait_for 3 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective)\" = 2-3 ]" ||
+try_for 3 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective)\" = 2-3 ]" ||
 	fail "web's cpuset was not repaired: $(eff web)"
-wait_for 3 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$B/status)\" = 2-3 ]" ||
+try_for 3 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$B/status)\" = 2-3 ]" ||
 	fail "the task's Cpus_allowed_list is $(pid_cpus $B)"
 log "after the hand write: ${ro} switch(es) and ${rt} tick(s) outside, reported in $((t1 - t0)) s: ${line#*warning: }"
 log "status: $(numaplace status --socket $SOCK | grep 'VIOLATION web' | cut -c1-160)"

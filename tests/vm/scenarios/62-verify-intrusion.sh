@@ -1,0 +1,123 @@
+#!/bin/sh
+# 62-verify-intrusion: a task of another cgroup pinned onto a workload's
+# exclusive CPU is an intrusion, attributed to its comm and cgroup:
+#   A web (LSE, CPUs 2-3) and a task of intruder.slice (not managed, not a
+#     shared cgroup) that pins itself to CPU 2: intrude_cgroup and intruder
+#     ticks count, the top intruder is 'np-intruder' with intruder.slice's
+#     cgroup id, and the daemon reports it.
+#   B with verify.on_intrusion = "partition" (applied by SIGHUP), a new
+#     intrusion on web turns web into an isolated partition: its
+#     cpuset.cpus.partition reads "isolated" and the intruder cannot pin
+#     itself to CPU 2 any more.
+#   C iso ("isolation": "partition", CPUs 4-5): the same attempt on CPU 4
+#     fails (EINVAL from sched_setaffinity) and nothing intrudes.
+# (B comes before C: once any partition exists, the managed parent is a
+# partition root and no cgroup outside it can reach CPUs 2-7 at all.)
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /scenarios/lib.sh
+
+[ -x /bin/numaplaced ] || skip "numaplaced is not in the initramfs"
+[ "$NP_TOPO" = 2node ] || skip "written for the 2node topology"
+command -v taskset >/dev/null || skip "no taskset in this busybox"
+
+CGP=$CG/numaplace.slice
+ETC=/tmp/np-v62
+SOCK=/run/np-v62.sock
+INTR=$CG/intruder.slice
+mkdir -p $ETC/specs
+config() { # ON_INTRUSION
+	cat >$ETC/numaplace.json <<JSON
+{"node_policy": {"cpu_policy": "static", "reserved_cpus": "0-1",
+                 "topology_policy": "restricted",
+                 "cpu_policy_options": {"full-pcpus-only": true}},
+ "reconcile_period_s": 1, "cgroup_parent": "numaplace.slice",
+ "spec_dir": "$ETC/specs", "state_dir": "$ETC/state", "socket": "$SOCK",
+ "verify": {"enabled": "on", "on_intrusion": "$1"}}
+JSON
+}
+config report
+eff() { cat "$CGP/$1/cpuset.cpus.effective" 2>/dev/null; }
+part() { cat "$CGP/$1/cpuset.cpus.partition" 2>/dev/null; }
+mkdir -p $INTR || fail "cannot create $INTR"
+numaplaced -c $ETC/numaplace.json 2>$ETC/log &
+DPID=$!
+I=
+cleanup() {
+	kill $I 2>/dev/null
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	sleep 0.3
+	for c in "$CGP"/*/; do
+		[ -d "$c" ] || continue
+		echo member >"$c/cpuset.cpus.partition" 2>/dev/null
+		rmdir "$c"
+	done
+	echo member >"$CGP/cpuset.cpus.partition" 2>/dev/null
+	rmdir "$CGP" $INTR 2>/dev/null
+}
+on_exit cleanup
+try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+
+# --- A: an intrusion, attributed ---------------------------------------------
+printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/web.json
+try_for 10 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective 2>/dev/null)\" = 2-3 ]" ||
+	fail "web was not placed on 2-3: $(eff web)"
+sleep 1.5 # past the settle window
+before=$(vcount web intrude_cgroup)
+I=$(busy_in $INTR np-intruder 2)
+try_for 3 cpus_is $I 2 || fail "the intruder could not pin itself to CPU 2: $(pid_cpus $I)"
+try_for 5 grep -q "verify: intrusion on web's exclusive CPUs" $ETC/log ||
+	{ cat $ETC/log; fail "no intrusion report within 5 s"; }
+sleep 1
+ic=$(vcount web intrude_cgroup)
+it=$(vcount web intrude_ticks)
+[ "$ic" -gt "$before" ] && [ "$it" -gt 0 ] ||
+	fail "intrusion counters: switches $before -> $ic, ticks $it"
+# np-intruder among the top intruders (tasks first, by switches; kernel
+# threads last), with its cgroup id
+top=$(numaplace violations --json web | sed -n 's/^ *"comm": "\(.*\)",$/\1/p' | tr '\n' ' ')
+topid=$(numaplace violations --json web | awk '/"comm": "np-intruder"/ {f = 1} f && /"cgroup_id"/ {gsub(/[^0-9]/, ""); print; exit}')
+want=$(stat -c %i $INTR)
+assert_match "$top" "np-intruder" "the top intruders"
+assert_eq "$topid" "$want" "np-intruder's cgroup id (the inode of $INTR)"
+line=$(grep "verify: intrusion on web" $ETC/log | tail -n 1)
+assert_match "$line" "'np-intruder' \(cgroup, cgroup id $want" "the report"
+log "A: intrusion switches $ic, intruder ticks $it; ${line#*warning: }"
+kill $I
+I=
+
+# --- B: on_intrusion = partition -----------------------------------------------
+config partition
+kill -HUP $DPID
+try_for 5 grep -q "configuration reloaded" $ETC/log || fail "SIGHUP did not reload"
+I=$(busy_in $INTR np-intruder 2)
+try_for 6 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.partition 2>/dev/null)\" = isolated ]" ||
+	{ cat $ETC/log; fail "web did not become a partition after the intrusion: $(part web)"; }
+grep -q "verify: web becomes an isolated cpuset partition" $ETC/log ||
+	fail "no log line for the partition action"
+kill $I
+I=
+if sh -c "echo \$\$ > $INTR/cgroup.procs; taskset -p -c 2 \$\$" >/dev/null 2>&1; then
+	fail "after the action, a task of intruder.slice could still pin itself to CPU 2"
+fi
+log "B: after an intrusion web is $(part web) on $(eff web); taskset -c 2 from intruder.slice fails"
+# --- C: a partition cannot be intruded ---------------------------------------
+printf '{"name":"iso","cgroup":"iso","qos":"LSE","isolation":"partition","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/iso.json
+try_for 10 sh -c "[ \"\$(cat $CGP/iso/cpuset.cpus.partition 2>/dev/null)\" = isolated ]" ||
+	{ cat $ETC/log; fail "iso did not become an isolated partition: $(part iso)"; }
+ISO=$(eff iso)
+c=${ISO%%-*}
+sleep 1.5
+before=$(vcount iso intrude_cgroup)
+if sh -c "echo \$\$ > $INTR/cgroup.procs; taskset -p -c $c \$\$" >/dev/null 2>&1; then
+	fail "a task of intruder.slice could pin itself to CPU $c of the partition $ISO"
+fi
+I=$(busy_in $INTR np-intruder)
+sleep 2
+kill $I
+I=
+after=$(vcount iso intrude_cgroup)
+assert_eq "$after" "$before" "intrusions on the partition iso ($ISO)"
+log "C: iso is an isolated partition on $ISO; taskset -c $c from intruder.slice failed; intrusions $after"
+
+pass "intrusion attributed to np-intruder/intruder.slice ($ic switches, $it ticks); on_intrusion=partition isolates web; a partition refuses intruders"
