@@ -99,6 +99,7 @@ static int load(struct np_bpf_loader **l, uint64_t parent_id)
 		.nslots = 64,
 		.tick_hz = 99,
 		.rate_burst = 16,
+		.grace_ms = 100, /* the daemon's default */
 	};
 	char err[1024];
 	int r = np_bpf_load(l, &o, err, sizeof(err));

@@ -28,6 +28,10 @@ const volatile __u64 np_rate_window_ns = 1000000000ULL;
 /* Possible CPUs: cpumask bits at and above this are not maintained by the
  * kernel (a task's mask is copied from init_task's CPU_MASK_ALL). */
 const volatile __u32 np_nr_cpus = NP_BPF_MAX_CPUS;
+/* Persistence before an out-of-set run or an intrusion is a violation,
+ * and the gap that ends an episode (see np_bpf_episode). */
+const volatile __u64 np_grace_ns = 100000000ULL;
+const volatile __u64 np_episode_gap_ns = 1000000000ULL;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -98,6 +102,31 @@ struct {
 	__type(value, struct np_bpf_rate);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } np_rate SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NP_BPF_EPISODE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct np_bpf_episode);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_episodes SEC(".maps");
+
+/* Has `p` been outside (or intruding) for at least the grace time? Only
+ * called on the violation paths. */
+static __always_inline bool np_persistent(struct task_struct *p, __u64 now)
+{
+	__u32 pid = p->pid;
+	struct np_bpf_episode *e = bpf_map_lookup_elem(&np_episodes, &pid);
+
+	if (!e || now - e->last_ns > np_episode_gap_ns) {
+		struct np_bpf_episode n = {.first_ns = now, .last_ns = now};
+
+		bpf_map_update_elem(&np_episodes, &pid, &n, BPF_ANY);
+		return np_grace_ns == 0;
+	}
+	e->last_ns = now;
+	return now - e->first_ns >= np_grace_ns;
+}
 
 /*
  * The policy of the managed workload a task belongs to, or NULL. The
@@ -202,7 +231,7 @@ static __always_inline void np_outside(struct np_bpf_policy *pol,
 
 	if (!cnt)
 		return;
-	if (now < pol->settle_until_ns) {
+	if (now < pol->settle_until_ns || !np_persistent(p, now)) {
 		cnt->transition++;
 		return;
 	}
@@ -241,6 +270,9 @@ static __always_inline void np_intrusion(struct np_bpf_owner *own,
 	if (p->flags & NP_PF_KTHREAD) {
 		kind = NP_BPF_INTRUDER_KTHREAD;
 		cnt->intrude_kthread++;
+	} else if (!np_persistent(p, now)) {
+		cnt->transition++;
+		return;
 	} else if (pol) {
 		kind = NP_BPF_INTRUDER_WORKLOAD;
 		cnt->intrude_workload++;
@@ -320,7 +352,7 @@ int BPF_PROG(np_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	if (np_bpf_cpu_allowed(pol, dst))
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (now < pol->settle_until_ns) {
+	if (now < pol->settle_until_ns || !np_persistent(p, now)) {
 		cnt->transition++;
 		return 0;
 	}
@@ -350,11 +382,15 @@ int np_tick(void *ctx)
 	    !(pol && pol->slot + 1 == own->slot_plus1) &&
 	    !(p->flags & NP_PF_KTHREAD) &&
 	    !(pol && (pol->flags & NP_BPF_POL_BE) &&
-	      (own->flags & NP_BPF_OWNER_BE_OK)) &&
-	    bpf_ktime_get_ns() >= own->settle_until_ns) {
+	      (own->flags & NP_BPF_OWNER_BE_OK))) {
 		struct np_bpf_counters *cnt = np_counters_of(own->slot_plus1 - 1);
+		__u64 now = bpf_ktime_get_ns();
 
-		if (cnt)
+		if (!cnt)
+			return 0;
+		if (now < own->settle_until_ns || !np_persistent(p, now))
+			cnt->transition++;
+		else
 			cnt->intrude_ticks++;
 	}
 	return 0;

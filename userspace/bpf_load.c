@@ -185,6 +185,7 @@ static int open_and_load(struct np_bpf_loader *l,
 	r = libbpf_num_possible_cpus();
 	if (r > 0)
 		s->rodata->np_nr_cpus = (__u32)r;
+	s->rodata->np_grace_ns = (__u64)o->grace_ms * 1000000ULL;
 	bpf_map__set_max_entries(s->maps.np_policy, o->nslots);
 	bpf_map__set_max_entries(s->maps.np_counters, o->nslots);
 	bpf_map__set_max_entries(s->maps.np_slots, o->nslots);
@@ -264,6 +265,7 @@ static int chmod_pins(const char *dir)
 		NP_BPF_MAP_POLICY,   NP_BPF_MAP_CPU_OWNER, NP_BPF_MAP_CPU_TOPO,
 		NP_BPF_MAP_COUNTERS, NP_BPF_MAP_SLOTS,	   NP_BPF_MAP_INTRUDERS,
 		NP_BPF_MAP_INFO,     NP_BPF_MAP_EVENTS,	   NP_BPF_MAP_RATE,
+		NP_BPF_MAP_EPISODES,
 	};
 	char p[4096];
 	int r = 0;

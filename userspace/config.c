@@ -27,6 +27,7 @@ void np_config_defaults(struct np_config *c)
 	c->verify.max_workloads = 1024;
 	c->verify.tick_hz = 99;
 	c->verify.settle_ms = 1000;
+	c->verify.grace_ms = 100;
 	c->verify.sample_burst = 16;
 	c->verify.on_intrusion = NP_ACT_REPORT;
 	c->verify.on_remote_memory = NP_ACT_REPORT;
@@ -68,7 +69,7 @@ static int verify_from_json(struct np_verify_config *v, const json_t *j,
 {
 	static const char *const keys[] = {
 		"enabled",	      "max_workloads",	    "tick_hz",
-		"settle_ms",	      "sample_burst",	    "on_intrusion",
+		"settle_ms",	      "grace_ms",	      "sample_burst",	    "on_intrusion",
 		"on_remote_memory",   "remote_fault_ratio", "min_fault_pages",
 		"outside_mems_bytes", "migrate_interval_s", NULL};
 	long long x;
@@ -107,6 +108,7 @@ static int verify_from_json(struct np_verify_config *v, const json_t *j,
 	NUM("max_workloads", 1, 1 << 20, v->max_workloads);
 	NUM("tick_hz", 0, 10000, v->tick_hz);
 	NUM("settle_ms", 0, 60000, v->settle_ms);
+	NUM("grace_ms", 0, 60000, v->grace_ms);
 	NUM("sample_burst", 0, 1000000, v->sample_burst);
 	NUM("migrate_interval_s", 1, 86400, v->migrate_interval_s);
 #undef NUM
@@ -326,11 +328,12 @@ json_t *np_config_to_json(const struct np_config *c)
 	json_t *sh = json_array(), *v;
 	for (int i = 0; i < c->nshared; i++)
 		json_array_append_new(sh, json_string(c->shared_cgroups[i]));
-	v = json_pack("{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:I,s:I,s:i}",
+	v = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:I,s:I,s:i}",
 		      "enabled", verify_modes[c->verify.enabled],
 		      "max_workloads", (int)c->verify.max_workloads,
 		      "tick_hz", (int)c->verify.tick_hz, "settle_ms",
-		      (int)c->verify.settle_ms, "sample_burst",
+		      (int)c->verify.settle_ms, "grace_ms",
+		      (int)c->verify.grace_ms, "sample_burst",
 		      (int)c->verify.sample_burst, "on_intrusion",
 		      verify_actions[c->verify.on_intrusion],
 		      "on_remote_memory",

@@ -1327,10 +1327,11 @@ static void reload(struct np_daemon *d)
 	    c.verify.max_workloads != d->cfg.verify.max_workloads ||
 	    c.verify.tick_hz != d->cfg.verify.tick_hz ||
 	    c.verify.sample_burst != d->cfg.verify.sample_burst ||
+	    c.verify.grace_ms != d->cfg.verify.grace_ms ||
 	    strcmp(c.bpf_pin_path, d->cfg.bpf_pin_path))
 		logm(LOG_WARNING, "reload: verify.enabled, max_workloads, "
-				  "tick_hz, sample_burst and bpf_pin_path take "
-				  "effect at the next restart");
+				  "tick_hz, sample_burst, grace_ms and "
+				  "bpf_pin_path take effect at the next restart");
 	d->cfg.verify.settle_ms = c.verify.settle_ms;
 	d->cfg.verify.on_intrusion = c.verify.on_intrusion;
 	d->cfg.verify.on_remote_memory = c.verify.on_remote_memory;

@@ -161,6 +161,7 @@ int np_verify_start(struct np_daemon *d)
 		.nslots = vc->max_workloads,
 		.tick_hz = vc->tick_hz,
 		.rate_burst = vc->sample_burst,
+		.grace_ms = vc->grace_ms,
 	};
 	struct np_verify *v;
 	char err[1024] = "";

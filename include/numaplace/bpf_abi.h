@@ -42,6 +42,8 @@
 #define NP_BPF_MAP_INFO "np_info"
 #define NP_BPF_MAP_EVENTS "np_events"
 #define NP_BPF_MAP_RATE "np_rate"
+#define NP_BPF_MAP_EPISODES "np_episodes"
+#define NP_BPF_EPISODE_ENTRIES 8192
 
 /* np_policy: HASH, key = cgroup v2 id (inode of the workload's cgroup
  * directory), value = what its tasks may use. Tasks in cgroups below it
@@ -201,6 +203,19 @@ struct np_bpf_rate {
 	__u64 window_start_ns;
 	__u32 sent;
 	__u32 pad;
+};
+
+/*
+ * np_episodes: LRU_HASH, key = pid. A task seen outside its set (or on
+ * another workload's CPU) counts as a violation only once it has been
+ * seen so for at least the grace time (np_grace_ns): a task that is being
+ * moved into a workload's cgroup runs for a moment on its old CPUs before
+ * cpuset_attach() migrates it, and that is not drift. An episode ends when
+ * the task has not been seen outside for np_episode_gap_ns.
+ */
+struct np_bpf_episode {
+	__u64 first_ns;
+	__u64 last_ns;
 };
 
 /* iter/task audit record (one per task of a managed workload). */

@@ -19,6 +19,7 @@ struct np_bpf_load_opts {
 	unsigned nslots;       /* workloads the maps can hold */
 	unsigned tick_hz;      /* cpu-clock sampler frequency, 0 = off */
 	unsigned rate_burst;   /* samples per second per CPU per workload */
+	unsigned grace_ms;     /* persistence before a violation counts */
 	bool verbose;          /* libbpf debug output to stderr */
 };
 

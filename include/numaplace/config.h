@@ -17,6 +17,7 @@ struct np_verify_config {
 	unsigned max_workloads;      /* slots in the BPF maps */
 	unsigned tick_hz;            /* cpu-clock sampler, 0 = off */
 	unsigned settle_ms;          /* after a policy change: "transition" */
+	unsigned grace_ms;           /* a task must stay outside this long */
 	unsigned sample_burst;       /* ring buffer samples/s/CPU/workload */
 	enum np_verify_action on_intrusion;     /* report | partition */
 	enum np_verify_action on_remote_memory; /* report | migrate */

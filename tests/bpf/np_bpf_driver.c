@@ -28,7 +28,8 @@ static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
 
 int main(int argc, char **argv)
 {
-	struct np_bpf_load_opts o = {.nslots = 64, .tick_hz = 99, .rate_burst = 16};
+	struct np_bpf_load_opts o = {.nslots = 64, .tick_hz = 99, .rate_burst = 16,
+				     .grace_ms = 100};
 	struct np_bpf_loader *l;
 	const struct np_bpf_maps *m;
 	char err[1024] = "", line[1024];

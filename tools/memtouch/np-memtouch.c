@@ -7,6 +7,12 @@
  *
  *   np-memtouch --cpu C --node N [--size 64M] [--seconds S | --passes P]
  *               [--stride 4096] [--bind | --preferred] [--wait-signal]
+ *   np-memtouch --cpu C --default ...
+ *
+ * --default allocates with the default policy: the pages land on the
+ * nodes the task's cpuset.mems allows. Only such memory is scanned by NUMA
+ * balancing (it skips VMAs with an mbind policy unless MPOL_F_MOF), so
+ * hinting faults need --default.
  *
  * Prints one JSON line: {"cpu","node","bytes","passes","pages_on_node":{}}
  * (where a sample of up to 4096 pages actually is, from move_pages(2)).
@@ -25,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MPOL_DEFAULT 0
 #define MPOL_PREFERRED 1
 #define MPOL_BIND 2
 #define MAX_SAMPLE 4096
@@ -40,10 +47,11 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: np-memtouch --cpu C --node N [--size 64M] [--seconds S | "
-		"--passes P]\n"
-		"                   [--stride BYTES] [--bind | --preferred] "
-		"[--wait-signal] [--quiet]\n");
+		"usage: np-memtouch --cpu C (--node N [--bind | --preferred] | "
+		"--default)\n"
+		"                   [--size 64M] [--seconds S | --passes P] "
+		"[--stride BYTES]\n"
+		"                   [--wait-signal] [--quiet]\n");
 }
 
 static int bad(const char *flag, const char *why)
@@ -100,6 +108,7 @@ int main(int argc, char **argv)
 		{"stride", required_argument, NULL, 'S'},
 		{"bind", no_argument, NULL, 'b'},
 		{"preferred", no_argument, NULL, 'P'},
+		{"default", no_argument, NULL, 'D'},
 		{"wait-signal", no_argument, NULL, 'w'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -155,6 +164,9 @@ int main(int argc, char **argv)
 		case 'P':
 			mode = MPOL_PREFERRED;
 			break;
+		case 'D':
+			mode = MPOL_DEFAULT;
+			break;
 		case 'w':
 			wait_sig = 1;
 			break;
@@ -170,9 +182,11 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return bad(argv[optind], "unexpected argument");
-	if (cpu < 0 || node < 0)
+	if (cpu < 0 || (node < 0 && mode != MPOL_DEFAULT))
 		return bad(cpu < 0 ? "--cpu" : "--node", "required");
-	if (!node_online((int)node, online, sizeof(online))) {
+	if (node >= 0 && mode == MPOL_DEFAULT)
+		return bad("--node", "not with --default");
+	if (node >= 0 && !node_online((int)node, online, sizeof(online))) {
 		fprintf(stderr, "np-memtouch: --node %ld: no such NUMA node "
 			"(online: %s)\n", node, online);
 		return 2;
@@ -190,10 +204,10 @@ int main(int argc, char **argv)
 		perror("np-memtouch: mmap");
 		return 1;
 	}
-	mask = 1UL << node;
+	mask = node >= 0 ? 1UL << node : 0;
 	/* maxnode counts bits and the kernel reads maxnode - 1 of them */
-	if (syscall(SYS_mbind, mem, size, mode, &mask, 8 * sizeof(mask) + 1,
-		    0)) {
+	if (mode != MPOL_DEFAULT &&
+	    syscall(SYS_mbind, mem, size, mode, &mask, 8 * sizeof(mask) + 1, 0)) {
 		fprintf(stderr, "np-memtouch: mbind(node %ld): %s (outside "
 			"this cgroup's cpuset.mems?)\n", node, strerror(errno));
 		return 1;
