@@ -166,10 +166,11 @@ void np_bpf_counters_delta(struct np_bpf_counters *out,
 
 bool np_bpf_counters_any_violation(const struct np_bpf_counters *c)
 {
+	/* NUMA balancer events are reported, but the balancer only moves
+	 * tasks within their allowed CPUs: not a placement violation. */
 	return c->run_outside || c->run_outside_ticks || c->intrude_workload ||
 	       c->intrude_cgroup || c->intrude_ticks || c->migrate_disallowed ||
-	       c->fault_pages_outside_mems || c->numa_move || c->numa_swap ||
-	       c->numa_stick;
+	       c->fault_pages_outside_mems;
 }
 
 int np_bpf_counters_read(const struct np_bpf_maps *m, uint32_t slot,

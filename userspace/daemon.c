@@ -558,6 +558,20 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 		np_cpuset_andnot(&p.shared, &p.shared, &p.reserved);
 		np_cpuset_andnot(&p.be, &p.be, &p.reserved);
 	}
+	/* Exclusive grants can take every CPU best effort may use; BE tasks
+	 * then squeeze onto the shared pool (an empty cpuset.cpus would mean
+	 * "all of the parent's"). */
+	if (np_cpuset_empty(&p.be)) {
+		if (!d->be_squeezed)
+			logm(LOG_WARNING,
+			     "the best-effort pool is empty (every CPU is "
+			     "reserved or exclusive): BE workloads run on the "
+			     "shared pool until CPUs are released");
+		d->be_squeezed = true;
+		p.be = p.shared;
+	} else {
+		d->be_squeezed = false;
+	}
 	for (int i = 0; i < d->st.nworkloads; i++)
 		cap += 1 + d->st.w[i].ncontainers;
 	cap += d->nleft;
@@ -595,7 +609,13 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 	for (int i = 0; i < d->nleft; i++) {
 		struct np_cgroup_state cs;
 		char err[256];
-		if (np_cgroup_inspect(&d->cg, d->left[i], &cs, err, sizeof(err)) ==
+		bool reused = false;
+		/* a released cgroup that a new workload took over is that
+		 * workload's now */
+		for (int w = 0; w < k && !reused; w++)
+			reused = !strcmp(v[w].path, d->left[i]);
+		if (reused ||
+		    np_cgroup_inspect(&d->cg, d->left[i], &cs, err, sizeof(err)) ==
 			    -ENOENT ||
 		    (cs.procs_empty &&
 		     !unlinkat(d->cg.parent_fd, d->left[i], AT_REMOVEDIR))) {
@@ -778,6 +798,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	struct desired *v = NULL;
 	struct timespec t0, t1;
 	int n = 0, nch = 0, r = 0, writes = 0;
+	bool synced = false;
 	char err[1024];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -817,6 +838,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	if ((r = build_desired(d, &v, &n)))
 		goto done;
 	verify_sync(d, v, n);
+	synced = true;
 	ch = calloc((size_t)n + 1, sizeof(*ch));
 	if (!ch) {
 		r = -ENOMEM;
@@ -862,6 +884,14 @@ int np_daemon_reconcile(struct np_daemon *d)
 			free(b);
 			d->n.drift_repaired++;
 		}
+		if (np_cpuset_empty(&v[i].cpus) || !v[i].mems) {
+			/* nothing a cpuset can express: skip this one
+			 * rather than fail the whole plan */
+			logm(LOG_ERR, "cgroup %s: no CPUs or memory nodes are "
+			     "left for it; left as it is", v[i].path);
+			d->n.write_errors++;
+			continue;
+		}
 		ch[nch].cgroup = v[i].path;
 		ch[nch].old_cpus = cs.cpus;
 		ch[nch].new_cpus = v[i].cpus;
@@ -894,7 +924,6 @@ int np_daemon_reconcile(struct np_daemon *d)
 	}
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
-	np_verify_check(d);
 	for (int i = 0; i < n; i++) {
 		struct np_wl_meta *m;
 		if (v[i].wl < 0)
@@ -904,6 +933,10 @@ int np_daemon_reconcile(struct np_daemon *d)
 			m->established = true;
 	}
 done:
+	/* Counters are read even when the writes failed: a placement that
+	 * could not be applied shows up as violations, and is reported. */
+	if (synced)
+		np_verify_check(d);
 	np_cgroup_plan_free(&plan);
 	free(ch);
 	free(v);

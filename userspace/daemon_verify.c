@@ -740,7 +740,7 @@ void np_verify_check(struct np_daemon *d)
 				make_partition(d, w);
 		}
 		if (dl.numa_move || dl.numa_swap || dl.numa_stick) {
-			np_log(LOG_WARNING,
+			np_log(LOG_NOTICE,
 			       "verify: the kernel's NUMA balancer disagrees "
 			       "with %s's placement: %llu move(s), %llu "
 			       "swap(s), %llu stick(s)",

@@ -87,6 +87,7 @@ struct np_daemon {
 	int epfd, tfd, sfd, ifd, lfd;
 	bool stop;
 	bool dirty; /* state must be saved */
+	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
 	struct np_verify *verify; /* NULL: verification off */
 };
 

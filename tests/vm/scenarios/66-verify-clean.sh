@@ -1,0 +1,117 @@
+#!/bin/sh
+# 66-verify-clean: no false positives. Every user task of the root cgroup
+# is first moved into hostd.slice, a shared cgroup (config shared_cgroups):
+# on a real node systemd keeps the root cgroup for kernel threads. Then for
+# about 25 s workloads come and go (LSE, LSR, LS, BE; spec files and the
+# control socket; some rejected), each with a busy task moved in as soon as
+# its cpuset is written, while the shared pool grows and shrinks. Kernel
+# threads and the settle window after each change are counted, not
+# violations. Asserted: no "ran outside" / "intrusion" / "audit" report in
+# the daemon's log, and every live workload's violation counters are 0.
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /scenarios/lib.sh
+
+[ -x /bin/numaplaced ] || skip "numaplaced is not in the initramfs"
+[ "$NP_TOPO" = 2node ] || skip "written for the 2node topology"
+
+CGP=$CG/numaplace.slice
+ETC=/tmp/np-v66
+SOCK=/run/np-v66.sock
+mkdir -p $ETC/specs
+cat >$ETC/numaplace.json <<JSON
+{"node_policy": {"cpu_policy": "static", "reserved_cpus": "0-1",
+                 "topology_policy": "best-effort",
+                 "cpu_policy_options": {"full-pcpus-only": true}},
+ "reconcile_period_s": 1, "cgroup_parent": "numaplace.slice",
+ "shared_cgroups": ["hostd.slice"],
+ "spec_dir": "$ETC/specs", "state_dir": "$ETC/state", "socket": "$SOCK",
+ "verify": {"enabled": "on"}}
+JSON
+
+# Every user task of the root cgroup into hostd.slice (kernel threads have
+# an empty cmdline and stay; /proc sizes are 0, so read it).
+user_task() { tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null | grep -q .; }
+cg_create hostd.slice cpuset
+moved=0
+for p in $(cat $CG/cgroup.procs); do
+	user_task "$p" || continue
+	echo "$p" >$CG/hostd.slice/cgroup.procs 2>/dev/null && moved=$((moved + 1))
+done
+left=0
+for p in $(cat $CG/cgroup.procs); do user_task "$p" && left=$((left + 1)); done
+log "moved $moved user task(s) into hostd.slice; $left left in the root cgroup"
+
+numaplaced -c $ETC/numaplace.json 2>$ETC/log &
+DPID=$!
+BUSY=
+cleanup() {
+	kill $BUSY 2>/dev/null
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	sleep 0.3
+	for c in "$CGP"/*/; do [ -d "$c" ] && rmdir "$c"; done
+	rmdir "$CGP" 2>/dev/null
+	for p in $(cat $CG/hostd.slice/cgroup.procs); do echo "$p" >$CG/cgroup.procs; done
+	rmdir $CG/hostd.slice
+}
+on_exit cleanup
+try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+
+spec() { # NAME QOS CPU
+	printf '{"name":"%s","cgroup":"%s","qos":"%s","containers":[{"name":"m","cpu":"%s"}]}\n' \
+		"$1" "$1" "$2" "$3" >$ETC/specs/$1.json.tmp
+	mv $ETC/specs/$1.json.tmp $ETC/specs/$1.json
+}
+# a busy task in NAME once its cpuset is written (not for rejected ones)
+feed() {
+	try_for 4 sh -c "[ -n \"\$(cat $CGP/$1/cpuset.cpus 2>/dev/null)\" ]" || return 0
+	BUSY="$BUSY $(busy_in $CGP/$1 np-$1)"
+}
+seen=
+step() { # what, then a pause
+	log "$(date +%T) $*"
+	sleep 1.5
+}
+spec s1 LS 1;        feed s1; seen="$seen s1"; step "LS s1"
+spec a LSE 2;        feed a;  seen="$seen a";  step "LSE a"
+spec b1 BE 1;        feed b1; seen="$seen b1"; step "BE b1"
+spec r LSR 2;        feed r;  seen="$seen r";  step "LSR r (BE may share it)"
+spec c LSE 4;        feed c;  seen="$seen c";  step "LSE c (4 CPUs)"
+rm $ETC/specs/a.json;                          step "release a"
+printf '{"name":"e","cgroup":"e","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/e.json
+numaplace admit -f $ETC/e.json --socket $SOCK >/dev/null 2>&1
+feed e; seen="$seen e";                        step "LSE e through the socket"
+spec d LSE 4;        feed d;  seen="$seen d";  step "LSE d (4 CPUs, may be rejected)"
+rm $ETC/specs/c.json;                          step "release c"
+spec s2 LS 2;        feed s2; seen="$seen s2"; step "LS s2"
+numaplace release e --socket $SOCK >/dev/null 2>&1; step "release e"
+spec a LSE 2;        feed a;                   step "LSE a again"
+rm $ETC/specs/r.json;                          step "release r"
+sleep 3 # the last changes settle, the last cycles read the counters
+
+bad=$(grep -E "verify: .*(ran outside|intrusion on|audit:)" $ETC/log)
+if [ -n "$bad" ]; then
+	cat $ETC/log
+	fail "false positives: $(echo "$bad" | head -n 3)"
+fi
+total_t=0
+total_k=0
+live=0
+for w in $seen; do
+	numaplace violations --json $w >/dev/null 2>&1 || continue # released
+	live=$((live + 1))
+	for k in run_outside run_outside_ticks migrate_disallowed intrude_workload intrude_cgroup intrude_ticks; do
+		v=$(vcount $w $k)
+		[ "$v" -eq 0 ] || { cat $ETC/log; fail "$w: $k = $v in a clean run"; }
+	done
+	t=$(vcount $w transition)
+	k=$(vcount $w intrude_kthread)
+	total_t=$((total_t + t))
+	total_k=$((total_k + k))
+	log "$w: no violation; transition $t, kernel-thread switches $k, migrations $(vcount $w migrations)"
+done
+[ "$live" -ge 3 ] || fail "only $live workload(s) were live at the end"
+adm=$(grep -c "admitted " $ETC/log)
+rel=$(grep -c "released " $ETC/log)
+rej=$(grep -c "rejected " $ETC/log)
+pass "clean run: $adm admissions, $rel releases, $rej rejections, $live live workloads with 0 violations (transition $total_t, kthread $total_k)"
