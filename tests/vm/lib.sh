@@ -251,3 +251,11 @@ try_for() {
 	done
 	return 1
 }
+# chatty_in CGROUP_DIR [COMM]: a task that wakes 20 times a second and
+# forks each time (many switches, wakeups and migrations, little CPU).
+chatty_in() {
+	sh -c "${2:+printf %s $2 > /proc/\$\$/comm}
+		echo \$\$ > $1/cgroup.procs || exit 1
+		while :; do sleep 0.05; done" >/dev/null 2>&1 &
+	echo $!
+}

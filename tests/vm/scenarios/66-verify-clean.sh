@@ -30,7 +30,7 @@ JSON
 
 # Every user task of the root cgroup into hostd.slice (kernel threads have
 # an empty cmdline and stay; /proc sizes are 0, so read it).
-user_task() { tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null | grep -q .; }
+user_task() { { tr -d '\0' <"/proc/$1/cmdline"; } 2>/dev/null | grep -q .; }
 cg_create hostd.slice cpuset
 moved=0
 for p in $(cat $CG/cgroup.procs); do
@@ -62,30 +62,37 @@ spec() { # NAME QOS CPU
 		"$1" "$1" "$2" "$3" >$ETC/specs/$1.json.tmp
 	mv $ETC/specs/$1.json.tmp $ETC/specs/$1.json
 }
-# a busy task in NAME once its cpuset is written (not for rejected ones)
-feed() {
-	try_for 4 sh -c "[ -n \"\$(cat $CGP/$1/cpuset.cpus 2>/dev/null)\" ]" || return 0
-	BUSY="$BUSY $(busy_in $CGP/$1 np-$1)"
+# a task in NAME once its cpuset is written (not for rejected ones): a
+# busy loop for exclusive workloads, a chatty one (wakeups, forks,
+# migrations) for the others; busy loops everywhere would starve the
+# emulated machine
+feed() { # NAME [busy]
+	try_for 3 sh -c "[ -n \"\$(cat $CGP/$1/cpuset.cpus 2>/dev/null)\" ]" || return 0
+	if [ -n "${2:-}" ]; then
+		BUSY="$BUSY $(busy_in $CGP/$1 np-$1)"
+	else
+		BUSY="$BUSY $(chatty_in $CGP/$1 np-$1)"
+	fi
 }
 seen=
 step() { # what, then a pause
 	log "$(date +%T) $*"
-	sleep 1.5
+	sleep 1
 }
 spec s1 LS 1;        feed s1; seen="$seen s1"; step "LS s1"
-spec a LSE 2;        feed a;  seen="$seen a";  step "LSE a"
+spec a LSE 2;        feed a busy;  seen="$seen a";  step "LSE a"
 spec b1 BE 1;        feed b1; seen="$seen b1"; step "BE b1"
-spec r LSR 2;        feed r;  seen="$seen r";  step "LSR r (BE may share it)"
-spec c LSE 4;        feed c;  seen="$seen c";  step "LSE c (4 CPUs)"
+spec r LSR 2;        feed r busy;  seen="$seen r";  step "LSR r (BE may share it)"
+spec c LSE 4;        feed c busy;  seen="$seen c";  step "LSE c (4 CPUs)"
 rm $ETC/specs/a.json;                          step "release a"
 printf '{"name":"e","cgroup":"e","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/e.json
 numaplace admit -f $ETC/e.json --socket $SOCK >/dev/null 2>&1
-feed e; seen="$seen e";                        step "LSE e through the socket"
-spec d LSE 4;        feed d;  seen="$seen d";  step "LSE d (4 CPUs, may be rejected)"
+feed e busy; seen="$seen e";                        step "LSE e through the socket"
+spec d LSE 4;        feed d busy;  seen="$seen d";  step "LSE d (4 CPUs, may be rejected)"
 rm $ETC/specs/c.json;                          step "release c"
 spec s2 LS 2;        feed s2; seen="$seen s2"; step "LS s2"
 numaplace release e --socket $SOCK >/dev/null 2>&1; step "release e"
-spec a LSE 2;        feed a;                   step "LSE a again"
+spec a LSE 2;        feed a busy;                   step "LSE a again"
 rm $ETC/specs/r.json;                          step "release r"
 sleep 3 # the last changes settle, the last cycles read the counters
 
