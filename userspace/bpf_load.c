@@ -271,7 +271,13 @@ static int chmod_pins(const char *dir)
 	int r = 0;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		int n = snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(p)) {
+			if (!r)
+				r = -ENAMETOOLONG;
+			continue;
+		}
 		if (chmod(p, 0600) && !r)
 			r = -errno;
 	}
@@ -353,7 +359,9 @@ int np_bpf_load(struct np_bpf_loader **out, const struct np_bpf_load_opts *o,
 				  sizeof(warn));
 		if (!r)
 			break;
-		snprintf(fail[mi], sizeof(fail[0]), "%s%s%s", strerror(-r),
+		/* Bounded: the kernel's reason is kept, the tail of a long
+		 * libbpf line is not needed in a status line. */
+		snprintf(fail[mi], sizeof(fail[0]), "%s%s%.200s", strerror(-r),
 			 last_libbpf[0] ? ": " : "", last_libbpf);
 	}
 	if (mi == 3) {
