@@ -3,19 +3,29 @@
  * np-memtouch: allocate memory on a chosen NUMA node and touch it from a
  * chosen CPU (numatop's mgen, for numaplace's tests): remote accesses on
  * demand, so that NUMA hinting faults and memory.numa_stat residency have
- * a known ground truth.
+ * a known ground truth. Raw syscalls only (no libnuma), so that the binary
+ * runs in a bare initramfs.
  *
- *   np-memtouch --cpu C --node N [--size 64M] [--seconds S | --passes P]
- *               [--stride 4096] [--bind | --preferred] [--wait-signal]
- *   np-memtouch --cpu C --default ...
+ *   np-memtouch --cpu C --node N [--bind | --preferred] [options]
+ *   np-memtouch --cpu C --default [options]
  *
  * --default allocates with the default policy: the pages land on the
  * nodes the task's cpuset.mems allows. Only such memory is scanned by NUMA
  * balancing (it skips VMAs with an mbind policy unless MPOL_F_MOF), so
  * hinting faults need --default.
  *
- * Prints one JSON line: {"cpu","node","bytes","passes","pages_on_node":{}}
- * (where a sample of up to 4096 pages actually is, from move_pages(2)).
+ * Touches every page once, then re-reads and writes the range every
+ * --stride bytes for --seconds (default 5) or --passes; with --wait-signal
+ * it then holds the memory until SIGTERM or SIGINT (which also end the
+ * access loop early). Prints one JSON line to stdout:
+ *   {"cpu":C,"node":N,"bytes":B,"passes":P,"sampled":K,
+ *    "pages_on_node":{"0":..,"1":..}}
+ * where pages_on_node is where a sample of K (up to 4096) pages actually
+ * is, from move_pages(2) in query mode; node is -1 with --default. Unless
+ * --quiet, one line on stderr says when the memory is touched (a test
+ * waits for it before it inspects the process).
+ *
+ * Exit: 0 done, 1 a system call failed, 2 a bad argument.
  */
 #include "numaplace/quantity.h"
 
@@ -35,6 +45,7 @@
 #define MPOL_PREFERRED 1
 #define MPOL_BIND 2
 #define MAX_SAMPLE 4096
+#define MAX_CPU 4095 /* NP_MAX_CPUS - 1 */
 
 static volatile sig_atomic_t stop;
 
@@ -49,9 +60,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: np-memtouch --cpu C (--node N [--bind | --preferred] | "
 		"--default)\n"
-		"                   [--size 64M] [--seconds S | --passes P] "
-		"[--stride BYTES]\n"
-		"                   [--wait-signal] [--quiet]\n");
+		"                   [--size 64Mi] [--seconds S | --passes P] "
+		"[--stride 4096]\n"
+		"                   [--wait-signal] [--quiet]\n"
+		"  --size takes Kubernetes quantities: 64Mi = 64 MiB, "
+		"64M = 64000000 bytes\n"
+		"  prints {\"cpu\",\"node\",\"bytes\",\"passes\",\"sampled\","
+		"\"pages_on_node\"} as JSON\n");
 }
 
 static int bad(const char *flag, const char *why)
@@ -66,16 +81,17 @@ static long number(const char *s, long lo, long hi, int *ok)
 	long v;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	*ok = !errno && end != s && !*end && v >= lo && v <= hi;
+	*ok = !errno && end != s && !*end && s[0] >= '0' && s[0] <= '9' &&
+	      v >= lo && v <= hi;
 	return v;
 }
 
-/* Is node N online? /sys/devices/system/node/online is a list. */
+/* Is node N online? /sys/devices/system/node/online is a list ("0-1,3"). */
 static int node_online(int node, char *list, size_t len)
 {
 	FILE *f = fopen("/sys/devices/system/node/online", "r");
 	int ok = 0;
-	if (!f) {
+	if (!f) { /* no sysfs (or !CONFIG_NUMA): node 0 only */
 		snprintf(list, len, "0");
 		return node == 0;
 	}
@@ -97,56 +113,73 @@ static int node_online(int node, char *list, size_t len)
 	return ok;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"cpu", required_argument, NULL, 'c'},
-		{"node", required_argument, NULL, 'n'},
-		{"size", required_argument, NULL, 's'},
-		{"seconds", required_argument, NULL, 't'},
-		{"passes", required_argument, NULL, 'p'},
-		{"stride", required_argument, NULL, 'S'},
-		{"bind", no_argument, NULL, 'b'},
-		{"preferred", no_argument, NULL, 'P'},
-		{"default", no_argument, NULL, 'D'},
-		{"wait-signal", no_argument, NULL, 'w'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"cpu", required_argument, NULL, 'c'},
+	    {"node", required_argument, NULL, 'n'},
+	    {"size", required_argument, NULL, 's'},
+	    {"seconds", required_argument, NULL, 't'},
+	    {"passes", required_argument, NULL, 'p'},
+	    {"stride", required_argument, NULL, 'S'},
+	    {"bind", no_argument, NULL, 'b'},
+	    {"preferred", no_argument, NULL, 'P'},
+	    {"default", no_argument, NULL, 'D'},
+	    {"wait-signal", no_argument, NULL, 'w'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
+	static const char *const mode_flag[] = {"--default", "--preferred",
+						"--bind"};
 	long cpu = -1, node = -1, seconds = 5, passes = 0, stride = 4096;
 	uint64_t size = 64ULL << 20;
-	int mode = MPOL_BIND, wait_sig = 0, ok, c;
+	int mode = MPOL_BIND, mode_set = 0, timed = 0, wait_sig = 0, quiet = 0;
+	int ok, c, rc = 0;
 	char online[256], qerr[256];
-	long pagesz = sysconf(_SC_PAGESIZE), done = 0, counts[64] = {0};
+	long pagesz = sysconf(_SC_PAGESIZE), done = 0, counts[64] = {0}, k = 0;
 	unsigned long mask;
-	cpu_set_t set;
+	cpu_set_t *set;
 	volatile unsigned char *mem;
-	struct timespec t0, t;
+	struct sigaction sa;
+	sigset_t block, old;
+	double t0;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0; /* our own messages, naming the flag */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			cpu = number(optarg, 0, CPU_SETSIZE - 1, &ok);
+			cpu = number(optarg, 0, MAX_CPU, &ok);
 			if (!ok)
-				return bad("--cpu", "expected a CPU number");
+				return bad("--cpu",
+					   "expected a CPU number 0..4095");
 			break;
 		case 'n':
 			node = number(optarg, 0, 63, &ok);
 			if (!ok)
-				return bad("--node", "expected a node number 0..63");
+				return bad("--node",
+					   "expected a node number 0..63");
 			break;
 		case 's':
-			if (np_quantity_bytes(optarg, &size, qerr, sizeof(qerr)) ||
+			if (np_quantity_bytes(optarg, &size, qerr,
+					      sizeof(qerr)) ||
 			    size < (uint64_t)pagesz || size > (1ULL << 40))
 				return bad("--size",
-					   "expected bytes like 64M or 1Gi (a "
+					   "expected bytes like 64Mi or 1Gi (a "
 					   "page to 1 TiB)");
 			break;
 		case 't':
 			seconds = number(optarg, 0, 86400, &ok);
 			if (!ok)
 				return bad("--seconds", "expected 0..86400");
+			timed = 1;
 			break;
 		case 'p':
 			passes = number(optarg, 1, 1000000, &ok);
@@ -156,48 +189,89 @@ int main(int argc, char **argv)
 		case 'S':
 			stride = number(optarg, 1, 1 << 30, &ok);
 			if (!ok)
-				return bad("--stride", "expected bytes > 0");
+				return bad("--stride",
+					   "expected bytes 1..1073741824");
 			break;
 		case 'b':
-			mode = MPOL_BIND;
-			break;
 		case 'P':
-			mode = MPOL_PREFERRED;
+		case 'D': {
+			int m = c == 'b'   ? MPOL_BIND
+				: c == 'P' ? MPOL_PREFERRED
+					   : MPOL_DEFAULT;
+			if (mode_set && m != mode)
+				return bad(mode_flag[m],
+					   "only one of --bind, "
+					   "--preferred, --default");
+			mode = m;
+			mode_set = 1;
 			break;
-		case 'D':
-			mode = MPOL_DEFAULT;
-			break;
+		}
 		case 'w':
 			wait_sig = 1;
 			break;
 		case 'q':
+			quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
+		case ':':
+		default: {
+			/* a long option as written (optopt holds its short
+			 * letter, e.g. 'c' for --cpu); a short one from optopt
+			 */
+			char flag[3] = {'-', (char)optopt, 0};
+			const char *a = argv[optind - 1];
+			const char *f =
+			    !strncmp(a, "--", 2) || !optopt ? a : flag;
+			if (c == ':')
+				return bad(f, "needs a value");
 			usage(stderr);
-			return 2;
+			return bad(f, "unknown option");
+		}
 		}
 	}
 	if (optind < argc)
 		return bad(argv[optind], "unexpected argument");
-	if (cpu < 0 || (node < 0 && mode != MPOL_DEFAULT))
-		return bad(cpu < 0 ? "--cpu" : "--node", "required");
-	if (node >= 0 && mode == MPOL_DEFAULT)
+	if (cpu < 0)
+		return bad("--cpu", "required");
+	if (timed && passes)
+		return bad("--passes", "not with --seconds");
+	if (mode == MPOL_DEFAULT && node >= 0)
 		return bad("--node", "not with --default");
+	if (mode != MPOL_DEFAULT && node < 0)
+		return bad("--node", "required (or --default)");
 	if (node >= 0 && !node_online((int)node, online, sizeof(online))) {
-		fprintf(stderr, "np-memtouch: --node %ld: no such NUMA node "
-			"(online: %s)\n", node, online);
+		fprintf(stderr,
+			"np-memtouch: --node %ld: no such NUMA node "
+			"(online: %s)\n",
+			node, online);
 		return 2;
 	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		fprintf(stderr, "np-memtouch: --cpu %ld: %s (not in this "
-			"cgroup's cpuset?)\n", cpu, strerror(errno));
+
+	set = CPU_ALLOC(MAX_CPU + 1);
+	if (!set) {
+		perror("np-memtouch: CPU_ALLOC");
 		return 1;
 	}
+	CPU_ZERO_S(CPU_ALLOC_SIZE(MAX_CPU + 1), set);
+	CPU_SET_S((size_t)cpu, CPU_ALLOC_SIZE(MAX_CPU + 1), set);
+	if (sched_setaffinity(0, CPU_ALLOC_SIZE(MAX_CPU + 1), set)) {
+		fprintf(stderr,
+			"np-memtouch: --cpu %ld: %s (no such CPU, "
+			"offline, or outside this cgroup's cpuset)\n",
+			cpu, strerror(errno));
+		return 1;
+	}
+	CPU_FREE(set);
+
+	/* Signals first: a SIGTERM during the first touch must still end in
+	 * the JSON line (it ends the access loop at once). */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
@@ -205,51 +279,77 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mask = node >= 0 ? 1UL << node : 0;
-	/* maxnode counts bits and the kernel reads maxnode - 1 of them */
-	if (mode != MPOL_DEFAULT &&
-	    syscall(SYS_mbind, mem, size, mode, &mask, 8 * sizeof(mask) + 1, 0)) {
-		fprintf(stderr, "np-memtouch: mbind(node %ld): %s (outside "
-			"this cgroup's cpuset.mems?)\n", node, strerror(errno));
+	/* mbind(2)'s maxnode: the kernel reads maxnode - 1 bits (it starts
+	 * with --maxnode), hence one more than the bits of the mask */
+	if (mode != MPOL_DEFAULT && syscall(SYS_mbind, mem, size, mode, &mask,
+					    8 * sizeof(mask) + 1, 0)) {
+		fprintf(stderr,
+			"np-memtouch: mbind(%s node %ld): %s (outside "
+			"this cgroup's cpuset.mems?)\n",
+			mode_flag[mode], node, strerror(errno));
 		return 1;
 	}
 	for (uint64_t o = 0; o < size; o += (uint64_t)pagesz)
 		mem[o] = 1;
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!quiet) {
+		char pol[48];
+		snprintf(pol, sizeof(pol), node >= 0 ? "%s node %ld" : "%s",
+			 mode_flag[mode] + 2, node);
+		fprintf(stderr,
+			"np-memtouch: pid %d: %llu bytes touched from "
+			"CPU %ld (%s), accessing for %ld %s%s\n",
+			(int)getpid(), (unsigned long long)size, cpu, pol,
+			passes ? passes : seconds, passes ? "passes" : "s",
+			wait_sig ? ", then holding until SIGTERM" : "");
+	}
+
 	/* keep accessing, so that NUMA balancing scans produce hinting
 	 * faults on these pages */
-	for (;;) {
+	t0 = now_s();
+	while (!stop) {
 		for (uint64_t o = 0; o < size; o += (uint64_t)stride)
 			mem[o]++;
 		done++;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (stop || (passes && done >= passes) ||
-		    (!passes && t.tv_sec - t0.tv_sec >= seconds))
+		if (passes ? done >= passes : now_s() - t0 >= (double)seconds)
 			break;
 	}
+	/* Block before testing `stop`: a signal between the test and the
+	 * wait stays pending and sigsuspend() (which unblocks atomically)
+	 * returns at once, instead of pause() sleeping through it. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	while (wait_sig && !stop)
-		pause();
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
 	{
-		long npages = (long)(size / (uint64_t)pagesz), step, k = 0;
+		long npages = (long)(size / (uint64_t)pagesz), step;
 		void *pages[MAX_SAMPLE];
 		int status[MAX_SAMPLE];
 		step = npages > MAX_SAMPLE ? npages / MAX_SAMPLE : 1;
 		for (long i = 0; i < npages && k < MAX_SAMPLE; i += step)
 			pages[k++] = (void *)(mem + i * pagesz);
-		if (syscall(SYS_move_pages, 0, k, pages, NULL, status, 0) == 0)
+		/* nodes == NULL: only report each page's node in status[] */
+		if (syscall(SYS_move_pages, 0, k, pages, NULL, status, 0)) {
+			fprintf(stderr, "np-memtouch: move_pages (query): %s\n",
+				strerror(errno));
+			rc = 1;
+		} else {
 			for (long i = 0; i < k; i++)
 				if (status[i] >= 0 && status[i] < 64)
 					counts[status[i]]++;
+		}
 	}
 	printf("{\"cpu\":%ld,\"node\":%ld,\"bytes\":%llu,\"passes\":%ld,"
-	       "\"pages_on_node\":{",
-	       cpu, node, (unsigned long long)size, done);
+	       "\"sampled\":%ld,\"pages_on_node\":{",
+	       cpu, node, (unsigned long long)size, done, k);
 	for (int n = 0, first = 1; n < 64; n++)
 		if (counts[n]) {
 			printf("%s\"%d\":%ld", first ? "" : ",", n, counts[n]);
 			first = 0;
 		}
 	printf("}}\n");
-	return 0;
+	return rc;
 }
