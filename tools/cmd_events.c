@@ -30,6 +30,35 @@ static void events_usage(FILE *f)
 		NP_CTL_DEFAULT_SOCKET);
 }
 
+static const char *str(const json_t *e, const char *key)
+{
+	const char *v = json_string_value(json_object_get(e, key));
+	return v && *v ? v : "-";
+}
+
+/* 14:31:32.123  ran-outside         web          pid 4242 (stress)  CPU 5  gen 2  detail */
+static void print_event(const json_t *e)
+{
+	double t = json_number_value(json_object_get(e, "time"));
+	time_t sec = (time_t)t;
+	int ms = (int)((t - (double)sec) * 1000);
+	char tb[32] = "--:--:--", who[64];
+	struct tm tm;
+
+	if (t > 0 && localtime_r(&sec, &tm))
+		strftime(tb, sizeof(tb), "%H:%M:%S", &tm);
+	if (ms < 0 || ms > 999)
+		ms = 0;
+	snprintf(who, sizeof(who), "pid %lld (%s)",
+		 (long long)json_integer_value(json_object_get(e, "pid")),
+		 str(e, "comm"));
+	printf("%s.%03d  %-18s %-12s %-28s CPU %-4lld gen %-4lld %s\n", tb, ms,
+	       str(e, "kind"), str(e, "workload"), who,
+	       (long long)json_integer_value(json_object_get(e, "cpu")),
+	       (long long)json_integer_value(json_object_get(e, "gen")),
+	       str(e, "detail"));
+}
+
 int cmd_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -94,29 +123,19 @@ int cmd_events(int argc, char **argv)
 		free(s);
 		goto out;
 	}
-	if (!json_is_true(json_object_get(resp, "verification")))
+	if (json_is_false(json_object_get(resp, "verification")))
 		printf("(verification is not active in numaplaced: see "
 		       "`numaplace status`)\n");
 	ev = json_object_get(resp, "events");
-	for (i = 0; i < json_array_size(ev); i++) {
-		const json_t *e = json_array_get(ev, i);
-		double t = json_number_value(json_object_get(e, "time"));
-		time_t sec = (time_t)t;
-		struct tm tm;
-		char tb[32];
-		localtime_r(&sec, &tm);
-		strftime(tb, sizeof(tb), "%H:%M:%S", &tm);
-		printf("%s.%03d  %-18s %-16s pid %-7lld %-16s CPU %-4lld %s\n", tb,
-		       (int)((t - (double)sec) * 1000),
-		       json_string_value(json_object_get(e, "kind")),
-		       json_string_value(json_object_get(e, "workload")),
-		       (long long)json_integer_value(json_object_get(e, "pid")),
-		       json_string_value(json_object_get(e, "comm")),
-		       (long long)json_integer_value(json_object_get(e, "cpu")),
-		       json_string_value(json_object_get(e, "detail")));
-	}
+	for (i = 0; i < json_array_size(ev); i++)
+		print_event(json_array_get(ev, i));
 	if (!json_array_size(ev))
 		printf("no violation samples\n");
+	if (json_integer_value(json_object_get(resp, "dropped")) > 0)
+		printf("(%lld sample(s) dropped by the rate limiter or a full "
+		       "ring buffer: `numaplace violations` has the complete "
+		       "counts)\n",
+		       (long long)json_integer_value(json_object_get(resp, "dropped")));
 out:
 	json_decref(resp);
 	json_decref(req);

@@ -6,11 +6,12 @@
 #include "cli.h"
 #include "numaplace/bpf_load.h"
 #include "numaplace/bpf_maps.h"
+#include "numaplace/cgroup.h"
+#include "numaplace/cgroup_id.h"
 #include "numaplace/config.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,10 +21,11 @@
 #include <unistd.h>
 
 #define TOP 5
+#define DEFAULT_PIN_PATH "/sys/fs/bpf/numaplace"
 
 static volatile sig_atomic_t stop;
 
-static void on_sigint(int sig)
+static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
@@ -33,25 +35,34 @@ static void violations_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: numaplace violations [--json] [--watch [SECONDS]] "
-		"[--pin-path DIR] [--config FILE] [WORKLOAD...]\n"
+		"[--pin-path DIR] [--all]\n"
+		"                            [--config FILE] [WORKLOAD...]\n"
 		"\n"
-		"Per workload, from the pinned BPF maps (<bpf_pin_path>/%s):\n"
-		"time and switches outside its CPUs, migrations (across L3,\n"
-		"across NUMA nodes, to a disallowed CPU), intrusions on its\n"
-		"exclusive CPUs by source with the top intruders, NUMA hinting\n"
-		"faults (local, remote, outside its memory nodes), NUMA balancer\n"
-		"moves. Works while numaplaced is stopped. Needs root.\n"
+		"Per workload (every one, or the named ones), from the pinned BPF\n"
+		"maps in <bpf_pin_path>/%s, summed over CPUs: switches and time\n"
+		"outside its CPUs, transitions (settle window, not violations),\n"
+		"migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
+		"intrusions on its exclusive CPUs by source with the top\n"
+		"intruders, NUMA hinting fault pages (local, remote, outside its\n"
+		"memory nodes), NUMA balancer moves, samples. \"-\" is zero; a line\n"
+		"with nothing to show is left out. Works while numaplaced is\n"
+		"stopped. Needs root.\n"
 		"\n"
-		"  -j, --json           one JSON object (per interval with --watch)\n"
-		"  -w, --watch [S]      redraw every S seconds (default 2): deltas\n"
+		"  -j, --json           one JSON object (one line per interval with\n"
+		"                       --watch, with \"delta\" objects)\n"
+		"  -w, --watch [S]      redraw every S seconds (default 2, 0.1..3600):\n"
+		"                       totals and (+deltas) since the last screen\n"
 		"  -p, --pin-path DIR   bpf_pin_path (default: from the config, else\n"
-		"                       /sys/fs/bpf/numaplace)\n"
-		"  -c, --config FILE    numaplaced's config (default %s)\n"
+		"                       %s)\n"
+		"  -a, --all            every line, also all-zero ones, and every\n"
+		"                       intruder instead of the top %d\n"
+		"  -c, --config FILE    numaplaced's config, for bpf_pin_path\n"
+		"                       (default %s)\n"
 		"  -h, --help           this text\n"
 		"\n"
-		"Exit: 0 read (violations or not); 1 the pins cannot be read or a\n"
-		"      named workload has none; 2 bad usage.\n",
-		NP_BPF_PIN_SUBDIR, NP_CONFIG_DEFAULT_PATH);
+		"Exit: 0 read (violations or not; --watch: until SIGINT); 1 the pins\n"
+		"      cannot be read or a named workload is not there; 2 bad usage.\n",
+		NP_BPF_PIN_SUBDIR, DEFAULT_PIN_PATH, TOP, NP_CONFIG_DEFAULT_PATH);
 }
 
 struct row {
@@ -60,68 +71,12 @@ struct row {
 	struct np_bpf_counters c;
 };
 
-/* A cgroup v2 id back to its path: open_by_handle_at on the cgroup2 mount
- * with a kernfs file handle (the id), then the fd's /proc link. */
-static int cgroup2_mount(char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[4096];
-	int r = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[4096], *sep = strstr(line, " - cgroup2 ");
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		snprintf(out, len, "%s", mnt);
-		r = 0;
-		break;
-	}
-	fclose(f);
-	return r;
-}
-
-static void cgroup_path(uint64_t id, char *out, size_t len)
-{
-	static char mnt[4096];
-	static int mfd = -2;
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h;
-	char link[64], target[4096];
-	ssize_t n;
-	int fd;
-
-	out[0] = 0;
-	if (id == 1) {
-		snprintf(out, len, "/");
-		return;
-	}
-	if (mfd == -2)
-		mfd = cgroup2_mount(mnt, sizeof(mnt))
-			      ? -1
-			      : open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (mfd < 0)
-		return;
-	h.fh.handle_bytes = sizeof(uint64_t);
-	h.fh.handle_type = 0xfe; /* FILEID_KERNFS */
-	memcpy(h.fh.f_handle, &id, sizeof(id));
-	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	target[n] = 0;
-	if (!strncmp(target, mnt, strlen(mnt)))
-		snprintf(out, len, "%s", target[strlen(mnt)] ? target + strlen(mnt) : "/");
-	else
-		snprintf(out, len, "%s", target);
-}
+struct view {
+	const struct np_bpf_maps *m;
+	const char *mnt; /* cgroup2 mount, NULL when there is none */
+	unsigned tick_hz;
+	bool all, watch;
+};
 
 static int read_rows(const struct np_bpf_maps *m, struct row **out, int *n)
 {
@@ -135,6 +90,8 @@ static int read_rows(const struct np_bpf_maps *m, struct row **out, int *n)
 		if (bpf_map_lookup_elem(m->slots, &s, &sl) ||
 		    !(sl.flags & NP_BPF_SLOT_USED))
 			continue;
+		sl.name[sizeof(sl.name) - 1] = 0;
+		sl.cgroup[sizeof(sl.cgroup) - 1] = 0;
 		rows[k].slot = s;
 		rows[k].s = sl;
 		if (np_bpf_counters_read(m, s, &rows[k].c))
@@ -162,101 +119,235 @@ static double ratio(const struct np_bpf_counters *c)
 	return all ? (double)c->fault_pages_remote / (double)all : 0;
 }
 
+static void intruder_cgroup(const struct view *v, uint64_t id, char *out,
+			    size_t len)
+{
+	if (!v->mnt && id != NP_CGROUP_ROOT_ID) {
+		out[0] = 0;
+		return;
+	}
+	if (np_cgroup_id_path(id, v->mnt, out, len))
+		out[0] = 0;
+}
+
 static json_t *counters_json(const struct np_bpf_counters *c)
 {
 	json_t *o = json_object();
-	const __u64 *v = (const __u64 *)c;
+	const __u64 *x = (const __u64 *)c;
 	for (size_t k = 0; k < NP_BPF_NCOUNTERS; k++)
 		json_object_set_new(o, np_bpf_counter_names[k],
-				    json_integer((json_int_t)v[k]));
+				    json_integer((json_int_t)x[k]));
 	return o;
 }
 
-static json_t *intruders_json(const struct np_bpf_maps *m, uint32_t slot)
+/* Top intruders (or every one with --all): *out is allocated. */
+static int intruders(const struct view *v, uint32_t slot,
+		     struct np_bpf_intruder **out)
 {
-	struct np_bpf_intruder top[TOP];
+	int max = v->all ? NP_BPF_INTRUDER_ENTRIES : TOP;
+	int n;
+
+	*out = calloc((size_t)max, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	n = np_bpf_intruders_top(v->m, slot, *out, max);
+	return n;
+}
+
+static json_t *intruders_json(const struct view *v, uint32_t slot)
+{
+	struct np_bpf_intruder *top;
 	json_t *a = json_array();
-	int n = np_bpf_intruders_top(m, slot, top, TOP);
+	int n = intruders(v, slot, &top);
+
 	for (int i = 0; i < n; i++) {
 		char comm[NP_BPF_COMM_LEN + 1], path[4096];
 		memcpy(comm, top[i].key.comm, NP_BPF_COMM_LEN);
 		comm[NP_BPF_COMM_LEN] = 0;
-		cgroup_path(top[i].key.cgid, path, sizeof(path));
+		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:I,s:s,s:I,s:i,s:i}", "comm", comm,
+			a, json_pack("{s:s,s:s,s:I,s:o,s:I,s:i,s:i}", "comm", comm,
 				     "kind", np_bpf_intruder_kind_name(top[i].key.kind),
 				     "cgroup_id", (json_int_t)top[i].key.cgid,
-				     "cgroup", path, "switches",
-				     (json_int_t)top[i].val.switches, "last_pid",
-				     (int)top[i].val.last_pid, "last_cpu",
-				     (int)top[i].val.last_cpu));
+				     "cgroup", path[0] ? json_string(path) : json_null(),
+				     "switches", (json_int_t)top[i].val.switches,
+				     "last_pid", (int)top[i].val.last_pid,
+				     "last_cpu", (int)top[i].val.last_cpu));
 	}
+	free(top);
 	return a;
 }
 
-static void print_block(const struct np_bpf_maps *m, const struct row *r,
-			const struct np_bpf_counters *c, unsigned tick_hz,
-			bool delta)
+/* ---- plain output -------------------------------------------------------- */
+
+/* One "label value" pair: "-" for zero, "(+d)" for a change in --watch. */
+static void put(const char *label, uint64_t total, uint64_t delta, bool watch)
 {
-	struct np_bpf_intruder top[TOP];
+	printf("  %s ", label);
+	if (total)
+		printf("%llu", (unsigned long long)total);
+	else
+		printf("-");
+	if (watch && delta)
+		printf(" (+%llu)", (unsigned long long)delta);
+}
+
+struct field {
+	const char *label;
+	size_t off;
+};
+
+#define F(label, member) {label, offsetof(struct np_bpf_counters, member)}
+
+static uint64_t get(const struct np_bpf_counters *c, size_t off)
+{
+	return *(const uint64_t *)((const char *)c + off);
+}
+
+/* A line of fields, left out when all are zero (unless --all). */
+static bool line(const struct view *v, const char *title, const struct field *f,
+		 size_t nf, const struct np_bpf_counters *c,
+		 const struct np_bpf_counters *d)
+{
+	bool any = v->all;
+
+	for (size_t i = 0; i < nf; i++)
+		any |= get(c, f[i].off) != 0;
+	if (!any)
+		return false;
+	printf("  %-12s", title);
+	for (size_t i = 0; i < nf; i++)
+		put(f[i].label, get(c, f[i].off), get(d, f[i].off), v->watch);
+	return true;
+}
+
+static void seconds(const struct view *v, uint64_t ticks)
+{
+	if (v->tick_hz && ticks)
+		printf(" (~%.2f s)", (double)ticks / v->tick_hz);
+}
+
+static void print_block(const struct view *v, const struct row *r,
+			const struct np_bpf_counters *d)
+{
+	static const struct field outside[] = {
+		F("switches", run_outside), F("ticks", run_outside_ticks)};
+	static const struct field trans[] = {F("events", transition)};
+	static const struct field migr[] = {
+		F("all", migrations), F("x-L3", migrate_xl3),
+		F("x-NUMA", migrate_xnuma), F("disallowed", migrate_disallowed)};
+	static const struct field intr[] = {
+		F("workload", intrude_workload), F("cgroup", intrude_cgroup),
+		F("kthread", intrude_kthread), F("intruder-ticks", intrude_ticks)};
+	static const struct field faults[] = {
+		F("faults", faults), F("pages local", fault_pages_local),
+		F("remote", fault_pages_remote),
+		F("outside-mems", fault_pages_outside_mems)};
+	static const struct field bal[] = {
+		F("moves", numa_move), F("swaps", numa_swap),
+		F("sticks", numa_stick)};
+	static const struct field smp[] = {
+		F("sent", samples), F("dropped", samples_dropped)};
+	const struct np_bpf_counters *c = &r->c;
+	struct np_bpf_intruder *top;
+	bool shown = false;
 	int n;
 
 	printf("%s  cgroup %s (id %llu)  slot %u  gen %u  %u CPU(s)%s\n",
 	       r->s.name, r->s.cgroup, (unsigned long long)r->s.cgid, r->slot,
 	       r->s.gen, r->s.ncpus,
 	       np_bpf_counters_any_violation(c) ? "  VIOLATION" : "");
-	printf("  ran outside   %llu switch(es), %llu tick(s)",
-	       (unsigned long long)c->run_outside,
-	       (unsigned long long)c->run_outside_ticks);
-	if (tick_hz && c->run_outside_ticks)
-		printf(" (~%.2f s)", (double)c->run_outside_ticks / tick_hz);
-	printf("; transition %llu\n", (unsigned long long)c->transition);
-	printf("  migrations    %llu (x-L3 %llu, x-NUMA %llu, disallowed %llu)\n",
-	       (unsigned long long)c->migrations,
-	       (unsigned long long)c->migrate_xl3,
-	       (unsigned long long)c->migrate_xnuma,
-	       (unsigned long long)c->migrate_disallowed);
-	printf("  intrusions    workload %llu, cgroup %llu, kthread %llu "
-	       "switch(es); intruder ticks %llu\n",
-	       (unsigned long long)c->intrude_workload,
-	       (unsigned long long)c->intrude_cgroup,
-	       (unsigned long long)c->intrude_kthread,
-	       (unsigned long long)c->intrude_ticks);
-	n = delta ? 0 : np_bpf_intruders_top(m, r->slot, top, TOP);
+	if (line(v, "ran outside", outside, 2, c, d)) {
+		seconds(v, c->run_outside_ticks);
+		printf("\n");
+		shown = true;
+	}
+	if (line(v, "transition", trans, 1, c, d)) {
+		printf("  (settle window: not violations)\n");
+		shown = true;
+	}
+	if (line(v, "migrations", migr, 4, c, d)) {
+		printf("\n");
+		shown = true;
+	}
+	if (line(v, "intrusions", intr, 4, c, d)) {
+		seconds(v, c->intrude_ticks);
+		printf("\n");
+		shown = true;
+	}
+	n = intruders(v, r->slot, &top);
 	for (int i = 0; i < n; i++) {
 		char path[4096];
-		cgroup_path(top[i].key.cgid, path, sizeof(path));
+		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
 		printf("    %-8s '%.16s' cgroup %s (id %llu): %llu switch(es), "
 		       "last pid %u on CPU %u\n",
 		       np_bpf_intruder_kind_name(top[i].key.kind), top[i].key.comm,
-		       path[0] ? path : "?",
-		       (unsigned long long)top[i].key.cgid,
-		       (unsigned long long)top[i].val.switches,
-		       top[i].val.last_pid, top[i].val.last_cpu);
+		       path[0] ? path : "?", (unsigned long long)top[i].key.cgid,
+		       (unsigned long long)top[i].val.switches, top[i].val.last_pid,
+		       top[i].val.last_cpu);
+		shown = true;
 	}
-	printf("  NUMA faults   %llu (pages: local %llu, remote %llu, ratio "
-	       "%.2f; outside its mems %llu)\n",
-	       (unsigned long long)c->faults,
-	       (unsigned long long)c->fault_pages_local,
-	       (unsigned long long)c->fault_pages_remote, ratio(c),
-	       (unsigned long long)c->fault_pages_outside_mems);
-	printf("  balancer      moves %llu, swaps %llu, sticks %llu\n",
-	       (unsigned long long)c->numa_move,
-	       (unsigned long long)c->numa_swap,
-	       (unsigned long long)c->numa_stick);
-	printf("  samples       %llu sent, %llu dropped\n",
-	       (unsigned long long)c->samples,
-	       (unsigned long long)c->samples_dropped);
+	free(top);
+	if (line(v, "NUMA faults", faults, 4, c, d)) {
+		if (c->fault_pages_local + c->fault_pages_remote)
+			printf("  remote-ratio %.2f", ratio(c));
+		else
+			printf("  remote-ratio -");
+		printf("\n");
+		shown = true;
+	}
+	if (line(v, "balancer", bal, 3, c, d)) {
+		printf("\n");
+		shown = true;
+	}
+	if (line(v, "samples", smp, 2, c, d)) {
+		printf("\n");
+		shown = true;
+	}
+	if (!shown)
+		printf("  nothing counted\n");
 }
 
-static int pin_path_from_config(const char *cfg, char *out, size_t len)
+/* ---- the command --------------------------------------------------------- */
+
+static int pin_path_from_config(const char *cfg, bool explicit, char *out,
+				size_t len)
 {
 	struct np_config c;
-	char err[512];
-	if (access(cfg, R_OK) || np_config_load(&c, cfg, err, sizeof(err)))
+	char err[1024];
+
+	if (!explicit && access(cfg, F_OK))
+		return -ENOENT; /* no config: the default pin path */
+	if (np_config_load(&c, cfg, err, sizeof(err))) {
+		if (explicit) {
+			fprintf(stderr, "numaplace violations: --config %s: %s\n",
+				cfg, err);
+			return -EINVAL;
+		}
+		fprintf(stderr, "numaplace violations: warning: %s: %s; using "
+			"%s (--pin-path to choose)\n", cfg, err, DEFAULT_PIN_PATH);
 		return -ENOENT;
+	}
 	snprintf(out, len, "%s", c.bpf_pin_path);
 	return 0;
+}
+
+static void open_error(int r, const char *err)
+{
+	/* err names the pin and, for ENOENT and EPERM/EACCES, the cause
+	 * (BPF programs not loaded; needs root) */
+	fprintf(stderr, "numaplace violations: %s\n", err);
+	if (r == -ENOENT)
+		fprintf(stderr,
+			"  Is numaplaced running with verify.enabled on? Does the "
+			"kernel have BTF\n  (/sys/kernel/btf/vmlinux)? Is bpffs "
+			"mounted on /sys/fs/bpf? `numaplace status`\n  shows the "
+			"verification state, its log says why it is off.\n");
+}
+
+static bool daemon_running(uint32_t pid)
+{
+	return pid && (!kill((pid_t)pid, 0) || errno == EPERM);
 }
 
 int cmd_violations(int argc, char **argv)
@@ -265,19 +356,23 @@ int cmd_violations(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"watch", optional_argument, NULL, 'w'},
 		{"pin-path", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
 		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *cfg = NP_CONFIG_DEFAULT_PATH, *pin = NULL;
-	char pin_buf[4096], dir[4200], err[1024];
-	bool json = false;
+	char pin_buf[4096], dir[4200], err[1024], mnt[4096];
+	bool json = false, cfg_given = false;
 	double watch = 0;
 	struct np_bpf_maps m;
+	struct view v = {0};
 	struct row *prev = NULL;
-	int nprev = 0, c, rc = NP_EXIT_FAIL;
+	struct sigaction sa;
+	char **names;
+	int nnames, nprev = 0, c, r, rc = NP_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "jw::p:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jw::p:ac:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -290,7 +385,8 @@ int cmd_violations(int argc, char **argv)
 			    argv[optind][0] <= '9')
 				a = argv[optind++];
 			watch = a ? strtod(a, &end) : 2;
-			if (a && (*end || watch < 0.1 || watch > 3600)) {
+			if (a && (end == a || *end || !(watch >= 0.1) ||
+				  watch > 3600)) {
 				fprintf(stderr, "numaplace violations: --watch: "
 					"expected seconds 0.1..3600, got \"%s\"\n", a);
 				return NP_EXIT_USAGE;
@@ -300,8 +396,12 @@ int cmd_violations(int argc, char **argv)
 		case 'p':
 			pin = optarg;
 			break;
+		case 'a':
+			v.all = true;
+			break;
 		case 'c':
 			cfg = optarg;
+			cfg_given = true;
 			break;
 		case 'h':
 			violations_usage(stdout);
@@ -311,23 +411,46 @@ int cmd_violations(int argc, char **argv)
 			return NP_EXIT_USAGE;
 		}
 	}
+	names = argv + optind;
+	nnames = argc - optind;
+	for (int i = 0; i < nnames; i++)
+		if (!names[i][0] || strlen(names[i]) >= NP_BPF_NAME_LEN) {
+			fprintf(stderr, "numaplace violations: WORKLOAD: \"%s\" is "
+				"not a workload name (1..%d bytes)\n", names[i],
+				NP_BPF_NAME_LEN - 1);
+			return NP_EXIT_USAGE;
+		}
 	if (!pin) {
-		if (pin_path_from_config(cfg, pin_buf, sizeof(pin_buf)))
-			snprintf(pin_buf, sizeof(pin_buf), "/sys/fs/bpf/numaplace");
+		r = pin_path_from_config(cfg, cfg_given, pin_buf, sizeof(pin_buf));
+		if (r == -EINVAL)
+			return NP_EXIT_FAIL;
+		if (r)
+			snprintf(pin_buf, sizeof(pin_buf), "%s", DEFAULT_PIN_PATH);
 		pin = pin_buf;
 	}
-	if (pin[0] != '/' || np_bpf_pin_dir(dir, sizeof(dir), pin)) {
+	if (pin[0] != '/') {
 		fprintf(stderr, "numaplace violations: --pin-path: \"%s\" must "
 			"be an absolute path\n", pin);
 		return NP_EXIT_USAGE;
 	}
-	if (np_bpf_maps_open_pinned(&m, dir, err, sizeof(err))) {
-		fprintf(stderr, "numaplace violations: %s\n", err);
+	if (np_bpf_pin_dir(dir, sizeof(dir), pin)) {
+		fprintf(stderr, "numaplace violations: --pin-path: \"%s\" is too "
+			"long\n", pin);
+		return NP_EXIT_USAGE;
+	}
+	r = np_bpf_maps_open_pinned(&m, dir, err, sizeof(err));
+	if (r) {
+		open_error(r, err);
 		return NP_EXIT_FAIL;
 	}
-	signal(SIGINT, on_sigint);
-	signal(SIGTERM, on_sigint);
-	for (;;) {
+	v.m = &m;
+	v.mnt = np_cgroup2_mount_find(NULL, mnt, sizeof(mnt)) ? NULL : mnt;
+	v.watch = watch > 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: the sleep ends */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (bool first = true;; first = false) {
 		struct np_bpf_info info = {0};
 		struct row *rows = NULL;
 		__u32 zero = 0;
@@ -335,19 +458,24 @@ int cmd_violations(int argc, char **argv)
 		int n = 0, shown = 0;
 		json_t *o = NULL, *ws = NULL, *sg;
 
-		bpf_map_lookup_elem(m.info, &zero, &info);
-		running = info.daemon_pid && !kill((pid_t)info.daemon_pid, 0);
+		if (bpf_map_lookup_elem(m.info, &zero, &info))
+			memset(&info, 0, sizeof(info));
+		running = daemon_running(info.daemon_pid);
+		v.tick_hz = info.tick_hz;
 		if (read_rows(&m, &rows, &n)) {
 			fprintf(stderr, "numaplace violations: out of memory\n");
-			break;
+			goto out;
 		}
-		for (int a = optind; a < argc; a++) {
+		/* a named workload must be there at the start; later it may
+		 * be released while watching */
+		for (int a = 0; first && a < nnames; a++) {
 			bool found = false;
 			for (int i = 0; i < n; i++)
-				found |= !strcmp(rows[i].s.name, argv[a]);
+				found |= !strcmp(rows[i].s.name, names[a]);
 			if (!found) {
 				fprintf(stderr, "numaplace violations: no workload "
-					"named \"%s\" in %s\n", argv[a], dir);
+					"named \"%s\" in %s/%s\n", names[a], dir,
+					NP_BPF_MAP_SLOTS);
 				free(rows);
 				goto out;
 			}
@@ -363,25 +491,54 @@ int cmd_violations(int argc, char **argv)
 				      "daemon_pid", (int)info.daemon_pid,
 				      "daemon_running", running, "signals", sg,
 				      "tick_hz", (int)info.tick_hz, "workloads", ws);
+			if (v.watch)
+				json_object_set_new(o, "time",
+						    json_real((double)time(NULL)));
 		} else {
-			printf("%s%s: numaplaced %s; signals:", watch ? "\033[H\033[2J" : "",
-			       dir, running ? "running" : "not running (counts since its last start)");
+			if (v.watch && isatty(STDOUT_FILENO))
+				printf("\033[H\033[2J");
+			else if (v.watch && !first)
+				printf("----\n");
+			printf("%s: numaplaced ", dir);
+			if (running)
+				printf("running (pid %u)", info.daemon_pid);
+			else
+				printf("not running (counts up to its last stop)");
+			printf(running ? "; signals:" : "; signals when it ran:");
 			for (size_t i = 0; i < json_array_size(sg); i++)
 				printf(" %s", json_string_value(json_array_get(sg, i)));
+			if (!json_array_size(sg))
+				printf(" none");
+			if (v.watch) {
+				char tb[16];
+				time_t now = time(NULL);
+				struct tm tm;
+				localtime_r(&now, &tm);
+				strftime(tb, sizeof(tb), "%H:%M:%S", &tm);
+				printf("\n%s, every %g s; (+N): since the %s", tb,
+				       watch, first ? "start" : "last screen");
+			}
 			printf("\n\n");
 			json_decref(sg);
 		}
 		for (int i = 0; i < n; i++) {
-			struct np_bpf_counters d = rows[i].c;
+			struct np_bpf_counters d;
 			bool have_prev = false;
-			if (!wanted(rows[i].s.name, argv + optind, argc - optind))
+			if (!wanted(rows[i].s.name, names, nnames))
 				continue;
+			memset(&d, 0, sizeof(d));
 			for (int k = 0; k < nprev; k++)
 				if (prev[k].slot == rows[i].slot &&
-				    prev[k].s.cgid == rows[i].s.cgid) {
-					np_bpf_counters_delta(&d, &rows[i].c, &prev[k].c);
+				    prev[k].s.cgid == rows[i].s.cgid &&
+				    !strcmp(prev[k].s.name, rows[i].s.name)) {
+					np_bpf_counters_delta(&d, &rows[i].c,
+							      &prev[k].c);
 					have_prev = true;
 				}
+			/* a workload that appeared since the last screen:
+			 * everything it has is new */
+			if (!have_prev && !first)
+				d = rows[i].c;
 			shown++;
 			if (json) {
 				json_t *w = json_pack(
@@ -393,38 +550,38 @@ int cmd_violations(int argc, char **argv)
 					counters_json(&rows[i].c), "remote_fault_ratio",
 					ratio(&rows[i].c), "violation",
 					np_bpf_counters_any_violation(&rows[i].c),
-					"top_intruders", intruders_json(&m, rows[i].slot));
-				if (watch)
+					"top_intruders", intruders_json(&v, rows[i].slot));
+				if (v.watch)
 					json_object_set_new(w, "delta",
-							    have_prev ? counters_json(&d)
-								      : json_null());
+							    first ? json_null()
+								  : counters_json(&d));
 				json_array_append_new(ws, w);
 			} else {
-				if (watch && have_prev) {
-					printf("[last %.1f s]\n", watch);
-					print_block(&m, &rows[i], &d, info.tick_hz, true);
-					printf("[total]\n");
-				}
-				print_block(&m, &rows[i], &rows[i].c, info.tick_hz, false);
+				print_block(&v, &rows[i], &d);
 				printf("\n");
 			}
 		}
 		if (json) {
-			char *s = json_dumps(o, watch ? JSON_COMPACT : JSON_INDENT(2));
+			char *s = json_dumps(o, v.watch ? JSON_COMPACT : JSON_INDENT(2));
 			printf("%s\n", s ? s : "{}");
 			free(s);
 			json_decref(o);
 		} else if (!shown) {
-			printf("no workloads are being verified\n");
+			printf("no workloads are being verified%s\n",
+			       nnames ? " by those names" : "");
 		}
 		fflush(stdout);
 		free(prev);
 		prev = rows;
 		nprev = n;
-		if (!watch)
+		if (!v.watch || stop)
 			break;
-		for (double t = 0; t < watch && !stop; t += 0.1)
-			usleep(100000);
+		{
+			struct timespec ts = {(time_t)watch,
+					      (long)((watch - (double)(time_t)watch) * 1e9)};
+			while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
 		if (stop)
 			break;
 	}

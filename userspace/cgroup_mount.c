@@ -278,6 +278,29 @@ cleanup:
 	return r;
 }
 
+int np_cgroup2_mount_find(const char *mountinfo, char *out, size_t len)
+{
+	char err[256];
+	struct survey *s = malloc(sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = survey_mountinfo(mountinfo ? mountinfo : DEFAULT_MOUNTINFO, s, err,
+			     sizeof(err));
+	if (r < 0)
+		goto cleanup;
+	if (!s->v2[0])
+		r = -ENOENT;
+	else if (strlen(s->v2) >= len)
+		r = -ENAMETOOLONG;
+	else
+		memcpy(out, s->v2, strlen(s->v2) + 1);
+cleanup:
+	free(s);
+	return r;
+}
+
 void np_cgroup_close(struct np_cgroup_root *root)
 {
 	if (root->parent_fd >= 0)

@@ -614,47 +614,72 @@ static void print_hint(FILE *out, const json_t *hint)
 }
 
 /* The "verification" object: which signals are active and why the others
- * are not, what the daemon did, and workloads with violations. */
+ * are not, what the daemon did, and one line per workload with anything
+ * counted (only the counters that are not zero). */
 static void render_verification(const json_t *v, FILE *out)
 {
+	static const struct {
+		const char *key, *fmt;
+	} wl[] = {
+		{"run_outside", "ran outside %lld switch(es)"},
+		{"run_outside_ticks", "%lld tick(s) outside"},
+		{"intrusions", "%lld intrusion(s)"},
+		{"migrate_disallowed", "%lld migration(s) to a disallowed CPU"},
+		{"outside_mems_bytes", "%lld byte(s) outside its mems"},
+		{"transition", "%lld transition(s) (not violations)"},
+	};
 	const json_t *sig, *act, *ws, *x;
 	const char *key;
+	json_int_t dropped;
 
 	if (!json_is_object(v))
 		return;
-	fprintf(out, "\nverification: %s (maps in %s)\n",
-		str_or(v, "state", "?"), str_or(v, "pin_dir", "?"));
+	fprintf(out, "\nverification: %s", str_or(v, "state", "?"));
+	if (json_is_string(json_object_get(v, "pin_dir")))
+		fprintf(out, " (maps in %s)", str_or(v, "pin_dir", "?"));
+	fputc('\n', out);
 	sig = json_object_get(v, "signals");
 	json_object_foreach((json_t *)sig, key, x)
 		fprintf(out, "  %-20s %s\n", key,
 			json_is_string(x) ? json_string_value(x) : "?");
 	act = json_object_get(v, "actions");
-	if (json_is_object(act))
+	dropped = json_integer_value(json_object_get(v, "samples_dropped"));
+	if (json_is_object(act)) {
 		fprintf(out,
 			"  actions: %lld cpuset rewrite(s), %lld partition(s), "
-			"%lld page migration(s), %lld report(s)\n",
+			"%lld page migration(s), %lld report(s)",
 			(long long)json_integer_value(json_object_get(act, "rewrites")),
 			(long long)json_integer_value(json_object_get(act, "partitioned")),
 			(long long)json_integer_value(json_object_get(act, "migrations")),
 			(long long)json_integer_value(json_object_get(act, "reports")));
+		if (dropped > 0)
+			fprintf(out, "; %lld sample(s) dropped", (long long)dropped);
+		fputc('\n', out);
+	}
 	ws = json_object_get(v, "workloads");
 	json_object_foreach((json_t *)ws, key, x)
 	{
-		if (!json_is_true(json_object_get(x, "violation")))
+		bool viol = json_is_true(json_object_get(x, "violation"));
+		double ratio = json_number_value(json_object_get(x, "remote_fault_ratio"));
+		const char *sep = "";
+		bool any = viol || ratio > 0;
+
+		for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++)
+			any |= json_integer_value(json_object_get(x, wl[i].key)) > 0;
+		if (!any)
 			continue;
-		fprintf(out,
-			"  VIOLATION %s: ran outside %lld switch(es) / %lld "
-			"tick(s), %lld intrusion(s), %lld migration(s) to a "
-			"disallowed CPU, remote fault ratio %.2f, %lld bytes "
-			"outside its mems (numaplace violations %s)\n",
-			key,
-			(long long)json_integer_value(json_object_get(x, "run_outside")),
-			(long long)json_integer_value(json_object_get(x, "run_outside_ticks")),
-			(long long)json_integer_value(json_object_get(x, "intrusions")),
-			(long long)json_integer_value(json_object_get(x, "migrate_disallowed")),
-			json_number_value(json_object_get(x, "remote_fault_ratio")),
-			(long long)json_integer_value(json_object_get(x, "outside_mems_bytes")),
-			key);
+		fprintf(out, "  %s %s:", viol ? "VIOLATION" : "counted  ", key);
+		for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++) {
+			json_int_t n = json_integer_value(json_object_get(x, wl[i].key));
+			if (n <= 0)
+				continue;
+			fprintf(out, "%s ", sep);
+			fprintf(out, wl[i].fmt, (long long)n);
+			sep = ",";
+		}
+		if (ratio > 0)
+			fprintf(out, "%s remote fault ratio %.2f", sep, ratio);
+		fprintf(out, " (numaplace violations %s)\n", key);
 	}
 }
 

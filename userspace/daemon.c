@@ -1044,9 +1044,10 @@ json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
 				return fail("limit: expected an integer 1..100000");
 			n = json_integer_value(lim);
 		}
-		return json_pack("{s:b,s:o,s:b}", "ok", 1, "events",
+		return json_pack("{s:b,s:o,s:b,s:I}", "ok", 1, "events",
 				 np_verify_events(d, (int)n), "verification",
-				 d->verify != NULL);
+				 d->verify != NULL, "dropped",
+				 (json_int_t)np_verify_samples_dropped(d));
 	}
 	if (!strcmp(op, "plan")) {
 		json_t *res = NULL;

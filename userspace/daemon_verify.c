@@ -483,6 +483,11 @@ static void event_detail(const struct np_verify_event *x, char *buf,
 	}
 }
 
+uint64_t np_verify_samples_dropped(const struct np_daemon *d)
+{
+	return d->verify ? d->verify->ev_dropped : 0;
+}
+
 json_t *np_verify_events(struct np_daemon *d, int limit)
 {
 	struct np_verify *v = d->verify;

@@ -110,6 +110,16 @@ int np_cgroup_find_mount(const char *mountinfo, const char *proc_cgroups,
 			 char *path, size_t len, char *err, size_t errlen);
 
 /*
+ * The cgroup2 mount point from a mountinfo file (NULL: /proc/self/mountinfo),
+ * octal escapes ("\040") decoded, without the cgroup v1 check above: naming
+ * cgroup ids needs only the cgroup2 mount, also on a hybrid host. A mount of
+ * the hierarchy root "/" is preferred over bind mounts of subtrees (ids
+ * outside a subtree could not be named through it). -ENOENT: no cgroup2
+ * mount; -EINVAL: a malformed mountinfo line; -ENAMETOOLONG.
+ */
+int np_cgroup2_mount_find(const char *mountinfo, char *out, size_t len);
+
+/*
  * Open the root (discovering it when opts->root is NULL), check it is
  * cgroup2 (statfs f_type == CGROUP2_SUPER_MAGIC; otherwise -EMEDIUMTYPE
  * unless allow_fake, and always for a cgroup v1 mount), check "cpuset" is

@@ -11,6 +11,7 @@
 #include "numaplace/cgroup.h"
 #include "numaplace/config.h"
 
+#include <stdint.h>
 #include <time.h>
 
 #define NP_MAX_REJECTIONS 16
@@ -115,6 +116,8 @@ void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n);
 void np_verify_check(struct np_daemon *d);
 json_t *np_verify_status(struct np_daemon *d);
 json_t *np_verify_events(struct np_daemon *d, int limit);
+/* Samples the BPF side dropped (rate limiter, full ring) since start. */
+uint64_t np_verify_samples_dropped(const struct np_daemon *d);
 
 /* Flags for np_daemon_init. */
 #define NP_DAEMON_RESET_STATE 0x1

@@ -193,6 +193,63 @@ static void test_slots(void **state)
 		assert_int_equal(table[s].flags, 0);
 }
 
+/* Renamed (same cgroup id, new name): a new slot, the old one freed and
+ * reused later as fresh; gen bumps on flags and CPU count changes only;
+ * a full table leaves out_slot -1 and counts the workloads left out. */
+static void test_slots_rename_and_full(void **state)
+{
+	struct np_bpf_slot table[2];
+	struct np_bpf_want w[3];
+	bool fresh[2];
+	int slot[3];
+	(void)state;
+	memset(table, 0, sizeof(table));
+	w[0] = want("old", 10, 2, 1);
+	assert_int_equal(np_bpf_slots_assign(table, 2, w, 1, slot, fresh), 0);
+	assert_int_equal(slot[0], 0);
+	assert_int_equal(table[0].gen, 1);
+
+	/* unchanged: same slot, not fresh, gen stays */
+	assert_int_equal(np_bpf_slots_assign(table, 2, w, 1, slot, fresh), 0);
+	assert_int_equal(slot[0], 0);
+	assert_false(fresh[0]);
+	assert_int_equal(table[0].gen, 1);
+	/* policy flags change: gen 2; CPU count change: gen 3 */
+	w[0].flags = NP_BPF_POL_EXCLUSIVE;
+	assert_int_equal(np_bpf_slots_assign(table, 2, w, 1, slot, fresh), 0);
+	assert_int_equal(table[0].gen, 2);
+	assert_int_equal(table[0].policy_flags, NP_BPF_POL_EXCLUSIVE);
+	np_cpuset_set(&w[0].cpus, 7);
+	assert_int_equal(np_bpf_slots_assign(table, 2, w, 1, slot, fresh), 0);
+	assert_int_equal(table[0].gen, 3);
+	assert_int_equal(table[0].ncpus, 3);
+	assert_false(fresh[0]);
+
+	/* renamed, same cgroup: not the same workload. The old slot is freed
+	 * first, so the newcomer may get that index, but as a fresh slot
+	 * (its counters are reset) with a new generation count */
+	w[0] = want("new", 10, 2, 1);
+	assert_int_equal(np_bpf_slots_assign(table, 2, w, 1, slot, fresh), 0);
+	assert_true(slot[0] >= 0);
+	assert_true(fresh[slot[0]]);
+	assert_string_equal(table[slot[0]].name, "new");
+	assert_int_equal(table[slot[0]].gen, 1);
+	assert_int_equal(table[1 - slot[0]].flags, 0); /* "old" is gone */
+
+	/* a newcomer gets the free slot, fresh, the kept one is not fresh;
+	 * the third does not fit */
+	w[1] = want("x", 11, 1, 1);
+	w[2] = want("y", 12, 1, 1);
+	assert_int_equal(np_bpf_slots_assign(table, 2, w, 3, slot, fresh), 1);
+	assert_false(fresh[slot[0]]);
+	assert_int_equal(slot[1], 1 - slot[0]);
+	assert_true(fresh[slot[1]]);
+	assert_string_equal(table[slot[1]].name, "x");
+	assert_int_equal(slot[2], -1);
+	for (int i = 0; i < 2; i++)
+		assert_true(table[i].flags & NP_BPF_SLOT_USED);
+}
+
 static void test_pins(void **state)
 {
 	char buf[16], err[256] = "", long_path[200];
@@ -222,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_what_is_a_violation),
 		cmocka_unit_test(test_rate_limiter),
 		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_slots_rename_and_full),
 		cmocka_unit_test(test_pins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
