@@ -76,7 +76,7 @@ say() { echo "$1" >&"${D[1]}"; read -r -t 10 ans <&"${D[0]}"; echo "$ans"; }
 sig=$(say signals)
 check "sched_switch is active" grep -q '"sched_switch": *"active' <<<"$sig"
 if grep -q '"numa_fault": *"off' <<<"$sig"; then
-	check "numa_fault is off with a reason" grep -Eq '"numa_fault": *"off: fentry refused \([^)]+\)' <<<"$sig"
+	check "numa_fault is off with a reason ($(grep -o '"numa_fault": *"[^"]*"' <<<"$sig"))" grep -Eq '"numa_fault": *"off: fentry refused \([^)]+\)' <<<"$sig"
 else
 	ok "numa_fault is available here: $(grep -o '"numa_fault": *"[^"]*"' <<<"$sig")"
 fi
@@ -104,6 +104,16 @@ check "audit: the task in w/inner is w's, its allowed CPUs outside the set ($(gr
 	grep -Eq 'slot 3 cpu 1 flags 0x[23] comm np-nested' <<<"$audit"
 check "audit: the clean task is not flagged" \
 	grep -Eq 'slot 4 cpu 1 flags 0 comm np-clean' <<<"$audit"
+# (a) samples reach the ring buffer: w ran outside (kind 1), np-intruder on
+# w's CPU 0 (kind 2)
+echo events >&"${D[1]}"
+ev=
+while read -r -t 10 l <&"${D[0]}" && [ "$l" != ok ]; do ev+="$l;"; done
+nev=$(grep -o 'event ' <<<"$ev" | wc -l)
+check "ran-outside samples for w ($(grep -Eo 'event kind 1 slot 3 [^;]*' <<<"$ev" | head -n 1); $nev sample(s) in all)" \
+	grep -Eq 'event kind 1 slot 3 pid [0-9]+ cpu 1 aux [0-9]+ comm np-(outside|nested)' <<<"$ev"
+check "intrusion samples name np-intruder ($(grep -Eo 'event kind 2 slot 3 [^;]*np-intruder' <<<"$ev" | head -n 1))" \
+	grep -Eq 'event kind 2 slot 3 pid [0-9]+ cpu 0 aux [0-9]+ comm np-intruder' <<<"$ev"
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 pids=()
 sleep 0.3
@@ -127,11 +137,33 @@ check "no violation for a task on allowed CPUs (switches $oo, ticks $ot)" [ "$oo
 check "the nested task's time counts for w (ticks $rt, ~132 expected)" [ "$rt" -gt 100 ]
 
 # (f) pins and bpftool
-check "pins are in $PIN/v1 with mode 0600" [ "$(stat -c %a "$PIN/v1/np_counters")" = 600 ]
+npins=0
+badpins=
+for f in "$PIN"/v1/*; do
+	npins=$((npins + 1))
+	[ "$(stat -c %a "$f")" = 600 ] || badpins+=" $(basename "$f"):$(stat -c %a "$f")"
+done
+check "$npins pins in $PIN/v1, all mode 0600${badpins:+ (not:$badpins)}" \
+	[ -e "$PIN/v1/np_counters" -a -z "$badpins" ]
 check "pin directory is 0700" [ "$(stat -c %a "$PIN/v1")" = 700 ]
 if command -v bpftool >/dev/null; then
 	check "bpftool dumps named counter fields" sh -c "bpftool map dump pinned $PIN/v1/np_counters | grep -q '\"run_outside\"'"
 	check "bpftool dumps the slot table" sh -c "bpftool map dump pinned $PIN/v1/np_slots | grep -q '\"name\"'"
+	# (g) the CLI reads what bpftool reads: w's counters summed over CPUs
+	# (-j prints raw bytes plus a BTF-"formatted" copy)
+	# (intrusions on CPU 0 go on: other host tasks run there, so CLI,
+	# bpftool, CLI must be in order)
+	bcnt() {
+		bpftool -j map lookup pinned "$PIN/v1/np_counters" key 3 0 0 0 |
+			python3 -c "import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; d=d.get('formatted',d); print(sum(v['value']['$1'] for v in d['values']))"
+	}
+	for k in run_outside run_outside_ticks intrude_cgroup intrude_ticks; do
+		c1=$(cnt w "$k")
+		b=$(bcnt "$k")
+		c2=$(cnt w "$k")
+		check "numaplace violations and bpftool agree on w's $k ($c1 <= $b <= $c2)" \
+			[ -n "$b" -a "$c1" -le "${b:-0}" -a "${b:-0}" -le "$c2" ]
+	done
 fi
 # (g) plain output reads the same
 check "numaplace violations marks w" sh -c "'$build/numaplace' violations --pin-path $PIN w | grep -q 'w  cgroup w .*VIOLATION'"

@@ -7,6 +7,7 @@
  *   owner CPU SLOT                               CPU owned by SLOT
  *   signals                                      print the signals JSON
  *   audit                                        print audit records
+ *   events                                       print the ring buffer's samples
  *   quit
  * Answers "ok" (or "error: ...") per line, so the script can wait on it.
  */
@@ -24,6 +25,13 @@ static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
 	(void)ctx;
 	printf("audit pid %u slot %u cpu %u flags %#x comm %.16s\n", r->pid,
 	       r->slot, r->cpu, r->flags, r->comm);
+}
+
+static void on_event(const struct np_bpf_event *e, void *ctx)
+{
+	(void)ctx;
+	printf("event kind %u slot %u pid %u cpu %u aux %u comm %.16s\n",
+	       e->kind, e->slot, e->pid, e->cpu, e->aux, e->comm);
 }
 
 int main(int argc, char **argv)
@@ -97,6 +105,9 @@ int main(int argc, char **argv)
 		} else if (!strncmp(line, "audit", 5)) {
 			np_bpf_audit(l, on_audit, NULL);
 			printf("ok\n");
+		} else if (!strncmp(line, "events", 6)) {
+			int n = np_bpf_poll_events(l, on_event, NULL);
+			printf(n < 0 ? "error: poll\n" : "ok\n");
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		} else {

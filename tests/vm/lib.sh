@@ -259,3 +259,27 @@ chatty_in() {
 		while :; do sleep 0.05; done" >/dev/null 2>&1 &
 	echo $!
 }
+# poll_secs SECONDS CMD...: like try_for, but bounded by the clock: try_for
+# counts 0.1 s sleeps, so a CMD that itself takes a second (numaplace under
+# TCG) would stretch it tenfold. Returns 1 on timeout.
+poll_secs() {
+	_end=$(($(date +%s) + $1))
+	shift
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		[ "$(date +%s)" -lt "$_end" ] || return 1
+		sleep 0.2
+	done
+}
+# vcounts WORKLOAD KEY...: "KEY VALUE" lines (0 when absent) from a single
+# `numaplace violations --json WORKLOAD` (one read, consistent values);
+# fails when the workload is not there.
+vcounts() {
+	_w=$1
+	shift
+	_j=$(numaplace violations --json --pin-path /sys/fs/bpf/numaplace "$_w" 2>/dev/null) || return 1
+	for _k in "$@"; do
+		_v=$(printf '%s\n' "$_j" | sed -n "s/^ *\"$_k\": \([0-9][0-9]*\),\{0,1\}$/\1/p" | head -n 1)
+		echo "$_k ${_v:-0}"
+	done
+}

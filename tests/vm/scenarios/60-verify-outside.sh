@@ -25,12 +25,16 @@ cat >$ETC/numaplace.json <<JSON
  "verify": {"enabled": "on", "settle_ms": 1000}}
 JSON
 eff() { cat "$CGP/$1/cpuset.cpus.effective" 2>/dev/null; }
+# pins left by an earlier daemon (the maps outlive it) would be reused:
+# start from none, and remove ours at exit
+rm -rf /sys/fs/bpf/numaplace
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
 cleanup() {
 	kill $B 2>/dev/null
 	kill "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
+	rm -rf /sys/fs/bpf/numaplace
 	sleep 0.2
 	for c in "$CGP"/*/; do [ -d "$c" ] && rmdir "$c"; done
 	rmdir "$CGP" 2>/dev/null
@@ -59,11 +63,21 @@ ro=$(vcount web run_outside)
 rt=$(vcount web run_outside_ticks)
 [ $((ro + rt)) -gt 0 ] || fail "the log reported, but the counters are $ro/$rt"
 line=$(grep "verify: web ran outside" $ETC/log | head -n 1)
-assert_match "$line" "np-web' on CPU 6" "the report names the task and the CPU"
+# Only switches in on a wrong CPU produce a sample (with the task's name);
+# the tick sampler counts without one (bpf/numaplace.bpf.c np_outside). A
+# busy task moved to idle CPU 6 switches in there once, inside the grace
+# window, and then often never again: a tick-only report cannot name it.
+# Then say so; a named report must name the right task and CPU.
+sw=$(echo "$line" | sed -n 's/.*ran outside its CPUs: \([0-9]*\) switch.*/\1/p')
+case $line in
+*"(last: '"*) assert_match "$line" "np-web' on CPU 6" "the report names the task and the CPU" ;;
+*) [ "${sw:-0}" -eq 0 ] || fail "$sw switch(es) outside, but the report names no task: $line"
+	note "tick-only report (0 switches in that cycle; counters $ro/$rt): it does not name the task" ;;
+esac
 try_for 3 sh -c "[ \"\$(cat $CGP/web/cpuset.cpus.effective)\" = 2-3 ]" ||
 	fail "web's cpuset was not repaired: $(eff web)"
 try_for 3 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$B/status)\" = 2-3 ]" ||
 	fail "the task's Cpus_allowed_list is $(pid_cpus $B)"
-log "after the hand write: ${ro} switch(es) and ${rt} tick(s) outside, reported in $((t1 - t0)) s: ${line#*warning: }"
+log "after the hand write: ${ro} switch(es) and ${rt} tick(s) outside (transition $(vcount web transition)), reported in $((t1 - t0)) s: ${line#*warning: }"
 log "status: $(numaplace status --socket $SOCK | grep 'VIOLATION web' | cut -c1-160)"
 pass "ran outside detected ($ro switches, $rt ticks) and repaired within one period"
