@@ -92,6 +92,7 @@ static void run(int nworkloads)
 		    np_admit(&d.st, &w, &dec, err, sizeof(err)) == 0 &&
 		    dec.admitted)
 			admitted++;
+		np_workload_req_free(&w);
 		json_decref(spec);
 	}
 	for (int i = 0; i < d.st.nworkloads; i++) {

@@ -296,6 +296,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		return np_json_fail(err, errlen, path, "containers",
 				    "expected an array of 1..%d containers",
 				    NP_MAX_CONTAINERS);
+	if ((r = np_workload_req_set_containers(w, (int)json_array_size(cs))))
+		return r;
 	json_array_foreach(cs, i, c)
 	{
 		char cp[160];
@@ -806,6 +808,11 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 					 a->req.ncontainers);
 			goto fail;
 		}
+		a->c = calloc((size_t)a->req.ncontainers, sizeof(*a->c));
+		if (!a->c) {
+			r = -ENOMEM;
+			goto fail;
+		}
 		a->ncontainers = a->req.ncontainers;
 		json_array_foreach(cs, k, cj)
 		{
@@ -829,12 +836,17 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 			np_cpuset_or(&seen, &seen, &a->c[k].cpus);
 		}
 	}
+	for (int x = 0; x < st->nworkloads; x++)
+		np_workload_alloc_free(&st->w[x]);
 	free(st->w);
 	st->w = arr;
 	st->nworkloads = (int)json_array_size(ws);
 	st->cap = st->nworkloads + 1;
 	return np_state_refresh(st);
 fail:
+	/* arr is zeroed past the failing entry: free what was filled. */
+	for (size_t x = 0; x < json_array_size(ws); x++)
+		np_workload_alloc_free(&arr[x]);
 	free(arr);
 	return r;
 }
@@ -884,6 +896,8 @@ int np_plan_admit(const json_t *req, json_t **result, char *err,
 out:
 	np_state_free(&st);
 	np_topology_free(t);
+	if (w)
+		np_workload_req_free(w);
 	free(w);
 	free(d);
 	return r;

@@ -307,6 +307,7 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 	logm(LOG_INFO, "admitted %s", w->name);
 out:
 	free(canon);
+	np_workload_req_free(w);
 	free(w);
 	return r;
 }
@@ -314,28 +315,27 @@ out:
 static int release_wl(struct np_daemon *d, const char *name, const char *why)
 {
 	int i = np_state_find(&d->st, name), r;
-	struct np_workload_alloc *keep;
+	struct np_workload_alloc keep; /* owns its arrays until freed or
+					  handed back to the state */
 	char cg[NP_PATH_MAX] = "";
 
 	if (i < 0)
 		return -ENOENT;
 	snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
-	keep = malloc(sizeof(*keep));
-	if (!keep)
-		return -ENOMEM;
-	*keep = d->st.w[i];
-	if ((r = np_release(&d->st, name))) {
-		free(keep);
+	if ((r = np_release_keep(&d->st, i, &keep))) {
+		if (r != -ENOENT)
+			np_workload_alloc_free(&keep);
 		return r;
 	}
 	/* Durable before the cgroup is touched and before it is reported;
 	 * when the state cannot be saved the workload stays admitted. */
 	d->dirty = true;
 	if ((r = save_state(d))) {
-		int ri = np_state_insert(&d->st, i, keep);
-		free(keep);
-		if (ri)
+		int ri = np_state_insert(&d->st, i, &keep);
+		if (ri) {
+			np_workload_alloc_free(&keep);
 			return ri;
+		}
 		d->dirty = false;
 		logm(LOG_ERR,
 		     "release of %s (%s) not done: the state could not be "
@@ -343,7 +343,7 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 		     name, why);
 		return -EIO;
 	}
-	free(keep);
+	np_workload_alloc_free(&keep);
 	/* Remove the cgroup; one that still has tasks stays on the shared
 	 * pool until it is empty. */
 	if (d->cg_open && cg[0] && unlinkat(d->cg.parent_fd, cg, AT_REMOVEDIR) &&
@@ -437,6 +437,8 @@ static int scan_specs(struct np_daemon *d)
 			free(b);
 			json_decref(ja);
 			json_decref(jb);
+			if (fw)
+				np_workload_req_free(fw);
 			free(fw);
 			if (same) {
 				snprintf(m->spec_json, sizeof(m->spec_json),

@@ -386,8 +386,75 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 	return np_state_refresh(st);
 }
 
+int np_workload_req_set_containers(struct np_workload_req *w, int n)
+{
+	struct np_container_req *c = NULL;
+
+	if (n < 0)
+		return -EINVAL;
+	if (n && !(c = calloc((size_t)n, sizeof(*c))))
+		return -ENOMEM;
+	free(w->c);
+	w->c = c;
+	w->ncontainers = n;
+	return 0;
+}
+
+void np_workload_req_free(struct np_workload_req *w)
+{
+	free(w->c);
+	w->c = NULL;
+	w->ncontainers = 0;
+}
+
+int np_workload_req_copy(struct np_workload_req *dst,
+			 const struct np_workload_req *src)
+{
+	*dst = *src;
+	dst->c = NULL;
+	if (src->ncontainers > 0) {
+		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
+		if (!dst->c)
+			return -ENOMEM;
+		memcpy(dst->c, src->c,
+		       sizeof(*dst->c) * (size_t)src->ncontainers);
+	}
+	return 0;
+}
+
+void np_workload_alloc_free(struct np_workload_alloc *a)
+{
+	np_workload_req_free(&a->req);
+	free(a->c);
+	a->c = NULL;
+	a->ncontainers = 0;
+}
+
+int np_workload_alloc_copy(struct np_workload_alloc *dst,
+			   const struct np_workload_alloc *src)
+{
+	int r;
+
+	*dst = *src;
+	dst->c = NULL;
+	if ((r = np_workload_req_copy(&dst->req, &src->req)))
+		return r;
+	if (src->ncontainers > 0) {
+		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
+		if (!dst->c) {
+			np_workload_req_free(&dst->req);
+			return -ENOMEM;
+		}
+		memcpy(dst->c, src->c,
+		       sizeof(*dst->c) * (size_t)src->ncontainers);
+	}
+	return 0;
+}
+
 void np_state_free(struct np_node_state *st)
 {
+	for (int i = 0; i < st->nworkloads; i++)
+		np_workload_alloc_free(&st->w[i]);
 	free(st->w);
 	free(st->cache.dev_taken);
 	st->w = NULL;
@@ -412,7 +479,14 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 			free(dst->cache.dev_taken);
 			return -ENOMEM;
 		}
-		memcpy(dst->w, src->w, sizeof(*dst->w) * (size_t)src->nworkloads);
+		for (int i = 0; i < src->nworkloads; i++) {
+			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
+			if (r) {
+				dst->nworkloads = i;
+				np_state_free(dst);
+				return r;
+			}
+		}
 	}
 	return 0;
 }
@@ -475,15 +549,27 @@ int np_state_find(const struct np_node_state *st, const char *name)
 	return -1;
 }
 
-int np_release(struct np_node_state *st, const char *name)
+int np_release_keep(struct np_node_state *st, int i,
+		    struct np_workload_alloc *out)
 {
-	int i = np_state_find(st, name);
-	if (i < 0)
+	if (i < 0 || i >= st->nworkloads)
 		return -ENOENT;
+	*out = st->w[i];
 	memmove(&st->w[i], &st->w[i + 1],
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
 	st->nworkloads--;
 	return np_state_refresh(st);
+}
+
+int np_release(struct np_node_state *st, const char *name)
+{
+	struct np_workload_alloc a;
+	int r = np_release_keep(st, np_state_find(st, name), &a);
+
+	if (r == -ENOENT)
+		return r;
+	np_workload_alloc_free(&a);
+	return r;
 }
 
 int np_state_insert(struct np_node_state *st, int i,

@@ -78,7 +78,9 @@ struct np_workload_req {
 	char cgroup[NP_PATH_MAX];
 	enum np_qos qos;
 	int ncontainers;
-	struct np_container_req c[NP_MAX_CONTAINERS];
+	/* ncontainers entries on the heap, owned by the request (or by the
+	 * allocation that embeds it): see np_workload_req_free(). */
+	struct np_container_req *c;
 	bool has_bind;
 	enum np_bind_policy bind;
 	bool bind_required;
@@ -104,8 +106,27 @@ struct np_workload_alloc {
 	enum np_qos qos_class; /* effective class (LSE/LSR/LS/BE) */
 	enum np_exclusive_policy excl;
 	int ncontainers;
-	struct np_container_alloc c[NP_MAX_CONTAINERS];
+	/* ncontainers entries on the heap, owned by the allocation (as is
+	 * req.c): np_workload_alloc_free() releases both. */
+	struct np_container_alloc *c;
 };
+
+/*
+ * Ownership. A request owns req.c; an allocation owns req.c and c. A state
+ * owns its allocations: np_state_free() frees them, np_state_copy() copies
+ * them deeply, np_release() frees the released one, np_state_insert() takes
+ * over the arrays of the allocation it is given.
+ */
+/* Give w n zeroed containers (replacing any it had); -ENOMEM. */
+int np_workload_req_set_containers(struct np_workload_req *w, int n);
+/* Free w->c (NULL afterwards); safe on a zeroed request. */
+void np_workload_req_free(struct np_workload_req *w);
+/* Deep copy; dst is overwritten (not freed). */
+int np_workload_req_copy(struct np_workload_req *dst,
+			 const struct np_workload_req *src);
+void np_workload_alloc_free(struct np_workload_alloc *a);
+int np_workload_alloc_copy(struct np_workload_alloc *dst,
+			   const struct np_workload_alloc *src);
 
 /* Aggregates over all allocations, kept up to date by admit/release/load
  * so that the admission path never rescans the state. */
@@ -178,14 +199,23 @@ void np_state_cache_add(struct np_node_state *st,
  */
 int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen);
-/* Release a workload; -ENOENT if unknown. */
+/* Release a workload (its allocation is freed); -ENOENT if unknown. */
 int np_release(struct np_node_state *st, const char *name);
-/* Put a released allocation back at index i (undo of np_release when the
- * release could not be made durable). */
+/* Release the workload at index i into *out instead of freeing it: the
+ * caller owns out's arrays (np_workload_alloc_free or np_state_insert). */
+int np_release_keep(struct np_node_state *st, int i,
+		    struct np_workload_alloc *out);
+/* Put a released allocation back at index i (undo of np_release_keep when
+ * the release could not be made durable). The state takes over a's heap
+ * arrays (a's contents are copied by value): on success the caller must not
+ * free them; on failure they are still the caller's. */
 int np_state_insert(struct np_node_state *st, int i,
 		    const struct np_workload_alloc *a);
 
-/* JSON forms (spec and status; see README "Workload spec"). */
+/* JSON forms (spec and status; see README "Workload spec").
+ * np_workload_req_from_json() initialises w (whatever it held is not
+ * freed) and gives it its containers array, also on failure: free it
+ * with np_workload_req_free(). */
 int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 			      const char *path, char *err, size_t errlen);
 int np_policy_from_json(struct np_node_policy *p, const json_t *j,
