@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -66,12 +67,32 @@ __attribute__((format(printf, 2, 3))) static void logm(int prio,
 
 /* ---- workload bookkeeping ----------------------------------------------- */
 
+/* (Re)build the name index when meta[] changed behind its back (entries
+ * appended directly, as the benchmark does). */
+static int meta_reindex(struct np_daemon *d)
+{
+	np_strmap_free(&d->meta_ix);
+	for (int i = 0; i < d->nmeta; i++)
+		if (np_strmap_put(&d->meta_ix, d->meta[i].name, i)) {
+			np_strmap_free(&d->meta_ix);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
 static struct np_wl_meta *meta_find(struct np_daemon *d, const char *name)
 {
-	for (int i = 0; i < d->nmeta; i++)
-		if (!strcmp(d->meta[i].name, name))
-			return &d->meta[i];
-	return NULL;
+	long i;
+	if (d->meta_ix.n != (size_t)d->nmeta ||
+	    (np_strmap_get(&d->meta_ix, name, &i) &&
+	     (i >= d->nmeta || strcmp(d->meta[i].name, name))))
+		if (meta_reindex(d)) {
+			for (int k = 0; k < d->nmeta; k++)
+				if (!strcmp(d->meta[k].name, name))
+					return &d->meta[k];
+			return NULL;
+		}
+	return np_strmap_get(&d->meta_ix, name, &i) ? &d->meta[i] : NULL;
 }
 
 static struct np_wl_meta *meta_add(struct np_daemon *d, const char *name)
@@ -83,9 +104,12 @@ static struct np_wl_meta *meta_add(struct np_daemon *d, const char *name)
 	if (!g)
 		return NULL;
 	d->meta = g;
-	m = &d->meta[d->nmeta++];
+	m = &d->meta[d->nmeta];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "%s", name);
+	if (np_strmap_put(&d->meta_ix, m->name, d->nmeta))
+		return NULL;
+	d->nmeta++;
 	return m;
 }
 
@@ -94,7 +118,11 @@ static void meta_del(struct np_daemon *d, const char *name)
 	struct np_wl_meta *m = meta_find(d, name);
 	if (!m)
 		return;
+	np_strmap_del(&d->meta_ix, m->name);
 	*m = d->meta[--d->nmeta];
+	if (m != &d->meta[d->nmeta] &&
+	    np_strmap_put(&d->meta_ix, m->name, m - d->meta))
+		np_strmap_free(&d->meta_ix); /* rebuilt on the next find */
 }
 
 static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
@@ -343,6 +371,14 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 		     name, why);
 		return -EIO;
 	}
+	np_cgroup_cache_forget(&d->cgc, keep.req.cgroup);
+	for (int c = 0; c < keep.req.ncontainers; c++)
+		if (keep.req.c[c].cgroup[0]) {
+			char sub[2 * NP_PATH_MAX];
+			snprintf(sub, sizeof(sub), "%s/%s", keep.req.cgroup,
+				 keep.req.c[c].cgroup);
+			np_cgroup_cache_forget(&d->cgc, sub);
+		}
 	np_workload_alloc_free(&keep);
 	/* Remove the cgroup; one that still has tasks stays on the shared
 	 * pool until it is empty. */
@@ -508,10 +544,8 @@ static int scan_specs(struct np_daemon *d)
 
 static struct np_written *written_find(struct np_daemon *d, const char *path)
 {
-	for (int i = 0; i < d->nwritten; i++)
-		if (!strcmp(d->written[i].path, path))
-			return &d->written[i];
-	return NULL;
+	long i;
+	return np_strmap_get(&d->written_ix, path, &i) ? &d->written[i] : NULL;
 }
 
 static void written_set(struct np_daemon *d, const char *path,
@@ -524,8 +558,11 @@ static void written_set(struct np_daemon *d, const char *path,
 		if (!g)
 			return;
 		d->written = g;
-		w = &d->written[d->nwritten++];
+		w = &d->written[d->nwritten];
 		snprintf(w->path, sizeof(w->path), "%s", path);
+		if (np_strmap_put(&d->written_ix, w->path, d->nwritten))
+			return;
+		d->nwritten++;
 	}
 	w->cpus = *cpus;
 	w->mems = mems;
@@ -757,17 +794,21 @@ int np_daemon_reconcile(struct np_daemon *d)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	d->n.cycles++;
+	/* cgroups are read once per cycle (np_cgroup_read_cpuset). */
+	np_cgroup_cache_next(&d->cgc);
 	scan_specs(d);
 	if (!d->cg_open)
 		goto done;
 	/* Workloads whose cgroup vanished are released. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		struct np_wl_meta *m = meta_find(d, d->st.w[i].req.name);
-		struct np_cgroup_state cs;
+		np_cpuset cpus;
+		np_nodemask mems;
 		if (!m || !m->established)
 			continue;
-		if (np_cgroup_inspect(&d->cg, d->st.w[i].req.cgroup, &cs, err,
-				      sizeof(err)) == -ENOENT) {
+		if (np_cgroup_read_cpuset(&d->cgc, &d->cg,
+					  d->st.w[i].req.cgroup, &cpus, &mems,
+					  err, sizeof(err)) == -ENOENT) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
 			d->n.vanished++;
@@ -801,8 +842,9 @@ int np_daemon_reconcile(struct np_daemon *d)
 		struct np_wl_meta *m =
 			v[i].wl < 0 ? NULL
 				    : meta_find(d, d->st.w[v[i].wl].req.name);
-		int ir = np_cgroup_inspect(&d->cg, v[i].path, &cs, err,
-					   sizeof(err));
+		int ir = np_cgroup_read_cpuset(&d->cgc, &d->cg, v[i].path,
+					       &cs.cpus, &cs.mems, err,
+					       sizeof(err));
 		if (ir == -ENOENT && v[i].wl < 0)
 			continue;
 		if (ir == -ENOENT && d->cfg.create_cgroups) {
@@ -810,8 +852,10 @@ int np_daemon_reconcile(struct np_daemon *d)
 					       NP_CGROUP_CREATE, err,
 					       sizeof(err));
 			if (!ir)
-				ir = np_cgroup_inspect(&d->cg, v[i].path, &cs,
-						       err, sizeof(err));
+				ir = np_cgroup_read_cpuset(&d->cgc, &d->cg,
+							   v[i].path, &cs.cpus,
+							   &cs.mems, err,
+							   sizeof(err));
 		}
 		if (ir) {
 			logm(LOG_ERR, "cgroup %s: %s", v[i].path, err);
@@ -1161,6 +1205,16 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
 		return r;
+	{
+		/* The cgroup cache keeps two files open per managed cgroup:
+		 * take what the hard limit allows (epoll/poll only, no
+		 * select()). */
+		struct rlimit rl;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen)))
 		return r;
 	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
@@ -1235,12 +1289,15 @@ void np_daemon_fini(struct np_daemon *d)
 		close(d->sfd);
 	if (d->ifd >= 0)
 		close(d->ifd);
+	np_cgroup_cache_free(&d->cgc);
 	np_cgroup_close(&d->cg);
 	np_cgroup_close(&d->cg_top);
 	np_state_free(&d->st);
 	np_topology_free(d->topo);
 	free(d->meta);
 	free(d->written);
+	np_strmap_free(&d->meta_ix);
+	np_strmap_free(&d->written_ix);
 	free(d->notes);
 	free(d->left);
 	d->notes = NULL;

@@ -10,6 +10,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/cgroup.h"
 #include "numaplace/config.h"
+#include "numaplace/strmap.h"
 
 #include <time.h>
 
@@ -60,6 +61,7 @@ struct np_daemon {
 	struct np_node_state st;
 	struct np_cgroup_root cg;
 	bool cg_open;
+	struct np_cgroup_cache cgc; /* cpuset files of managed cgroups */
 	/* The hierarchy root, for config.shared_cgroups (host slices kept on
 	 * the shared pool, off exclusive CPUs). */
 	struct np_cgroup_root cg_top;
@@ -68,6 +70,8 @@ struct np_daemon {
 	struct np_wl_meta *meta;
 	int nwritten;
 	struct np_written *written;
+	/* Indexes: name -> meta[] index, path -> written[] index. */
+	struct np_strmap meta_ix, written_ix;
 	int nnotes;
 	struct np_spec_note *notes;
 	/* Released workloads whose cgroup still holds tasks: kept on the
