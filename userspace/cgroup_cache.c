@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,13 +23,14 @@ struct np_cgroup_cache_entry {
 	int cpus_fd, mems_fd;
 	dev_t dev;
 	ino_t ino;
-	unsigned gen; /* generation of the last read */
+	unsigned gen;	/* generation of the last read */
+	unsigned epoch; /* cache epoch when last checked */
 	/* Last content read (parsed again when reused). */
 	char *cpus_txt, *mems_txt;
 };
 
 /* Leave this many descriptors to everything else in the process. */
-#define FD_HEADROOM 256
+#define FD_HEADROOM 64
 
 static struct np_cgroup_cache_entry *entry_get(struct np_cgroup_cache *c,
 					       const char *cgroup)
@@ -71,12 +74,91 @@ void np_cgroup_cache_free(struct np_cgroup_cache *c)
 			entry_free(c, (struct np_cgroup_cache_entry *)(intptr_t)
 					      c->ix.slot[i].value);
 	np_strmap_free(&c->ix);
+	np_strmap_free(&c->watch);
 	c->nfds = 0;
+	if (c->ifd > 0)
+		close(c->ifd);
+	c->ifd = 0;
 }
+
+/* Events that end a watch (or lost events): start over. */
+#define WATCH_LOST (IN_IGNORED | IN_Q_OVERFLOW | IN_UNMOUNT | IN_DELETE_SELF | IN_MOVE_SELF)
+#define WATCH_MASK                                                             \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | \
+	 IN_MOVE_SELF | IN_ONLYDIR)
 
 void np_cgroup_cache_next(struct np_cgroup_cache *c)
 {
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool lost = false, any = false;
+	ssize_t n;
+
 	c->gen++;
+	if (c->ifd <= 0)
+		return;
+	while ((n = read(c->ifd, buf, sizeof(buf))) > 0) {
+		any = true;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+			lost |= (ev->mask & WATCH_LOST) != 0;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		lost = true;
+	if (lost) {
+		/* Close everything: reopened through checked walks. */
+		np_cgroup_cache_free(c);
+	} else if (any) {
+		c->epoch++;
+	}
+}
+
+/* Watch the directories above cgroup (the managed parent and each
+ * ancestor below it); false when that is not possible. */
+static bool watch_above(struct np_cgroup_cache *c,
+			const struct np_cgroup_root *root, const char *cgroup)
+{
+	char prefix[NP_CGROUP_PATH_MAX];
+	size_t len = 0;
+
+	if (c->ifd == 0) {
+		c->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (c->ifd == 0) { /* keep 0 meaning "not yet" */
+			int fd = fcntl(0, F_DUPFD_CLOEXEC, 1);
+			close(0);
+			c->ifd = fd;
+		}
+		if (c->ifd < 0)
+			c->ifd = -1;
+	}
+	if (c->ifd < 0 || strlen(cgroup) >= sizeof(prefix))
+		return false;
+	for (;;) {
+		struct cg_dir d;
+		char proc[64];
+		int wd;
+
+		memcpy(prefix, cgroup, len);
+		prefix[len] = '\0';
+		if (!np_strmap_get(&c->watch, prefix, NULL)) {
+			if (cg_open(root, prefix, &d, NULL, 0))
+				return false;
+			/* The magic link is followed to the directory the
+			 * checked walk opened. */
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+			wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
+			cg_dir_close(&d);
+			if (wd < 0 || np_strmap_put(&c->watch, prefix, wd))
+				return false;
+		}
+		{
+			const char *slash = strchr(cgroup + len + (len > 0), '/');
+			if (!slash)
+				return true;
+			len = (size_t)(slash - cgroup);
+		}
+	}
 }
 
 /* Keep the last content; 0 or -ENOMEM. */
@@ -121,16 +203,21 @@ static int pread_all(int fd, char *buf, size_t len)
 /* The cached path: 0, or < 0 to take the slow one. */
 static int cached_read(const struct np_cgroup_root *root,
 		       struct np_cgroup_cache_entry *e, const char *cgroup,
-		       unsigned gen, np_cpuset *cpus, np_nodemask *mems)
+		       unsigned gen, unsigned epoch, bool always,
+		       np_cpuset *cpus, np_nodemask *mems)
 {
 	char a[512], b[256];
 	struct stat sb;
 
 	if (e->gen == gen)
 		return parse(e, cpus, mems);
-	if (fstatat(root->parent_fd, cgroup, &sb, AT_SYMLINK_NOFOLLOW) ||
-	    !S_ISDIR(sb.st_mode) || sb.st_dev != e->dev || sb.st_ino != e->ino)
-		return -ESTALE;
+	if (e->epoch != epoch || always) {
+		if (fstatat(root->parent_fd, cgroup, &sb, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(sb.st_mode) || sb.st_dev != e->dev ||
+		    sb.st_ino != e->ino)
+			return -ESTALE;
+		e->epoch = epoch;
+	}
 	if (pread_all(e->cpus_fd, a, sizeof(a)) ||
 	    pread_all(e->mems_fd, b, sizeof(b)) ||
 	    keep_text(&e->cpus_txt, a) || keep_text(&e->mems_txt, b))
@@ -139,6 +226,18 @@ static int cached_read(const struct np_cgroup_root *root,
 		return -EINVAL;
 	e->gen = gen;
 	return 0;
+}
+
+/* Reads leave atime alone (a fake tree on tmpfs would update it on each
+ * read); O_NOATIME needs the file's owner or CAP_FOWNER. */
+static int open_ro(int dirfd, const char *file)
+{
+	int fl = O_RDONLY | O_CLOEXEC | O_NOFOLLOW;
+	int fd = openat(dirfd, file, fl | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, file, fl);
+	return fd;
 }
 
 /* After a successful inspect: open the files (best effort). */
@@ -165,6 +264,13 @@ static void cache_open(struct np_cgroup_cache *c,
 	}
 	if (c->nfds + 2 > c->maxfds)
 		return;
+	/* Watches first: a change after them is seen by the next cycle. */
+	if (!watch_above(c, root, cgroup) && c->ifd >= 0) {
+		/* A directory that cannot be watched: check every read. */
+		if (c->ifd > 0)
+			close(c->ifd);
+		c->ifd = -1;
+	}
 	if (cg_open(root, cgroup, &d, NULL, 0))
 		return;
 	e = calloc(1, sizeof(*e));
@@ -172,8 +278,8 @@ static void cache_open(struct np_cgroup_cache *c,
 		cg_dir_close(&d);
 		return;
 	}
-	e->cpus_fd = openat(d.fd, "cpuset.cpus", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	e->mems_fd = openat(d.fd, "cpuset.mems", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	e->cpus_fd = open_ro(d.fd, "cpuset.cpus");
+	e->mems_fd = open_ro(d.fd, "cpuset.mems");
 	c->nfds += (e->cpus_fd >= 0) + (e->mems_fd >= 0);
 	t1 = np_cpuset_str(cpus);
 	np_nodemask_format(mems, mb, sizeof(mb));
@@ -189,6 +295,7 @@ static void cache_open(struct np_cgroup_cache *c,
 	e->dev = sb.st_dev;
 	e->ino = sb.st_ino;
 	e->gen = c->gen;
+	e->epoch = c->epoch;
 	cg_dir_close(&d);
 }
 
@@ -201,7 +308,8 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 	struct np_cgroup_state *st;
 	int r;
 
-	if (e && cached_read(root, e, cgroup, c->gen, cpus, mems) == 0)
+	if (e && cached_read(root, e, cgroup, c->gen, c->epoch, c->ifd < 0,
+			     cpus, mems) == 0)
 		return 0;
 	if (e)
 		np_cgroup_cache_forget(c, cgroup);

@@ -67,6 +67,20 @@ __attribute__((format(printf, 2, 3))) static void logm(int prio,
 
 /* ---- workload bookkeeping ----------------------------------------------- */
 
+#define S(s) ((s) ? (s) : "")
+
+/* Replace a meta string (NULL for ""); false when out of memory (the old
+ * value is kept). */
+static bool set_str(char **dst, const char *src)
+{
+	char *s = NULL;
+	if (src && *src && !(s = strdup(src)))
+		return false;
+	free(*dst);
+	*dst = s;
+	return true;
+}
+
 /* (Re)build the name index when meta[] changed behind its back (entries
  * appended directly, as the benchmark does). */
 static int meta_reindex(struct np_daemon *d)
@@ -119,6 +133,8 @@ static void meta_del(struct np_daemon *d, const char *name)
 	if (!m)
 		return;
 	np_strmap_del(&d->meta_ix, m->name);
+	free(m->spec_file);
+	free(m->spec_json);
 	*m = d->meta[--d->nmeta];
 	if (m != &d->meta[d->nmeta] &&
 	    np_strmap_put(&d->meta_ix, m->name, m - d->meta))
@@ -200,7 +216,7 @@ static int save_origins(struct np_daemon *d)
 	char *s;
 
 	for (int i = 0; i < d->nmeta; i++)
-		if (d->meta[i].spec_file[0])
+		if (S(d->meta[i].spec_file)[0])
 			json_object_set_new(o, d->meta[i].name,
 					    json_string(d->meta[i].spec_file));
 	s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
@@ -237,8 +253,7 @@ static void load_origins(struct np_daemon *d)
 	{
 		struct np_wl_meta *m = meta_find(d, name);
 		if (m && json_is_string(v))
-			snprintf(m->spec_file, sizeof(m->spec_file), "%s",
-				 json_string_value(v));
+			set_str(&m->spec_file, json_string_value(v));
 	}
 	json_decref(o);
 }
@@ -288,10 +303,13 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		r = -ENOMEM;
 		goto out;
 	}
-	snprintf(m->spec_file, sizeof(m->spec_file), "%s",
-		 spec_file ? spec_file : "");
 	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon ? canon : "");
+	if (!set_str(&m->spec_file, spec_file) || !set_str(&m->spec_json, canon)) {
+		np_release(&d->st, w->name);
+		meta_del(d, w->name);
+		r = -ENOMEM;
+		goto out;
+	}
 	m->established = false;
 	/* Durable before any cgroup is touched and before it is reported:
 	 * an admission the state file does not know would be lost by a
@@ -447,12 +465,12 @@ static int scan_specs(struct np_daemon *d)
 			snprintf(seen[nseen++], NP_NAME_MAX, "%s", name);
 		m = meta_find(d, name);
 		canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-		if (m && canon && !strcmp(m->spec_json, canon)) {
+		if (m && canon && !strcmp(S(m->spec_json), canon)) {
 			free(canon);
 			json_decref(spec);
 			continue;
 		}
-		if (m && !m->spec_json[0] && np_state_find(&d->st, name) >= 0) {
+		if (m && !S(m->spec_json)[0] && np_state_find(&d->st, name) >= 0) {
 			/* Loaded from the state after a restart: adopt it if
 			 * the file still says what the state recorded, else
 			 * it changed while we were down: admit it anew. */
@@ -476,11 +494,8 @@ static int scan_specs(struct np_daemon *d)
 			if (fw)
 				np_workload_req_free(fw);
 			free(fw);
-			if (same) {
-				snprintf(m->spec_json, sizeof(m->spec_json),
-					 "%s", canon);
-				snprintf(m->spec_file, sizeof(m->spec_file),
-					 "%s", path);
+			if (same && set_str(&m->spec_json, canon) &&
+			    set_str(&m->spec_file, path)) {
 				free(canon);
 				json_decref(spec);
 				continue;
@@ -526,7 +541,7 @@ static int scan_specs(struct np_daemon *d)
 	/* Specs that disappeared release their workloads. */
 	for (int i = 0; i < d->nmeta; i++) {
 		bool found = false;
-		if (!d->meta[i].spec_file[0])
+		if (!S(d->meta[i].spec_file)[0])
 			continue;
 		for (int k = 0; k < nseen; k++)
 			found |= !strcmp(seen[k], d->meta[i].name);
@@ -559,9 +574,12 @@ static void written_set(struct np_daemon *d, const char *path,
 			return;
 		d->written = g;
 		w = &d->written[d->nwritten];
-		snprintf(w->path, sizeof(w->path), "%s", path);
-		if (np_strmap_put(&d->written_ix, w->path, d->nwritten))
+		if (!(w->path = strdup(path)))
 			return;
+		if (np_strmap_put(&d->written_ix, w->path, d->nwritten)) {
+			free(w->path);
+			return;
+		}
 		d->nwritten++;
 	}
 	w->cpus = *cpus;
@@ -577,12 +595,23 @@ static bool any_partition(const struct np_daemon *d)
 }
 
 struct desired {
-	char path[2 * NP_PATH_MAX];
+	const char *path; /* a workload's cgroup, a leftover or own */
+	char *own;        /* container sub-cgroup path (heap) */
 	np_cpuset cpus;
 	np_nodemask mems;
 	bool exclusive;
 	int wl; /* workload index */
+	/* Its meta (NULL for leftovers): meta[] does not change from
+	 * build_desired to the end of the cycle. */
+	struct np_wl_meta *m;
 };
+
+static void free_desired(struct desired *v, int n)
+{
+	for (int i = 0; v && i < n; i++)
+		free(v[i].own);
+	free(v);
+}
 
 static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 {
@@ -606,8 +635,9 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 		const struct np_workload_alloc *a = &d->st.w[i];
 		struct desired *wd = &v[k++];
 		bool excl = true; /* exclusive only when every container is */
-		snprintf(wd->path, sizeof(wd->path), "%s", a->req.cgroup);
+		wd->path = a->req.cgroup;
 		wd->wl = i;
+		wd->m = meta_find(d, a->req.name);
 		for (int c = 0; c < a->ncontainers; c++) {
 			const struct np_container_alloc *ca = &a->c[c];
 			np_cpuset cc = ca->exclusive ? ca->cpus
@@ -618,12 +648,18 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 			excl &= ca->exclusive;
 			if (a->req.c[c].cgroup[0]) {
 				struct desired *cd = &v[k++];
-				snprintf(cd->path, sizeof(cd->path), "%s/%s",
-					 a->req.cgroup, a->req.c[c].cgroup);
+				if (asprintf(&cd->own, "%s/%s", a->req.cgroup,
+					     a->req.c[c].cgroup) < 0) {
+					cd->own = NULL;
+					free_desired(v, k);
+					return -ENOMEM;
+				}
+				cd->path = cd->own;
 				cd->cpus = cc;
 				cd->mems = ca->mems;
 				cd->exclusive = ca->exclusive;
 				cd->wl = i;
+				cd->m = wd->m;
 			}
 		}
 		wd->exclusive = excl;
@@ -641,7 +677,7 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 			i--;
 			continue;
 		}
-		snprintf(v[k].path, sizeof(v[k].path), "%s", d->left[i]);
+		v[k].path = d->left[i];
 		v[k].cpus = p.shared;
 		v[k].mems = d->topo->numa_mask;
 		v[k].wl = -1;
@@ -789,7 +825,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	struct np_cgroup_plan plan = {0};
 	struct desired *v = NULL;
 	struct timespec t0, t1;
-	int n = 0, nch = 0, r = 0, writes = 0;
+	int n = 0, nch = 0, chcap = 0, r = 0, writes = 0;
 	char err[1024];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -812,9 +848,9 @@ int np_daemon_reconcile(struct np_daemon *d)
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
 			d->n.vanished++;
-			if (m->spec_file[0]) {
+			if (S(m->spec_file)[0]) {
 				struct np_spec_note *note =
-					note_set(d, m->spec_file, m->spec_json);
+					note_set(d, m->spec_file, S(m->spec_json));
 				if (note)
 					note->retired = true;
 			}
@@ -832,16 +868,9 @@ int np_daemon_reconcile(struct np_daemon *d)
 	parent_partition(d);
 	if ((r = build_desired(d, &v, &n)))
 		goto done;
-	ch = calloc((size_t)n + 1, sizeof(*ch));
-	if (!ch) {
-		r = -ENOMEM;
-		goto done;
-	}
 	for (int i = 0; i < n; i++) {
 		struct np_cgroup_state cs;
-		struct np_wl_meta *m =
-			v[i].wl < 0 ? NULL
-				    : meta_find(d, d->st.w[v[i].wl].req.name);
+		struct np_wl_meta *m = v[i].m;
 		int ir = np_cgroup_read_cpuset(&d->cgc, &d->cg, v[i].path,
 					       &cs.cpus, &cs.mems, err,
 					       sizeof(err));
@@ -880,6 +909,19 @@ int np_daemon_reconcile(struct np_daemon *d)
 			free(b);
 			d->n.drift_repaired++;
 		}
+		if (nch == chcap) {
+			/* Changes are few in a steady cycle: grown on demand. */
+			int cap = chcap ? 2 * chcap : 16;
+			struct np_cgroup_change *g =
+				realloc(ch, sizeof(*g) * (size_t)cap);
+			if (!g) {
+				r = -ENOMEM;
+				goto done;
+			}
+			ch = g;
+			chcap = cap;
+		}
+		memset(&ch[nch], 0, sizeof(ch[nch]));
 		ch[nch].cgroup = v[i].path;
 		ch[nch].old_cpus = cs.cpus;
 		ch[nch].new_cpus = v[i].cpus;
@@ -913,17 +955,13 @@ int np_daemon_reconcile(struct np_daemon *d)
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
 	for (int i = 0; i < n; i++) {
-		struct np_wl_meta *m;
-		if (v[i].wl < 0)
-			continue;
-		m = meta_find(d, d->st.w[v[i].wl].req.name);
-		if (m)
-			m->established = true;
+		if (v[i].wl >= 0 && v[i].m)
+			v[i].m->established = true;
 	}
 done:
 	np_cgroup_plan_free(&plan);
 	free(ch);
-	free(v);
+	free_desired(v, n);
 	if (d->dirty)
 		save_state(d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1260,7 +1298,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	load_origins(d);
 	/* Specs removed while we were down release their workloads. */
 	for (int i = 0; i < d->nmeta; i++)
-		if (d->meta[i].spec_file[0] &&
+		if (S(d->meta[i].spec_file)[0] &&
 		    access(d->meta[i].spec_file, F_OK) && errno == ENOENT) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->meta[i].name);
@@ -1294,7 +1332,13 @@ void np_daemon_fini(struct np_daemon *d)
 	np_cgroup_close(&d->cg_top);
 	np_state_free(&d->st);
 	np_topology_free(d->topo);
+	for (int i = 0; i < d->nmeta; i++) {
+		free(d->meta[i].spec_file);
+		free(d->meta[i].spec_json);
+	}
 	free(d->meta);
+	for (int i = 0; i < d->nwritten; i++)
+		free(d->written[i].path);
 	free(d->written);
 	np_strmap_free(&d->meta_ix);
 	np_strmap_free(&d->written_ix);

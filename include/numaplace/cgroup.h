@@ -232,17 +232,28 @@ struct np_cgroup_cache_entry;
 /*
  * Open cpuset.cpus and cpuset.mems files of cgroups below the managed
  * parent, so that a reconcile cycle reads each with one pread() instead of
- * a checked path walk and six file reads (np_cgroup_inspect). Each use
- * first checks with one fstatat(AT_SYMLINK_NOFOLLOW) that the path still
- * names the directory the files were opened in (same device and inode):
- * a cgroup removed, recreated, renamed away or replaced (symlink, bind
- * mount) goes back through np_cgroup_inspect, with its checks and
- * messages. Not thread-safe; owned by one user of one root.
+ * a checked path walk and six file reads (np_cgroup_inspect).
+ *
+ * Whether a path still names the directory the files were opened in is
+ * checked with one fstatat(AT_SYMLINK_NOFOLLOW) (same device and inode, a
+ * directory) on the first read after anything changed in the directories
+ * above the cached cgroups: an inotify watch on each of them (creation,
+ * removal, rename, and the watch's own end) says so. Without inotify every
+ * read checks. A cgroup removed, recreated, renamed away or replaced by a
+ * symlink goes back through np_cgroup_inspect, with its checks and
+ * messages; a removed cgroup whose files are still open also fails the
+ * read itself on cgroupfs (ENODEV). Not detected: a mount placed over a
+ * cached cgroup (its own files are still read) and, in a fake tree of
+ * plain files, a file replaced rather than rewritten in place.
+ * Not thread-safe; owned by one user of one root.
  */
 struct np_cgroup_cache {
-	struct np_strmap ix; /* cgroup path -> struct np_cgroup_cache_entry * */
-	unsigned gen;	     /* read generation, see np_cgroup_cache_next */
-	int nfds, maxfds;    /* maxfds: 0 = from RLIMIT_NOFILE at first use */
+	struct np_strmap ix;	/* cgroup path -> struct np_cgroup_cache_entry * */
+	struct np_strmap watch; /* watched directory (relative path) -> wd */
+	unsigned gen;		/* read generation, see np_cgroup_cache_next */
+	unsigned epoch;		/* bumped by every inotify event */
+	int nfds, maxfds; /* maxfds: 0 = from RLIMIT_NOFILE at first use */
+	int ifd;	  /* inotify; 0 = not yet, -1 = none (check always) */
 };
 
 /*

@@ -31,8 +31,9 @@ struct np_counters {
 /* Per workload bookkeeping that is not part of the allocation. */
 struct np_wl_meta {
 	char name[NP_NAME_MAX];
-	char spec_file[2 * NP_PATH_MAX]; /* "" = admitted through the socket */
-	char spec_json[4096];        /* canonical spec, to notice changes */
+	/* Heap strings owned by the entry; NULL reads as "". */
+	char *spec_file;             /* "" = admitted through the socket */
+	char *spec_json;             /* canonical spec, to notice changes */
 	bool established;            /* its cgroup was written at least once */
 	bool partition_done;         /* isolated partition set (or refused) */
 };
@@ -49,7 +50,7 @@ struct np_spec_note {
 
 /* What the daemon last wrote to a cgroup: drift is a difference from it. */
 struct np_written {
-	char path[2 * NP_PATH_MAX];
+	char *path; /* heap, owned */
 	np_cpuset cpus;
 	np_nodemask mems;
 };
