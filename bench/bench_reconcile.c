@@ -77,6 +77,7 @@ static void run(int nworkloads)
 	struct np_daemon d;
 	double t0, c0, first, steady = 0, steady_cpu = 0, drift, drift_cpu;
 	int admitted = 0, nsteady = 5;
+	long rss_admitted, rss_first;
 	FILE *f;
 
 	/* NP_BENCH_STEADY=n: average over n steady cycles (for profiling). */
@@ -150,9 +151,11 @@ static void run(int nworkloads)
 		snprintf(d.meta[d.nmeta].name, NP_NAME_MAX, "%s", d.st.w[i].req.name);
 		d.nmeta++;
 	}
+	rss_admitted = status_kb("VmRSS");
 	t0 = now_ms();
 	np_daemon_reconcile(&d);
 	first = now_ms() - t0;
+	rss_first = status_kb("VmRSS");
 	np_daemon_reconcile(&d); /* warm-up */
 	for (int k = 0; k < nsteady; k++) {
 		t0 = now_ms();
@@ -176,11 +179,13 @@ static void run(int nworkloads)
 	       "        steady cycle  %8.1f ms (CPU %7.1f ms), nothing to do\n"
 	       "        drift cycle   %8.1f ms (CPU %7.1f ms), 1 drift repaired "
 	       "(total %llu)\n"
-	       "        memory        VmHWM %.1f MiB, VmRSS %.1f MiB\n",
+	       "        memory        VmHWM %.1f MiB, VmRSS %.1f MiB (%.1f MiB "
+	       "after admission, %.1f MiB after the first cycle)\n",
 	       nworkloads, admitted, d.st.nworkloads, d.last_cycle.writes,
 	       first, steady, steady_cpu, drift, drift_cpu,
 	       (unsigned long long)d.n.drift_repaired,
-	       status_kb("VmHWM") / 1024.0, status_kb("VmRSS") / 1024.0);
+	       status_kb("VmHWM") / 1024.0, status_kb("VmRSS") / 1024.0,
+	       rss_admitted / 1024.0, rss_first / 1024.0);
 	fflush(stdout);
 	np_daemon_fini(&d);
 	np_topology_free(t);

@@ -508,7 +508,10 @@ static int charge_memory(const struct np_node_state *st,
 		uint64_t tot = t->numa[i].mem_total;
 		uint64_t fr = tot > mv->mem[n] ? tot - mv->mem[n] : 0;
 		uint64_t take = fr < left ? fr : left;
-		a->mem_per_node[n] = take;
+		if (take && !a->charge && !(a->charge = calloc(1, sizeof(*a->charge))))
+			return -ENOMEM;
+		if (a->charge)
+			a->charge->mem[n] = take;
 		left -= take;
 	}
 	if (left) {
@@ -532,7 +535,11 @@ static int charge_memory(const struct np_node_state *st,
 				     ? nn->huge[k].total - mv->huge[k][n]
 				     : 0;
 			take = fr < pages ? fr : pages;
-			a->huge_per_node[k][n] += take;
+			if (take && !a->charge &&
+			    !(a->charge = calloc(1, sizeof(*a->charge))))
+				return -ENOMEM;
+			if (take)
+				a->charge->huge[k][n] += take;
 			pages -= take;
 		}
 		if (pages) {
@@ -700,10 +707,13 @@ out:
 	if (wa->ncontainers) {
 		int rr = np_state_refresh(st);
 		if (rr) {
+			wa->ncontainers = w->ncontainers;
 			np_workload_alloc_free(wa);
 			return rr;
 		}
 	}
+	/* Free every container's charge, the failing one's too. */
+	wa->ncontainers = w->ncontainers;
 	np_workload_alloc_free(wa);
 	return r == -ENOSPC ? 0 : r; /* a rejection: reason in d */
 }

@@ -605,23 +605,24 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 			const struct np_container_alloc *ca = &a->c[c];
 			json_t *mem = json_object(), *hp = json_array(),
 			       *dv = json_array();
-			for (int n = 0; n < NP_MAX_NUMA; n++) {
-				if (!ca->mem_per_node[n])
+			const struct np_mem_charge *chg = ca->charge;
+			for (int n = 0; chg && n < NP_MAX_NUMA; n++) {
+				if (!chg->mem[n])
 					continue;
 				snprintf(buf, sizeof(buf), "%d", n);
 				json_object_set_new(
 					mem, buf,
-					json_integer((json_int_t)ca->mem_per_node[n]));
+					json_integer((json_int_t)chg->mem[n]));
 			}
-			for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++)
+			for (int h = 0; chg && h < NP_MAX_HUGEPAGE_SIZES; h++)
 				for (int n = 0; n < NP_MAX_NUMA; n++)
-					if (ca->huge_per_node[h][n])
+					if (chg->huge[h][n])
 						json_array_append_new(
 							hp,
 							json_pack("{s:i,s:i,s:I}",
 								  "size_index", h,
 								  "node", n, "pages",
-								  (json_int_t)ca->huge_per_node[h][n]));
+								  (json_int_t)chg->huge[h][n]));
 			for (int k = 0; k < ca->ndev; k++)
 				json_array_append_new(
 					dv, json_pack("{s:s,s:s}", "id",
@@ -711,7 +712,10 @@ static int container_alloc_from_json(const struct np_node_state *st,
 			    !json_is_integer(v) || json_integer_value(v) < 0)
 				return np_json_fail(err, errlen, path, "memory",
 						    "bad entry \"%s\"", key);
-			ca->mem_per_node[n] = (uint64_t)json_integer_value(v);
+			if (!ca->charge &&
+			    !(ca->charge = calloc(1, sizeof(*ca->charge))))
+				return -ENOMEM;
+			ca->charge->mem[n] = (uint64_t)json_integer_value(v);
 		}
 	hp = json_object_get(o, "hugepages");
 	if (json_is_array(hp))
@@ -725,7 +729,10 @@ static int container_alloc_from_json(const struct np_node_state *st,
 				return np_json_fail(err, errlen, path,
 						    "hugepages", "bad entry %zu",
 						    i);
-			ca->huge_per_node[si][n] = (uint64_t)pg;
+			if (!ca->charge &&
+			    !(ca->charge = calloc(1, sizeof(*ca->charge))))
+				return -ENOMEM;
+			ca->charge->huge[si][n] = (uint64_t)pg;
 		}
 	dv = json_object_get(o, "devices");
 	if (json_is_array(dv))

@@ -281,7 +281,10 @@ static void cache_open(struct np_cgroup_cache *c,
 	e->cpus_fd = open_ro(d.fd, "cpuset.cpus");
 	e->mems_fd = open_ro(d.fd, "cpuset.mems");
 	c->nfds += (e->cpus_fd >= 0) + (e->mems_fd >= 0);
-	t1 = np_cpuset_str(cpus);
+	/* np_cpuset_str's buffer is sized for any set: keep an exact copy. */
+	t2 = np_cpuset_str(cpus);
+	t1 = t2 ? strdup(t2) : NULL;
+	free(t2);
 	np_nodemask_format(mems, mb, sizeof(mb));
 	t2 = strdup(mb);
 	e->cpus_txt = t1;

@@ -425,6 +425,8 @@ int np_workload_req_copy(struct np_workload_req *dst,
 void np_workload_alloc_free(struct np_workload_alloc *a)
 {
 	np_workload_req_free(&a->req);
+	for (int i = 0; a->c && i < a->ncontainers; i++)
+		free(a->c[i].charge);
 	free(a->c);
 	a->c = NULL;
 	a->ncontainers = 0;
@@ -447,6 +449,20 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 		}
 		memcpy(dst->c, src->c,
 		       sizeof(*dst->c) * (size_t)src->ncontainers);
+		for (int i = 0; i < src->ncontainers; i++) {
+			if (!src->c[i].charge)
+				continue;
+			dst->c[i].charge = malloc(sizeof(*dst->c[i].charge));
+			if (!dst->c[i].charge) {
+				while (--i >= 0)
+					free(dst->c[i].charge);
+				free(dst->c);
+				dst->c = NULL;
+				np_workload_req_free(&dst->req);
+				return -ENOMEM;
+			}
+			*dst->c[i].charge = *src->c[i].charge;
+		}
 	}
 	return 0;
 }
@@ -504,12 +520,13 @@ void np_state_cache_add(struct np_node_state *st,
 		if (a->qos_class != NP_QOS_LSR)
 			np_cpuset_or(&k->lse, &k->lse, &c->cpus);
 	}
-	for (int n = 0; n < NP_MAX_NUMA; n++) {
-		bool any = c->mem_per_node[n] > 0;
-		k->mem[n] += c->mem_per_node[n];
+	for (int n = 0; c->charge && n < NP_MAX_NUMA; n++) {
+		const struct np_mem_charge *ch = c->charge;
+		bool any = ch->mem[n] > 0;
+		k->mem[n] += ch->mem[n];
 		for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++) {
-			k->huge[h][n] += c->huge_per_node[h][n];
-			any |= c->huge_per_node[h][n] > 0;
+			k->huge[h][n] += ch->huge[h][n];
+			any |= ch->huge[h][n] > 0;
 		}
 		if (any) {
 			k->used[n] = true;

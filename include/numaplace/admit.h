@@ -88,6 +88,12 @@ struct np_workload_req {
 	bool partition; /* "isolation": "partition" */
 };
 
+/* Memory and hugepages charged to a container, per node. */
+struct np_mem_charge {
+	uint64_t mem[NP_MAX_NUMA]; /* bytes */
+	uint64_t huge[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
+};
+
 /* What one container got. */
 struct np_container_alloc {
 	char name[NP_NAME_MAX];
@@ -95,8 +101,9 @@ struct np_container_alloc {
 	np_cpuset cpus;  /* exclusive set, empty for shared containers */
 	np_nodemask mems;
 	struct np_hint hint;
-	uint64_t mem_per_node[NP_MAX_NUMA]; /* memory charged per node */
-	uint64_t huge_per_node[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
+	/* NULL when nothing is charged (shared containers charge nothing);
+	 * else heap, owned by the allocation (np_workload_alloc_free). */
+	struct np_mem_charge *charge;
 	int ndev;
 	int16_t dev[16]; /* indexes into topo->devices */
 };
@@ -112,7 +119,8 @@ struct np_workload_alloc {
 };
 
 /*
- * Ownership. A request owns req.c; an allocation owns req.c and c. A state
+ * Ownership. A request owns req.c; an allocation owns req.c, c and each
+ * c[i].charge. A state
  * owns its allocations: np_state_free() frees them, np_state_copy() copies
  * them deeply, np_release() frees the released one, np_state_insert() takes
  * over the arrays of the allocation it is given.
