@@ -215,7 +215,9 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 	if (r == 0) {
 		if ((r = check_cgroup_path(s, path, "cgroup", true, err, errlen)))
 			return r;
-		snprintf(c->cgroup, sizeof(c->cgroup), "%s", s);
+		/* as the former char[NP_PATH_MAX] kept it */
+		if (!(c->cgroup = strndup(s, NP_PATH_MAX - 1)))
+			return -ENOMEM;
 	} else if (r != -ENOENT) {
 		return r;
 	}
@@ -235,6 +237,10 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 			if (c->ndev >= NP_MAX_DEVICE_REQS)
 				return np_json_fail(err, errlen, dp, key,
 						    "too many device resources");
+			if (!c->dev &&
+			    !(c->dev = calloc(NP_MAX_DEVICE_REQS,
+					      sizeof(*c->dev))))
+				return -ENOMEM;
 			if (!*key || strlen(key) >= sizeof(c->dev[0].resource))
 				return np_json_fail(err, errlen, dp, key,
 						    "invalid resource name");
@@ -394,7 +400,7 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 		json_t *co = json_object(), *dv;
 		char buf[64];
 		json_object_set_new(co, "name", json_string(c->name));
-		if (c->cgroup[0])
+		if (c->cgroup && c->cgroup[0])
 			json_object_set_new(co, "cgroup", json_string(c->cgroup));
 		snprintf(buf, sizeof(buf), "%lldm", (long long)c->cpu_milli);
 		json_object_set_new(co, "cpu", json_string(buf));

@@ -332,7 +332,7 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		r = np_cgroup_prepare(&d->cg, w->cgroup, fl, cerr, sizeof(cerr));
 		for (int i = 0; !r && i < w->ncontainers; i++) {
 			char sub[2 * NP_PATH_MAX];
-			if (!w->c[i].cgroup[0])
+			if (!w->c[i].cgroup || !w->c[i].cgroup[0])
 				continue;
 			snprintf(sub, sizeof(sub), "%s/%s", w->cgroup,
 				 w->c[i].cgroup);
@@ -391,7 +391,7 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 	}
 	np_cgroup_cache_forget(&d->cgc, keep.req.cgroup);
 	for (int c = 0; c < keep.req.ncontainers; c++)
-		if (keep.req.c[c].cgroup[0]) {
+		if (keep.req.c[c].cgroup && keep.req.c[c].cgroup[0]) {
 			char sub[2 * NP_PATH_MAX];
 			snprintf(sub, sizeof(sub), "%s/%s", keep.req.cgroup,
 				 keep.req.c[c].cgroup);
@@ -625,8 +625,13 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 		np_cpuset_andnot(&p.shared, &p.shared, &p.reserved);
 		np_cpuset_andnot(&p.be, &p.be, &p.reserved);
 	}
-	for (int i = 0; i < d->st.nworkloads; i++)
-		cap += 1 + d->st.w[i].ncontainers;
+	/* One per workload, one per container with its own cgroup. */
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		cap++;
+		for (int c = 0; c < d->st.w[i].ncontainers; c++)
+			cap += d->st.w[i].req.c[c].cgroup &&
+			       d->st.w[i].req.c[c].cgroup[0];
+	}
 	cap += d->nleft;
 	v = calloc((size_t)cap + 1, sizeof(*v));
 	if (!v)
@@ -646,7 +651,7 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 			np_cpuset_or(&wd->cpus, &wd->cpus, &cc);
 			wd->mems |= ca->mems;
 			excl &= ca->exclusive;
-			if (a->req.c[c].cgroup[0]) {
+			if (a->req.c[c].cgroup && a->req.c[c].cgroup[0]) {
 				struct desired *cd = &v[k++];
 				if (asprintf(&cd->own, "%s/%s", a->req.cgroup,
 					     a->req.c[c].cgroup) < 0) {

@@ -394,7 +394,7 @@ int np_workload_req_set_containers(struct np_workload_req *w, int n)
 		return -EINVAL;
 	if (n && !(c = calloc((size_t)n, sizeof(*c))))
 		return -ENOMEM;
-	free(w->c);
+	np_workload_req_free(w);
 	w->c = c;
 	w->ncontainers = n;
 	return 0;
@@ -402,6 +402,10 @@ int np_workload_req_set_containers(struct np_workload_req *w, int n)
 
 void np_workload_req_free(struct np_workload_req *w)
 {
+	for (int i = 0; w->c && i < w->ncontainers; i++) {
+		free(w->c[i].cgroup);
+		free(w->c[i].dev);
+	}
 	free(w->c);
 	w->c = NULL;
 	w->ncontainers = 0;
@@ -412,12 +416,26 @@ int np_workload_req_copy(struct np_workload_req *dst,
 {
 	*dst = *src;
 	dst->c = NULL;
-	if (src->ncontainers > 0) {
-		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
-		if (!dst->c)
+	if (src->ncontainers <= 0)
+		return 0;
+	dst->c = calloc((size_t)src->ncontainers, sizeof(*dst->c));
+	if (!dst->c)
+		return -ENOMEM;
+	for (int i = 0; i < src->ncontainers; i++) {
+		const struct np_container_req *s = &src->c[i];
+		struct np_container_req *c = &dst->c[i];
+		*c = *s;
+		c->cgroup = NULL;
+		c->dev = NULL;
+		if ((s->cgroup && !(c->cgroup = strdup(s->cgroup))) ||
+		    (s->ndev > 0 &&
+		     !(c->dev = malloc(sizeof(*c->dev) * (size_t)s->ndev)))) {
+			dst->ncontainers = i + 1;
+			np_workload_req_free(dst);
 			return -ENOMEM;
-		memcpy(dst->c, src->c,
-		       sizeof(*dst->c) * (size_t)src->ncontainers);
+		}
+		if (s->ndev > 0)
+			memcpy(c->dev, s->dev, sizeof(*c->dev) * (size_t)s->ndev);
 	}
 	return 0;
 }

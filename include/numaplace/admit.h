@@ -63,14 +63,16 @@ struct np_device_req {
 
 struct np_container_req {
 	char name[NP_NAME_MAX];
-	char cgroup[NP_PATH_MAX]; /* optional sub-path */
+	/* Optional sub-path (< NP_PATH_MAX bytes): NULL when none, else a
+	 * heap string owned by the request. */
+	char *cgroup;
 	int64_t cpu_milli;
 	uint64_t memory; /* bytes */
 	uint64_t huge_bytes[NP_MAX_HUGEPAGE_SIZES];
 	uint64_t huge_size_kb[NP_MAX_HUGEPAGE_SIZES];
 	int nhuge;
-	int ndev;
-	struct np_device_req dev[NP_MAX_DEVICE_REQS];
+	int ndev; /* <= NP_MAX_DEVICE_REQS */
+	struct np_device_req *dev; /* ndev entries on the heap, owned */
 };
 
 struct np_workload_req {
@@ -119,8 +121,8 @@ struct np_workload_alloc {
 };
 
 /*
- * Ownership. A request owns req.c; an allocation owns req.c, c and each
- * c[i].charge. A state
+ * Ownership. A request owns req.c and each req.c[i].cgroup and .dev; an
+ * allocation owns its request and c and each c[i].charge. A state
  * owns its allocations: np_state_free() frees them, np_state_copy() copies
  * them deeply, np_release() frees the released one, np_state_insert() takes
  * over the arrays of the allocation it is given.
