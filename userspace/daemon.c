@@ -563,10 +563,23 @@ static struct np_written *written_find(struct np_daemon *d, const char *path)
 	return np_strmap_get(&d->written_ix, path, &i) ? &d->written[i] : NULL;
 }
 
+/* The cpus recorded in w equal s. */
+static bool written_cpus_equal(const struct np_written *w, const np_cpuset *s)
+{
+	if (w->ncpuwords &&
+	    memcmp(w->cpus, s->w, sizeof(s->w[0]) * (size_t)w->ncpuwords))
+		return false;
+	for (int k = w->ncpuwords; k < NP_CPUSET_WORDS; k++)
+		if (s->w[k])
+			return false;
+	return true;
+}
+
 static void written_set(struct np_daemon *d, const char *path,
 			const np_cpuset *cpus, np_nodemask mems)
 {
 	struct np_written *w = written_find(d, path);
+	int nw = NP_CPUSET_WORDS;
 	if (!w) {
 		struct np_written *g = realloc(
 			d->written, sizeof(*g) * (size_t)(d->nwritten + 1));
@@ -574,6 +587,7 @@ static void written_set(struct np_daemon *d, const char *path,
 			return;
 		d->written = g;
 		w = &d->written[d->nwritten];
+		memset(w, 0, sizeof(*w));
 		if (!(w->path = strdup(path)))
 			return;
 		if (np_strmap_put(&d->written_ix, w->path, d->nwritten)) {
@@ -582,8 +596,19 @@ static void written_set(struct np_daemon *d, const char *path,
 		}
 		d->nwritten++;
 	}
-	w->cpus = *cpus;
 	w->mems = mems;
+	if (written_cpus_equal(w, cpus))
+		return;
+	while (nw > 0 && !cpus->w[nw - 1])
+		nw--;
+	if (nw != w->ncpuwords) {
+		uint64_t *g = realloc(w->cpus, sizeof(*g) * (size_t)(nw ? nw : 1));
+		if (!g)
+			return; /* out of memory: the previous record stays */
+		w->cpus = g;
+		w->ncpuwords = nw;
+	}
+	memcpy(w->cpus, cpus->w, sizeof(cpus->w[0]) * (size_t)nw);
 }
 
 static bool any_partition(const struct np_daemon *d)
@@ -597,7 +622,9 @@ static bool any_partition(const struct np_daemon *d)
 struct desired {
 	const char *path; /* a workload's cgroup, a leftover or own */
 	char *own;        /* container sub-cgroup path (heap) */
-	np_cpuset cpus;
+	/* a pool or a container's set (valid for the cycle), or own_cpus */
+	const np_cpuset *cpus;
+	np_cpuset *own_cpus; /* union over several containers (heap) */
 	np_nodemask mems;
 	bool exclusive;
 	int wl; /* workload index */
@@ -608,22 +635,26 @@ struct desired {
 
 static void free_desired(struct desired *v, int n)
 {
-	for (int i = 0; v && i < n; i++)
+	for (int i = 0; v && i < n; i++) {
 		free(v[i].own);
+		free(v[i].own_cpus);
+	}
 	free(v);
 }
 
-static int build_desired(struct np_daemon *d, struct desired **out, int *n)
+/* The entries point into *pp and d->st: valid until either changes. */
+static int build_desired(struct np_daemon *d, struct np_pools *pp,
+			 struct desired **out, int *n)
 {
-	struct np_pools p;
+	struct np_pools *p = pp;
 	struct desired *v;
 	int k = 0, cap = 0;
 
-	np_state_pools(&d->st, &p);
+	np_state_pools(&d->st, p);
 	/* Below a partition-root parent the reserved CPUs are not there. */
 	if (any_partition(d)) {
-		np_cpuset_andnot(&p.shared, &p.shared, &p.reserved);
-		np_cpuset_andnot(&p.be, &p.be, &p.reserved);
+		np_cpuset_andnot(&p->shared, &p->shared, &p->reserved);
+		np_cpuset_andnot(&p->be, &p->be, &p->reserved);
 	}
 	/* One per workload, one per container with its own cgroup. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
@@ -643,12 +674,22 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 		wd->path = a->req.cgroup;
 		wd->wl = i;
 		wd->m = meta_find(d, a->req.name);
+		if (a->ncontainers > 1 &&
+		    !(wd->own_cpus = calloc(1, sizeof(*wd->own_cpus)))) {
+			free_desired(v, k);
+			return -ENOMEM;
+		}
 		for (int c = 0; c < a->ncontainers; c++) {
 			const struct np_container_alloc *ca = &a->c[c];
-			np_cpuset cc = ca->exclusive ? ca->cpus
-				       : a->qos_class == NP_QOS_BE ? p.be
-								   : p.shared;
-			np_cpuset_or(&wd->cpus, &wd->cpus, &cc);
+			const np_cpuset *cc = ca->exclusive ? &ca->cpus
+					      : a->qos_class == NP_QOS_BE
+						      ? &p->be
+						      : &p->shared;
+			/* one container: its set; several: their union */
+			if (wd->own_cpus)
+				np_cpuset_or(wd->own_cpus, wd->own_cpus, cc);
+			else
+				wd->cpus = cc;
 			wd->mems |= ca->mems;
 			excl &= ca->exclusive;
 			if (a->req.c[c].cgroup && a->req.c[c].cgroup[0]) {
@@ -667,6 +708,8 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 				cd->m = wd->m;
 			}
 		}
+		if (wd->own_cpus)
+			wd->cpus = wd->own_cpus;
 		wd->exclusive = excl;
 		if (!wd->mems)
 			wd->mems = d->topo->numa_mask;
@@ -683,7 +726,7 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 			continue;
 		}
 		v[k].path = d->left[i];
-		v[k].cpus = p.shared;
+		v[k].cpus = &p->shared;
 		v[k].mems = d->topo->numa_mask;
 		v[k].wl = -1;
 		k++;
@@ -829,6 +872,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	struct np_cgroup_change *ch = NULL;
 	struct np_cgroup_plan plan = {0};
 	struct desired *v = NULL;
+	struct np_pools pools; /* the desired sets point into it */
 	struct timespec t0, t1;
 	int n = 0, nch = 0, chcap = 0, r = 0, writes = 0;
 	char err[1024];
@@ -871,7 +915,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	}
 	writes += shared_cgroups_phase(d, true);
 	parent_partition(d);
-	if ((r = build_desired(d, &v, &n)))
+	if ((r = build_desired(d, &pools, &v, &n)))
 		goto done;
 	for (int i = 0; i < n; i++) {
 		struct np_cgroup_state cs;
@@ -896,17 +940,17 @@ int np_daemon_reconcile(struct np_daemon *d)
 			d->n.write_errors++;
 			continue;
 		}
-		if (np_cpuset_equal(&cs.cpus, &v[i].cpus) &&
+		if (np_cpuset_equal(&cs.cpus, v[i].cpus) &&
 		    cs.mems == v[i].mems) {
-			written_set(d, v[i].path, &v[i].cpus, v[i].mems);
+			written_set(d, v[i].path, v[i].cpus, v[i].mems);
 			continue;
 		}
 		/* Drift: a cgroup no longer holds what we last wrote there
 		 * (a planned change of its desired set is not drift). */
 		struct np_written *wr = written_find(d, v[i].path);
 		if (m && m->established && wr &&
-		    (!np_cpuset_equal(&wr->cpus, &cs.cpus) || wr->mems != cs.mems)) {
-			char *a = np_cpuset_str(&cs.cpus), *b = np_cpuset_str(&v[i].cpus);
+		    (!written_cpus_equal(wr, &cs.cpus) || wr->mems != cs.mems)) {
+			char *a = np_cpuset_str(&cs.cpus), *b = np_cpuset_str(v[i].cpus);
 			logm(LOG_WARNING,
 			     "drift in %s: cpuset.cpus is \"%s\", want \"%s\"",
 			     v[i].path, a ? a : "?", b ? b : "?");
@@ -929,7 +973,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		memset(&ch[nch], 0, sizeof(ch[nch]));
 		ch[nch].cgroup = v[i].path;
 		ch[nch].old_cpus = cs.cpus;
-		ch[nch].new_cpus = v[i].cpus;
+		ch[nch].new_cpus = *v[i].cpus;
 		ch[nch].old_mems = cs.mems;
 		ch[nch].new_mems = v[i].mems;
 		ch[nch].kind = v[i].exclusive ? NP_CGROUP_EXCLUSIVE
@@ -1342,8 +1386,10 @@ void np_daemon_fini(struct np_daemon *d)
 		free(d->meta[i].spec_json);
 	}
 	free(d->meta);
-	for (int i = 0; i < d->nwritten; i++)
+	for (int i = 0; i < d->nwritten; i++) {
 		free(d->written[i].path);
+		free(d->written[i].cpus);
+	}
 	free(d->written);
 	np_strmap_free(&d->meta_ix);
 	np_strmap_free(&d->written_ix);

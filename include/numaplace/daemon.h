@@ -51,7 +51,10 @@ struct np_spec_note {
 /* What the daemon last wrote to a cgroup: drift is a difference from it. */
 struct np_written {
 	char *path; /* heap, owned */
-	np_cpuset cpus;
+	/* cpus: the words of the set up to its last non-zero one (heap,
+	 * owned; the rest are zero). */
+	uint64_t *cpus;
+	int ncpuwords;
 	np_nodemask mems;
 };
 
