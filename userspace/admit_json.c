@@ -283,11 +283,13 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		if ((r = check_cgroup_path(s, path, "cgroup", false, err,
 					   errlen)))
 			return r;
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s", s);
+		if (!(w->cgroup = strndup(s, NP_PATH_MAX - 1)))
+			return -ENOMEM;
 	} else if (r != -ENOENT) {
 		return r;
 	} else {
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s", w->name);
+		if (!(w->cgroup = strdup(w->name)))
+			return -ENOMEM;
 	}
 	if ((r = np_json_str(j, "qos", path, true, &s, err, errlen)))
 		return r;

@@ -761,8 +761,11 @@ static int adopt(struct np_node_state *st,
 			goto undo;
 		}
 		snprintf(wa->req.name, sizeof(wa->req.name), "%s", pd->name);
-		snprintf(wa->req.cgroup, sizeof(wa->req.cgroup), "%s",
-			 pd->cgroup);
+		if (!(wa->req.cgroup = strdup(pd->cgroup))) {
+			np_workload_alloc_free(wa);
+			r = -ENOMEM;
+			goto undo;
+		}
 		wa->req.qos = NP_QOS_GUARANTEED;
 		wa->qos_class = NP_QOS_LSE; /* Guaranteed with exclusive CPUs */
 		wa->excl = NP_EXCL_NONE;

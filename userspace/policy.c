@@ -386,21 +386,7 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 	return np_state_refresh(st);
 }
 
-int np_workload_req_set_containers(struct np_workload_req *w, int n)
-{
-	struct np_container_req *c = NULL;
-
-	if (n < 0)
-		return -EINVAL;
-	if (n && !(c = calloc((size_t)n, sizeof(*c))))
-		return -ENOMEM;
-	np_workload_req_free(w);
-	w->c = c;
-	w->ncontainers = n;
-	return 0;
-}
-
-void np_workload_req_free(struct np_workload_req *w)
+static void free_containers(struct np_workload_req *w)
 {
 	for (int i = 0; w->c && i < w->ncontainers; i++) {
 		free(w->c[i].cgroup);
@@ -411,16 +397,43 @@ void np_workload_req_free(struct np_workload_req *w)
 	w->ncontainers = 0;
 }
 
+int np_workload_req_set_containers(struct np_workload_req *w, int n)
+{
+	struct np_container_req *c = NULL;
+
+	if (n < 0)
+		return -EINVAL;
+	if (n && !(c = calloc((size_t)n, sizeof(*c))))
+		return -ENOMEM;
+	free_containers(w);
+	w->c = c;
+	w->ncontainers = n;
+	return 0;
+}
+
+void np_workload_req_free(struct np_workload_req *w)
+{
+	free_containers(w);
+	free(w->cgroup);
+	w->cgroup = NULL;
+}
+
 int np_workload_req_copy(struct np_workload_req *dst,
 			 const struct np_workload_req *src)
 {
 	*dst = *src;
 	dst->c = NULL;
+	dst->ncontainers = 0;
+	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")))
+		return -ENOMEM;
 	if (src->ncontainers <= 0)
 		return 0;
 	dst->c = calloc((size_t)src->ncontainers, sizeof(*dst->c));
-	if (!dst->c)
+	if (!dst->c) {
+		np_workload_req_free(dst);
 		return -ENOMEM;
+	}
+	dst->ncontainers = src->ncontainers;
 	for (int i = 0; i < src->ncontainers; i++) {
 		const struct np_container_req *s = &src->c[i];
 		struct np_container_req *c = &dst->c[i];

@@ -77,7 +77,9 @@ struct np_container_req {
 
 struct np_workload_req {
 	char name[NP_NAME_MAX];
-	char cgroup[NP_PATH_MAX];
+	/* Heap string owned by the request, < NP_PATH_MAX bytes (set by
+	 * np_workload_req_from_json, copied by np_workload_req_copy). */
+	char *cgroup;
 	enum np_qos qos;
 	int ncontainers;
 	/* ncontainers entries on the heap, owned by the request (or by the
@@ -121,13 +123,14 @@ struct np_workload_alloc {
 };
 
 /*
- * Ownership. A request owns req.c and each req.c[i].cgroup and .dev; an
+ * Ownership. A request owns cgroup, c and each c[i].cgroup and .dev; an
  * allocation owns its request and c and each c[i].charge. A state
  * owns its allocations: np_state_free() frees them, np_state_copy() copies
  * them deeply, np_release() frees the released one, np_state_insert() takes
  * over the arrays of the allocation it is given.
  */
-/* Give w n zeroed containers (replacing any it had); -ENOMEM. */
+/* Give w n zeroed containers (replacing any it had; cgroup is kept);
+ * -ENOMEM. */
 int np_workload_req_set_containers(struct np_workload_req *w, int n);
 /* Free w->c (NULL afterwards); safe on a zeroed request. */
 void np_workload_req_free(struct np_workload_req *w);

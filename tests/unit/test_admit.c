@@ -27,12 +27,14 @@ static struct np_workload_req *wl(const char *name, enum np_qos q, int cpus_mill
 	/* Static backing store for the containers: callers may add up to
 	 * NP_MAX_CONTAINERS, nobody frees it (np_admit copies what it keeps). */
 	static struct np_container_req c[NP_MAX_CONTAINERS];
+	static char cgroup[NP_PATH_MAX];
 	static struct np_workload_req w;
 	memset(&w, 0, sizeof(w));
 	memset(c, 0, sizeof(c));
 	w.c = c;
+	w.cgroup = cgroup;
 	snprintf(w.name, sizeof(w.name), "%s", name);
-	snprintf(w.cgroup, sizeof(w.cgroup), "%s", name);
+	snprintf(cgroup, sizeof(cgroup), "%s", name);
 	w.qos = q;
 	w.ncontainers = 1;
 	snprintf(w.c[0].name, sizeof(w.c[0].name), "main");
