@@ -31,6 +31,8 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 	struct np_node_policy p;
 	struct np_node_state st;
 	struct np_workload_req w;
+	struct np_container_req wc;
+	char cgroup[32];
 	struct np_decision d;
 	json_t *pj;
 	char err[256];
@@ -51,8 +53,11 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 		double t0;
 		int r;
 		memset(&w, 0, sizeof(w));
+		memset(&wc, 0, sizeof(wc));
+		w.c = &wc;
+		w.cgroup = cgroup;
 		snprintf(w.name, sizeof(w.name), "w%d", i);
-		snprintf(w.cgroup, sizeof(w.cgroup), "w%d", i);
+		snprintf(cgroup, sizeof(cgroup), "w%d", i);
 		w.qos = i % 3 == 0 ? NP_QOS_LSE : NP_QOS_GUARANTEED;
 		w.ncontainers = 1;
 		snprintf(w.c[0].name, sizeof(w.c[0].name), "main");

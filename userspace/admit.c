@@ -508,7 +508,10 @@ static int charge_memory(const struct np_node_state *st,
 		uint64_t tot = t->numa[i].mem_total;
 		uint64_t fr = tot > mv->mem[n] ? tot - mv->mem[n] : 0;
 		uint64_t take = fr < left ? fr : left;
-		a->mem_per_node[n] = take;
+		if (take && !a->charge && !(a->charge = calloc(1, sizeof(*a->charge))))
+			return -ENOMEM;
+		if (a->charge)
+			a->charge->mem[n] = take;
 		left -= take;
 	}
 	if (left) {
@@ -532,7 +535,11 @@ static int charge_memory(const struct np_node_state *st,
 				     ? nn->huge[k].total - mv->huge[k][n]
 				     : 0;
 			take = fr < pages ? fr : pages;
-			a->huge_per_node[k][n] += take;
+			if (take && !a->charge &&
+			    !(a->charge = calloc(1, sizeof(*a->charge))))
+				return -ENOMEM;
+			if (take)
+				a->charge->huge[k][n] += take;
 			pages -= take;
 		}
 		if (pages) {
@@ -636,14 +643,14 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	 * rebuilds the cache: the state is as before.
 	 */
 	wa = &st->w[st->nworkloads];
-	/* The record is sized for NP_MAX_CONTAINERS: touch only what this
-	 * workload uses (whole-struct copies cost more than the decision). */
-	memcpy(&wa->req, w, offsetof(struct np_workload_req, c));
-	memcpy(wa->req.c, w->c, sizeof(w->c[0]) * (size_t)w->ncontainers);
-	memcpy(&wa->req.has_bind, &w->has_bind,
-	       sizeof(*w) - offsetof(struct np_workload_req, has_bind));
-	wa->ncontainers = 0;
-	memset(wa->c, 0, sizeof(wa->c[0]) * (size_t)w->ncontainers);
+	memset(wa, 0, sizeof(*wa));
+	if ((r = np_workload_req_copy(&wa->req, w)))
+		return r;
+	wa->c = calloc((size_t)w->ncontainers, sizeof(*wa->c));
+	if (!wa->c) {
+		np_workload_req_free(&wa->req);
+		return -ENOMEM;
+	}
 	wa->qos_class = effective_class(st, w);
 	wa->excl = w->excl;
 	if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
@@ -699,8 +706,14 @@ out:
 	/* The slot past the end is not part of the state; drop its share. */
 	if (wa->ncontainers) {
 		int rr = np_state_refresh(st);
-		if (rr)
+		if (rr) {
+			wa->ncontainers = w->ncontainers;
+			np_workload_alloc_free(wa);
 			return rr;
+		}
 	}
+	/* Free every container's charge, the failing one's too. */
+	wa->ncontainers = w->ncontainers;
+	np_workload_alloc_free(wa);
 	return r == -ENOSPC ? 0 : r; /* a rejection: reason in d */
 }

@@ -215,7 +215,9 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 	if (r == 0) {
 		if ((r = check_cgroup_path(s, path, "cgroup", true, err, errlen)))
 			return r;
-		snprintf(c->cgroup, sizeof(c->cgroup), "%s", s);
+		/* as the former char[NP_PATH_MAX] kept it */
+		if (!(c->cgroup = strndup(s, NP_PATH_MAX - 1)))
+			return -ENOMEM;
 	} else if (r != -ENOENT) {
 		return r;
 	}
@@ -235,6 +237,10 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 			if (c->ndev >= NP_MAX_DEVICE_REQS)
 				return np_json_fail(err, errlen, dp, key,
 						    "too many device resources");
+			if (!c->dev &&
+			    !(c->dev = calloc(NP_MAX_DEVICE_REQS,
+					      sizeof(*c->dev))))
+				return -ENOMEM;
 			if (!*key || strlen(key) >= sizeof(c->dev[0].resource))
 				return np_json_fail(err, errlen, dp, key,
 						    "invalid resource name");
@@ -277,11 +283,13 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		if ((r = check_cgroup_path(s, path, "cgroup", false, err,
 					   errlen)))
 			return r;
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s", s);
+		if (!(w->cgroup = strndup(s, NP_PATH_MAX - 1)))
+			return -ENOMEM;
 	} else if (r != -ENOENT) {
 		return r;
 	} else {
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s", w->name);
+		if (!(w->cgroup = strdup(w->name)))
+			return -ENOMEM;
 	}
 	if ((r = np_json_str(j, "qos", path, true, &s, err, errlen)))
 		return r;
@@ -296,6 +304,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		return np_json_fail(err, errlen, path, "containers",
 				    "expected an array of 1..%d containers",
 				    NP_MAX_CONTAINERS);
+	if ((r = np_workload_req_set_containers(w, (int)json_array_size(cs))))
+		return r;
 	json_array_foreach(cs, i, c)
 	{
 		char cp[160];
@@ -392,7 +402,7 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 		json_t *co = json_object(), *dv;
 		char buf[64];
 		json_object_set_new(co, "name", json_string(c->name));
-		if (c->cgroup[0])
+		if (c->cgroup && c->cgroup[0])
 			json_object_set_new(co, "cgroup", json_string(c->cgroup));
 		snprintf(buf, sizeof(buf), "%lldm", (long long)c->cpu_milli);
 		json_object_set_new(co, "cpu", json_string(buf));
@@ -603,23 +613,24 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 			const struct np_container_alloc *ca = &a->c[c];
 			json_t *mem = json_object(), *hp = json_array(),
 			       *dv = json_array();
-			for (int n = 0; n < NP_MAX_NUMA; n++) {
-				if (!ca->mem_per_node[n])
+			const struct np_mem_charge *chg = ca->charge;
+			for (int n = 0; chg && n < NP_MAX_NUMA; n++) {
+				if (!chg->mem[n])
 					continue;
 				snprintf(buf, sizeof(buf), "%d", n);
 				json_object_set_new(
 					mem, buf,
-					json_integer((json_int_t)ca->mem_per_node[n]));
+					json_integer((json_int_t)chg->mem[n]));
 			}
-			for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++)
+			for (int h = 0; chg && h < NP_MAX_HUGEPAGE_SIZES; h++)
 				for (int n = 0; n < NP_MAX_NUMA; n++)
-					if (ca->huge_per_node[h][n])
+					if (chg->huge[h][n])
 						json_array_append_new(
 							hp,
 							json_pack("{s:i,s:i,s:I}",
 								  "size_index", h,
 								  "node", n, "pages",
-								  (json_int_t)ca->huge_per_node[h][n]));
+								  (json_int_t)chg->huge[h][n]));
 			for (int k = 0; k < ca->ndev; k++)
 				json_array_append_new(
 					dv, json_pack("{s:s,s:s}", "id",
@@ -709,7 +720,10 @@ static int container_alloc_from_json(const struct np_node_state *st,
 			    !json_is_integer(v) || json_integer_value(v) < 0)
 				return np_json_fail(err, errlen, path, "memory",
 						    "bad entry \"%s\"", key);
-			ca->mem_per_node[n] = (uint64_t)json_integer_value(v);
+			if (!ca->charge &&
+			    !(ca->charge = calloc(1, sizeof(*ca->charge))))
+				return -ENOMEM;
+			ca->charge->mem[n] = (uint64_t)json_integer_value(v);
 		}
 	hp = json_object_get(o, "hugepages");
 	if (json_is_array(hp))
@@ -723,7 +737,10 @@ static int container_alloc_from_json(const struct np_node_state *st,
 				return np_json_fail(err, errlen, path,
 						    "hugepages", "bad entry %zu",
 						    i);
-			ca->huge_per_node[si][n] = (uint64_t)pg;
+			if (!ca->charge &&
+			    !(ca->charge = calloc(1, sizeof(*ca->charge))))
+				return -ENOMEM;
+			ca->charge->huge[si][n] = (uint64_t)pg;
 		}
 	dv = json_object_get(o, "devices");
 	if (json_is_array(dv))
@@ -806,6 +823,11 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 					 a->req.ncontainers);
 			goto fail;
 		}
+		a->c = calloc((size_t)a->req.ncontainers, sizeof(*a->c));
+		if (!a->c) {
+			r = -ENOMEM;
+			goto fail;
+		}
 		a->ncontainers = a->req.ncontainers;
 		json_array_foreach(cs, k, cj)
 		{
@@ -829,12 +851,17 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 			np_cpuset_or(&seen, &seen, &a->c[k].cpus);
 		}
 	}
+	for (int x = 0; x < st->nworkloads; x++)
+		np_workload_alloc_free(&st->w[x]);
 	free(st->w);
 	st->w = arr;
 	st->nworkloads = (int)json_array_size(ws);
 	st->cap = st->nworkloads + 1;
 	return np_state_refresh(st);
 fail:
+	/* arr is zeroed past the failing entry: free what was filled. */
+	for (size_t x = 0; x < json_array_size(ws); x++)
+		np_workload_alloc_free(&arr[x]);
 	free(arr);
 	return r;
 }
@@ -884,6 +911,8 @@ int np_plan_admit(const json_t *req, json_t **result, char *err,
 out:
 	np_state_free(&st);
 	np_topology_free(t);
+	if (w)
+		np_workload_req_free(w);
 	free(w);
 	free(d);
 	return r;

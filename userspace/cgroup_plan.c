@@ -18,12 +18,22 @@ struct planner {
 	const struct np_cgroup_change *ch;
 	int n;
 	int *depth;
-	unsigned char *anc; /* n*n: anc[i*n+j] = i is an ancestor of j */
+	/* Ancestors of j in the list: anc_list[anc_start[j] .. anc_start[j+1]) */
+	int *anc_start, *anc_list;
 	np_cpuset *claim;   /* CPUs conflicting cgroups are to get */
 	bool *cm, *mm;	    /* cpus / mems managed by this change */
 	np_cpuset *cur;	    /* simulated cpuset.cpus */
+	/* Predicates on cur[i], remembered until cur[i] changes (ver[i]):
+	 * the phase-2 loop asks them of every cgroup at every step. */
+	unsigned *ver;
+	struct memo {
+		unsigned ver; /* 0: not known */
+		bool val;
+	} *m_yield, *m_inside, *m_full;
+	int *excl, nexcl; /* exclusive changes managing cpus, in order */
 	np_nodemask *curm;  /* simulated cpuset.mems */
 	int *order;	    /* scratch */
+	int *order_all;	    /* 0 .. n-1 */
 	struct np_cgroup_plan *plan;
 	int cap;
 	char *err;
@@ -49,13 +59,6 @@ static const char *kind_name(enum np_cgroup_kind k)
 }
 
 /* a is a proper ancestor of b (by path components). */
-static bool is_ancestor(const char *a, const char *b)
-{
-	size_t la = strlen(a);
-
-	return strlen(b) > la && !strncmp(a, b, la) && b[la] == '/';
-}
-
 static int path_depth(const char *p)
 {
 	int d = 1;
@@ -65,13 +68,75 @@ static int path_depth(const char *p)
 	return d;
 }
 
+/* i is an ancestor of j (both in the change list) */
+static bool anc(const struct planner *pl, int i, int j)
+{
+	for (int k = pl->anc_start[j]; k < pl->anc_start[j + 1]; k++)
+		if (pl->anc_list[k] == i)
+			return true;
+	return false;
+}
+
 /* i and j may not hold the same CPU at the same time. */
 static bool conflict(const struct planner *pl, int i, int j)
 {
-	return i != j && pl->cm[i] && pl->cm[j] && !pl->anc[i * pl->n + j] &&
-	       !pl->anc[j * pl->n + i] &&
+	return i != j && pl->cm[i] && pl->cm[j] &&
 	       (pl->ch[i].kind == NP_CGROUP_EXCLUSIVE ||
-		pl->ch[j].kind == NP_CGROUP_EXCLUSIVE);
+		pl->ch[j].kind == NP_CGROUP_EXCLUSIVE) &&
+	       !anc(pl, i, j) && !anc(pl, j, i);
+}
+
+/* The cgroups that may conflict with i: only exclusive ones for a shared
+ * i (conflict() still decides). n_out entries. */
+static const int *conflict_candidates(const struct planner *pl, int i,
+				      int *n_out)
+{
+	if (pl->ch[i].kind == NP_CGROUP_SHARED) {
+		*n_out = pl->nexcl;
+		return pl->excl;
+	}
+	*n_out = pl->n;
+	return pl->order_all;
+}
+
+/* The ancestors of each change among the changes: each proper prefix of
+ * its path (paths are checked: no empty components) looked up by name. */
+static int find_ancestors(struct planner *pl, const struct np_strmap *ix)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	int total = 0, k = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int j = 0; j < pl->n; j++) {
+			const char *p = ch[j].cgroup, *s;
+			char prefix[NP_CGROUP_PATH_MAX];
+			long i;
+
+			if (pass)
+				pl->anc_start[j] = k;
+			for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+				size_t len = (size_t)(s - p);
+				if (len >= sizeof(prefix))
+					break;
+				memcpy(prefix, p, len);
+				prefix[len] = '\0';
+				if (!np_strmap_get(ix, prefix, &i))
+					continue;
+				if (pass)
+					pl->anc_list[k++] = (int)i;
+				else
+					total++;
+			}
+		}
+		if (!pass) {
+			pl->anc_list = calloc((size_t)total + 1,
+					      sizeof(*pl->anc_list));
+			if (!pl->anc_list)
+				return -ENOMEM;
+		}
+	}
+	pl->anc_start[pl->n] = k;
+	return 0;
 }
 
 static struct np_cgroup_step *new_step(struct planner *pl, int i,
@@ -110,6 +175,7 @@ static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
 	}
 	s->cpus = *set;
 	pl->cur[i] = *set;
+	pl->ver[i]++;
 	return 0;
 }
 
@@ -147,7 +213,8 @@ static void sort_by_depth(struct planner *pl, bool top_down)
 	}
 }
 
-static int validate(struct planner *pl)
+/* ix: path -> index, filled here */
+static int validate_ix(struct planner *pl, struct np_strmap *ix)
 {
 	const struct np_cgroup_change *ch = pl->ch;
 	char a[160], b[160], c[160], pe[256];
@@ -165,13 +232,16 @@ static int validate(struct planner *pl)
 			       ch[i].cgroup, (int)ch[i].kind);
 			return -EINVAL;
 		}
-		for (int j = 0; j < i; j++)
-			if (!strcmp(ch[i].cgroup, ch[j].cgroup)) {
-				cg_err(pl->err, pl->errlen,
-				       "%s appears twice in the change list",
-				       ch[i].cgroup);
-				return -EINVAL;
-			}
+		if (np_strmap_get(ix, ch[i].cgroup, NULL)) {
+			cg_err(pl->err, pl->errlen,
+			       "%s appears twice in the change list",
+			       ch[i].cgroup);
+			return -EINVAL;
+		}
+		if (np_strmap_put(ix, ch[i].cgroup, i)) {
+			cg_err(pl->err, pl->errlen, "out of memory");
+			return -ENOMEM;
+		}
 		pl->cm[i] = !np_cpuset_empty(&ch[i].new_cpus);
 		if (!pl->cm[i] && !np_cpuset_empty(&ch[i].old_cpus)) {
 			cg_fmt_cpus(&ch[i].old_cpus, a, sizeof(a));
@@ -194,13 +264,26 @@ static int validate(struct planner *pl)
 		pl->cur[i] = ch[i].old_cpus;
 		pl->curm[i] = ch[i].old_mems;
 	}
-	for (int i = 0; i < pl->n; i++)
-		for (int j = 0; j < pl->n; j++)
-			pl->anc[i * pl->n + j] =
-			    is_ancestor(ch[i].cgroup, ch[j].cgroup);
+	if ((r = find_ancestors(pl, ix))) {
+		cg_err(pl->err, pl->errlen, "out of memory");
+		return r;
+	}
+	for (int i = 0; i < pl->n; i++) {
+		pl->order_all[i] = i;
+		pl->ver[i] = 1;
+		if (ch[i].kind == NP_CGROUP_EXCLUSIVE)
+			pl->excl[pl->nexcl++] = i;
+	}
 	/* The target state itself must respect exclusivity. */
-	for (int i = 0; i < pl->n; i++)
-		for (int j = i + 1; j < pl->n; j++) {
+	for (int i = 0; i < pl->n; i++) {
+		int nc, k = 0;
+		const int *cand = conflict_candidates(pl, i, &nc);
+
+		/* the same pairs (i, j > i) in the same order as all j */
+		while (k < nc && cand[k] <= i)
+			k++;
+		for (; k < nc; k++) {
+			int j = cand[k];
 			np_cpuset both;
 
 			if (!conflict(pl, i, j) ||
@@ -218,21 +301,27 @@ static int validate(struct planner *pl)
 			       kind_name(ch[j].kind), ch[j].cgroup, b, c);
 			return -EINVAL;
 		}
+	}
 	/* What the cgroups conflicting with i are to get: fixed. */
 	for (int i = 0; i < pl->n; i++) {
+		int nc;
+		const int *cand = conflict_candidates(pl, i, &nc);
 		np_cpuset_zero(&pl->claim[i]);
-		for (int j = 0; j < pl->n; j++)
-			if (conflict(pl, i, j))
+		for (int k = 0; k < nc; k++)
+			if (conflict(pl, i, cand[k]))
 				np_cpuset_or(&pl->claim[i], &pl->claim[i],
-					     &ch[j].new_cpus);
+					     &ch[cand[k]].new_cpus);
 	}
 	return 0;
 }
 
-/* i is an ancestor of j (both in the change list) */
-static bool anc(const struct planner *pl, int i, int j)
+static int validate(struct planner *pl)
 {
-	return pl->anc[i * pl->n + j];
+	struct np_strmap ix = {0};
+	int r = validate_ix(pl, &ix);
+
+	np_strmap_free(&ix);
+	return r;
 }
 
 /* Limit t to what i's ancestors in the list hold now (when the target
@@ -241,11 +330,12 @@ static void within_ancestors(const struct planner *pl, int i, np_cpuset *t)
 {
 	const struct np_cgroup_change *ch = pl->ch;
 
-	for (int j = 0; j < pl->n; j++)
+	for (int k = pl->anc_start[i]; k < pl->anc_start[i + 1]; k++) {
+		int j = pl->anc_list[k];
 		if (pl->cm[j] && !np_cpuset_empty(&pl->cur[j]) &&
-		    anc(pl, j, i) &&
 		    np_cpuset_subset(&ch[i].new_cpus, &ch[j].new_cpus))
 			np_cpuset_and(t, t, &pl->cur[j]);
+	}
 }
 
 /* Keep in t whatever i's descendants in the list still hold of cur[i],
@@ -266,9 +356,29 @@ static void keep_for_descendants(const struct planner *pl, int i, np_cpuset *t)
  * a move with nothing in common yet, the CPUs other cgroups are waiting
  * for (it keeps the rest until it holds some of its new ones).
  */
+static bool remember(const struct planner *pl, struct memo *m, int i,
+		     bool (*f)(const struct planner *, int))
+{
+	if (m[i].ver != pl->ver[i]) {
+		m[i].val = f(pl, i);
+		m[i].ver = pl->ver[i];
+	}
+	return m[i].val;
+}
+
+static bool cur_inside_new(const struct planner *pl, int i)
+{
+	return np_cpuset_subset(&pl->cur[i], &pl->ch[i].new_cpus);
+}
+
+static bool cur_holds_new(const struct planner *pl, int i)
+{
+	return np_cpuset_subset(&pl->ch[i].new_cpus, &pl->cur[i]);
+}
+
 static bool release_target(const struct planner *pl, int i, np_cpuset *t)
 {
-	if (np_cpuset_subset(&pl->cur[i], &pl->ch[i].new_cpus))
+	if (remember(pl, pl->m_inside, i, cur_inside_new))
 		return false;
 	np_cpuset_and(t, &pl->cur[i], &pl->ch[i].new_cpus);
 	if (np_cpuset_empty(t)) {
@@ -280,13 +390,19 @@ static bool release_target(const struct planner *pl, int i, np_cpuset *t)
 	return !np_cpuset_equal(t, &pl->cur[i]);
 }
 
+static bool holds_claimed(const struct planner *pl, int i)
+{
+	return np_cpuset_intersects(&pl->cur[i], &pl->claim[i]);
+}
+
 /* Shared i still holds CPUs an exclusive cgroup is to get. */
 static bool must_yield(const struct planner *pl, int i)
 {
 	if (!pl->cm[i] || pl->ch[i].kind != NP_CGROUP_SHARED)
 		return false;
-	return np_cpuset_intersects(&pl->cur[i], &pl->claim[i]);
+	return remember(pl, pl->m_yield, i, holds_claimed);
 }
+
 
 /*
  * What shared i can yield to now: its current set minus every CPU a
@@ -303,9 +419,13 @@ static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
 	if (!np_cpuset_empty(t))
 		return true;
 	*t = pl->ch[i].new_cpus;
-	for (int j = 0; j < pl->n; j++)
-		if (conflict(pl, i, j))
-			np_cpuset_andnot(t, t, &pl->cur[j]);
+	{
+		int nc;
+		const int *cand = conflict_candidates(pl, i, &nc);
+		for (int k = 0; k < nc; k++)
+			if (conflict(pl, i, cand[k]))
+				np_cpuset_andnot(t, t, &pl->cur[cand[k]]);
+	}
 	within_ancestors(pl, i, t);
 	return !np_cpuset_empty(t);
 }
@@ -313,10 +433,13 @@ static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
 /* CPUs of i's target it lacks and no conflicting cgroup holds now. */
 static void addable(const struct planner *pl, int i, np_cpuset *add)
 {
+	int nc;
+	const int *cand = conflict_candidates(pl, i, &nc);
+
 	np_cpuset_andnot(add, &pl->ch[i].new_cpus, &pl->cur[i]);
-	for (int j = 0; j < pl->n; j++)
-		if (conflict(pl, i, j))
-			np_cpuset_andnot(add, add, &pl->cur[j]);
+	for (int k = 0; k < nc; k++)
+		if (conflict(pl, i, cand[k]))
+			np_cpuset_andnot(add, add, &pl->cur[cand[k]]);
 	within_ancestors(pl, i, add);
 }
 
@@ -435,7 +558,7 @@ static int exchange(struct planner *pl)
 			int i = wo[k];
 
 			if (!pl->cm[i] ||
-			    np_cpuset_subset(&ch[i].new_cpus, &pl->cur[i]))
+			    remember(pl, pl->m_full, i, cur_holds_new))
 				continue;
 			pending = true;
 			addable(pl, i, &t);
@@ -512,14 +635,22 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 	}
 	pl.depth = calloc(un, sizeof(*pl.depth));
 	pl.order = calloc(un, sizeof(*pl.order));
-	pl.anc = calloc(un * un, 1);
+	pl.anc_start = calloc(un + 1, sizeof(*pl.anc_start));
+	pl.ver = calloc(un, sizeof(*pl.ver));
+	pl.m_yield = calloc(un, sizeof(*pl.m_yield));
+	pl.m_inside = calloc(un, sizeof(*pl.m_inside));
+	pl.m_full = calloc(un, sizeof(*pl.m_full));
+	pl.excl = calloc(un, sizeof(*pl.excl));
+	pl.order_all = calloc(un, sizeof(*pl.order_all));
 	pl.claim = calloc(un, sizeof(*pl.claim));
 	pl.cm = calloc(un, sizeof(*pl.cm));
 	pl.mm = calloc(un, sizeof(*pl.mm));
 	pl.cur = calloc(un, sizeof(*pl.cur));
 	pl.curm = calloc(un, sizeof(*pl.curm));
 	plan->cgroups = calloc(un, sizeof(*plan->cgroups));
-	if (!pl.depth || !pl.order || !pl.anc || !pl.claim || !pl.cm ||
+	if (!pl.depth || !pl.order || !pl.anc_start || !pl.ver ||
+	    !pl.m_yield || !pl.m_inside || !pl.m_full || !pl.excl ||
+	    !pl.order_all || !pl.claim || !pl.cm ||
 	    !pl.mm || !pl.cur || !pl.curm || !plan->cgroups) {
 		cg_err(err, errlen, "out of memory");
 		r = -ENOMEM;
@@ -582,7 +713,14 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 cleanup:
 	free(pl.depth);
 	free(pl.order);
-	free(pl.anc);
+	free(pl.anc_start);
+	free(pl.anc_list);
+	free(pl.ver);
+	free(pl.m_yield);
+	free(pl.m_inside);
+	free(pl.m_full);
+	free(pl.excl);
+	free(pl.order_all);
 	free(pl.claim);
 	free(pl.cm);
 	free(pl.mm);

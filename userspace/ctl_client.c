@@ -449,6 +449,7 @@ int np_ctl_load_spec(const char *path, json_t **spec, char *err, size_t errlen)
 		goto fail;
 	}
 	r = np_workload_req_from_json(w, j, "spec", verr, sizeof(verr));
+	np_workload_req_free(w);
 	free(w);
 	if (r) {
 		ERR("%s: %s", label, verr);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -67,12 +68,46 @@ void np_log(int prio, const char *fmt, ...)
 
 /* ---- workload bookkeeping ----------------------------------------------- */
 
+#define S(s) ((s) ? (s) : "")
+
+/* Replace a meta string (NULL for ""); false when out of memory (the old
+ * value is kept). */
+static bool set_str(char **dst, const char *src)
+{
+	char *s = NULL;
+	if (src && *src && !(s = strdup(src)))
+		return false;
+	free(*dst);
+	*dst = s;
+	return true;
+}
+
+/* (Re)build the name index when meta[] changed behind its back (entries
+ * appended directly, as the benchmark does). */
+static int meta_reindex(struct np_daemon *d)
+{
+	np_strmap_free(&d->meta_ix);
+	for (int i = 0; i < d->nmeta; i++)
+		if (np_strmap_put(&d->meta_ix, d->meta[i].name, i)) {
+			np_strmap_free(&d->meta_ix);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
 static struct np_wl_meta *meta_find(struct np_daemon *d, const char *name)
 {
-	for (int i = 0; i < d->nmeta; i++)
-		if (!strcmp(d->meta[i].name, name))
-			return &d->meta[i];
-	return NULL;
+	long i;
+	if (d->meta_ix.n != (size_t)d->nmeta ||
+	    (np_strmap_get(&d->meta_ix, name, &i) &&
+	     (i >= d->nmeta || strcmp(d->meta[i].name, name))))
+		if (meta_reindex(d)) {
+			for (int k = 0; k < d->nmeta; k++)
+				if (!strcmp(d->meta[k].name, name))
+					return &d->meta[k];
+			return NULL;
+		}
+	return np_strmap_get(&d->meta_ix, name, &i) ? &d->meta[i] : NULL;
 }
 
 static struct np_wl_meta *meta_add(struct np_daemon *d, const char *name)
@@ -84,9 +119,12 @@ static struct np_wl_meta *meta_add(struct np_daemon *d, const char *name)
 	if (!g)
 		return NULL;
 	d->meta = g;
-	m = &d->meta[d->nmeta++];
+	m = &d->meta[d->nmeta];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "%s", name);
+	if (np_strmap_put(&d->meta_ix, m->name, d->nmeta))
+		return NULL;
+	d->nmeta++;
 	return m;
 }
 
@@ -95,7 +133,13 @@ static void meta_del(struct np_daemon *d, const char *name)
 	struct np_wl_meta *m = meta_find(d, name);
 	if (!m)
 		return;
+	np_strmap_del(&d->meta_ix, m->name);
+	free(m->spec_file);
+	free(m->spec_json);
 	*m = d->meta[--d->nmeta];
+	if (m != &d->meta[d->nmeta] &&
+	    np_strmap_put(&d->meta_ix, m->name, m - d->meta))
+		np_strmap_free(&d->meta_ix); /* rebuilt on the next find */
 }
 
 static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
@@ -173,7 +217,7 @@ static int save_origins(struct np_daemon *d)
 	char *s;
 
 	for (int i = 0; i < d->nmeta; i++)
-		if (d->meta[i].spec_file[0])
+		if (S(d->meta[i].spec_file)[0])
 			json_object_set_new(o, d->meta[i].name,
 					    json_string(d->meta[i].spec_file));
 	s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
@@ -210,8 +254,7 @@ static void load_origins(struct np_daemon *d)
 	{
 		struct np_wl_meta *m = meta_find(d, name);
 		if (m && json_is_string(v))
-			snprintf(m->spec_file, sizeof(m->spec_file), "%s",
-				 json_string_value(v));
+			set_str(&m->spec_file, json_string_value(v));
 	}
 	json_decref(o);
 }
@@ -261,10 +304,13 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		r = -ENOMEM;
 		goto out;
 	}
-	snprintf(m->spec_file, sizeof(m->spec_file), "%s",
-		 spec_file ? spec_file : "");
 	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(m->spec_json, sizeof(m->spec_json), "%s", canon ? canon : "");
+	if (!set_str(&m->spec_file, spec_file) || !set_str(&m->spec_json, canon)) {
+		np_release(&d->st, w->name);
+		meta_del(d, w->name);
+		r = -ENOMEM;
+		goto out;
+	}
 	m->established = false;
 	/* Durable before any cgroup is touched and before it is reported:
 	 * an admission the state file does not know would be lost by a
@@ -287,7 +333,7 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		r = np_cgroup_prepare(&d->cg, w->cgroup, fl, cerr, sizeof(cerr));
 		for (int i = 0; !r && i < w->ncontainers; i++) {
 			char sub[2 * NP_PATH_MAX];
-			if (!w->c[i].cgroup[0])
+			if (!w->c[i].cgroup || !w->c[i].cgroup[0])
 				continue;
 			snprintf(sub, sizeof(sub), "%s/%s", w->cgroup,
 				 w->c[i].cgroup);
@@ -308,6 +354,7 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 	logm(LOG_INFO, "admitted %s", w->name);
 out:
 	free(canon);
+	np_workload_req_free(w);
 	free(w);
 	return r;
 }
@@ -315,28 +362,27 @@ out:
 static int release_wl(struct np_daemon *d, const char *name, const char *why)
 {
 	int i = np_state_find(&d->st, name), r;
-	struct np_workload_alloc *keep;
+	struct np_workload_alloc keep; /* owns its arrays until freed or
+					  handed back to the state */
 	char cg[NP_PATH_MAX] = "";
 
 	if (i < 0)
 		return -ENOENT;
 	snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
-	keep = malloc(sizeof(*keep));
-	if (!keep)
-		return -ENOMEM;
-	*keep = d->st.w[i];
-	if ((r = np_release(&d->st, name))) {
-		free(keep);
+	if ((r = np_release_keep(&d->st, i, &keep))) {
+		if (r != -ENOENT)
+			np_workload_alloc_free(&keep);
 		return r;
 	}
 	/* Durable before the cgroup is touched and before it is reported;
 	 * when the state cannot be saved the workload stays admitted. */
 	d->dirty = true;
 	if ((r = save_state(d))) {
-		int ri = np_state_insert(&d->st, i, keep);
-		free(keep);
-		if (ri)
+		int ri = np_state_insert(&d->st, i, &keep);
+		if (ri) {
+			np_workload_alloc_free(&keep);
 			return ri;
+		}
 		d->dirty = false;
 		logm(LOG_ERR,
 		     "release of %s (%s) not done: the state could not be "
@@ -344,7 +390,15 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 		     name, why);
 		return -EIO;
 	}
-	free(keep);
+	np_cgroup_cache_forget(&d->cgc, keep.req.cgroup);
+	for (int c = 0; c < keep.req.ncontainers; c++)
+		if (keep.req.c[c].cgroup && keep.req.c[c].cgroup[0]) {
+			char sub[2 * NP_PATH_MAX];
+			snprintf(sub, sizeof(sub), "%s/%s", keep.req.cgroup,
+				 keep.req.c[c].cgroup);
+			np_cgroup_cache_forget(&d->cgc, sub);
+		}
+	np_workload_alloc_free(&keep);
 	/* Remove the cgroup; one that still has tasks stays on the shared
 	 * pool until it is empty. */
 	if (d->cg_open && cg[0] && unlinkat(d->cg.parent_fd, cg, AT_REMOVEDIR) &&
@@ -412,12 +466,12 @@ static int scan_specs(struct np_daemon *d)
 			snprintf(seen[nseen++], NP_NAME_MAX, "%s", name);
 		m = meta_find(d, name);
 		canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-		if (m && canon && !strcmp(m->spec_json, canon)) {
+		if (m && canon && !strcmp(S(m->spec_json), canon)) {
 			free(canon);
 			json_decref(spec);
 			continue;
 		}
-		if (m && !m->spec_json[0] && np_state_find(&d->st, name) >= 0) {
+		if (m && !S(m->spec_json)[0] && np_state_find(&d->st, name) >= 0) {
 			/* Loaded from the state after a restart: adopt it if
 			 * the file still says what the state recorded, else
 			 * it changed while we were down: admit it anew. */
@@ -438,12 +492,11 @@ static int scan_specs(struct np_daemon *d)
 			free(b);
 			json_decref(ja);
 			json_decref(jb);
+			if (fw)
+				np_workload_req_free(fw);
 			free(fw);
-			if (same) {
-				snprintf(m->spec_json, sizeof(m->spec_json),
-					 "%s", canon);
-				snprintf(m->spec_file, sizeof(m->spec_file),
-					 "%s", path);
+			if (same && set_str(&m->spec_json, canon) &&
+			    set_str(&m->spec_file, path)) {
 				free(canon);
 				json_decref(spec);
 				continue;
@@ -489,7 +542,7 @@ static int scan_specs(struct np_daemon *d)
 	/* Specs that disappeared release their workloads. */
 	for (int i = 0; i < d->nmeta; i++) {
 		bool found = false;
-		if (!d->meta[i].spec_file[0])
+		if (!S(d->meta[i].spec_file)[0])
 			continue;
 		for (int k = 0; k < nseen; k++)
 			found |= !strcmp(seen[k], d->meta[i].name);
@@ -507,27 +560,56 @@ static int scan_specs(struct np_daemon *d)
 
 static struct np_written *written_find(struct np_daemon *d, const char *path)
 {
-	for (int i = 0; i < d->nwritten; i++)
-		if (!strcmp(d->written[i].path, path))
-			return &d->written[i];
-	return NULL;
+	long i;
+	return np_strmap_get(&d->written_ix, path, &i) ? &d->written[i] : NULL;
+}
+
+/* The cpus recorded in w equal s. */
+static bool written_cpus_equal(const struct np_written *w, const np_cpuset *s)
+{
+	if (w->ncpuwords &&
+	    memcmp(w->cpus, s->w, sizeof(s->w[0]) * (size_t)w->ncpuwords))
+		return false;
+	for (int k = w->ncpuwords; k < NP_CPUSET_WORDS; k++)
+		if (s->w[k])
+			return false;
+	return true;
 }
 
 static void written_set(struct np_daemon *d, const char *path,
 			const np_cpuset *cpus, np_nodemask mems)
 {
 	struct np_written *w = written_find(d, path);
+	int nw = NP_CPUSET_WORDS;
 	if (!w) {
 		struct np_written *g = realloc(
 			d->written, sizeof(*g) * (size_t)(d->nwritten + 1));
 		if (!g)
 			return;
 		d->written = g;
-		w = &d->written[d->nwritten++];
-		snprintf(w->path, sizeof(w->path), "%s", path);
+		w = &d->written[d->nwritten];
+		memset(w, 0, sizeof(*w));
+		if (!(w->path = strdup(path)))
+			return;
+		if (np_strmap_put(&d->written_ix, w->path, d->nwritten)) {
+			free(w->path);
+			return;
+		}
+		d->nwritten++;
 	}
-	w->cpus = *cpus;
 	w->mems = mems;
+	if (written_cpus_equal(w, cpus))
+		return;
+	while (nw > 0 && !cpus->w[nw - 1])
+		nw--;
+	if (nw != w->ncpuwords) {
+		uint64_t *g = realloc(w->cpus, sizeof(*g) * (size_t)(nw ? nw : 1));
+		if (!g)
+			return; /* out of memory: the previous record stays */
+		w->cpus = g;
+		w->ncpuwords = nw;
+	}
+	memcpy(w->cpus, cpus->w, sizeof(cpus->w[0]) * (size_t)nw);
 }
 
 static bool any_partition(const struct np_daemon *d)
@@ -539,41 +621,63 @@ static bool any_partition(const struct np_daemon *d)
 }
 
 struct desired {
-	char path[2 * NP_PATH_MAX];
-	np_cpuset cpus;
+	const char *path; /* a workload's cgroup, a leftover or own */
+	char *own;        /* container sub-cgroup path (heap) */
+	/* a pool or a container's set (valid for the cycle), or own_cpus */
+	const np_cpuset *cpus;
+	np_cpuset *own_cpus; /* union over several containers (heap) */
 	np_nodemask mems;
 	bool exclusive;
 	int wl; /* workload index */
+	/* Its meta (NULL for leftovers): meta[] does not change from
+	 * build_desired to the end of the cycle. */
+	struct np_wl_meta *m;
 };
 
-static int build_desired(struct np_daemon *d, struct desired **out, int *n)
+static void free_desired(struct desired *v, int n)
 {
-	struct np_pools p;
+	for (int i = 0; v && i < n; i++) {
+		free(v[i].own);
+		free(v[i].own_cpus);
+	}
+	free(v);
+}
+
+/* The entries point into *pp and d->st: valid until either changes. */
+static int build_desired(struct np_daemon *d, struct np_pools *pp,
+			 struct desired **out, int *n)
+{
+	struct np_pools *p = pp;
 	struct desired *v;
 	int k = 0, cap = 0;
 
-	np_state_pools(&d->st, &p);
+	np_state_pools(&d->st, p);
 	/* Below a partition-root parent the reserved CPUs are not there. */
 	if (any_partition(d)) {
-		np_cpuset_andnot(&p.shared, &p.shared, &p.reserved);
-		np_cpuset_andnot(&p.be, &p.be, &p.reserved);
+		np_cpuset_andnot(&p->shared, &p->shared, &p->reserved);
+		np_cpuset_andnot(&p->be, &p->be, &p->reserved);
+	}
+	/* One per workload, one per container with its own cgroup. */
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		cap++;
+		for (int c = 0; c < d->st.w[i].ncontainers; c++)
+			cap += d->st.w[i].req.c[c].cgroup &&
+			       d->st.w[i].req.c[c].cgroup[0];
 	}
 	/* Exclusive grants can take every CPU best effort may use; BE tasks
 	 * then squeeze onto the shared pool (an empty cpuset.cpus would mean
 	 * "all of the parent's"). */
-	if (np_cpuset_empty(&p.be)) {
+	if (np_cpuset_empty(&p->be)) {
 		if (!d->be_squeezed)
 			logm(LOG_WARNING,
 			     "the best-effort pool is empty (every CPU is "
 			     "reserved or exclusive): BE workloads run on the "
 			     "shared pool until CPUs are released");
 		d->be_squeezed = true;
-		p.be = p.shared;
+		p->be = p->shared;
 	} else {
 		d->be_squeezed = false;
 	}
-	for (int i = 0; i < d->st.nworkloads; i++)
-		cap += 1 + d->st.w[i].ncontainers;
 	cap += d->nleft;
 	v = calloc((size_t)cap + 1, sizeof(*v));
 	if (!v)
@@ -582,26 +686,45 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 		const struct np_workload_alloc *a = &d->st.w[i];
 		struct desired *wd = &v[k++];
 		bool excl = true; /* exclusive only when every container is */
-		snprintf(wd->path, sizeof(wd->path), "%s", a->req.cgroup);
+		wd->path = a->req.cgroup;
 		wd->wl = i;
+		wd->m = meta_find(d, a->req.name);
+		if (a->ncontainers > 1 &&
+		    !(wd->own_cpus = calloc(1, sizeof(*wd->own_cpus)))) {
+			free_desired(v, k);
+			return -ENOMEM;
+		}
 		for (int c = 0; c < a->ncontainers; c++) {
 			const struct np_container_alloc *ca = &a->c[c];
-			np_cpuset cc = ca->exclusive ? ca->cpus
-				       : a->qos_class == NP_QOS_BE ? p.be
-								   : p.shared;
-			np_cpuset_or(&wd->cpus, &wd->cpus, &cc);
+			const np_cpuset *cc = ca->exclusive ? &ca->cpus
+					      : a->qos_class == NP_QOS_BE
+						      ? &p->be
+						      : &p->shared;
+			/* one container: its set; several: their union */
+			if (wd->own_cpus)
+				np_cpuset_or(wd->own_cpus, wd->own_cpus, cc);
+			else
+				wd->cpus = cc;
 			wd->mems |= ca->mems;
 			excl &= ca->exclusive;
-			if (a->req.c[c].cgroup[0]) {
+			if (a->req.c[c].cgroup && a->req.c[c].cgroup[0]) {
 				struct desired *cd = &v[k++];
-				snprintf(cd->path, sizeof(cd->path), "%s/%s",
-					 a->req.cgroup, a->req.c[c].cgroup);
+				if (asprintf(&cd->own, "%s/%s", a->req.cgroup,
+					     a->req.c[c].cgroup) < 0) {
+					cd->own = NULL;
+					free_desired(v, k);
+					return -ENOMEM;
+				}
+				cd->path = cd->own;
 				cd->cpus = cc;
 				cd->mems = ca->mems;
 				cd->exclusive = ca->exclusive;
 				cd->wl = i;
+				cd->m = wd->m;
 			}
 		}
+		if (wd->own_cpus)
+			wd->cpus = wd->own_cpus;
 		wd->exclusive = excl;
 		if (!wd->mems)
 			wd->mems = d->topo->numa_mask;
@@ -623,8 +746,8 @@ static int build_desired(struct np_daemon *d, struct desired **out, int *n)
 			i--;
 			continue;
 		}
-		snprintf(v[k].path, sizeof(v[k].path), "%s", d->left[i]);
-		v[k].cpus = p.shared;
+		v[k].path = d->left[i];
+		v[k].cpus = &p->shared;
 		v[k].mems = d->topo->numa_mask;
 		v[k].wl = -1;
 		k++;
@@ -782,7 +905,7 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 			continue; /* leftovers and container sub-cgroups */
 		w[k].wl = v[i].wl;
 		snprintf(w[k].cgroup, sizeof(w[k].cgroup), "%s", v[i].path);
-		w[k].cpus = v[i].cpus;
+		w[k].cpus = *v[i].cpus;
 		w[k].mems = v[i].mems;
 		w[k].exclusive = v[i].exclusive;
 		k++;
@@ -796,30 +919,35 @@ int np_daemon_reconcile(struct np_daemon *d)
 	struct np_cgroup_change *ch = NULL;
 	struct np_cgroup_plan plan = {0};
 	struct desired *v = NULL;
+	struct np_pools pools; /* the desired sets point into it */
 	struct timespec t0, t1;
-	int n = 0, nch = 0, r = 0, writes = 0;
+	int n = 0, nch = 0, chcap = 0, r = 0, writes = 0;
 	bool synced = false;
 	char err[1024];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	d->n.cycles++;
+	/* cgroups are read once per cycle (np_cgroup_read_cpuset). */
+	np_cgroup_cache_next(&d->cgc);
 	scan_specs(d);
 	if (!d->cg_open)
 		goto done;
 	/* Workloads whose cgroup vanished are released. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		struct np_wl_meta *m = meta_find(d, d->st.w[i].req.name);
-		struct np_cgroup_state cs;
+		np_cpuset cpus;
+		np_nodemask mems;
 		if (!m || !m->established)
 			continue;
-		if (np_cgroup_inspect(&d->cg, d->st.w[i].req.cgroup, &cs, err,
-				      sizeof(err)) == -ENOENT) {
+		if (np_cgroup_read_cpuset(&d->cgc, &d->cg,
+					  d->st.w[i].req.cgroup, &cpus, &mems,
+					  err, sizeof(err)) == -ENOENT) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
 			d->n.vanished++;
-			if (m->spec_file[0]) {
+			if (S(m->spec_file)[0]) {
 				struct np_spec_note *note =
-					note_set(d, m->spec_file, m->spec_json);
+					note_set(d, m->spec_file, S(m->spec_json));
 				if (note)
 					note->retired = true;
 			}
@@ -835,22 +963,16 @@ int np_daemon_reconcile(struct np_daemon *d)
 	}
 	writes += shared_cgroups_phase(d, true);
 	parent_partition(d);
-	if ((r = build_desired(d, &v, &n)))
+	if ((r = build_desired(d, &pools, &v, &n)))
 		goto done;
 	verify_sync(d, v, n);
 	synced = true;
-	ch = calloc((size_t)n + 1, sizeof(*ch));
-	if (!ch) {
-		r = -ENOMEM;
-		goto done;
-	}
 	for (int i = 0; i < n; i++) {
 		struct np_cgroup_state cs;
-		struct np_wl_meta *m =
-			v[i].wl < 0 ? NULL
-				    : meta_find(d, d->st.w[v[i].wl].req.name);
-		int ir = np_cgroup_inspect(&d->cg, v[i].path, &cs, err,
-					   sizeof(err));
+		struct np_wl_meta *m = v[i].m;
+		int ir = np_cgroup_read_cpuset(&d->cgc, &d->cg, v[i].path,
+					       &cs.cpus, &cs.mems, err,
+					       sizeof(err));
 		if (ir == -ENOENT && v[i].wl < 0)
 			continue;
 		if (ir == -ENOENT && d->cfg.create_cgroups) {
@@ -858,25 +980,27 @@ int np_daemon_reconcile(struct np_daemon *d)
 					       NP_CGROUP_CREATE, err,
 					       sizeof(err));
 			if (!ir)
-				ir = np_cgroup_inspect(&d->cg, v[i].path, &cs,
-						       err, sizeof(err));
+				ir = np_cgroup_read_cpuset(&d->cgc, &d->cg,
+							   v[i].path, &cs.cpus,
+							   &cs.mems, err,
+							   sizeof(err));
 		}
 		if (ir) {
 			logm(LOG_ERR, "cgroup %s: %s", v[i].path, err);
 			d->n.write_errors++;
 			continue;
 		}
-		if (np_cpuset_equal(&cs.cpus, &v[i].cpus) &&
+		if (np_cpuset_equal(&cs.cpus, v[i].cpus) &&
 		    cs.mems == v[i].mems) {
-			written_set(d, v[i].path, &v[i].cpus, v[i].mems);
+			written_set(d, v[i].path, v[i].cpus, v[i].mems);
 			continue;
 		}
 		/* Drift: a cgroup no longer holds what we last wrote there
 		 * (a planned change of its desired set is not drift). */
 		struct np_written *wr = written_find(d, v[i].path);
 		if (m && m->established && wr &&
-		    (!np_cpuset_equal(&wr->cpus, &cs.cpus) || wr->mems != cs.mems)) {
-			char *a = np_cpuset_str(&cs.cpus), *b = np_cpuset_str(&v[i].cpus);
+		    (!written_cpus_equal(wr, &cs.cpus) || wr->mems != cs.mems)) {
+			char *a = np_cpuset_str(&cs.cpus), *b = np_cpuset_str(v[i].cpus);
 			logm(LOG_WARNING,
 			     "drift in %s: cpuset.cpus is \"%s\", want \"%s\"",
 			     v[i].path, a ? a : "?", b ? b : "?");
@@ -884,7 +1008,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 			free(b);
 			d->n.drift_repaired++;
 		}
-		if (np_cpuset_empty(&v[i].cpus) || !v[i].mems) {
+		if (np_cpuset_empty(v[i].cpus) || !v[i].mems) {
 			/* nothing a cpuset can express: skip this one
 			 * rather than fail the whole plan */
 			logm(LOG_ERR, "cgroup %s: no CPUs or memory nodes are "
@@ -892,9 +1016,22 @@ int np_daemon_reconcile(struct np_daemon *d)
 			d->n.write_errors++;
 			continue;
 		}
+		if (nch == chcap) {
+			/* Changes are few in a steady cycle: grown on demand. */
+			int cap = chcap ? 2 * chcap : 16;
+			struct np_cgroup_change *g =
+				realloc(ch, sizeof(*g) * (size_t)cap);
+			if (!g) {
+				r = -ENOMEM;
+				goto done;
+			}
+			ch = g;
+			chcap = cap;
+		}
+		memset(&ch[nch], 0, sizeof(ch[nch]));
 		ch[nch].cgroup = v[i].path;
 		ch[nch].old_cpus = cs.cpus;
-		ch[nch].new_cpus = v[i].cpus;
+		ch[nch].new_cpus = *v[i].cpus;
 		ch[nch].old_mems = cs.mems;
 		ch[nch].new_mems = v[i].mems;
 		ch[nch].kind = v[i].exclusive ? NP_CGROUP_EXCLUSIVE
@@ -925,12 +1062,8 @@ int np_daemon_reconcile(struct np_daemon *d)
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
 	for (int i = 0; i < n; i++) {
-		struct np_wl_meta *m;
-		if (v[i].wl < 0)
-			continue;
-		m = meta_find(d, d->st.w[v[i].wl].req.name);
-		if (m)
-			m->established = true;
+		if (v[i].wl >= 0 && v[i].m)
+			v[i].m->established = true;
 	}
 done:
 	/* Counters are read even when the writes failed: a placement that
@@ -939,7 +1072,7 @@ done:
 		np_verify_check(d);
 	np_cgroup_plan_free(&plan);
 	free(ch);
-	free(v);
+	free_desired(v, n);
 	if (d->dirty)
 		save_state(d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1236,6 +1369,16 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
 		return r;
+	{
+		/* The cgroup cache keeps two files open per managed cgroup:
+		 * take what the hard limit allows (epoll/poll only, no
+		 * select()). */
+		struct rlimit rl;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen)))
 		return r;
 	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
@@ -1281,7 +1424,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	load_origins(d);
 	/* Specs removed while we were down release their workloads. */
 	for (int i = 0; i < d->nmeta; i++)
-		if (d->meta[i].spec_file[0] &&
+		if (S(d->meta[i].spec_file)[0] &&
 		    access(d->meta[i].spec_file, F_OK) && errno == ENOENT) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->meta[i].name);
@@ -1316,12 +1459,23 @@ void np_daemon_fini(struct np_daemon *d)
 		close(d->sfd);
 	if (d->ifd >= 0)
 		close(d->ifd);
+	np_cgroup_cache_free(&d->cgc);
 	np_cgroup_close(&d->cg);
 	np_cgroup_close(&d->cg_top);
 	np_state_free(&d->st);
 	np_topology_free(d->topo);
+	for (int i = 0; i < d->nmeta; i++) {
+		free(d->meta[i].spec_file);
+		free(d->meta[i].spec_json);
+	}
 	free(d->meta);
+	for (int i = 0; i < d->nwritten; i++) {
+		free(d->written[i].path);
+		free(d->written[i].cpus);
+	}
 	free(d->written);
+	np_strmap_free(&d->meta_ix);
+	np_strmap_free(&d->written_ix);
 	free(d->notes);
 	free(d->left);
 	d->notes = NULL;

@@ -470,6 +470,7 @@ static int check_names(const struct pod *pd, char *err, size_t errlen)
 	if (r)
 		fail(err, errlen, r, "%s (adjust the cgroup prefix)", perr);
 	json_decref(spec);
+	np_workload_req_free(w);
 	free(w);
 	return r;
 }
@@ -750,9 +751,21 @@ static int adopt(struct np_node_state *st,
 			continue;
 		wa = &st->w[st->nworkloads];
 		memset(wa, 0, sizeof(*wa));
+		/* At most one container per entry plus the pod pool. */
+		if ((r = np_workload_req_set_containers(&wa->req, pd->n + 1)))
+			goto undo;
+		wa->c = calloc((size_t)pd->n + 1, sizeof(*wa->c));
+		if (!wa->c) {
+			np_workload_req_free(&wa->req);
+			r = -ENOMEM;
+			goto undo;
+		}
 		snprintf(wa->req.name, sizeof(wa->req.name), "%s", pd->name);
-		snprintf(wa->req.cgroup, sizeof(wa->req.cgroup), "%s",
-			 pd->cgroup);
+		if (!(wa->req.cgroup = strdup(pd->cgroup))) {
+			np_workload_alloc_free(wa);
+			r = -ENOMEM;
+			goto undo;
+		}
 		wa->req.qos = NP_QOS_GUARANTEED;
 		wa->qos_class = NP_QOS_LSE; /* Guaranteed with exclusive CPUs */
 		wa->excl = NP_EXCL_NONE;
@@ -778,7 +791,9 @@ static int adopt(struct np_node_state *st,
 		st->nworkloads++;
 	}
 	if ((r = np_state_refresh(st))) {
-		st->nworkloads = old;
+undo:
+		while (st->nworkloads > old)
+			np_workload_alloc_free(&st->w[--st->nworkloads]);
 		np_state_refresh(st);
 		goto out;
 	}

@@ -386,8 +386,122 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 	return np_state_refresh(st);
 }
 
+static void free_containers(struct np_workload_req *w)
+{
+	for (int i = 0; w->c && i < w->ncontainers; i++) {
+		free(w->c[i].cgroup);
+		free(w->c[i].dev);
+	}
+	free(w->c);
+	w->c = NULL;
+	w->ncontainers = 0;
+}
+
+int np_workload_req_set_containers(struct np_workload_req *w, int n)
+{
+	struct np_container_req *c = NULL;
+
+	if (n < 0)
+		return -EINVAL;
+	if (n && !(c = calloc((size_t)n, sizeof(*c))))
+		return -ENOMEM;
+	free_containers(w);
+	w->c = c;
+	w->ncontainers = n;
+	return 0;
+}
+
+void np_workload_req_free(struct np_workload_req *w)
+{
+	free_containers(w);
+	free(w->cgroup);
+	w->cgroup = NULL;
+}
+
+int np_workload_req_copy(struct np_workload_req *dst,
+			 const struct np_workload_req *src)
+{
+	*dst = *src;
+	dst->c = NULL;
+	dst->ncontainers = 0;
+	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")))
+		return -ENOMEM;
+	if (src->ncontainers <= 0)
+		return 0;
+	dst->c = calloc((size_t)src->ncontainers, sizeof(*dst->c));
+	if (!dst->c) {
+		np_workload_req_free(dst);
+		return -ENOMEM;
+	}
+	dst->ncontainers = src->ncontainers;
+	for (int i = 0; i < src->ncontainers; i++) {
+		const struct np_container_req *s = &src->c[i];
+		struct np_container_req *c = &dst->c[i];
+		*c = *s;
+		c->cgroup = NULL;
+		c->dev = NULL;
+		if ((s->cgroup && !(c->cgroup = strdup(s->cgroup))) ||
+		    (s->ndev > 0 &&
+		     !(c->dev = malloc(sizeof(*c->dev) * (size_t)s->ndev)))) {
+			dst->ncontainers = i + 1;
+			np_workload_req_free(dst);
+			return -ENOMEM;
+		}
+		if (s->ndev > 0)
+			memcpy(c->dev, s->dev, sizeof(*c->dev) * (size_t)s->ndev);
+	}
+	return 0;
+}
+
+void np_workload_alloc_free(struct np_workload_alloc *a)
+{
+	np_workload_req_free(&a->req);
+	for (int i = 0; a->c && i < a->ncontainers; i++)
+		free(a->c[i].charge);
+	free(a->c);
+	a->c = NULL;
+	a->ncontainers = 0;
+}
+
+int np_workload_alloc_copy(struct np_workload_alloc *dst,
+			   const struct np_workload_alloc *src)
+{
+	int r;
+
+	*dst = *src;
+	dst->c = NULL;
+	if ((r = np_workload_req_copy(&dst->req, &src->req)))
+		return r;
+	if (src->ncontainers > 0) {
+		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
+		if (!dst->c) {
+			np_workload_req_free(&dst->req);
+			return -ENOMEM;
+		}
+		memcpy(dst->c, src->c,
+		       sizeof(*dst->c) * (size_t)src->ncontainers);
+		for (int i = 0; i < src->ncontainers; i++) {
+			if (!src->c[i].charge)
+				continue;
+			dst->c[i].charge = malloc(sizeof(*dst->c[i].charge));
+			if (!dst->c[i].charge) {
+				while (--i >= 0)
+					free(dst->c[i].charge);
+				free(dst->c);
+				dst->c = NULL;
+				np_workload_req_free(&dst->req);
+				return -ENOMEM;
+			}
+			*dst->c[i].charge = *src->c[i].charge;
+		}
+	}
+	return 0;
+}
+
 void np_state_free(struct np_node_state *st)
 {
+	for (int i = 0; i < st->nworkloads; i++)
+		np_workload_alloc_free(&st->w[i]);
 	free(st->w);
 	free(st->cache.dev_taken);
 	st->w = NULL;
@@ -412,7 +526,14 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 			free(dst->cache.dev_taken);
 			return -ENOMEM;
 		}
-		memcpy(dst->w, src->w, sizeof(*dst->w) * (size_t)src->nworkloads);
+		for (int i = 0; i < src->nworkloads; i++) {
+			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
+			if (r) {
+				dst->nworkloads = i;
+				np_state_free(dst);
+				return r;
+			}
+		}
 	}
 	return 0;
 }
@@ -430,12 +551,13 @@ void np_state_cache_add(struct np_node_state *st,
 		if (a->qos_class != NP_QOS_LSR)
 			np_cpuset_or(&k->lse, &k->lse, &c->cpus);
 	}
-	for (int n = 0; n < NP_MAX_NUMA; n++) {
-		bool any = c->mem_per_node[n] > 0;
-		k->mem[n] += c->mem_per_node[n];
+	for (int n = 0; c->charge && n < NP_MAX_NUMA; n++) {
+		const struct np_mem_charge *ch = c->charge;
+		bool any = ch->mem[n] > 0;
+		k->mem[n] += ch->mem[n];
 		for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++) {
-			k->huge[h][n] += c->huge_per_node[h][n];
-			any |= c->huge_per_node[h][n] > 0;
+			k->huge[h][n] += ch->huge[h][n];
+			any |= ch->huge[h][n] > 0;
 		}
 		if (any) {
 			k->used[n] = true;
@@ -475,15 +597,27 @@ int np_state_find(const struct np_node_state *st, const char *name)
 	return -1;
 }
 
-int np_release(struct np_node_state *st, const char *name)
+int np_release_keep(struct np_node_state *st, int i,
+		    struct np_workload_alloc *out)
 {
-	int i = np_state_find(st, name);
-	if (i < 0)
+	if (i < 0 || i >= st->nworkloads)
 		return -ENOENT;
+	*out = st->w[i];
 	memmove(&st->w[i], &st->w[i + 1],
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
 	st->nworkloads--;
 	return np_state_refresh(st);
+}
+
+int np_release(struct np_node_state *st, const char *name)
+{
+	struct np_workload_alloc a;
+	int r = np_release_keep(st, np_state_find(st, name), &a);
+
+	if (r == -ENOENT)
+		return r;
+	np_workload_alloc_free(&a);
+	return r;
 }
 
 int np_state_insert(struct np_node_state *st, int i,

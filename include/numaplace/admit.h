@@ -63,27 +63,39 @@ struct np_device_req {
 
 struct np_container_req {
 	char name[NP_NAME_MAX];
-	char cgroup[NP_PATH_MAX]; /* optional sub-path */
+	/* Optional sub-path (< NP_PATH_MAX bytes): NULL when none, else a
+	 * heap string owned by the request. */
+	char *cgroup;
 	int64_t cpu_milli;
 	uint64_t memory; /* bytes */
 	uint64_t huge_bytes[NP_MAX_HUGEPAGE_SIZES];
 	uint64_t huge_size_kb[NP_MAX_HUGEPAGE_SIZES];
 	int nhuge;
-	int ndev;
-	struct np_device_req dev[NP_MAX_DEVICE_REQS];
+	int ndev; /* <= NP_MAX_DEVICE_REQS */
+	struct np_device_req *dev; /* ndev entries on the heap, owned */
 };
 
 struct np_workload_req {
 	char name[NP_NAME_MAX];
-	char cgroup[NP_PATH_MAX];
+	/* Heap string owned by the request, < NP_PATH_MAX bytes (set by
+	 * np_workload_req_from_json, copied by np_workload_req_copy). */
+	char *cgroup;
 	enum np_qos qos;
 	int ncontainers;
-	struct np_container_req c[NP_MAX_CONTAINERS];
+	/* ncontainers entries on the heap, owned by the request (or by the
+	 * allocation that embeds it): see np_workload_req_free(). */
+	struct np_container_req *c;
 	bool has_bind;
 	enum np_bind_policy bind;
 	bool bind_required;
 	enum np_exclusive_policy excl;
 	bool partition; /* "isolation": "partition" */
+};
+
+/* Memory and hugepages charged to a container, per node. */
+struct np_mem_charge {
+	uint64_t mem[NP_MAX_NUMA]; /* bytes */
+	uint64_t huge[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
 };
 
 /* What one container got. */
@@ -93,8 +105,9 @@ struct np_container_alloc {
 	np_cpuset cpus;  /* exclusive set, empty for shared containers */
 	np_nodemask mems;
 	struct np_hint hint;
-	uint64_t mem_per_node[NP_MAX_NUMA]; /* memory charged per node */
-	uint64_t huge_per_node[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
+	/* NULL when nothing is charged (shared containers charge nothing);
+	 * else heap, owned by the allocation (np_workload_alloc_free). */
+	struct np_mem_charge *charge;
 	int ndev;
 	int16_t dev[16]; /* indexes into topo->devices */
 };
@@ -104,8 +117,29 @@ struct np_workload_alloc {
 	enum np_qos qos_class; /* effective class (LSE/LSR/LS/BE) */
 	enum np_exclusive_policy excl;
 	int ncontainers;
-	struct np_container_alloc c[NP_MAX_CONTAINERS];
+	/* ncontainers entries on the heap, owned by the allocation (as is
+	 * req.c): np_workload_alloc_free() releases both. */
+	struct np_container_alloc *c;
 };
+
+/*
+ * Ownership. A request owns cgroup, c and each c[i].cgroup and .dev; an
+ * allocation owns its request and c and each c[i].charge. A state
+ * owns its allocations: np_state_free() frees them, np_state_copy() copies
+ * them deeply, np_release() frees the released one, np_state_insert() takes
+ * over the arrays of the allocation it is given.
+ */
+/* Give w n zeroed containers (replacing any it had; cgroup is kept);
+ * -ENOMEM. */
+int np_workload_req_set_containers(struct np_workload_req *w, int n);
+/* Free w->c (NULL afterwards); safe on a zeroed request. */
+void np_workload_req_free(struct np_workload_req *w);
+/* Deep copy; dst is overwritten (not freed). */
+int np_workload_req_copy(struct np_workload_req *dst,
+			 const struct np_workload_req *src);
+void np_workload_alloc_free(struct np_workload_alloc *a);
+int np_workload_alloc_copy(struct np_workload_alloc *dst,
+			   const struct np_workload_alloc *src);
 
 /* Aggregates over all allocations, kept up to date by admit/release/load
  * so that the admission path never rescans the state. */
@@ -178,14 +212,23 @@ void np_state_cache_add(struct np_node_state *st,
  */
 int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen);
-/* Release a workload; -ENOENT if unknown. */
+/* Release a workload (its allocation is freed); -ENOENT if unknown. */
 int np_release(struct np_node_state *st, const char *name);
-/* Put a released allocation back at index i (undo of np_release when the
- * release could not be made durable). */
+/* Release the workload at index i into *out instead of freeing it: the
+ * caller owns out's arrays (np_workload_alloc_free or np_state_insert). */
+int np_release_keep(struct np_node_state *st, int i,
+		    struct np_workload_alloc *out);
+/* Put a released allocation back at index i (undo of np_release_keep when
+ * the release could not be made durable). The state takes over a's heap
+ * arrays (a's contents are copied by value): on success the caller must not
+ * free them; on failure they are still the caller's. */
 int np_state_insert(struct np_node_state *st, int i,
 		    const struct np_workload_alloc *a);
 
-/* JSON forms (spec and status; see README "Workload spec"). */
+/* JSON forms (spec and status; see README "Workload spec").
+ * np_workload_req_from_json() initialises w (whatever it held is not
+ * freed) and gives it its containers array, also on failure: free it
+ * with np_workload_req_free(). */
 int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 			      const char *path, char *err, size_t errlen);
 int np_policy_from_json(struct np_node_policy *p, const json_t *j,

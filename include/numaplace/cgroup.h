@@ -37,6 +37,7 @@
 #include <stddef.h>
 
 #include "numaplace/cpuset.h"
+#include "numaplace/strmap.h"
 
 #define NP_CGROUP_PATH_MAX 4096
 
@@ -233,6 +234,54 @@ struct np_cgroup_state {
 /* Read-only snapshot of cgroup (relative to the managed parent). */
 int np_cgroup_inspect(const struct np_cgroup_root *root, const char *cgroup,
 		      struct np_cgroup_state *st, char *err, size_t errlen);
+
+/* ---- cached cpuset reads (the reconcile cycle) --------------------------- */
+
+struct np_cgroup_cache_entry;
+
+/*
+ * Open cpuset.cpus and cpuset.mems files of cgroups below the managed
+ * parent, so that a reconcile cycle reads each with one pread() instead of
+ * a checked path walk and six file reads (np_cgroup_inspect).
+ *
+ * Whether a path still names the directory the files were opened in is
+ * checked with one fstatat(AT_SYMLINK_NOFOLLOW) (same device and inode, a
+ * directory) on the first read after anything changed in the directories
+ * above the cached cgroups: an inotify watch on each of them (creation,
+ * removal, rename, and the watch's own end) says so. Without inotify every
+ * read checks. A cgroup removed, recreated, renamed away or replaced by a
+ * symlink goes back through np_cgroup_inspect, with its checks and
+ * messages; a removed cgroup whose files are still open also fails the
+ * read itself on cgroupfs (ENODEV). Not detected: a mount placed over a
+ * cached cgroup (its own files are still read) and, in a fake tree of
+ * plain files, a file replaced rather than rewritten in place.
+ * Not thread-safe; owned by one user of one root.
+ */
+struct np_cgroup_cache {
+	struct np_strmap ix;	/* cgroup path -> struct np_cgroup_cache_entry * */
+	struct np_strmap watch; /* watched directory (relative path) -> wd */
+	unsigned gen;		/* read generation, see np_cgroup_cache_next */
+	unsigned epoch;		/* bumped by every inotify event */
+	int nfds, maxfds; /* maxfds: 0 = from RLIMIT_NOFILE at first use */
+	int ifd;	  /* inotify; 0 = not yet, -1 = none (check always) */
+};
+
+/*
+ * cpuset.cpus and cpuset.mems of cgroup (relative to the managed parent):
+ * 0, or what np_cgroup_inspect() returns for it (with its message) when it
+ * fails. A cgroup already read in the current generation is answered from
+ * what was read then, without any system call.
+ */
+int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
+			  const struct np_cgroup_root *root, const char *cgroup,
+			  np_cpuset *cpus, np_nodemask *mems, char *err,
+			  size_t errlen);
+/* Start a new generation: the next reads look at the files again. */
+void np_cgroup_cache_next(struct np_cgroup_cache *c);
+/* Close the files of cgroup (e.g. removed or released). */
+void np_cgroup_cache_forget(struct np_cgroup_cache *c, const char *cgroup);
+/* Close everything; the cache is empty and reusable afterwards. */
+void np_cgroup_cache_free(struct np_cgroup_cache *c);
 
 /* ---- the write planner (pure) and its executor -------------------------- */
 

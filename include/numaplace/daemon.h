@@ -10,6 +10,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/cgroup.h"
 #include "numaplace/config.h"
+#include "numaplace/strmap.h"
 
 #include <stdint.h>
 #include <time.h>
@@ -31,8 +32,9 @@ struct np_counters {
 /* Per workload bookkeeping that is not part of the allocation. */
 struct np_wl_meta {
 	char name[NP_NAME_MAX];
-	char spec_file[2 * NP_PATH_MAX]; /* "" = admitted through the socket */
-	char spec_json[4096];        /* canonical spec, to notice changes */
+	/* Heap strings owned by the entry; NULL reads as "". */
+	char *spec_file;             /* "" = admitted through the socket */
+	char *spec_json;             /* canonical spec, to notice changes */
 	bool established;            /* its cgroup was written at least once */
 	bool partition_done;         /* isolated partition set (or refused) */
 };
@@ -49,8 +51,11 @@ struct np_spec_note {
 
 /* What the daemon last wrote to a cgroup: drift is a difference from it. */
 struct np_written {
-	char path[2 * NP_PATH_MAX];
-	np_cpuset cpus;
+	char *path; /* heap, owned */
+	/* cpus: the words of the set up to its last non-zero one (heap,
+	 * owned; the rest are zero). */
+	uint64_t *cpus;
+	int ncpuwords;
 	np_nodemask mems;
 };
 
@@ -63,6 +68,7 @@ struct np_daemon {
 	struct np_node_state st;
 	struct np_cgroup_root cg;
 	bool cg_open;
+	struct np_cgroup_cache cgc; /* cpuset files of managed cgroups */
 	/* The hierarchy root, for config.shared_cgroups (host slices kept on
 	 * the shared pool, off exclusive CPUs). */
 	struct np_cgroup_root cg_top;
@@ -71,6 +77,8 @@ struct np_daemon {
 	struct np_wl_meta *meta;
 	int nwritten;
 	struct np_written *written;
+	/* Indexes: name -> meta[] index, path -> written[] index. */
+	struct np_strmap meta_ix, written_ix;
 	int nnotes;
 	struct np_spec_note *notes;
 	/* Released workloads whose cgroup still holds tasks: kept on the

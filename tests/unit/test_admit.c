@@ -24,10 +24,17 @@
 
 static struct np_workload_req *wl(const char *name, enum np_qos q, int cpus_milli)
 {
+	/* Static backing store for the containers: callers may add up to
+	 * NP_MAX_CONTAINERS, nobody frees it (np_admit copies what it keeps). */
+	static struct np_container_req c[NP_MAX_CONTAINERS];
+	static char cgroup[NP_PATH_MAX];
 	static struct np_workload_req w;
 	memset(&w, 0, sizeof(w));
+	memset(c, 0, sizeof(c));
+	w.c = c;
+	w.cgroup = cgroup;
 	snprintf(w.name, sizeof(w.name), "%s", name);
-	snprintf(w.cgroup, sizeof(w.cgroup), "%s", name);
+	snprintf(cgroup, sizeof(cgroup), "%s", name);
 	w.qos = q;
 	w.ncontainers = 1;
 	snprintf(w.c[0].name, sizeof(w.c[0].name), "main");
@@ -300,6 +307,7 @@ static void spec_error(const char *json, const char *needle)
 			 -EINVAL);
 	if (!strstr(err, needle))
 		fail_msg("spec %s: error \"%s\" lacks \"%s\"", json, err, needle);
+	np_workload_req_free(&w);
 	json_decref(j);
 }
 
@@ -376,6 +384,7 @@ static void test_spec_validation(void **state)
 	assert_int_equal(w.bind, NP_BIND_SPREAD_BY_PCPUS);
 	assert_int_equal(w.excl, NP_EXCL_PCPU_LEVEL);
 	assert_true(w.partition);
+	np_workload_req_free(&w);
 	json_decref(j);
 }
 

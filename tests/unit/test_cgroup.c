@@ -1578,6 +1578,106 @@ static void test_inspect(void **state)
 	assert_contains(err, "+cpuset not enabled");
 }
 
+/* Cached reads answer what np_cgroup_inspect would, per generation, and
+ * notice removal, recreation, renames and symlinks. */
+static void test_cache(void **state)
+{
+	struct fx *f = *state;
+	struct np_cgroup_cache c = {0};
+	char err[512], a[512], b[512];
+	np_cpuset cpus, want;
+	np_nodemask mems;
+
+	mkcg(f, "np/W", "2-5", "0-1");
+	mkcg(f, "np/A", "0-7", "0-1");
+	mkcg(f, "np/A/B", "6", "1");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = cs("2-5");
+	assert_true(np_cpuset_equal(&cpus, &want));
+	assert_int_equal(mems, 0x3);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "A/B", &cpus,
+					       &mems, err, sizeof(err)),
+			 0);
+	assert_int_equal(np_cpuset_first(&cpus), 6);
+	assert_int_equal(mems, 0x2);
+	assert_int_equal(c.nfds, 4);
+
+	/* rewritten in place: the same generation keeps what it read, the
+	 * next one sees the change */
+	put(f, "np/W", "cpuset.cpus", "3\n");
+	put(f, "np/W", "cpuset.mems", "0\n");
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_int_equal(np_cpuset_count(&cpus), 4);
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = cs("3");
+	assert_true(np_cpuset_equal(&cpus, &want));
+	assert_int_equal(mems, 0x1);
+
+	/* unparsable content: inspect's message */
+	put(f, "np/W", "cpuset.cpus", "x\n");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 -EINVAL);
+	assert_contains(err, "cannot parse");
+	put(f, "np/W", "cpuset.cpus", "4\n");
+
+	/* removed and recreated: the new directory is read */
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	path_of(f, "np/W", NULL, a, sizeof(a));
+	path_of(f, "np/W.old", NULL, b, sizeof(b));
+	assert_int_equal(rename(a, b), 0);
+	mkcg(f, "np/W", "1", "0");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = cs("1");
+	assert_true(np_cpuset_equal(&cpus, &want));
+
+	/* renamed away: gone, as for inspect */
+	path_of(f, "np/W.2", NULL, b, sizeof(b));
+	assert_int_equal(rename(a, b), 0);
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 -ENOENT);
+	assert_int_equal(c.nfds, 2);
+
+	/* a parent above a nested cgroup replaced by a symlink to it */
+	path_of(f, "np/A", NULL, a, sizeof(a));
+	path_of(f, "np/A.real", NULL, b, sizeof(b));
+	assert_int_equal(rename(a, b), 0);
+	assert_int_equal(symlink(b, a), 0);
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "A/B", &cpus,
+					       &mems, err, sizeof(err)),
+			 -ELOOP);
+	assert_int_equal(c.nfds, 0);
+
+	/* forget closes */
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W.2", &cpus,
+					       &mems, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.nfds, 2);
+	np_cgroup_cache_forget(&c, "W.2");
+	assert_int_equal(c.nfds, 0);
+	np_cgroup_cache_free(&c);
+	/* read-only: nothing was written */
+	assert_int_equal(f->nlog, 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1609,6 +1709,7 @@ int main(void)
 	    T(test_partition_ok),
 	    T(test_partition_refused),
 	    T(test_inspect),
+	    T(test_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

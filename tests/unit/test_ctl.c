@@ -730,6 +730,7 @@ static void test_render_library_status(void **state)
 		    np_admit(&ns, w, &d, err, sizeof(err)))
 			fail_msg("admit %zu: %s", i, err);
 		assert_true(d.admitted);
+		np_workload_req_free(w);
 		json_decref(sj);
 	}
 	for (int i = 0; i < ns.nworkloads; i++)

@@ -68,6 +68,7 @@ static void admit(struct np_node_state *st, const char *spec)
 	if (!d.admitted)
 		fail_msg("%s rejected: %s", spec, d.reason);
 	json_decref(j);
+	np_workload_req_free(w);
 	free(w);
 }
 
