@@ -167,5 +167,9 @@ if command -v bpftool >/dev/null; then
 fi
 # (g) plain output reads the same
 check "numaplace violations marks w" sh -c "'$build/numaplace' violations --pin-path $PIN w | grep -q 'w  cgroup w .*VIOLATION'"
+# np_info names the driver's pid: alive, but not a numaplaced (as after a
+# crash and pid reuse), so the daemon is not reported as running
+check "a live pid that is not numaplaced is not reported as the daemon" \
+	sh -c "'$build/numaplace' violations --pin-path $PIN w | head -n 1 | grep -q 'numaplaced not running'"
 check "numaplace violations: unknown workload refused" sh -c "! '$build/numaplace' violations --pin-path $PIN nosuch 2>/dev/null"
 summary

@@ -345,9 +345,23 @@ static void open_error(int r, const char *err)
 			"verification state, its log says why it is off.\n");
 }
 
+/* np_info keeps the pid of a daemon that was killed (no clean stop clears
+ * it), and pids are reused: the process must also be a numaplaced. */
 static bool daemon_running(uint32_t pid)
 {
-	return pid && (!kill((pid_t)pid, 0) || errno == EPERM);
+	char path[64], comm[32] = "";
+	FILE *f;
+	bool ok;
+
+	if (!pid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(comm, sizeof(comm), f) && !strcmp(comm, "numaplaced\n");
+	fclose(f);
+	return ok;
 }
 
 int cmd_violations(int argc, char **argv)
