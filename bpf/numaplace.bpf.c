@@ -244,6 +244,40 @@ static __always_inline void np_outside(struct np_bpf_policy *pol,
 		  now);
 }
 
+/* Remember who intruded on `owner`'s CPUs: one more switch in, or one more
+ * cpu-clock tick while running there. */
+static __always_inline void np_intruder_seen(__u32 owner, __u32 kind,
+					     struct task_struct *p, __u64 cgid,
+					     __u32 cpu, __u64 now, bool tick)
+{
+	struct np_bpf_intruder_key key = {};
+	struct np_bpf_intruder_val *v, nv = {};
+
+	key.owner_slot = owner;
+	key.kind = kind;
+	key.cgid = cgid;
+	bpf_probe_read_kernel(key.comm, sizeof(key.comm), p->comm);
+	v = bpf_map_lookup_elem(&np_intruders, &key);
+	if (v) {
+		if (tick)
+			__sync_fetch_and_add(&v->ticks, 1);
+		else
+			__sync_fetch_and_add(&v->switches, 1);
+		v->last_ns = now;
+		v->last_pid = p->pid;
+		v->last_cpu = cpu;
+		return;
+	}
+	if (tick)
+		nv.ticks = 1;
+	else
+		nv.switches = 1;
+	nv.last_ns = now;
+	nv.last_pid = p->pid;
+	nv.last_cpu = cpu;
+	bpf_map_update_elem(&np_intruders, &key, &nv, BPF_NOEXIST);
+}
+
 /* `p` (workload `pol`, or none) runs on `cpu`, which `own` owns. */
 static __always_inline void np_intrusion(struct np_bpf_owner *own,
 					 struct np_bpf_policy *pol,
@@ -251,8 +285,6 @@ static __always_inline void np_intrusion(struct np_bpf_owner *own,
 					 __u32 cpu)
 {
 	__u32 owner = own->slot_plus1 - 1, kind;
-	struct np_bpf_intruder_key key = {};
-	struct np_bpf_intruder_val *v, nv = {};
 	struct np_bpf_counters *cnt;
 	__u64 now;
 
@@ -280,23 +312,7 @@ static __always_inline void np_intrusion(struct np_bpf_owner *own,
 		kind = NP_BPF_INTRUDER_CGROUP;
 		cnt->intrude_cgroup++;
 	}
-	key.owner_slot = owner;
-	key.kind = kind;
-	key.cgid = cgid;
-	bpf_probe_read_kernel(key.comm, sizeof(key.comm), p->comm);
-	v = bpf_map_lookup_elem(&np_intruders, &key);
-	if (v) {
-		__sync_fetch_and_add(&v->switches, 1);
-		v->last_ns = now;
-		v->last_pid = p->pid;
-		v->last_cpu = cpu;
-	} else {
-		nv.switches = 1;
-		nv.last_ns = now;
-		nv.last_pid = p->pid;
-		nv.last_cpu = cpu;
-		bpf_map_update_elem(&np_intruders, &key, &nv, BPF_NOEXIST);
-	}
+	np_intruder_seen(owner, kind, p, cgid, cpu, now, false);
 	/* per-CPU kernel threads (kworker/N, ksoftirqd/N) are counted, not
 	 * reported: no cpuset keeps them away */
 	if (kind != NP_BPF_INTRUDER_KTHREAD)
@@ -388,10 +404,15 @@ int np_tick(void *ctx)
 
 		if (!cnt)
 			return 0;
-		if (now < own->settle_until_ns || !np_persistent(p, now))
+		if (now < own->settle_until_ns || !np_persistent(p, now)) {
 			cnt->transition++;
-		else
+		} else {
 			cnt->intrude_ticks++;
+			np_intruder_seen(own->slot_plus1 - 1,
+					 pol ? NP_BPF_INTRUDER_WORKLOAD
+					     : NP_BPF_INTRUDER_CGROUP,
+					 p, np_cgid(cg), cpu, now, true);
+		}
 	}
 	return 0;
 }

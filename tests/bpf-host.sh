@@ -128,6 +128,14 @@ top=$("$build/numaplace" violations --pin-path "$PIN" --json w |
 	python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(' '.join('%s:%s:%s' % (i['comm'], i['cgroup_id'], i['kind']) for i in t))")
 pid_cg=$(stat -c %i "$P")
 check "top intruder is np-intruder of cgroup $pid_cg ($top)" grep -q "np-intruder:$pid_cg:cgroup" <<<"$top"
+# the tick program names intruders too (a busy one may switch in only once)
+itk=$("$build/numaplace" violations --pin-path "$PIN" --json w |
+	python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(max([i['ticks'] for i in t if i['comm'] == 'np-intruder'] or [0]))")
+check "np-intruder's own intruder ticks counted ($itk)" [ "$itk" -gt 50 ]
+txt=$("$build/numaplace" violations --pin-path "$PIN" w 2>&1)
+sed 's/^/     | /' <<<"$txt"
+check "the text form names np-intruder with its switches and ticks" \
+	grep -Eq "cgroup +'np-intruder' cgroup .*: [0-9]+ switch\(es\), [0-9]+ tick\(s\), last pid" <<<"$txt"
 oo=$(cnt other run_outside)
 ot=$(cnt other run_outside_ticks)
 check "no violation for a task on allowed CPUs (switches $oo, ticks $ot)" [ "$oo" -eq 0 -a "$ot" -eq 0 ]

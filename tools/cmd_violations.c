@@ -166,11 +166,12 @@ static json_t *intruders_json(const struct view *v, uint32_t slot)
 		comm[NP_BPF_COMM_LEN] = 0;
 		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:I,s:o,s:I,s:i,s:i}", "comm", comm,
+			a, json_pack("{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
 				     "kind", np_bpf_intruder_kind_name(top[i].key.kind),
 				     "cgroup_id", (json_int_t)top[i].key.cgid,
 				     "cgroup", path[0] ? json_string(path) : json_null(),
 				     "switches", (json_int_t)top[i].val.switches,
+				     "ticks", (json_int_t)top[i].val.ticks,
 				     "last_pid", (int)top[i].val.last_pid,
 				     "last_cpu", (int)top[i].val.last_cpu));
 	}
@@ -280,10 +281,12 @@ static void print_block(const struct view *v, const struct row *r,
 		char path[4096];
 		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
 		printf("    %-8s '%.16s' cgroup %s (id %llu): %llu switch(es), "
+		       "%llu tick(s), "
 		       "last pid %u on CPU %u\n",
 		       np_bpf_intruder_kind_name(top[i].key.kind), top[i].key.comm,
 		       path[0] ? path : "?", (unsigned long long)top[i].key.cgid,
-		       (unsigned long long)top[i].val.switches, top[i].val.last_pid,
+		       (unsigned long long)top[i].val.switches,
+		       (unsigned long long)top[i].val.ticks, top[i].val.last_pid,
 		       top[i].val.last_cpu);
 		shown = true;
 	}

@@ -280,6 +280,9 @@ static int cmp_intruder(const void *a, const void *b)
 	 * someone can act on come first */
 	if (kx != ky)
 		return kx ? 1 : -1;
+	/* time first: a busy intruder may switch in only once */
+	if (x->val.ticks != y->val.ticks)
+		return x->val.ticks < y->val.ticks ? 1 : -1;
 	if (x->val.switches != y->val.switches)
 		return x->val.switches < y->val.switches ? 1 : -1;
 	return strncmp(x->key.comm, y->key.comm, sizeof(x->key.comm));

@@ -529,13 +529,41 @@ static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
 		v->audit_first[r->slot] = *r;
 }
 
+/* A hand-written cpuset seen first by the counters, before the drift check
+ * of the next cycle: it is drift all the same, logged and counted as such
+ * (read uncached: the cycle's cached copy may predate the write). */
+static void note_drift(struct np_daemon *d, const struct np_verify_wl *w)
+{
+	struct np_cgroup_state *st = malloc(sizeof(*st));
+	char err[256];
+
+	if (!st)
+		return;
+	if (!np_cgroup_inspect(&d->cg, w->cgroup, st, err, sizeof(err)) &&
+	    (!np_cpuset_equal(&st->cpus, &w->cpus) || st->mems != w->mems)) {
+		char *a = np_cpuset_str(&st->cpus), *b = np_cpuset_str(&w->cpus);
+		np_log(LOG_WARNING,
+		       "drift in %s: cpuset.cpus is \"%s\", want \"%s\" "
+		       "(found by verification)",
+		       w->cgroup, a ? a : "?", b ? b : "?");
+		free(a);
+		free(b);
+		d->n.drift_repaired++;
+	}
+	free(st);
+}
+
 /* Rewrite one workload's cpuset files with what it should have. */
 static int rewrite(struct np_daemon *d, const struct np_verify_wl *w,
 		   const char *why)
 {
-	char err[1024], *cs = np_cpuset_str(&w->cpus);
-	int r = np_cgroup_write_cpus(&d->cg, w->cgroup, &w->cpus, NULL, err,
-				     sizeof(err));
+	char err[1024], *cs;
+	int r;
+
+	note_drift(d, w);
+	cs = np_cpuset_str(&w->cpus);
+	r = np_cgroup_write_cpus(&d->cg, w->cgroup, &w->cpus, NULL, err,
+				 sizeof(err));
 	if (r >= 0)
 		r = np_cgroup_write_mems(&d->cg, w->cgroup, w->mems, NULL, err,
 					 sizeof(err));
@@ -565,12 +593,13 @@ static void report_intruders(struct np_daemon *d, uint32_t slot,
 		shown++;
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 			 "%s'%.16s' (%s, cgroup id %llu, pid %u, CPU %u) %llu "
-			 "switch(es)",
+			 "switch(es), %llu tick(s)",
 			 list[0] ? ", " : "", top[i].key.comm,
 			 np_bpf_intruder_kind_name(top[i].key.kind),
 			 (unsigned long long)top[i].key.cgid,
 			 top[i].val.last_pid, top[i].val.last_cpu,
-			 (unsigned long long)top[i].val.switches);
+			 (unsigned long long)top[i].val.switches,
+			 (unsigned long long)top[i].val.ticks);
 	}
 	np_log(LOG_WARNING,
 	       "verify: intrusion on %s's exclusive CPUs: %llu switch(es) from "

@@ -146,7 +146,9 @@ struct np_bpf_intruder_key {
 };
 
 struct np_bpf_intruder_val {
-	__u64 switches;
+	__u64 switches; /* switches in onto the owner's CPUs */
+	__u64 ticks;    /* cpu-clock samples taken while it ran there: a busy
+			 * intruder that never switches again is still named */
 	__u64 last_ns;
 	__u32 last_pid;
 	__u32 last_cpu;

@@ -44,13 +44,30 @@ pass() {
 
 # Cleanup: on_exit CMD registers CMD (run in reverse order at exit, also
 # when the scenario times out and receives SIGTERM).
+# show_on_fail FILE: when the scenario fails, the last lines of FILE (e.g.
+# the daemon's log) are printed after the cleanup, so that the console and
+# the runner's failure digest say what the daemon saw.
 _np_cleanup=
+_np_show=
 on_exit() { _np_cleanup="$1; $_np_cleanup"; }
+show_on_fail() {
+	case " $_np_show " in
+	*" $1 "*) ;;
+	*) _np_show="$_np_show $1" ;;
+	esac
+}
 _np_exit() {
 	_rc=$?
 	trap - EXIT
 	set +e
 	[ -n "$_np_cleanup" ] && eval "$_np_cleanup" >/dev/null 2>&1
+	if [ "$_rc" != 0 ] && [ "$_rc" != 77 ]; then
+		for _f in $_np_show; do
+			[ -f "$_f" ] || continue
+			echo "--- last lines of $_f:" >&2
+			tail -n 25 "$_f" >&2
+		done
+	fi
 	exit "$_rc"
 }
 trap _np_exit EXIT

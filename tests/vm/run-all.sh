@@ -22,15 +22,39 @@ done
 read -r -a extra <<<"${NP_VM_ARGS:-}"
 args+=("${extra[@]}")
 
+# What failed is repeated at the very end, so that the last lines of a long
+# run (often all a CI report keeps) say which scenario failed and why.
+failure_digest() {
+	local t=$1 log=$2 name
+	[[ -f $log ]] || { echo "  $t: no console log"; return; }
+	if ! grep -q '^NP-RESULT [^ ]* FAIL' "$log"; then
+		echo "  $t: no scenario failed; last console lines:"
+		grep -v '^NP-' "$log" | tail -n 8 | sed 's/^/    /'
+		return
+	fi
+	grep '^NP-RESULT [^ ]* FAIL' "$log" | while read -r _ name _; do
+		grep "^NP-RESULT $name " "$log" | sed "s/^NP-RESULT /  $t /"
+		grep -F "[$name] " "$log" | grep -v '^NP-' | tail -n 8 | sed 's/^/    /'
+	done
+}
+
 rc=0
 summary=()
+failed=()
 for t in ${NP_VM_TOPOLOGIES:-2node 4node}; do
 	if "$HERE/run.sh" --topology "$t" --scenarios "$HERE/scenarios" "${args[@]}"; then
 		summary+=("$t: OK")
 	else
 		summary+=("$t: FAILED")
+		failed+=("$t")
 		rc=1
 	fi
 done
+if ((${#failed[@]})); then
+	echo "== VM failures (whole console in build/vm/last-<topology>.log):"
+	for t in "${failed[@]}"; do
+		failure_digest "$t" "$HERE/../../build/vm/last-$t.log"
+	done
+fi
 echo "== VM tests: ${summary[*]}"
 exit "$rc"

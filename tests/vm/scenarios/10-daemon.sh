@@ -40,7 +40,8 @@ numaplaced --check-config -c $ETC/numaplace.json >/dev/null ||
 	fail "--check-config refused the configuration"
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
-on_exit "kill $DPID $H 2>/dev/null; cat $ETC/log"
+on_exit "kill $DPID $H 2>/dev/null"
+show_on_fail $ETC/log
 wait_for 10 test -S /run/numaplace.sock
 
 # --- a shared workload and an LSE workload ---------------------------------
@@ -99,7 +100,7 @@ kill -9 $DPID
 wait $DPID 2>/dev/null
 numaplaced -c $ETC/numaplace.json 2>>$ETC/log &
 DPID=$!
-on_exit "kill $DPID 2>/dev/null; cat $ETC/log"
+on_exit "kill $DPID 2>/dev/null"
 wait_for 10 test -S /run/numaplace.sock
 sleep 1
 assert_eq "$(eff keep)" 2-3 "keep after restart"

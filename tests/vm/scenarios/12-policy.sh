@@ -30,6 +30,7 @@ run_policy() { # POLICY -> leaves c's fate in $ETC/log
 JSON
 	numaplaced -c "$ETC/numaplace.json" 2>"$ETC/log" &
 	DPID=$!
+	show_on_fail "$ETC/log"
 	wait_for 10 test -S "/run/np-$1.sock"
 	# fragment the node: a on node 0 (2-3), b on node 1 (4-5), free a
 	spec a LSE 2

@@ -28,6 +28,7 @@ assert_true "taskset -c 2 from the root cgroup before isolation" taskset -c 2 tr
 
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
+show_on_fail $ETC/log
 cleanup() {
 	kill "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null

@@ -236,6 +236,7 @@ start() {
 	printf '\n=== start %s\n' "$1" >>$ETC/log
 	numaplaced -c $ETC/numaplace.json 2>>$ETC/log &
 	DPID=$!
+	show_on_fail $ETC/log
 	# Answering a request means the first reconcile cycle is over: the
 	# spec directory was scanned and the cgroups were written.
 	if $HAVE_CLI; then

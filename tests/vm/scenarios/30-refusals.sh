@@ -77,6 +77,7 @@ on_exit "umount $CGP/np-door"
 on_exit 'kill $DPID $H $P 2>/dev/null; [ -n "$DPID" ] && wait $DPID'
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
+show_on_fail $ETC/log
 wait_for 10 test -S $SOCK
 
 # --- a node with work on it ---------------------------------------------------

@@ -78,6 +78,7 @@ JSON
 	rm -f $SOCK
 	numaplaced -c "$ETCN/numaplace.json" 2>"$ETCN/log" &
 	DPID=$!
+	show_on_fail "$ETCN/log"
 	wait_for 20 test -S $SOCK
 }
 stop() {

@@ -30,6 +30,7 @@ eff() { cat "$CGP/$1/cpuset.cpus.effective" 2>/dev/null; }
 rm -rf /sys/fs/bpf/numaplace
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
+show_on_fail $ETC/log
 cleanup() {
 	kill $B 2>/dev/null
 	kill "$DPID" 2>/dev/null

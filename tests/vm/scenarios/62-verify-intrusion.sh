@@ -44,6 +44,7 @@ mkdir -p $INTR || fail "cannot create $INTR"
 rm -rf /sys/fs/bpf/numaplace
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
+show_on_fail $ETC/log
 I=
 cleanup() {
 	kill $I 2>/dev/null

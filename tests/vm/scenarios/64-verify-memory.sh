@@ -54,6 +54,8 @@ touchinfo() { # PID
 	echo "remote $(vcount mem fault_pages_remote) pages, anon N0=$(numa anon 0) N1=$(numa anon 1)," \
 		"pid $1 $(cut -d' ' -f3,14,15,39 /proc/$1/stat 2>/dev/null || echo gone) (state utime stime cpu)," \
 		"wchan $(cat /proc/$1/wchan 2>/dev/null)," \
+		"stack $(head -n 6 /proc/$1/stack 2>/dev/null | sed 's/^\[<[0-9a-f]*>\] //; s/+0x[0-9a-f/x]*//' | tr '\n' ' ')," \
+		"thp $(grep -h thp_fault /proc/vmstat | tr '\n' ' ')," \
 		"$(grep -h nonvoluntary_ctxt /proc/$1/status 2>/dev/null | tr -s ' \t' ' ')," \
 		"mems $(cat $CGP/mem/cpuset.mems), numa_balancing $(cat /proc/sys/kernel/numa_balancing)," \
 		"$(grep -h MemFree /sys/devices/system/node/node*/meminfo | tr -s ' ' | tr '\n' ' ')"
@@ -67,6 +69,7 @@ faulted_since() {
 rm -rf /sys/fs/bpf/numaplace
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
+show_on_fail $ETC/log
 M=
 cleanup() {
 	kill -CONT "$DPID" 2>/dev/null

@@ -47,6 +47,7 @@ log "moved $moved user task(s) into hostd.slice; $left left in the root cgroup"
 rm -rf /sys/fs/bpf/numaplace
 numaplaced -c $ETC/numaplace.json 2>$ETC/log &
 DPID=$!
+show_on_fail $ETC/log
 BUSY=
 cleanup() {
 	kill $BUSY 2>/dev/null
