@@ -62,9 +62,7 @@ static void usage(FILE *f)
 		"--default)\n"
 		"                   [--size 64Mi] [--seconds S | --passes P] "
 		"[--stride 4096]\n"
-		"                   [--thp on|off] [--wait-signal] [--quiet]\n"
-		"  --thp: madvise the range (MADV_HUGEPAGE or MADV_NOHUGEPAGE); "
-		"default: the system's THP setting\n"
+		"                   [--wait-signal] [--quiet]\n"
 		"  --size takes Kubernetes quantities: 64Mi = 64 MiB, "
 		"64M = 64000000 bytes\n"
 		"  prints {\"cpu\",\"node\",\"bytes\",\"passes\",\"sampled\","
@@ -135,7 +133,6 @@ int main(int argc, char **argv)
 	    {"preferred", no_argument, NULL, 'P'},
 	    {"default", no_argument, NULL, 'D'},
 	    {"wait-signal", no_argument, NULL, 'w'},
-	    {"thp", required_argument, NULL, 'H'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -144,8 +141,7 @@ int main(int argc, char **argv)
 						"--bind"};
 	long cpu = -1, node = -1, seconds = 5, passes = 0, stride = 4096;
 	uint64_t size = 64ULL << 20;
-	int mode = MPOL_BIND, mode_set = 0, timed = 0, wait_sig = 0, quiet = 0,
-	    thp = -1;
+	int mode = MPOL_BIND, mode_set = 0, timed = 0, wait_sig = 0, quiet = 0;
 	int ok, c, rc = 0;
 	char online[256], qerr[256];
 	long pagesz = sysconf(_SC_PAGESIZE), done = 0, counts[64] = {0}, k = 0;
@@ -212,14 +208,6 @@ int main(int argc, char **argv)
 		}
 		case 'w':
 			wait_sig = 1;
-			break;
-		case 'H':
-			if (!strcmp(optarg, "on"))
-				thp = MADV_HUGEPAGE;
-			else if (!strcmp(optarg, "off"))
-				thp = MADV_NOHUGEPAGE;
-			else
-				return bad("--thp", "expected on or off");
 			break;
 		case 'q':
 			quiet = 1;
@@ -288,10 +276,6 @@ int main(int argc, char **argv)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		perror("np-memtouch: mmap");
-		return 1;
-	}
-	if (thp >= 0 && madvise((void *)mem, size, thp)) {
-		perror("np-memtouch: madvise (--thp)");
 		return 1;
 	}
 	mask = node >= 0 ? 1UL << node : 0;
