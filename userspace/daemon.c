@@ -914,6 +914,20 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 	free(w);
 }
 
+/* A cgroup no longer holds what was written there: logged with both
+ * values and counted, whether the drift check or the counters saw it. */
+void np_daemon_drift(struct np_daemon *d, const char *cgroup,
+		     const np_cpuset *have, const np_cpuset *want,
+		     const char *how)
+{
+	char *a = np_cpuset_str(have), *b = np_cpuset_str(want);
+	logm(LOG_WARNING, "drift in %s: cpuset.cpus is \"%s\", want \"%s\"%s",
+	     cgroup, a ? a : "?", b ? b : "?", how);
+	free(a);
+	free(b);
+	d->n.drift_repaired++;
+}
+
 int np_daemon_reconcile(struct np_daemon *d)
 {
 	struct np_cgroup_change *ch = NULL;
@@ -999,15 +1013,8 @@ int np_daemon_reconcile(struct np_daemon *d)
 		 * (a planned change of its desired set is not drift). */
 		struct np_written *wr = written_find(d, v[i].path);
 		if (m && m->established && wr &&
-		    (!written_cpus_equal(wr, &cs.cpus) || wr->mems != cs.mems)) {
-			char *a = np_cpuset_str(&cs.cpus), *b = np_cpuset_str(v[i].cpus);
-			logm(LOG_WARNING,
-			     "drift in %s: cpuset.cpus is \"%s\", want \"%s\"",
-			     v[i].path, a ? a : "?", b ? b : "?");
-			free(a);
-			free(b);
-			d->n.drift_repaired++;
-		}
+		    (!written_cpus_equal(wr, &cs.cpus) || wr->mems != cs.mems))
+			np_daemon_drift(d, v[i].path, &cs.cpus, v[i].cpus, "");
 		if (np_cpuset_empty(v[i].cpus) || !v[i].mems) {
 			/* nothing a cpuset can express: skip this one
 			 * rather than fail the whole plan */

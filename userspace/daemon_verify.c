@@ -540,16 +540,9 @@ static void note_drift(struct np_daemon *d, const struct np_verify_wl *w)
 	if (!st)
 		return;
 	if (!np_cgroup_inspect(&d->cg, w->cgroup, st, err, sizeof(err)) &&
-	    (!np_cpuset_equal(&st->cpus, &w->cpus) || st->mems != w->mems)) {
-		char *a = np_cpuset_str(&st->cpus), *b = np_cpuset_str(&w->cpus);
-		np_log(LOG_WARNING,
-		       "drift in %s: cpuset.cpus is \"%s\", want \"%s\" "
-		       "(found by verification)",
-		       w->cgroup, a ? a : "?", b ? b : "?");
-		free(a);
-		free(b);
-		d->n.drift_repaired++;
-	}
+	    (!np_cpuset_equal(&st->cpus, &w->cpus) || st->mems != w->mems))
+		np_daemon_drift(d, w->cgroup, &st->cpus, &w->cpus,
+				" (found by verification)");
 	free(st);
 }
 

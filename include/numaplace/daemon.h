@@ -122,6 +122,11 @@ int np_verify_start(struct np_daemon *d);
 void np_verify_stop(struct np_daemon *d);
 void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n);
 void np_verify_check(struct np_daemon *d);
+/* Log and count drift of `cgroup` (how: "" or a note such as
+ * " (found by verification)"). */
+void np_daemon_drift(struct np_daemon *d, const char *cgroup,
+		     const np_cpuset *have, const np_cpuset *want,
+		     const char *how);
 json_t *np_verify_status(struct np_daemon *d);
 json_t *np_verify_events(struct np_daemon *d, int limit);
 /* Samples the BPF side dropped (rate limiter, full ring) since start. */
