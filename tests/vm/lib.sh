@@ -118,12 +118,16 @@ run_ok() {
 	[ "$_rc" = 0 ] || fail "'$*' exited $_rc: $(printf '%s' "$_out" | tail -n 3 | tr '\n' ' ')"
 }
 
-# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds (try_for
-# below), fail the scenario on timeout.
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
-	_wf_secs=$1
+	_n=$(($1 * 10))
 	shift
-	try_for "$_wf_secs" "$@" || fail "timed out waiting for: $*"
+	while [ "$_n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	fail "timed out waiting for: $*"
 }
 
 # ---- kernel parameters, cpu lists ----------------------------------------
