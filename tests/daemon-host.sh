@@ -61,10 +61,37 @@ check "CLI release: web widens back" waitfor web 0-7
 # a fake tree's directories hold plain files, so rmdir fails as it would
 # for a real cgroup with tasks: the cgroup must then sit on the shared pool
 check "released, busy cgroup moved to the shared pool" waitfor db 0-7
+printf '{"name":"api","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp/api.json"
+out=$("$build/numaplace" admit -f "$tmp/api.json" --socket "$tmp/np.sock")
+api=${out#admitted api: cpuset }
+api=${api%% *}
+check "CLI admit: api gets a whole core ($api)" test "$out" != "${out#admitted api: cpuset }"
+check "api's cgroup written" waitfor api "$api"
 kill -TERM "$dpid"
 wait "$dpid"
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 check "state file written" test -s "$tmp/state/state.json"
+check "origins.json: no workload pending" grep -q '"pending": \[\]' "$tmp/state/origins.json"
+
+# Restart after a kill that fell between the state save and the creation
+# of a cgroup (write-ahead): origins.json lists api as pending and its
+# cgroup does not exist. It is created again on the same CPUs. web's
+# cgroup was removed by hand while the daemon was down: web is released.
+rm -rf "$cg/numaplace.slice/api" "$cg/numaplace.slice/web"
+sed -i 's/"pending": \[\]/"pending": ["api"]/' "$tmp/state/origins.json"
+check "origins.json edited to list api as pending" grep -q '"pending": \["api"\]' "$tmp/state/origins.json"
+"${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
+dpid=$!
+check "pending api: its cgroup is created again, on the same CPUs" waitfor api "$api"
+check "web, whose cgroup was removed while down, is released" \
+	grep -q 'released web.*cgroup removed' "$tmp/log"
+sleep 0.5
+check "web's cgroup is not created again (its spec file is retired)" \
+	test ! -e "$cg/numaplace.slice/web"
+check "origins.json: api no longer pending" grep -q '"pending": \[\]' "$tmp/state/origins.json"
+kill -TERM "$dpid"
+wait "$dpid"
+check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 echo "daemon-host: $pass passed, $fail failed"
 [ -n "${NP_SUMMARY_FILE:-}" ] && echo "daemon $pass $fail" >>"$NP_SUMMARY_FILE"
 [ "$fail" -eq 0 ] || { cat "$tmp/log"; exit 1; }

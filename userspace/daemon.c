@@ -205,21 +205,41 @@ static int save_state(struct np_daemon *d)
 }
 
 /*
- * Which spec file each workload came from, beside the state (same atomic
- * write), so that a restart can tell a spec removed or changed while the
- * daemon was down from a workload admitted through the socket.
+ * Beside the state, rewritten with it: which spec file each workload came
+ * from, so that a restart can tell a spec removed or changed while the
+ * daemon was down from a workload admitted through the socket; and which
+ * workloads are admitted but whose cgroup was not written yet. The state
+ * is saved before a cgroup is touched (write-ahead), so a kill in between
+ * leaves a workload whose cgroup does not exist yet: it is "pending", and
+ * the restarted daemon creates its cgroup instead of taking it for a
+ * cgroup removed by hand.
+ *   {"spec_files": {"NAME": "FILE", ...}, "pending": ["NAME", ...]}
  */
 static int save_origins(struct np_daemon *d)
 {
 	char path[NP_PATH_MAX + 32], tmp[NP_PATH_MAX + 48];
-	json_t *o = json_object();
+	json_t *o = json_object(), *files = json_object(), *pend = json_array();
 	int fd, r = 0;
-	char *s;
+	char *s = NULL;
 
-	for (int i = 0; i < d->nmeta; i++)
+	if (!o || !files || !pend ||
+	    json_object_set_new(o, "spec_files", files) ||
+	    json_object_set_new(o, "pending", pend)) {
+		if (!json_object_get(o, "spec_files"))
+			json_decref(files);
+		if (!json_object_get(o, "pending"))
+			json_decref(pend);
+		json_decref(o);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < d->nmeta; i++) {
 		if (S(d->meta[i].spec_file)[0])
-			json_object_set_new(o, d->meta[i].name,
+			json_object_set_new(files, d->meta[i].name,
 					    json_string(d->meta[i].spec_file));
+		if (!d->meta[i].established)
+			json_array_append_new(pend,
+					      json_string(d->meta[i].name));
+	}
 	s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
 	json_decref(o);
 	if (!s)
@@ -235,26 +255,58 @@ static int save_origins(struct np_daemon *d)
 		close(fd);
 	if (r)
 		logm(LOG_ERR, "saving %s: %s", path, strerror(-r));
+	else
+		d->origins_dirty = false;
 	free(s);
 	return r;
 }
 
+/* Reads what save_origins wrote (and the older flat {"NAME": "FILE"}
+ * form). Names the state does not know are ignored: the state is the
+ * truth, this file only annotates it. */
 static void load_origins(struct np_daemon *d)
 {
 	char path[NP_PATH_MAX + 32];
 	json_error_t jerr;
-	json_t *o, *v;
+	json_t *o, *files, *pend, *v;
 	const char *name;
+	size_t k;
 
 	snprintf(path, sizeof(path), "%s/origins.json", d->cfg.state_dir);
 	o = json_load_file(path, 0, &jerr);
-	if (!o)
+	if (!o) {
+		if (access(path, F_OK) == 0)
+			logm(LOG_ERR, "%s: %s (line %d): spec origins unknown, "
+			     "every loaded workload is taken as admitted "
+			     "through the socket", path, jerr.text, jerr.line);
 		return;
-	json_object_foreach(o, name, v)
+	}
+	files = json_object_get(o, "spec_files");
+	pend = json_object_get(o, "pending");
+	if (!files && !pend)
+		files = o; /* the older flat form */
+	if ((files && !json_is_object(files)) ||
+	    (pend && !json_is_array(pend))) {
+		logm(LOG_ERR, "%s: \"spec_files\" must be an object and "
+		     "\"pending\" an array: spec origins unknown", path);
+		json_decref(o);
+		return;
+	}
+	json_object_foreach(files, name, v)
 	{
 		struct np_wl_meta *m = meta_find(d, name);
 		if (m && json_is_string(v))
 			set_str(&m->spec_file, json_string_value(v));
+	}
+	json_array_foreach(pend, k, v)
+	{
+		struct np_wl_meta *m =
+			json_is_string(v) ? meta_find(d, json_string_value(v))
+					  : NULL;
+		/* Without create_cgroups nobody but the user makes the
+		 * cgroup: a missing one stays "removed", and is released. */
+		if (m && d->cfg.create_cgroups)
+			m->established = false;
 	}
 	json_decref(o);
 }
@@ -1069,9 +1121,15 @@ int np_daemon_reconcile(struct np_daemon *d)
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
 	for (int i = 0; i < n; i++) {
-		if (v[i].wl >= 0 && v[i].m)
+		if (v[i].wl >= 0 && v[i].m && !v[i].m->established) {
 			v[i].m->established = true;
+			d->origins_dirty = true;
+		}
 	}
+	/* No longer pending: a restart now takes a missing cgroup of theirs
+	 * for one removed by hand. */
+	if (d->origins_dirty && !d->dirty)
+		save_origins(d);
 done:
 	/* Counters are read even when the writes failed: a placement that
 	 * could not be applied shows up as violations, and is reported. */
@@ -1421,7 +1479,8 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	if ((r = np_statefile_load(d->cfg.state_dir, &d->st, &fresh, err,
 				   errlen)))
 		return r;
-	/* Loaded workloads are established: their cgroups exist already. */
+	/* Loaded workloads are established (their cgroups exist already),
+	 * except those origins.json lists as pending. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		struct np_wl_meta *m = meta_add(d, d->st.w[i].req.name);
 		if (!m)

@@ -96,6 +96,7 @@ struct np_daemon {
 	int epfd, tfd, sfd, ifd, lfd;
 	bool stop;
 	bool dirty; /* state must be saved */
+	bool origins_dirty; /* origins.json must be saved (pending changed) */
 	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
 	struct np_verify *verify; /* NULL: verification off */
 };
