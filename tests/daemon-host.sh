@@ -6,7 +6,7 @@
 set -uo pipefail
 build=${1:-build}
 tmp=$(mktemp -d /tmp/np-daemon-XXXXXX)
-trap 'kill "$dpid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill "$dpid" 2>/dev/null; [ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
@@ -61,34 +61,45 @@ check "CLI release: web widens back" waitfor web 0-7
 # a fake tree's directories hold plain files, so rmdir fails as it would
 # for a real cgroup with tasks: the cgroup must then sit on the shared pool
 check "released, busy cgroup moved to the shared pool" waitfor db 0-7
-printf '{"name":"api","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp/api.json"
-out=$("$build/numaplace" admit -f "$tmp/api.json" --socket "$tmp/np.sock")
-api=${out#admitted api: cpuset }
-api=${api%% *}
-check "CLI admit: api gets a whole core ($api)" test "$out" != "${out#admitted api: cpuset }"
-check "api's cgroup written" waitfor api "$api"
 kill -TERM "$dpid"
 wait "$dpid"
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 check "state file written" test -s "$tmp/state/state.json"
-check "origins.json: no workload pending" grep -q '"pending": \[\]' "$tmp/state/origins.json"
 
-# Restart after a kill that fell between the state save and the creation
-# of a cgroup (write-ahead): origins.json lists api as pending and its
-# cgroup does not exist. It is created again on the same CPUs. web's
-# cgroup was removed by hand while the daemon was down: web is released.
-rm -rf "$cg/numaplace.slice/api" "$cg/numaplace.slice/web"
-sed -i 's/"pending": \[\]/"pending": ["api"]/' "$tmp/state/origins.json"
-check "origins.json edited to list api as pending" grep -q '"pending": \["api"\]' "$tmp/state/origins.json"
+# Restart after a kill that fell between the state save and the creation of
+# a cgroup (write-ahead): the failpoint makes numaplaced exit right there,
+# while it admits api. The state lists api as pending: the restarted daemon
+# creates its cgroup on the CPUs saved for it. web's cgroup is removed by
+# hand while the daemon is down: web is released and its spec retired.
+NUMAPLACED_FAILPOINT=admit-saved "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
+dpid=$!
+for _ in $(seq 100); do [ -S "$tmp/np.sock" ] && break; sleep 0.1; done
+printf '{"name":"api","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp/api.json"
+"$build/numaplace" admit -f "$tmp/api.json" --socket "$tmp/np.sock" >/dev/null 2>&1
+wait "$dpid"
+check "failpoint: numaplaced exited after saving api (exit $?)" test $? -eq 86
+check "api is in the saved state" grep -q '"name": "api"' "$tmp/state/state.json"
+check "api's cgroup was not created" test ! -e "$cg/numaplace.slice/api"
+check "the state lists api as pending" \
+	sh -c "tr -d ' \n' <'$tmp/state/state.json' | grep -q '\"pending\":\[\"api\"\]'"
+# api's entry in the saved state (one line per workload)
+api=$(tr -d ' \n' <"$tmp/state/state.json" | sed 's/{"class"/\n&/g' | grep '"name":"api"')
+rm -rf "$cg/numaplace.slice/web"
 "${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
 dpid=$!
-check "pending api: its cgroup is created again, on the same CPUs" waitfor api "$api"
+apicpus() { cat "$cg/numaplace.slice/api/cpuset.cpus" 2>/dev/null; }
+for _ in $(seq 100); do [ -n "$(apicpus)" ] && break; sleep 0.1; done
+check "pending api: its cgroup is created at restart ($(apicpus))" test -n "$(apicpus)"
+check "api was not released as 'cgroup removed'" sh -c "! grep -q 'released api' '$tmp/log'"
+saved_has() { grep -q "\"cpus\":\"$1\"" <<<"$api"; }
+check "api's cgroup got the CPUs saved for it ($(apicpus))" saved_has "$(apicpus)"
 check "web, whose cgroup was removed while down, is released" \
 	grep -q 'released web.*cgroup removed' "$tmp/log"
 sleep 0.5
 check "web's cgroup is not created again (its spec file is retired)" \
 	test ! -e "$cg/numaplace.slice/web"
-check "origins.json: api no longer pending" grep -q '"pending": \[\]' "$tmp/state/origins.json"
+check "the state lists nothing as pending" \
+	sh -c "tr -d ' \n' <'$tmp/state/state.json' | grep -q '\"pending\":\[\]'"
 kill -TERM "$dpid"
 wait "$dpid"
 check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

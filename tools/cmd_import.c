@@ -69,7 +69,7 @@ int cmd_import(int argc, char **argv)
 	struct np_node_state st = {0};
 	struct np_config cfg;
 	bool apply = false, fresh;
-	json_t *out = NULL;
+	json_t *out = NULL, *dpart = NULL;
 	char err[1024];
 	int c, r, rc = NP_EXIT_FAIL;
 
@@ -103,7 +103,10 @@ int cmd_import(int argc, char **argv)
 		rc = NP_EXIT_USAGE;
 		goto out;
 	}
-	r = np_statefile_load(cfg.state_dir, &st, &fresh, err, sizeof(err));
+	/* numaplaced's own part of the state (where each workload came from)
+	 * is kept as it is. */
+	r = np_statefile_load_with(cfg.state_dir, &st, &fresh, &dpart, err,
+				   sizeof(err));
 	if (r) {
 		fprintf(stderr, "numaplace import-kubelet-state: %s\n", err);
 		goto out;
@@ -130,7 +133,8 @@ int cmd_import(int argc, char **argv)
 		goto out;
 	}
 	if ((r = np_kubelet_import(argv[optind], &st, prefix, err, sizeof(err))) ||
-	    (r = np_statefile_save(cfg.state_dir, &st, err, sizeof(err)))) {
+	    (r = np_statefile_save_with(cfg.state_dir, &st, dpart, err,
+					sizeof(err)))) {
 		fprintf(stderr, "numaplace import-kubelet-state: %s\n", err);
 		goto out;
 	}
@@ -139,6 +143,7 @@ int cmd_import(int argc, char **argv)
 	rc = NP_EXIT_OK;
 out:
 	json_decref(out);
+	json_decref(dpart);
 	np_state_free(&st);
 	np_topology_free(t);
 	return rc;

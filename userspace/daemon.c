@@ -190,109 +190,97 @@ static void note_del(struct np_daemon *d, const char *file)
 		*n = d->notes[--d->nnotes];
 }
 
-static int save_origins(struct np_daemon *d);
+static json_t *origins_json(const struct np_daemon *d);
 
 static int save_state(struct np_daemon *d)
 {
 	char err[512];
-	int r = np_statefile_save(d->cfg.state_dir, &d->st, err, sizeof(err));
+	json_t *o = origins_json(d);
+	int r = o ? np_statefile_save_with(d->cfg.state_dir, &d->st, o, err,
+					   sizeof(err))
+		  : -ENOMEM;
+	if (!o)
+		snprintf(err, sizeof(err), "out of memory");
+	json_decref(o);
 	if (r < 0)
 		logm(LOG_ERR, "saving state: %s", err);
 	else
 		d->dirty = false;
-	save_origins(d);
 	return r;
 }
 
 /*
- * Beside the state, rewritten with it: which spec file each workload came
- * from, so that a restart can tell a spec removed or changed while the
- * daemon was down from a workload admitted through the socket; and which
- * workloads are admitted but whose cgroup was not written yet. The state
- * is saved before a cgroup is touched (write-ahead), so a kill in between
- * leaves a workload whose cgroup does not exist yet: it is "pending", and
- * the restarted daemon creates its cgroup instead of taking it for a
- * cgroup removed by hand.
+ * The daemon's part of the state file (body.daemon), in the same atomic
+ * write as the allocations so that the two never disagree:
  *   {"spec_files": {"NAME": "FILE", ...}, "pending": ["NAME", ...]}
+ * spec_files: which spec file each workload came from, so that a restart
+ * can tell a spec removed or changed while the daemon was down from a
+ * workload admitted through the socket. pending: admitted, but its cgroup
+ * not written yet. The state is saved before a cgroup is touched
+ * (write-ahead), so a kill in between leaves a workload whose cgroup does
+ * not exist yet; the restarted daemon creates it instead of taking it for
+ * a cgroup removed by hand.
  */
-static int save_origins(struct np_daemon *d)
+static json_t *origins_json(const struct np_daemon *d)
 {
-	char path[NP_PATH_MAX + 32], tmp[NP_PATH_MAX + 48];
 	json_t *o = json_object(), *files = json_object(), *pend = json_array();
-	int fd, r = 0;
-	char *s = NULL;
+	bool bad = !o || !files || !pend;
 
-	if (!o || !files || !pend ||
-	    json_object_set_new(o, "spec_files", files) ||
-	    json_object_set_new(o, "pending", pend)) {
-		if (!json_object_get(o, "spec_files"))
-			json_decref(files);
-		if (!json_object_get(o, "pending"))
-			json_decref(pend);
-		json_decref(o);
-		return -ENOMEM;
-	}
-	for (int i = 0; i < d->nmeta; i++) {
+	for (int i = 0; !bad && i < d->nmeta; i++) {
 		if (S(d->meta[i].spec_file)[0])
-			json_object_set_new(files, d->meta[i].name,
-					    json_string(d->meta[i].spec_file));
+			bad |= json_object_set_new(
+				   files, d->meta[i].name,
+				   json_string(d->meta[i].spec_file)) != 0;
 		if (!d->meta[i].established)
-			json_array_append_new(pend,
-					      json_string(d->meta[i].name));
+			bad |= json_array_append_new(
+				   pend, json_string(d->meta[i].name)) != 0;
 	}
-	s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
-	json_decref(o);
-	if (!s)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/origins.json", d->cfg.state_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0600);
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s) ||
-	    fsync(fd) || rename(tmp, path))
-		r = -errno;
-	if (fd >= 0)
-		close(fd);
-	if (r)
-		logm(LOG_ERR, "saving %s: %s", path, strerror(-r));
-	else
-		d->origins_dirty = false;
-	free(s);
-	return r;
+	if (bad || json_object_set(o, "spec_files", files) ||
+	    json_object_set(o, "pending", pend)) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(files);
+	json_decref(pend);
+	return o;
 }
 
-/* Reads what save_origins wrote (and the older flat {"NAME": "FILE"}
- * form). Names the state does not know are ignored: the state is the
- * truth, this file only annotates it. */
-static void load_origins(struct np_daemon *d)
+/* Applies what origins_json() saved. Names the state does not know are
+ * ignored. An older numaplaced kept the spec files in a flat
+ * STATE_DIR/origins.json {"NAME": "FILE"}: read when the state has no
+ * daemon part. */
+static void load_origins(struct np_daemon *d, const json_t *o)
 {
 	char path[NP_PATH_MAX + 32];
 	json_error_t jerr;
-	json_t *o, *files, *pend, *v;
+	json_t *legacy = NULL, *v;
+	const json_t *files, *pend;
 	const char *name;
 	size_t k;
 
-	snprintf(path, sizeof(path), "%s/origins.json", d->cfg.state_dir);
-	o = json_load_file(path, 0, &jerr);
 	if (!o) {
-		if (access(path, F_OK) == 0)
-			logm(LOG_ERR, "%s: %s (line %d): spec origins unknown, "
-			     "every loaded workload is taken as admitted "
-			     "through the socket", path, jerr.text, jerr.line);
-		return;
+		snprintf(path, sizeof(path), "%s/origins.json",
+			 d->cfg.state_dir);
+		if (!(legacy = json_load_file(path, 0, &jerr))) {
+			if (access(path, F_OK) == 0)
+				logm(LOG_ERR, "%s: %s (line %d): spec origins "
+				     "unknown, every loaded workload is taken "
+				     "as admitted through the socket",
+				     path, jerr.text, jerr.line);
+			return;
+		}
+		o = legacy;
 	}
-	files = json_object_get(o, "spec_files");
-	pend = json_object_get(o, "pending");
-	if (!files && !pend)
-		files = o; /* the older flat form */
+	files = legacy ? legacy : json_object_get(o, "spec_files");
+	pend = legacy ? NULL : json_object_get(o, "pending");
 	if ((files && !json_is_object(files)) ||
 	    (pend && !json_is_array(pend))) {
-		logm(LOG_ERR, "%s: \"spec_files\" must be an object and "
-		     "\"pending\" an array: spec origins unknown", path);
-		json_decref(o);
+		logm(LOG_ERR, "state: daemon.spec_files must be an object and "
+		     "daemon.pending an array: spec origins unknown");
+		json_decref(legacy);
 		return;
 	}
-	json_object_foreach(files, name, v)
+	json_object_foreach((json_t *)files, name, v)
 	{
 		struct np_wl_meta *m = meta_find(d, name);
 		if (m && json_is_string(v))
@@ -308,7 +296,7 @@ static void load_origins(struct np_daemon *d)
 		if (m && d->cfg.create_cgroups)
 			m->established = false;
 	}
-	json_decref(o);
+	json_decref(legacy);
 }
 
 /*
@@ -378,6 +366,13 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		    "not admitted, nothing changed",
 		    d->cfg.state_dir, strerror(-r), w->name);
 		goto out;
+	}
+	/* Test-only fault injection (tests/daemon-host.sh): die where a
+	 * SIGKILL between the state save and the cgroup's creation would. */
+	if (d->failpoint_admit_saved) {
+		logm(LOG_ERR, "failpoint admit-saved: exiting after saving %s",
+		     w->name);
+		_exit(86);
 	}
 	if (d->cg_open) {
 		unsigned fl = d->cfg.create_cgroups ? NP_CGROUP_CREATE : 0;
@@ -960,6 +955,13 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 		w[k].cpus = *v[i].cpus;
 		w[k].mems = v[i].mems;
 		w[k].exclusive = v[i].exclusive;
+		{
+			const struct np_workload_alloc *a = &d->st.w[v[i].wl];
+			for (int c = 0; c < a->ncontainers; c++)
+				if (a->c[c].exclusive)
+					np_cpuset_or(&w[k].owned, &w[k].owned,
+						     &a->c[c].cpus);
+		}
 		k++;
 	}
 	np_verify_sync(d, w, k);
@@ -1121,15 +1123,14 @@ int np_daemon_reconcile(struct np_daemon *d)
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
 	for (int i = 0; i < n; i++) {
+		/* No longer pending (saved at the end of the cycle): a
+		 * restart now takes a missing cgroup for one removed by
+		 * hand. */
 		if (v[i].wl >= 0 && v[i].m && !v[i].m->established) {
 			v[i].m->established = true;
-			d->origins_dirty = true;
+			d->dirty = true;
 		}
 	}
-	/* No longer pending: a restart now takes a missing cgroup of theirs
-	 * for one removed by hand. */
-	if (d->origins_dirty && !d->dirty)
-		save_origins(d);
 done:
 	/* Counters are read even when the writes failed: a placement that
 	 * could not be applied shows up as violations, and is reported. */
@@ -1424,6 +1425,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 		   unsigned flags, char *err, size_t errlen)
 {
 	struct np_cgroup_opts o = {0};
+	json_t *origins = NULL;
 	bool fresh = false;
 	int r;
 
@@ -1432,6 +1434,10 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 	d->cg.root_fd = d->cg.parent_fd = -1;
 	d->cg_top.root_fd = d->cg_top.parent_fd = -1;
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
+	{
+		const char *fp = getenv("NUMAPLACED_FAILPOINT");
+		d->failpoint_admit_saved = fp && !strcmp(fp, "admit-saved");
+	}
 	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
 		return r;
 	{
@@ -1476,18 +1482,21 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 		if ((r = np_statefile_reset(d->cfg.state_dir, err, errlen)))
 			return r;
 	}
-	if ((r = np_statefile_load(d->cfg.state_dir, &d->st, &fresh, err,
-				   errlen)))
+	if ((r = np_statefile_load_with(d->cfg.state_dir, &d->st, &fresh,
+					&origins, err, errlen)))
 		return r;
 	/* Loaded workloads are established (their cgroups exist already),
-	 * except those origins.json lists as pending. */
+	 * except those the state lists as pending. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		struct np_wl_meta *m = meta_add(d, d->st.w[i].req.name);
-		if (!m)
+		if (!m) {
+			json_decref(origins);
 			return -ENOMEM;
+		}
 		m->established = true;
 	}
-	load_origins(d);
+	load_origins(d, origins);
+	json_decref(origins);
 	/* Specs removed while we were down release their workloads. */
 	for (int i = 0; i < d->nmeta; i++)
 		if (S(d->meta[i].spec_file)[0] &&

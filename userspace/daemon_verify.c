@@ -388,14 +388,14 @@ void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n)
 		}
 		ss->pushed = true;
 	}
-	/* CPU owners: every exclusive workload's CPUs. */
+	/* CPU owners: the CPUs of every exclusive container, also those of
+	 * a workload whose other containers share a pool. */
 	for (int c = 0; c < v->ncpu; c++) {
 		struct np_bpf_owner o = {0};
 		__u32 key = (__u32)c;
 		for (int i = 0; i < k; i++) {
 			int s = v->slot_of[i];
-			if (s < 0 || !(want[i].flags & NP_BPF_POL_EXCLUSIVE) ||
-			    !np_cpuset_test(&want[i].cpus, c))
+			if (s < 0 || !np_cpuset_test(&v->wants[i].owned, c))
 				continue;
 			o.slot_plus1 = (__u32)s + 1;
 			o.flags = (want[i].flags & NP_BPF_POL_LSR)
@@ -710,7 +710,7 @@ void np_verify_check(struct np_daemon *d)
 		struct np_bpf_counters cur, dl;
 		struct slot_state *ss;
 		const struct np_verify_event *x;
-		char why[512];
+		char why[512], last[64];
 		if (s < 0)
 			continue;
 		ss = &v->ss[s];
@@ -730,17 +730,20 @@ void np_verify_check(struct np_daemon *d)
 			if (!x)
 				x = last_event(v, (uint32_t)s,
 					       NP_EV_MIGRATE_DISALLOWED);
+			last[0] = '\0';
+			if (x)
+				snprintf(last, sizeof(last),
+					 " (last: '%.16s' on CPU %u)", x->e.comm,
+					 x->e.cpu);
 			snprintf(why, sizeof(why),
 				 "%s ran outside its CPUs: %llu switch(es), "
 				 "%llu tick(s), %llu migration(s) to a "
-				 "disallowed CPU%s%.16s%s%u%s",
+				 "disallowed CPU%s",
 				 v->table[s].name,
 				 (unsigned long long)dl.run_outside,
 				 (unsigned long long)dl.run_outside_ticks,
 				 (unsigned long long)dl.migrate_disallowed,
-				 x ? " (last: '" : "", x ? x->e.comm : "",
-				 x ? "' on CPU " : "", x ? x->e.cpu : 0,
-				 x ? ")" : "");
+				 last);
 			rewrite(d, w, why);
 		} else if (v->audit_bad[s] && now >= ss->settle_until_ns) {
 			const struct np_bpf_audit_rec *r = &v->audit_first[s];

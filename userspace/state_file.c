@@ -150,6 +150,12 @@ nomem:
 
 json_t *np_statefile_document(const struct np_node_state *st)
 {
+	return np_statefile_document_with(st, NULL);
+}
+
+json_t *np_statefile_document_with(const struct np_node_state *st,
+				   const json_t *daemon)
+{
 	json_t *policy = np_policy_to_json(&st->policy);
 	json_t *topo = np_statefile_topology_json(st->topo);
 	json_t *state = NULL, *pools = np_pools_to_json(st);
@@ -164,6 +170,11 @@ json_t *np_statefile_document(const struct np_node_state *st)
 	    json_pack("{s:{s:o,s:o},s:O,s:O,s:O,s:O}", "fingerprint", "policy",
 		      hash_json(hp), "topology", hash_json(ht), "policy",
 		      policy, "topology", topo, "state", state, "pools", pools);
+	if (body && daemon &&
+	    json_object_set(body, "daemon", (json_t *)daemon)) {
+		json_decref(body);
+		body = NULL;
+	}
 	if (!body || !(hb = np_json_fnv1a64(body)))
 		goto out;
 	doc = json_pack("{s:s,s:i,s:o,s:O}", "format", NP_STATEFILE_FORMAT,
@@ -268,13 +279,22 @@ int np_statefile_clean_tmp(const char *dir, int *removed, char *err,
 int np_statefile_save(const char *dir, const struct np_node_state *st,
 		      char *err, size_t errlen)
 {
+	return np_statefile_save_with(dir, st, NULL, err, errlen);
+}
+
+int np_statefile_save_with(const char *dir, const struct np_node_state *st,
+			   const json_t *daemon, char *err, size_t errlen)
+{
 	char tmp[64];
 	json_t *doc = NULL;
 	char *text = NULL;
 	int dfd = -1, fd = -1, r = 0;
 	bool created = false;
 
-	if (!(doc = np_statefile_document(st)) ||
+	if (daemon && !json_is_object(daemon))
+		return fail(err, errlen, -EINVAL,
+			    "saving state: the daemon's part is not an object");
+	if (!(doc = np_statefile_document_with(st, daemon)) ||
 	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS))) {
 		r = fail(err, errlen, -ENOMEM,
 			 "saving state: out of memory building the document");
@@ -522,6 +542,13 @@ static const char *const topo_order[] = {"online", "numa", "sockets", "cores",
 int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 		      char *err, size_t errlen)
 {
+	return np_statefile_load_with(dir, st, fresh, NULL, err, errlen);
+}
+
+int np_statefile_load_with(const char *dir, struct np_node_state *st,
+			   bool *fresh, json_t **daemon, char *err,
+			   size_t errlen)
+{
 	char path[PATH_MAX], verr[512], diff[384];
 	const json_t *body, *fp, *spol, *stopo, *sstate, *v;
 	json_t *doc = NULL, *cpol = NULL, *ctopo = NULL;
@@ -533,6 +560,8 @@ int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 
 	if (fresh)
 		*fresh = false;
+	if (daemon)
+		*daemon = NULL;
 	snprintf(path, sizeof(path), "%s/%s", dir, NP_STATEFILE_NAME);
 	if ((dfd = open_dir(dir, err, errlen)) < 0)
 		return dfd;
@@ -593,6 +622,9 @@ int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 	if (!json_is_object(fp) || !json_is_object(spol) ||
 	    !json_is_object(stopo) || !json_is_object(sstate))
 		CORRUPT("body lacks fingerprint, policy, topology or state");
+	v = json_object_get(body, "daemon");
+	if (v && !json_is_object(v))
+		CORRUPT("body.daemon is not an object");
 	if (hash_parse(json_object_get(fp, "policy"), &stored) ||
 	    stored != np_json_fnv1a64(spol))
 		CORRUPT("the policy fingerprint does not match the stored "
@@ -662,6 +694,8 @@ int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 	}
 	if (r)
 		CORRUPT("%s", verr[0] ? verr : "the state does not validate");
+	if (daemon)
+		*daemon = json_incref(json_object_get(body, "daemon"));
 out:
 	json_decref(doc);
 	json_decref(cpol);

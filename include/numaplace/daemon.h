@@ -96,7 +96,9 @@ struct np_daemon {
 	int epfd, tfd, sfd, ifd, lfd;
 	bool stop;
 	bool dirty; /* state must be saved */
-	bool origins_dirty; /* origins.json must be saved (pending changed) */
+	/* test only: NUMAPLACED_FAILPOINT=admit-saved exits (code 86) right
+	 * after an admission is saved, before its cgroup is created */
+	bool failpoint_admit_saved;
 	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
 	struct np_verify *verify; /* NULL: verification off */
 };
@@ -116,7 +118,10 @@ struct np_verify_wl {
 	char cgroup[2 * NP_PATH_MAX];
 	np_cpuset cpus;
 	np_nodemask mems;
-	bool exclusive;
+	bool exclusive; /* every container is */
+	/* CPUs it holds alone (its exclusive containers' CPUs), also when
+	 * other containers of it are on a shared pool: the CPU owners */
+	np_cpuset owned;
 };
 
 int np_verify_start(struct np_daemon *d);

@@ -12,7 +12,12 @@
  *                   "sockets": {"0": "0-15"}, "cores": {"0": "0,8", ...}},
  *      "state":    np_state_to_json() (reserved CPUs, workloads with their
  *                  containers' CPUs, mems, hint, memory, devices),
- *      "pools":    np_pools_to_json() (informational, ignored on load)},
+ *      "pools":    np_pools_to_json() (informational, ignored on load),
+ *      "daemon":   optional object, the daemon's own bookkeeping about the
+ *                  workloads (opaque here; numaplaced: where each came
+ *                  from and which wait for their cgroup), saved in the
+ *                  same atomic write so that it never disagrees with
+ *                  "state"},
  *    "checksum": "fnv1a64:<16 hex>",
  *    "format": "numaplace-state",
  *    "version": 1}
@@ -89,6 +94,11 @@ json_t *np_statefile_document(const struct np_node_state *st);
  */
 int np_statefile_save(const char *dir, const struct np_node_state *st,
 		      char *err, size_t errlen);
+/* The same with body.daemon = daemon (an object; NULL: none). */
+int np_statefile_save_with(const char *dir, const struct np_node_state *st,
+			   const json_t *daemon, char *err, size_t errlen);
+json_t *np_statefile_document_with(const struct np_node_state *st,
+				   const json_t *daemon);
 
 /*
  * Load dir/state.json into st, which must come from np_state_init() with
@@ -106,6 +116,11 @@ int np_statefile_save(const char *dir, const struct np_node_state *st,
  */
 int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 		      char *err, size_t errlen);
+/* The same, and *daemon = a new reference to body.daemon (NULL when the
+ * file has none, is fresh, or on error; the caller json_decref()s it). */
+int np_statefile_load_with(const char *dir, struct np_node_state *st,
+			   bool *fresh, json_t **daemon, char *err,
+			   size_t errlen);
 
 /*
  * Remove stale dir/state.json.tmp.* files (left by a crash during a save).

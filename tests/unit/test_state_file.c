@@ -360,6 +360,89 @@ static void test_atomic_files(void **state)
 	rmdir_all(dir);
 }
 
+/* The daemon's part (body.daemon) goes in the same write, under the same
+ * checksum, and comes back as it was; one that is not an object is
+ * corruption. */
+static void test_daemon_part(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, 8 * GiB);
+	struct np_node_state a, b;
+	char *dir = tmpdir(), err[512], *good, *bad, *p;
+	json_t *part = json_pack("{s:{s:s},s:[s]}", "spec_files", "web",
+				 "/etc/numaplace/specs/web.json", "pending",
+				 "db"),
+	       *back = NULL;
+	bool fresh = true;
+	size_t len;
+	(void)state;
+
+	assert_non_null(part);
+	populated(&a, t, POLICY_RESTRICTED);
+	assert_int_equal(
+	    np_statefile_save_with(dir, &a, part, err, sizeof(err)), 0);
+	init(&b, t, POLICY_RESTRICTED);
+	if (np_statefile_load_with(dir, &b, &fresh, &back, err, sizeof(err)))
+		fail_msg("load: %s", err);
+	assert_false(fresh);
+	assert_non_null(back);
+	assert_true(json_equal(part, back));
+	assert_same_state(&a, &b);
+	json_decref(back);
+	np_state_free(&b);
+
+	/* without one: NULL, and the plain load still reads the file */
+	init(&b, t, POLICY_RESTRICTED);
+	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
+			 0);
+	np_state_free(&b);
+	save(dir, &a);
+	init(&b, t, POLICY_RESTRICTED);
+	{
+		json_t *sentinel = json_object();
+		back = sentinel; /* must be overwritten */
+		assert_int_equal(np_statefile_load_with(dir, &b, &fresh, &back,
+							err, sizeof(err)),
+				 0);
+		assert_null(back);
+		json_decref(sentinel);
+	}
+	np_state_free(&b);
+
+	/* the checksum covers it: "db" -> "dx" is a mismatch */
+	assert_int_equal(
+	    np_statefile_save_with(dir, &a, part, err, sizeof(err)), 0);
+	good = read_file(state_path(dir), &len);
+	bad = strdup(good);
+	assert_non_null(bad);
+	p = strstr(bad, "\"db\"");
+	assert_non_null(p);
+	p[2] = 'x';
+	write_file(dir, NP_STATEFILE_NAME, bad, len);
+	load_expect(dir, t, POLICY_RESTRICTED, NP_STATEFILE_ECORRUPT,
+		    "checksum mismatch", NULL);
+	write_file(dir, NP_STATEFILE_NAME, good, len);
+
+	/* refused: a part that is not an object, and nothing is written */
+	{
+		json_t *arr = json_array();
+		char *now;
+		assert_int_equal(
+		    np_statefile_save_with(dir, &a, arr, err, sizeof(err)),
+		    -EINVAL);
+		assert_non_null(strstr(err, "not an object"));
+		now = read_file(state_path(dir), NULL);
+		assert_string_equal(now, good);
+		free(now);
+		json_decref(arr);
+	}
+	free(good);
+	free(bad);
+	json_decref(part);
+	np_state_free(&a);
+	np_topology_free(t);
+	rmdir_all(dir);
+}
+
 static void test_corrupt(void **state)
 {
 	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, 8 * GiB);
@@ -1094,6 +1177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_daemon_part),
 	    cmocka_unit_test(test_atomic_files),
 	    cmocka_unit_test(test_corrupt),
 	    cmocka_unit_test(test_validation_failure),

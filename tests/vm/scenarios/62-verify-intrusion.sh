@@ -11,6 +11,9 @@
 #     itself to CPU 2 any more.
 #   C iso ("isolation": "partition", CPUs 4-5): the same attempt on CPU 4
 #     fails (EINVAL from sched_setaffinity) and nothing intrudes.
+#   D (run after A) mix, with an exclusive container and one on the shared
+#     pool: the exclusive container's CPUs are mix's, an intruder pinned
+#     there is counted and reported against mix.
 # (B comes before C: once any partition exists, the managed parent is a
 # partition root and no cgroup outside it can reach CPUs 2-7 at all.)
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
@@ -91,6 +94,30 @@ log "A: intrusion switches $ic, intruder ticks $it; ${line#*warning: }"
 kill $I
 I=
 
+# --- D: a workload with an exclusive and a shared container -------------------
+# mix (Guaranteed): container a asks for 2 CPUs (exclusive, sub-cgroup a), b
+# for 500m (the shared pool, sub-cgroup b). The CPUs of a are mix's alone: a
+# task of intruder.slice pinned there is an intrusion on mix.
+printf '{"name":"mix","cgroup":"mix","qos":"Guaranteed","containers":[{"name":"a","cgroup":"a","cpu":"2"},{"name":"b","cgroup":"b","cpu":"500m"}]}\n' >$ETC/specs/mix.json
+try_for 10 test -n "$(eff mix/a)" || fail "mix/a was not placed"
+MA=$(eff mix/a)
+c=${MA%%[-,]*}
+try_for 10 sh -c "[ \"\$(cat $CGP/mix/b/cpuset.cpus.effective)\" != \"\$(cat $CGP/mix/a/cpuset.cpus.effective)\" ]" ||
+	fail "mix/b should be on the shared pool, has $(eff mix/b) like mix/a"
+sleep 1.5 # past the settle window
+before=$(vcount mix intrude_cgroup)
+I=$(busy_in $INTR np-intruder "$c")
+try_for 3 cpus_is $I "$c" || fail "the intruder could not pin itself to CPU $c: $(pid_cpus $I)"
+try_for 5 grep -q "verify: intrusion on mix's exclusive CPUs" $ETC/log ||
+	fail "no intrusion report for mix (exclusive container a on $MA, shared b on $(eff mix/b)) within 5 s"
+mic=$(vcount mix intrude_cgroup)
+[ "$mic" -gt "$before" ] || fail "intrusion switches on mix: $before -> $mic"
+kill $I
+I=
+rm $ETC/specs/mix.json
+try_for 10 test ! -d $CGP/mix || fail "mix was not released: $(ls $CGP)"
+log "D: mix's exclusive container a on $MA (shared b on the pool): intrusion on CPU $c counted ($mic switches) and reported"
+
 # --- B: on_intrusion = partition -----------------------------------------------
 config partition
 kill -HUP $DPID
@@ -125,4 +152,4 @@ after="$(vcount iso intrude_cgroup)/$(vcount iso intrude_workload)/$(vcount iso 
 assert_eq "$after" "0/0/0" "non-kernel intrusions (cgroup/workload switches, ticks) on the partition iso ($ISO)"
 log "C: iso is an isolated partition on $ISO; taskset -c $c from intruder.slice failed; intrusions (cgroup/workload/ticks) $before before the attempt, $after after, kernel threads $(vcount iso intrude_kthread)"
 
-pass "intrusion attributed to np-intruder/intruder.slice ($ic switches, $it ticks); on_intrusion=partition isolates web; a partition refuses intruders"
+pass "intrusion attributed to np-intruder/intruder.slice ($ic switches, $it ticks); on a partly exclusive workload too; on_intrusion=partition isolates web; a partition refuses intruders"

@@ -159,6 +159,14 @@ if ! poll_secs 60 faulted_since "$rp0"; then
 	# Then B is not run, loudly, with what the task was doing; A has
 	# already passed.
 	note "B not run: too few new remote hinting faults in 60 s (before: $rp0): $(touchinfo $M)"
+	# where the CPUs are (the toucher's kernel stack is not readable while
+	# it runs): backtraces of all active CPUs, from the kernel log
+	if [ -w /proc/sysrq-trigger ]; then
+		dmesg -c >/dev/null 2>&1
+		echo l >/proc/sysrq-trigger
+		sleep 2
+		dmesg 2>/dev/null | grep -v '^ *$' | tail -n 120 | sed 's/^/# sysrq-l: /'
+	fi
 	kill -CONT $DPID
 	pass "A: $resA; B (on_remote_memory=migrate) not run: the toucher made too few remote faults in 60 s (see the note)"
 fi
