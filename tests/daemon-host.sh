@@ -103,6 +103,31 @@ check "the state lists nothing as pending" \
 kill -TERM "$dpid"
 wait "$dpid"
 check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
+
+# Many spec files (more than any fixed-size table): each is admitted once,
+# and none is released as "removed" while its file is there.
+many=$tmp/many
+mkdir -p "$many/cg" "$many/specs"
+printf 'cpuset cpu memory\n' >"$many/cg/cgroup.controllers"
+: >"$many/cg/cgroup.subtree_control"
+: >"$many/cg/cgroup.procs"
+echo 0-7 >"$many/cg/cpuset.cpus.effective"
+echo 0-1 >"$many/cg/cpuset.mems.effective"
+sed -e "s|\"cgroup_root\": \"$cg\"|\"cgroup_root\": \"$many/cg\"|" \
+	-e "s|$tmp/specs|$many/specs|; s|$tmp/state|$many/state|; s|$tmp/np.sock|$many/np.sock|" \
+	"$tmp/np.json" >"$many/np.json"
+for i in $(seq 300); do
+	printf '{"name":"w%d","qos":"LS","containers":[{"name":"m","cpu":"100m"}]}' "$i" >"$many/specs/w$i.json"
+done
+"$build/numaplaced" -c "$many/np.json" 2>"$many/log" &
+dpid=$!
+for _ in $(seq 100); do [ -d "$many/cg/numaplace.slice/w300" ] && break; sleep 0.1; done
+check "300 spec files: the last one's cgroup is there" test -d "$many/cg/numaplace.slice/w300"
+sleep 1 # a few more cycles
+kill -TERM "$dpid"
+wait "$dpid"
+check "300 spec files: 300 admitted ($(grep -c 'admitted' "$many/log")), none released ($(grep -c 'released' "$many/log"))" \
+	test "$(grep -c 'admitted' "$many/log")" = 300 -a "$(grep -c 'released' "$many/log")" = 0
 echo "daemon-host: $pass passed, $fail failed"
 [ -n "${NP_SUMMARY_FILE:-}" ] && echo "daemon $pass $fail" >>"$NP_SUMMARY_FILE"
 [ "$fail" -eq 0 ] || { cat "$tmp/log"; exit 1; }

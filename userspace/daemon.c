@@ -440,10 +440,17 @@ static int release_wl(struct np_daemon *d, const char *name, const char *why)
 	np_cgroup_cache_forget(&d->cgc, keep.req.cgroup);
 	for (int c = 0; c < keep.req.ncontainers; c++)
 		if (keep.req.c[c].cgroup && keep.req.c[c].cgroup[0]) {
-			char sub[2 * NP_PATH_MAX];
+			char sub[2 * NP_PATH_MAX], *slash;
 			snprintf(sub, sizeof(sub), "%s/%s", keep.req.cgroup,
 				 keep.req.c[c].cgroup);
 			np_cgroup_cache_forget(&d->cgc, sub);
+			/* Container cgroups go first (a cgroup with children
+			 * cannot be removed), up to the workload's; busy
+			 * ones stay, and so does the workload's below. */
+			while (d->cg_open && strlen(sub) > strlen(cg) &&
+			       !unlinkat(d->cg.parent_fd, sub, AT_REMOVEDIR) &&
+			       (slash = strrchr(sub, '/')))
+				*slash = '\0';
 		}
 	np_workload_alloc_free(&keep);
 	/* Remove the cgroup; one that still has tasks stays on the shared
@@ -474,8 +481,9 @@ static int scan_specs(struct np_daemon *d)
 {
 	DIR *dir = opendir(d->cfg.spec_dir);
 	struct dirent *e;
-	char seen[256][NP_NAME_MAX];
-	int nseen = 0;
+	/* names of the spec files present (any number of them) */
+	struct np_strmap seen = {0};
+	bool seen_all = true;
 
 	if (!dir) {
 		if (errno != ENOENT)
@@ -509,8 +517,8 @@ static int scan_specs(struct np_daemon *d)
 			json_decref(spec);
 			continue;
 		}
-		if (nseen < 256)
-			snprintf(seen[nseen++], NP_NAME_MAX, "%s", name);
+		if (np_strmap_put(&seen, name, 1))
+			seen_all = false;
 		m = meta_find(d, name);
 		canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
 		if (m && canon && !strcmp(S(m->spec_json), canon)) {
@@ -586,20 +594,23 @@ static int scan_specs(struct np_daemon *d)
 			note_del(d, d->notes[i].file);
 			i--;
 		}
-	/* Specs that disappeared release their workloads. */
-	for (int i = 0; i < d->nmeta; i++) {
-		bool found = false;
+	/* Specs that disappeared release their workloads (not when a name
+	 * could not be recorded: that would release a present one). */
+	for (int i = 0; seen_all && i < d->nmeta; i++) {
 		if (!S(d->meta[i].spec_file)[0])
 			continue;
-		for (int k = 0; k < nseen; k++)
-			found |= !strcmp(seen[k], d->meta[i].name);
-		if (!found) {
+		if (!np_strmap_get(&seen, d->meta[i].name, NULL)) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->meta[i].name);
 			release_wl(d, name, "spec file removed");
 			i--;
 		}
 	}
+	if (!seen_all)
+		logm(LOG_ERR, "spec directory %s: out of memory listing the "
+		     "spec files: removed ones are released next cycle",
+		     d->cfg.spec_dir);
+	np_strmap_free(&seen);
 	return 0;
 }
 
