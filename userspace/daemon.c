@@ -686,6 +686,7 @@ struct desired {
 	np_cpuset *own_cpus; /* union over several containers (heap) */
 	np_nodemask mems;
 	bool exclusive;
+	bool present; /* its cgroup exists (read or created this cycle) */
 	int wl; /* workload index */
 	/* Its meta (NULL for leftovers): meta[] does not change from
 	 * build_desired to the end of the cycle. */
@@ -1069,6 +1070,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 			d->n.write_errors++;
 			continue;
 		}
+		v[i].present = true;
 		if (np_cpuset_equal(&cs.cpus, v[i].cpus) &&
 		    cs.mems == v[i].mems) {
 			written_set(d, v[i].path, v[i].cpus, v[i].mems);
@@ -1137,7 +1139,8 @@ int np_daemon_reconcile(struct np_daemon *d)
 		/* No longer pending (saved at the end of the cycle): a
 		 * restart now takes a missing cgroup for one removed by
 		 * hand. */
-		if (v[i].wl >= 0 && v[i].m && !v[i].m->established) {
+		if (v[i].wl >= 0 && v[i].m && !v[i].m->established &&
+		    v[i].present) {
 			v[i].m->established = true;
 			d->dirty = true;
 		}
