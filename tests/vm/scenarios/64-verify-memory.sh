@@ -151,7 +151,7 @@ kill -STOP $DPID
 echo 0 >$CGP/mem/cpuset.mems || fail "cannot write mem's cpuset.mems"
 t0=$(date +%s)
 rp0=$(vcount mem fault_pages_remote)
-if ! poll_secs 60 faulted_since "$rp0" 20000; then
+if ! poll_secs 90 faulted_since "$rp0" 20000; then
 	# The precondition of B, not what it checks. In full 2node runs a
 	# second, new toucher often stalled in the kernel allocating its
 	# pages (stime ~62 s, utime under 20 ticks, 16-39 MiB touched in
@@ -160,7 +160,7 @@ if ! poll_secs 60 faulted_since "$rp0" 20000; then
 	# passed alone in 10-12 s. B now reuses A's toucher. If the
 	# precondition still fails, B is not run, loudly, with what the task
 	# was doing; A has already passed.
-	note "B not run: too few new remote hinting faults in 60 s (before: $rp0): $(touchinfo $M)"
+	note "B not run: too few new remote hinting faults in 90 s (before: $rp0): $(touchinfo $M)"
 	# where the CPUs are (the toucher's kernel stack is not readable while
 	# it runs): backtraces of all active CPUs, from the kernel log
 	if [ -w /proc/sysrq-trigger ]; then
@@ -174,7 +174,7 @@ if ! poll_secs 60 faulted_since "$rp0" 20000; then
 		done
 	fi
 	kill -CONT $DPID
-	pass "A: $resA; B (on_remote_memory=migrate) not run: the toucher made too few remote faults in 60 s (see the note)"
+	pass "A: $resA; B (on_remote_memory=migrate) not run: the toucher made too few remote faults in 90 s (see the note)"
 fi
 sleep 1
 log "B: new remote hinting faults after $(($(date +%s) - t0)) s"
