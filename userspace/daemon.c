@@ -967,13 +967,6 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 		w[k].cpus = *v[i].cpus;
 		w[k].mems = v[i].mems;
 		w[k].exclusive = v[i].exclusive;
-		{
-			const struct np_workload_alloc *a = &d->st.w[v[i].wl];
-			for (int c = 0; c < a->ncontainers; c++)
-				if (a->c[c].exclusive)
-					np_cpuset_or(&w[k].owned, &w[k].owned,
-						     &a->c[c].cpus);
-		}
 		k++;
 	}
 	np_verify_sync(d, w, k);

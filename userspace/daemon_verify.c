@@ -294,6 +294,7 @@ void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n)
 	struct np_verify *v = d->verify;
 	struct np_bpf_want *want = NULL;
 	struct np_bpf_slot *old = NULL;
+	struct np_bpf_owner *own = NULL;
 	uint64_t now = mono_ns(), settle;
 	int missing, k = 0;
 
@@ -389,20 +390,35 @@ void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n)
 		ss->pushed = true;
 	}
 	/* CPU owners: the CPUs of every exclusive container, also those of
-	 * a workload whose other containers share a pool. */
-	for (int c = 0; c < v->ncpu; c++) {
-		struct np_bpf_owner o = {0};
-		__u32 key = (__u32)c;
-		for (int i = 0; i < k; i++) {
-			int s = v->slot_of[i];
-			if (s < 0 || !np_cpuset_test(&v->wants[i].owned, c))
+	 * a workload whose other containers share a pool (the first
+	 * workload that has a CPU owns it; exclusive sets do not overlap). */
+	own = calloc((size_t)v->ncpu + 1, sizeof(*own));
+	if (!own) {
+		np_log(LOG_ERR, "verify: out of memory computing CPU owners");
+		goto out;
+	}
+	for (int i = 0; i < k; i++) {
+		const struct np_workload_alloc *a = &d->st.w[v->wants[i].wl];
+		int s = v->slot_of[i];
+		if (s < 0)
+			continue;
+		for (int ci = 0; ci < a->ncontainers; ci++) {
+			if (!a->c[ci].exclusive)
 				continue;
-			o.slot_plus1 = (__u32)s + 1;
-			o.flags = (want[i].flags & NP_BPF_POL_LSR)
-					  ? NP_BPF_OWNER_BE_OK
-					  : 0;
-			break;
+			NP_CPUSET_FOREACH(c, &a->c[ci].cpus)
+			{
+				if (c >= v->ncpu || own[c].slot_plus1)
+					continue;
+				own[c].slot_plus1 = (__u32)s + 1;
+				own[c].flags = (want[i].flags & NP_BPF_POL_LSR)
+						       ? NP_BPF_OWNER_BE_OK
+						       : 0;
+			}
 		}
+	}
+	for (int c = 0; c < v->ncpu; c++) {
+		struct np_bpf_owner o = own[c];
+		__u32 key = (__u32)c;
 		if (o.slot_plus1 == v->owner[c].slot_plus1 &&
 		    o.flags == v->owner[c].flags)
 			continue;
@@ -415,6 +431,7 @@ void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n)
 	}
 	np_bpf_info_update(v->l, (uint32_t)getpid());
 out:
+	free(own);
 	free(want);
 	free(old);
 }

@@ -119,9 +119,6 @@ struct np_verify_wl {
 	np_cpuset cpus;
 	np_nodemask mems;
 	bool exclusive; /* every container is */
-	/* CPUs it holds alone (its exclusive containers' CPUs), also when
-	 * other containers of it are on a shared pool: the CPU owners */
-	np_cpuset owned;
 };
 
 int np_verify_start(struct np_daemon *d);

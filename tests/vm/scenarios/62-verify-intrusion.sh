@@ -99,7 +99,9 @@ I=
 # for 500m (the shared pool, sub-cgroup b). The CPUs of a are mix's alone: a
 # task of intruder.slice pinned there is an intrusion on mix.
 printf '{"name":"mix","cgroup":"mix","qos":"Guaranteed","containers":[{"name":"a","cgroup":"a","cpu":"2"},{"name":"b","cgroup":"b","cpu":"500m"}]}\n' >$ETC/specs/mix.json
-placed() { [ -n "$(eff "$1")" ]; }
+# written by the daemon (a new cgroup's cpuset.cpus is empty, and its
+# effective set is the parent's)
+placed() { [ -n "$(cat "$CGP/$1/cpuset.cpus" 2>/dev/null)" ]; }
 try_for 10 placed mix/a || fail "mix/a was not placed"
 MA=$(eff mix/a)
 c=${MA%%[-,]*}
