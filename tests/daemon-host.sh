@@ -12,20 +12,25 @@ ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 
-cg=$tmp/cg
-mkdir -p "$cg" "$tmp/specs"
-printf 'cpuset cpu memory\n' >"$cg/cgroup.controllers"
-: >"$cg/cgroup.subtree_control"
-: >"$cg/cgroup.procs"
-echo 0-7 >"$cg/cpuset.cpus.effective"
-echo 0-1 >"$cg/cpuset.mems.effective"
-cat >"$tmp/np.json" <<JSON
+# setup DIR: a fake cgroup root in DIR/cg (8 CPUs, 2 nodes) and DIR/np.json
+# with its spec directory, state directory and socket in DIR
+setup() {
+	mkdir -p "$1/cg" "$1/specs"
+	printf 'cpuset cpu memory\n' >"$1/cg/cgroup.controllers"
+	: >"$1/cg/cgroup.subtree_control"
+	: >"$1/cg/cgroup.procs"
+	echo 0-7 >"$1/cg/cpuset.cpus.effective"
+	echo 0-1 >"$1/cg/cpuset.mems.effective"
+	cat >"$1/np.json" <<JSON
 {"node_policy": {"cpu_policy": "static", "reserved_cpus": "0,4",
                  "topology_policy": "restricted"},
  "topology": "$PWD/tests/data/topology/vm-2node.json",
- "reconcile_period_s": 0.2, "cgroup_root": "$cg", "fake_cgroup_root": true,
- "spec_dir": "$tmp/specs", "state_dir": "$tmp/state", "socket": "$tmp/np.sock"}
+ "reconcile_period_s": 0.2, "cgroup_root": "$1/cg", "fake_cgroup_root": true,
+ "spec_dir": "$1/specs", "state_dir": "$1/state", "socket": "$1/np.sock"}
 JSON
+}
+cg=$tmp/cg
+setup "$tmp"
 VG=()
 command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
@@ -107,15 +112,7 @@ check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 # Many spec files (more than any fixed-size table): each is admitted once,
 # and none is released as "removed" while its file is there.
 many=$tmp/many
-mkdir -p "$many/cg" "$many/specs"
-printf 'cpuset cpu memory\n' >"$many/cg/cgroup.controllers"
-: >"$many/cg/cgroup.subtree_control"
-: >"$many/cg/cgroup.procs"
-echo 0-7 >"$many/cg/cpuset.cpus.effective"
-echo 0-1 >"$many/cg/cpuset.mems.effective"
-sed -e "s|\"cgroup_root\": \"$cg\"|\"cgroup_root\": \"$many/cg\"|" \
-	-e "s|$tmp/specs|$many/specs|; s|$tmp/state|$many/state|; s|$tmp/np.sock|$many/np.sock|" \
-	"$tmp/np.json" >"$many/np.json"
+setup "$many"
 for i in $(seq 300); do
 	printf '{"name":"w%d","qos":"LS","containers":[{"name":"m","cpu":"100m"}]}' "$i" >"$many/specs/w$i.json"
 done
@@ -124,10 +121,16 @@ dpid=$!
 for _ in $(seq 100); do [ -d "$many/cg/numaplace.slice/w300" ] && break; sleep 0.1; done
 check "300 spec files: the last one's cgroup is there" test -d "$many/cg/numaplace.slice/w300"
 sleep 1 # a few more cycles
+nrel=$(grep -c 'released' "$many/log")
+rm "$many/specs/w7.json"
+for _ in $(seq 50); do grep -q 'released w7 (spec file removed)' "$many/log" && break; sleep 0.1; done
+check "300 spec files: the removed w7 is released" grep -q 'released w7 (spec file removed)' "$many/log"
 kill -TERM "$dpid"
 wait "$dpid"
-check "300 spec files: 300 admitted ($(grep -c 'admitted' "$many/log")), none released ($(grep -c 'released' "$many/log"))" \
-	test "$(grep -c 'admitted' "$many/log")" = 300 -a "$(grep -c 'released' "$many/log")" = 0
+check "300 spec files: only w7 released" \
+	test "$(grep -c 'released w[0-9]* (' "$many/log")" = 1
+check "300 spec files: 300 admitted ($(grep -c 'admitted' "$many/log")), none released while present ($nrel)" \
+	test "$(grep -c 'admitted' "$many/log")" = 300 -a "$nrel" = 0
 echo "daemon-host: $pass passed, $fail failed"
 [ -n "${NP_SUMMARY_FILE:-}" ] && echo "daemon $pass $fail" >>"$NP_SUMMARY_FILE"
 [ "$fail" -eq 0 ] || { cat "$tmp/log"; exit 1; }

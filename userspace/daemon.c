@@ -352,6 +352,7 @@ static int admit_spec(struct np_daemon *d, const json_t *spec,
 		goto out;
 	}
 	m->established = false;
+	m->seen_scan = d->spec_scan; /* admitted from this scan's file */
 	/* Durable before any cgroup is touched and before it is reported:
 	 * an admission the state file does not know would be lost by a
 	 * crash while its cgroup already shows it. */
@@ -481,16 +482,14 @@ static int scan_specs(struct np_daemon *d)
 {
 	DIR *dir = opendir(d->cfg.spec_dir);
 	struct dirent *e;
-	/* names of the spec files present (any number of them) */
-	struct np_strmap seen = {0};
-	bool seen_all = true;
-
 	if (!dir) {
 		if (errno != ENOENT)
 			logm(LOG_ERR, "spec directory %s: %s", d->cfg.spec_dir,
 			     strerror(errno));
 		return 0;
 	}
+	/* workloads named by a spec file of this scan are marked with it */
+	d->spec_scan++;
 	while ((e = readdir(dir))) {
 		char path[2 * NP_PATH_MAX], err[512], *canon;
 		const char *name;
@@ -517,9 +516,9 @@ static int scan_specs(struct np_daemon *d)
 			json_decref(spec);
 			continue;
 		}
-		if (np_strmap_put(&seen, name, 1))
-			seen_all = false;
 		m = meta_find(d, name);
+		if (m)
+			m->seen_scan = d->spec_scan;
 		canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
 		if (m && canon && !strcmp(S(m->spec_json), canon)) {
 			free(canon);
@@ -594,23 +593,17 @@ static int scan_specs(struct np_daemon *d)
 			note_del(d, d->notes[i].file);
 			i--;
 		}
-	/* Specs that disappeared release their workloads (not when a name
-	 * could not be recorded: that would release a present one). */
-	for (int i = 0; seen_all && i < d->nmeta; i++) {
+	/* Specs that disappeared release their workloads. */
+	for (int i = 0; i < d->nmeta; i++) {
 		if (!S(d->meta[i].spec_file)[0])
 			continue;
-		if (!np_strmap_get(&seen, d->meta[i].name, NULL)) {
+		if (d->meta[i].seen_scan != d->spec_scan) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->meta[i].name);
 			release_wl(d, name, "spec file removed");
 			i--;
 		}
 	}
-	if (!seen_all)
-		logm(LOG_ERR, "spec directory %s: out of memory listing the "
-		     "spec files: removed ones are released next cycle",
-		     d->cfg.spec_dir);
-	np_strmap_free(&seen);
 	return 0;
 }
 

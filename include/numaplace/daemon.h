@@ -37,6 +37,7 @@ struct np_wl_meta {
 	char *spec_json;             /* canonical spec, to notice changes */
 	bool established;            /* its cgroup was written at least once */
 	bool partition_done;         /* isolated partition set (or refused) */
+	unsigned long seen_scan;     /* last spec scan that found its file */
 };
 
 /* A spec file that is not admitted: rejected (retried every cycle, logged
@@ -96,6 +97,7 @@ struct np_daemon {
 	int epfd, tfd, sfd, ifd, lfd;
 	bool stop;
 	bool dirty; /* state must be saved */
+	unsigned long spec_scan; /* scans of the spec directory so far */
 	/* test only: NUMAPLACED_FAILPOINT=admit-saved exits (code 86) right
 	 * after an admission is saved, before its cgroup is created */
 	bool failpoint_admit_saved;
