@@ -16,6 +16,7 @@
 
 /* include/linux/sched.h; not in BTF (a #define). */
 #define NP_PF_KTHREAD 0x00200000
+#define NP_PF_EXITING 0x00000004
 /* include/linux/sched/numa_balancing.h; not in BTF (#defines). */
 #define NP_TNF_MIGRATED 0x01
 #define NP_TNF_FAULT_LOCAL 0x08

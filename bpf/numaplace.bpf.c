@@ -527,7 +527,9 @@ int np_audit(struct bpf_iter__task *ctx)
 	struct cgroup *cg;
 	__u32 size;
 
-	if (!p)
+	/* An exiting task or a zombie not yet reaped keeps the mask it had:
+	 * a cpuset change skips it, and it never runs again. */
+	if (!p || p->exit_state || (p->flags & NP_PF_EXITING))
 		return 0;
 	pol = np_workload_of(p, &cg);
 	if (!pol)

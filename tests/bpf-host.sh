@@ -95,7 +95,14 @@ busy "$P/w" 1 np-outside
 busy "$P/w/inner" 1 np-nested
 # (b) a task of another cgroup (the parent itself) on w's CPU 0
 busy "$P" 0 np-intruder
+# (f) a zombie of w, left with CPU 1 in its mask (its parent, now a sleep,
+# never reaps it): a cpuset change skips it and it never runs, so the
+# audit does not count it
+cp "$(readlink -f /bin/sh)" "$tmp/np-zombie"
+sh -c "echo \$\$ > $P/w/cgroup.procs; taskset -c 1 $tmp/np-zombie -c 'exit 0' & exec sleep 60" &
+pids+=($!)
 sleep 2
+zstate=$(for f in /proc/[0-9]*/stat; do read -r l <"$f" 2>/dev/null && case $l in *"(np-zombie) Z"*) echo Z ;; esac; done | head -n 1)
 # (c) the iter/task audit sees the nested task as w's (slot 3), outside
 echo audit >&"${D[1]}"
 audit=
@@ -104,6 +111,8 @@ check "audit: the task in w/inner is w's, its allowed CPUs outside the set ($(gr
 	grep -Eq 'slot 3 cpu 1 flags 0x[23] comm np-nested' <<<"$audit"
 check "audit: the clean task is not flagged" \
 	grep -Eq 'slot 4 cpu 1 flags 0 comm np-clean' <<<"$audit"
+zombie_skipped() { [ "$zstate" = Z ] && ! grep -q 'comm np-zombie' <<<"$audit"; }
+check "audit: a zombie of w (state ${zstate:-not found}) is not audited" zombie_skipped
 # (a) samples reach the ring buffer: w ran outside (kind 1), np-intruder on
 # w's CPU 0 (kind 2)
 echo events >&"${D[1]}"
