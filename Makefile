@@ -21,7 +21,9 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 CFLAGS ?= -O2 -g
 # Required flags live apart from CFLAGS so that `make CFLAGS=...` (as
 # check-asan does) adds to them instead of replacing them.
-NP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace -Itests/support $(PKG_CFLAGS)
+NP_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -Iuserspace $(PKG_CFLAGS)
+# Tests and benchmarks also see their support code.
+TEST_CFLAGS := -Itests/support
 NP_LDLIBS := $(PKG_LIBS) -lm
 
 # BPF: clang -> bpftool gen object -> bpftool gen skeleton (the
@@ -40,10 +42,17 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 SKEL := $(BPF_BUILD)/numaplace.skel.h
 NP_CFLAGS += -I$(BPF_BUILD)
 
-# Library: everything in userspace/ except program entry points.
-MAINS := userspace/numaplaced.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard userspace/*.c))
+# The library, one folder per part (see README "Architecture"). Each folder
+# is built into its own archive; programs link them in layer order, highest
+# first, so a call against the arrows (engine -> daemon, say) does not link.
+LAYERS := daemon observe state cgroup topology basic engine
+MAINS := userspace/daemon/numaplaced.c
+$(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(filter-out $(MAINS),$(wildcard userspace/$(l)/*.c))))
+$(foreach l,$(LAYERS),$(eval $(l)_LIB := $(BUILD)/libnp-$(l).a))
+LAYER_LIBS := $(foreach l,$(LAYERS),$($(l)_LIB))
+LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# Everything in one archive, for tests and benchmarks.
 LIB := $(BUILD)/libnumaplace.a
 
 CLI_SRCS := $(wildcard tools/*.c)
@@ -68,6 +77,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(NP_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# Test programs, benchmarks and their support code.
+$(BUILD)/tests/%.o $(BUILD)/bench/%.o: NP_CFLAGS += $(TEST_CFLAGS)
+
 $(BPF_BUILD)/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(Q)test -r $(VMLINUX_BTF) || { echo "no kernel BTF at $(VMLINUX_BTF) (set VMLINUX_BTF=)"; exit 1; }
@@ -81,16 +93,24 @@ $(SKEL): $(BPF_BUILD)/numaplace.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name numaplace_bpf > $@.tmp && mv $@.tmp $@
 
 # Objects that include the skeleton.
-$(BUILD)/userspace/bpf_load.o: $(SKEL)
+$(BUILD)/userspace/observe/bpf_load.o: $(SKEL)
 
 $(LIB): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/numaplace: $(CLI_OBJS) $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS)
+define layer_rule
+$$($(1)_LIB): $$($(1)_SRCS:%.c=$$(BUILD)/%.o)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+.PHONY: $(1)
+$(1): $$($(1)_LIB)
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 
-$(BUILD)/numaplaced: $(BUILD)/userspace/numaplaced.o $(LIB)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+$(BUILD)/numaplace: $(CLI_OBJS) $(LAYER_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LAYER_LIBS) $(NP_LDLIBS) $(LDLIBS)
+
+$(BUILD)/numaplaced: $(BUILD)/userspace/daemon/numaplaced.o $(LAYER_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LAYER_LIBS) $(NP_LDLIBS) $(LDLIBS)
 
 $(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)

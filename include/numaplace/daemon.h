@@ -60,7 +60,8 @@ struct np_written {
 	np_nodemask mems;
 };
 
-struct np_verify; /* userspace/daemon_verify.c */
+struct np_verify;     /* userspace/observe/verify.c */
+struct np_ctl_server; /* userspace/daemon/ctl_server.c */
 
 struct np_daemon {
 	struct np_config cfg;
@@ -94,7 +95,8 @@ struct np_daemon {
 		int writes;
 		long duration_us;
 	} last_cycle;
-	int epfd, tfd, sfd, ifd, lfd;
+	int epfd, tfd, sfd, ifd;
+	struct np_ctl_server *ctl; /* the control socket */
 	bool stop;
 	bool dirty; /* state must be saved */
 	unsigned long spec_scan; /* scans of the spec directory so far */
@@ -105,8 +107,6 @@ struct np_daemon {
 	struct np_verify *verify; /* NULL: verification off */
 };
 
-/* One log line on stderr ("<prio>numaplaced: level: ..."), one write(2). */
-void np_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Placement verification (userspace/daemon_verify.c). start loads the BPF

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Small file I/O helpers (after systemd's src/basic/fileio.c): read a whole
+ * file with a size limit, write a file atomically and durably, mkdir -p.
+ * Each returns 0 (or a length) or a negative errno; the caller, which knows
+ * what the file is, builds the message (see numaplace/error.h).
+ */
+#ifndef NUMAPLACE_BASIC_FILEIO_H
+#define NUMAPLACE_BASIC_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Flags for np_read_at. */
+#define NP_READ_NOFOLLOW 0x1 /* refuse a symbolic link (-ELOOP) */
+#define NP_READ_REGULAR 0x2  /* refuse anything but a regular file (-EINVAL) */
+
+/*
+ * Read fd to EOF into a malloc'd, NUL-terminated buffer (*out; *outlen
+ * without the NUL, outlen may be NULL). Works on files whose size is not
+ * known in advance (cgroupfs, procfs). More than max bytes: -EFBIG.
+ */
+int np_read_fd(int fd, size_t max, char **out, size_t *outlen);
+/* The same for name relative to dirfd (AT_FDCWD, or an absolute name). */
+int np_read_at(int dirfd, const char *name, unsigned flags, size_t max,
+	       char **out, size_t *outlen);
+
+/* Write all of buf to fd (retrying short writes and EINTR). */
+int np_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Replace name in dirfd with data atomically: write "name.tmp", fsync it,
+ * rename it over name, fsync the directory. After 0 the new content is
+ * durable; on an error the old file is untouched (and no .tmp is left).
+ */
+int np_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode);
+
+/* mkdir -p: parents get 0755, the last component mode. An existing
+ * directory is fine; an existing non-directory is -ENOTDIR. */
+int np_mkdir_p(const char *path, mode_t mode);
+
+#endif

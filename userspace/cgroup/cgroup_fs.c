@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cgroupfs access: path validation, the component-by-component O_NOFOLLOW
+ * walk from a directory fd (creating cgroups and enabling +cpuset on the
+ * way), and single-write file I/O.  No absolute path is ever built for a
+ * write; absolute strings exist only in messages.
+ */
+#include "cgroup_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define READ_MAX (1 << 20) /* cgroupfs files we read are far smaller */
+
+const char *cg_strerror(int errnum, char *buf, size_t len)
+{
+	/* GNU strerror_r (we build with _GNU_SOURCE): may not use buf. */
+	return strerror_r(errnum < 0 ? -errnum : errnum, buf, len);
+}
+
+int cg_join(char *buf, size_t len, const char *a, const char *b)
+{
+	int n;
+
+	a = a ? a : "";
+	b = b ? b : "";
+	n = snprintf(buf, len, "%s%s%s", a, *a && *b ? "/" : "", b);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+void cg_display(const struct np_cgroup_root *root, const char *rel, char *buf,
+		size_t len)
+{
+	size_t rl = strlen(root->path);
+
+	/* "/" + "a" must not become "//a" */
+	if (rl && root->path[rl - 1] == '/')
+		rl--;
+	snprintf(buf, len, "%.*s%s%s", (int)rl, root->path, *rel ? "/" : "",
+		 rel);
+}
+
+int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen)
+{
+	const char *p = cgroup;
+
+	if (!cgroup) {
+		np_errmsg(err, errlen, "cgroup path is NULL");
+		return -EINVAL;
+	}
+	if (!*cgroup) {
+		np_errmsg(err, errlen, "cgroup path is empty");
+		return -EINVAL;
+	}
+	if (strlen(cgroup) >= NP_CGROUP_PATH_MAX) {
+		np_errmsg(err, errlen, "cgroup path '%.64s...' is longer than %d",
+		       cgroup, NP_CGROUP_PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	if (*p == '/') {
+		np_errmsg(
+		    err, errlen,
+		    "cgroup path '%s' is absolute; cgroup paths are relative "
+		    "to the managed parent",
+		    cgroup);
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0) {
+			np_errmsg(err, errlen,
+			       "cgroup path '%s' has an empty component",
+			       cgroup);
+			return -EINVAL;
+		}
+		if ((n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.')) {
+			np_errmsg(err, errlen,
+			       "cgroup path '%s': '%.*s' components are not "
+			       "allowed",
+			       cgroup, (int)n, p);
+			return -EINVAL;
+		}
+		if (n > NAME_MAX) {
+			np_errmsg(
+			    err, errlen,
+			    "cgroup path '%s': component '%.32s...' is longer "
+			    "than %d",
+			    cgroup, p, NAME_MAX);
+			return -ENAMETOOLONG;
+		}
+		p += n;
+		if (*p == '/') {
+			p++;
+			if (!*p) {
+				np_errmsg(err, errlen,
+				       "cgroup path '%s' ends with '/'",
+				       cgroup);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+bool cg_has_word(const char *s, const char *word)
+{
+	size_t wl = strlen(word);
+
+	while (s && *s) {
+		size_t n;
+
+		s += strspn(s, " \t\n");
+		n = strcspn(s, " \t\n");
+		if (n == wl && !strncmp(s, word, wl))
+			return true;
+		s += n;
+	}
+	return false;
+}
+
+int cg_read(int dirfd, const char *file, char **out)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = NULL;
+	int fd, r = 0;
+
+	*out = NULL;
+	fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		r = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 2) {
+			char *nb;
+
+			if (cap >= READ_MAX) {
+				r = -EFBIG;
+				goto cleanup;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				r = -ENOMEM;
+				goto cleanup;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto cleanup;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	buf = NULL;
+cleanup:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+int cg_read_msg(int dirfd, const char *disp, const char *file, char **out,
+		char *err, size_t errlen)
+{
+	char eb[128];
+	int r = cg_read(dirfd, file, out);
+
+	if (r < 0)
+		np_errmsg(err, errlen, "cannot read %s/%s: %s", disp, file,
+		       cg_strerror(r, eb, sizeof(eb)));
+	return r;
+}
+
+int cg_read_cpus(const struct cg_dir *d, const char *file, np_cpuset *s,
+		 char *err, size_t errlen)
+{
+	char pe[160], *txt = NULL;
+	int r;
+
+	r = cg_read_msg(d->fd, d->disp, file, &txt, err, errlen);
+	if (r < 0)
+		return r;
+	r = np_cpuset_parse(s, txt, pe, sizeof(pe));
+	if (r < 0)
+		np_errmsg(err, errlen, "%s/%s: cannot parse its content: %s",
+		       d->disp, file, pe);
+	free(txt);
+	return r;
+}
+
+int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
+		 char *err, size_t errlen)
+{
+	char pe[160], *txt = NULL;
+	int r;
+
+	r = cg_read_msg(d->fd, d->disp, file, &txt, err, errlen);
+	if (r < 0)
+		return r;
+	r = np_nodemask_parse(m, txt, pe, sizeof(pe));
+	if (r < 0)
+		np_errmsg(err, errlen, "%s/%s: cannot parse its content: %s",
+		       d->disp, file, pe);
+	free(txt);
+	return r;
+}
+
+static void fake_mirror_effective(int dirfd, const char *file, const char *v)
+{
+	char eff[64], old[256] = "", mark[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(eff, sizeof(eff), "%s.effective", file);
+	snprintf(mark, sizeof(mark), ".%s.mirrored", file);
+	fd = openat(dirfd, eff, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	n = read(fd, old, sizeof(old) - 1);
+	close(fd);
+	if (n > 0 && old[0] != '\n' &&
+	    faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW))
+		return;
+	fd = openat(dirfd, eff, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		(void)!write(fd, v, strlen(v));
+		close(fd);
+	}
+	fd = openat(dirfd, mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
+	     const char *disp, const char *file, const char *value, char *err,
+	     size_t errlen)
+{
+	/* A fake tree holds plain files: truncate so a shorter value does
+	 * not leave the tail of the old one.  Real cgroupfs: as specified. */
+	int flags =
+	    O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (root->fake ? O_TRUNC : 0);
+	/* A zero-length write() may never reach the kernfs handler. */
+	const char *buf = *value ? value : "\n";
+	size_t len = strlen(buf);
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = openat(dirfd, file, flags);
+	if (fd < 0) {
+		r = -errno;
+		np_cgroup_errmsg(err, errlen, r, disp, file, value);
+		return r;
+	}
+	n = write(fd, buf, len);
+	if (n < 0) {
+		r = -errno;
+		np_cgroup_errmsg(err, errlen, r, disp, file, value);
+	} else if ((size_t)n != len) {
+		r = -EIO;
+		np_errmsg(err, errlen,
+		       "short write of '%s' to %s/%s: %zd of %zu bytes", value,
+		       disp, file, n, len);
+	}
+	if (close(fd) < 0 && r == 0) {
+		r = -errno;
+		np_cgroup_errmsg(err, errlen, r, disp, file, value);
+	}
+	/* A fake tree has no kernel to compute the effective set: mirror the
+	 * written value when the effective file is empty or was mirrored
+	 * before (tests that pre-fill it keep their content). */
+	if (r == 0 && root->fake &&
+	    (!strcmp(file, "cpuset.cpus") || !strcmp(file, "cpuset.mems")))
+		fake_mirror_effective(dirfd, file, buf);
+	if (r == 0 && root->on_write)
+		root->on_write(root->on_write_arg, rel, file, value);
+	return r;
+}
+
+void cg_fmt_cpus(const np_cpuset *s, char *buf, size_t len)
+{
+	char *all;
+
+	if (np_cpuset_format(s, buf, len) >= 0)
+		return;
+	all = np_cpuset_str(s);
+	if (!all || len < 4) {
+		snprintf(buf, len, "?");
+	} else {
+		snprintf(buf, len, "%.*s...", (int)(len - 4), all);
+	}
+	free(all);
+}
+
+void cg_fmt_mems(np_nodemask m, char *buf, size_t len)
+{
+	if (np_nodemask_format(m, buf, len) < 0)
+		snprintf(buf, len, "?");
+}
+
+/* Populate a directory created in a fake tree with the interface files
+ * the kernel creates for every cgroup, and the cpuset files it creates once
+ * the parent enables +cpuset (prepare always does, before creating). */
+static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
+{
+	static const char *const files[] = {
+	    "cgroup.controllers",	"cgroup.subtree_control",
+	    "cgroup.procs",		"cpuset.cpus",
+	    "cpuset.mems",		"cpuset.cpus.effective",
+	    "cpuset.mems.effective",
+	};
+	char eb[128];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int f = openat(
+		    fd, files[i],
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+		if (f < 0 && errno != EEXIST) {
+			int r = -errno;
+
+			np_errmsg(err, errlen,
+			       "fake tree: cannot create %s/%s: %s", disp,
+			       files[i], cg_strerror(r, eb, sizeof(eb)));
+			return r;
+		}
+		if (f >= 0)
+			close(f);
+	}
+	return 0;
+}
+
+/* "+cpuset" into dirfd's cgroup.subtree_control unless already enabled. */
+static int enable_cpuset(const struct np_cgroup_root *root, int dirfd,
+			 const char *rel, char *err, size_t errlen)
+{
+	char disp[NP_CGROUP_PATH_MAX], eb[128], *txt = NULL;
+	int r;
+
+	cg_display(root, rel, disp, sizeof(disp));
+	r = cg_read(dirfd, "cgroup.subtree_control", &txt);
+	if (r == -ENOENT) {
+		np_errmsg(err, errlen,
+		       "%s is not a cgroup: no cgroup.subtree_control (cannot "
+		       "write '+cpuset')",
+		       disp);
+		return r;
+	}
+	if (r < 0) {
+		np_errmsg(err, errlen, "cannot read %s/cgroup.subtree_control: %s",
+		       disp, cg_strerror(r, eb, sizeof(eb)));
+		return r;
+	}
+	if (!cg_has_word(txt, "cpuset"))
+		r = cg_write(root, dirfd, rel, disp, "cgroup.subtree_control",
+			     "+cpuset", err, errlen);
+	free(txt);
+	return r;
+}
+
+void cg_dir_close(struct cg_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->parent_fd >= 0)
+		close(d->parent_fd);
+	d->fd = d->parent_fd = -1;
+}
+
+/* Explain a failed openat() of component comp below dirfd (path cur). */
+static int walk_error(const struct np_cgroup_root *root, int dirfd,
+		      const char *cur, const char *comp, const char *rel, int r,
+		      char *err, size_t errlen)
+{
+	char disp[NP_CGROUP_PATH_MAX], eb[128];
+	struct stat st;
+
+	cg_display(root, cur, disp, sizeof(disp));
+	/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR (ELOOP
+	 * without O_DIRECTORY): say what it really is. */
+	if ((r == -ENOTDIR || r == -ELOOP) &&
+	    fstatat(dirfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode)) {
+		np_errmsg(err, errlen,
+		       "refusing to follow symlink '%s' in %s (cgroup path "
+		       "'%s'): cgroup paths must not contain symlinks",
+		       comp, disp, rel);
+		return -ELOOP;
+	}
+	if (r == -ENOENT)
+		np_errmsg(err, errlen, "cgroup %s%s%s does not exist", disp,
+		       *disp ? "/" : "", comp);
+	else if (r == -ENOTDIR)
+		np_errmsg(err, errlen,
+		       "%s/%s is not a directory (cgroup path '%s')", disp,
+		       comp, rel);
+	else
+		np_errmsg(err, errlen, "cannot open cgroup %s/%s: %s", disp, comp,
+		       cg_strerror(r, eb, sizeof(eb)));
+	return r;
+}
+
+int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
+	    const char *rel, unsigned int flags, struct cg_dir *d, char *err,
+	    size_t errlen)
+{
+	char comp[NAME_MAX + 1], eb[128];
+	const char *p = rel;
+	int fd = -1, pfd = -1, r;
+
+	d->fd = d->parent_fd = -1;
+	if (*rel) {
+		r = np_cgroup_path_check(rel, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	if (snprintf(d->rel, sizeof(d->rel), "%s", start) >=
+	    (int)sizeof(d->rel)) {
+		np_errmsg(err, errlen, "cgroup path '%s' too long", start);
+		return -ENAMETOOLONG;
+	}
+	fd = fcntl(startfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		r = -errno;
+		np_errmsg(err, errlen, "cannot dup the cgroup directory fd: %s",
+		       cg_strerror(r, eb, sizeof(eb)));
+		return r;
+	}
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		bool created = false;
+		int nfd;
+
+		memcpy(comp, p, n); /* n <= NAME_MAX: checked above */
+		comp[n] = '\0';
+		p += n + (p[n] == '/');
+
+		if (flags & CG_WALK_ENABLE) {
+			r = enable_cpuset(root, fd, d->rel, err, errlen);
+			if (r < 0)
+				goto fail;
+		}
+		nfd = openat(fd, comp,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && (flags & CG_WALK_CREATE)) {
+			if (mkdirat(fd, comp, 0755) == 0) {
+				created = true;
+			} else if (errno != EEXIST) {
+				char disp[NP_CGROUP_PATH_MAX];
+
+				r = -errno;
+				cg_display(root, d->rel, disp, sizeof(disp));
+				np_errmsg(err, errlen,
+				       "cannot create cgroup %s/%s: %s", disp,
+				       comp, cg_strerror(r, eb, sizeof(eb)));
+				goto fail;
+			}
+			nfd = openat(fd, comp,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			r = walk_error(root, fd, d->rel, comp, rel, -errno, err,
+				       errlen);
+			goto fail;
+		}
+		/* O_NOFOLLOW stops symlinks, not bind mounts: a component on
+		 * another mount than its parent leads out of the tree. */
+		{
+			struct statx a, b;
+			if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &a) == 0 &&
+			    statx(nfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &b) == 0 &&
+			    (a.stx_mask & b.stx_mask & STATX_MNT_ID) &&
+			    a.stx_mnt_id != b.stx_mnt_id) {
+				char disp[NP_CGROUP_PATH_MAX];
+				close(nfd);
+				cg_display(root, d->rel, disp, sizeof(disp));
+				np_errmsg(err, errlen,
+				       "cgroup path %s/%s is a mount point (a bind "
+				       "mount?): refusing to follow it out of the "
+				       "managed tree",
+				       disp, comp);
+				r = -EXDEV;
+				goto fail;
+			}
+		}
+		if (pfd >= 0)
+			close(pfd);
+		pfd = fd;
+		fd = nfd;
+		{
+			char next[NP_CGROUP_PATH_MAX];
+
+			r = cg_join(next, sizeof(next), d->rel, comp);
+			if (r < 0) {
+				np_errmsg(err, errlen,
+				       "cgroup path '%s/%s' too long", d->rel,
+				       comp);
+				goto fail;
+			}
+			memcpy(d->rel, next, sizeof(next));
+		}
+		if (created && root->fake) {
+			char disp[NP_CGROUP_PATH_MAX];
+
+			cg_display(root, d->rel, disp, sizeof(disp));
+			r = fake_populate(fd, disp, err, errlen);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	d->fd = fd;
+	d->parent_fd = pfd;
+	cg_display(root, d->rel, d->disp, sizeof(d->disp));
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	return r;
+}
+
+int cg_open(const struct np_cgroup_root *root, const char *cgroup,
+	    struct cg_dir *d, char *err, size_t errlen)
+{
+	if (root->root_fd < 0 || root->parent_fd < 0) {
+		np_errmsg(err, errlen, "cgroup root is not open");
+		return -EBADF;
+	}
+	if (!cgroup) {
+		np_errmsg(err, errlen, "cgroup path is NULL");
+		return -EINVAL;
+	}
+	/* The managed parent itself: walk from the root so that its parent
+	 * directory is open too (for read-back messages). */
+	if (!*cgroup)
+		return cg_walk(root, root->root_fd, "", root->parent, 0, d, err,
+			       errlen);
+	return cg_walk(root, root->parent_fd, root->parent, cgroup, 0, d, err,
+		       errlen);
+}
+
+int np_cgroup_prepare(const struct np_cgroup_root *root, const char *cgroup,
+		      unsigned int flags, char *err, size_t errlen)
+{
+	char rel[NP_CGROUP_PATH_MAX];
+	struct cg_dir d;
+	unsigned int wf = CG_WALK_ENABLE;
+	int r;
+
+	if (root->root_fd < 0 || root->parent_fd < 0) {
+		np_errmsg(err, errlen, "cgroup root is not open");
+		return -EBADF;
+	}
+	if (flags & ~NP_CGROUP_CREATE) {
+		np_errmsg(err, errlen, "unknown prepare flags 0x%x", flags);
+		return -EINVAL;
+	}
+	r = np_cgroup_path_check(cgroup, err, errlen);
+	if (r < 0)
+		return r;
+	if (flags & NP_CGROUP_CREATE)
+		wf |= CG_WALK_CREATE;
+	/* root->parent and cgroup are both validated relative paths; the
+	 * joined string is only walked component by component. */
+	r = cg_join(rel, sizeof(rel), root->parent, cgroup);
+	if (r < 0) {
+		np_errmsg(err, errlen, "cgroup path '%s/%s' too long",
+		       root->parent, cgroup);
+		return r;
+	}
+	/* Dry run first, so that a refused path (symlink, not a directory)
+	 * leaves no +cpuset writes behind; with NP_CGROUP_CREATE the walk
+	 * may stop at the first missing component, all below it will be
+	 * ours.  The real walk below re-checks everything (O_NOFOLLOW). */
+	r = cg_walk(root, root->root_fd, "", rel, 0, &d, err, errlen);
+	if (r == 0)
+		cg_dir_close(&d);
+	else if (!(r == -ENOENT && (flags & NP_CGROUP_CREATE)))
+		return r;
+	r = cg_walk(root, root->root_fd, "", rel, wf, &d, err, errlen);
+	if (r < 0)
+		return r;
+	cg_dir_close(&d);
+	return 0;
+}

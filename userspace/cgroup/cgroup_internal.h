@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private helpers shared by the cgroup_*.c files (not part of the API):
+ * messages, path joining, the O_NOFOLLOW directory walk and single-write
+ * file I/O relative to directory fds.
+ */
+#ifndef NUMAPLACE_CGROUP_INTERNAL_H
+#define NUMAPLACE_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "numaplace/cgroup.h"
+#include "numaplace/error.h"
+
+/* Thread-safe strerror for messages. */
+const char *cg_strerror(int errnum, char *buf, size_t len);
+
+/* buf = a "/" b, skipping empty parts; -ENAMETOOLONG. */
+int cg_join(char *buf, size_t len, const char *a, const char *b);
+/* Display path for messages: root->path "/" rel (rel from the root). */
+void cg_display(const struct np_cgroup_root *root, const char *rel, char *buf,
+		size_t len);
+
+/* A cgroup directory opened by cg_walk(). */
+struct cg_dir {
+	int fd;	       /* the cgroup */
+	int parent_fd; /* its parent, -1 when the walk did not descend */
+	char rel[NP_CGROUP_PATH_MAX];  /* relative to the hierarchy root */
+	char disp[NP_CGROUP_PATH_MAX]; /* for messages */
+};
+
+#define CG_WALK_CREATE 0x1 /* mkdirat(0755) missing components */
+#define CG_WALK_ENABLE 0x2 /* +cpuset in subtree_control above the target */
+
+/*
+ * Walk rel (validated here) from startfd, whose path relative to the
+ * hierarchy root is start, one component at a time with
+ * openat(O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Symlinks give -ELOOP.
+ */
+int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
+	    const char *rel, unsigned int flags, struct cg_dir *d, char *err,
+	    size_t errlen);
+/* Open cgroup, relative to the managed parent, without side effects. */
+int cg_open(const struct np_cgroup_root *root, const char *cgroup,
+	    struct cg_dir *d, char *err, size_t errlen);
+void cg_dir_close(struct cg_dir *d);
+
+/* Read a whole (small) file at dirfd into a malloc'd string; -errno. */
+int cg_read(int dirfd, const char *file, char **out);
+/* Same, with "cannot read X/file: ..." in err on failure. */
+int cg_read_msg(int dirfd, const char *disp, const char *file, char **out,
+		char *err, size_t errlen);
+/* Parse a cpu / node list file of d. */
+int cg_read_cpus(const struct cg_dir *d, const char *file, np_cpuset *s,
+		 char *err, size_t errlen);
+int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
+		 char *err, size_t errlen);
+
+/*
+ * One open(O_WRONLY|O_CLOEXEC|O_NOFOLLOW) + one write() of value (an empty
+ * value is written as "\n") to file in dirfd; np_cgroup_errmsg() on
+ * failure; root->on_write on success.
+ */
+int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
+	     const char *disp, const char *file, const char *value, char *err,
+	     size_t errlen);
+
+/* Whitespace-separated word present in s. */
+bool cg_has_word(const char *s, const char *word);
+
+/* Lists for messages; truncated with "..." when they do not fit. */
+void cg_fmt_cpus(const np_cpuset *s, char *buf, size_t len);
+void cg_fmt_mems(np_nodemask m, char *buf, size_t len);
+
+/*
+ * Write cpuset.cpus (file == NP_CGROUP_CPUS, from *cpus) or cpuset.mems
+ * (from mems) of cgroup; with readback compare the .effective file:
+ * 0 / NP_CGROUP_PARTIAL / -errno as np_cgroup_write_cpus().
+ */
+int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
+		 enum np_cgroup_file file, const np_cpuset *cpus,
+		 np_nodemask mems, bool readback, np_cpuset *granted_cpus,
+		 np_nodemask *granted_mems, char *err, size_t errlen);
+
+#endif

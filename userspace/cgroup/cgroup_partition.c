@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cpuset partitions (hard isolation): cpuset.cpus.exclusive (Linux 6.7+)
+ * and cpuset.cpus.partition with read-back; a partition the kernel marks
+ * invalid is reverted to member and the kernel's reason reported.
+ */
+#include "cgroup_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const partition_names[] = {
+    [NP_CGROUP_MEMBER] = "member",
+    [NP_CGROUP_ROOT] = "root",
+    [NP_CGROUP_ISOLATED] = "isolated",
+};
+
+const char *np_cgroup_partition_name(enum np_cgroup_partition p)
+{
+	if ((unsigned int)p >=
+	    sizeof(partition_names) / sizeof(*partition_names))
+		return "?";
+	return partition_names[p];
+}
+
+int np_cgroup_partition_parse(const char *s, enum np_cgroup_partition *mode,
+			      bool *invalid, char *reason, size_t reasonlen)
+{
+	const char *p = s, *close_paren;
+	size_t n;
+	int m = -1;
+
+	if (reason && reasonlen)
+		reason[0] = '\0';
+	*invalid = false;
+	p += strspn(p, " \t\n");
+	n = strcspn(p, " \t\n");
+	for (int i = 0;
+	     i < (int)(sizeof(partition_names) / sizeof(*partition_names)); i++)
+		if (strlen(partition_names[i]) == n &&
+		    !strncmp(p, partition_names[i], n))
+			m = i;
+	if (m < 0)
+		return -EINVAL;
+	p += n;
+	p += strspn(p, " \t");
+	if (!strncmp(p, "invalid", 7)) {
+		*invalid = true;
+		p += 7;
+		p += strspn(p, " \t");
+		if (*p == '(') {
+			/* the reason may itself contain parentheses */
+			close_paren = strrchr(p, ')');
+			if (!close_paren)
+				return -EINVAL;
+			if (reason && reasonlen)
+				snprintf(reason, reasonlen, "%.*s",
+					 (int)(close_paren - p - 1), p + 1);
+			p = close_paren + 1;
+		}
+	}
+	p += strspn(p, " \t\n");
+	if (*p)
+		return -EINVAL;
+	*mode = (enum np_cgroup_partition)m;
+	return 0;
+}
+
+static int read_partition(const struct cg_dir *d, enum np_cgroup_partition *got,
+			  bool *invalid, char *reason, size_t reasonlen,
+			  char *raw, size_t rawlen, char *err, size_t errlen)
+{
+	char *txt = NULL, *nl;
+	int r;
+
+	r = cg_read_msg(d->fd, d->disp, "cpuset.cpus.partition", &txt, err,
+			errlen);
+	if (r < 0)
+		return r;
+	nl = strchr(txt, '\n');
+	if (nl)
+		*nl = '\0';
+	snprintf(raw, rawlen, "%s", txt);
+	r = np_cgroup_partition_parse(txt, got, invalid, reason, reasonlen);
+	if (r < 0)
+		np_errmsg(err, errlen,
+		       "%s/cpuset.cpus.partition: unexpected content '%.64s'",
+		       d->disp, txt);
+	free(txt);
+	return r;
+}
+
+/* Append "; <what>: <msg2>" to err (the first failure stays first). */
+static void append_err(char *err, size_t errlen, const char *what,
+		       const char *msg2)
+{
+	size_t l;
+
+	if (!err || !errlen)
+		return;
+	l = strlen(err);
+	if (l + 1 < errlen)
+		snprintf(err + l, errlen - l, "; %s: %s", what, msg2);
+}
+
+int np_cgroup_set_partition(const struct np_cgroup_root *root,
+			    const char *cgroup, enum np_cgroup_partition mode,
+			    const np_cpuset *exclusive, char *err,
+			    size_t errlen)
+{
+	char reason[256], raw[320], e2[512], *old_excl = NULL, *val = NULL;
+	const char *want = np_cgroup_partition_name(mode);
+	enum np_cgroup_partition got;
+	bool invalid, wrote_excl = false;
+	struct cg_dir d;
+	int r, r2;
+
+	if ((unsigned int)mode > NP_CGROUP_ISOLATED) {
+		np_errmsg(err, errlen, "invalid partition mode %d", (int)mode);
+		return -EINVAL;
+	}
+	r = cg_open(root, cgroup, &d, err, errlen);
+	if (r < 0)
+		return r;
+
+	if (exclusive) {
+		r = cg_read(d.fd, "cpuset.cpus.exclusive", &old_excl);
+		if (r == -ENOENT) {
+			/* Before 6.7 the partition's exclusive CPUs are its
+			 * cpuset.cpus: only an equal request can be met. */
+			char a[160], b[160];
+			np_cpuset cpus;
+
+			r = cg_read_cpus(&d, "cpuset.cpus", &cpus, err, errlen);
+			if (r < 0)
+				goto cleanup;
+			if (!np_cpuset_equal(&cpus, exclusive)) {
+				cg_fmt_cpus(exclusive, a, sizeof(a));
+				cg_fmt_cpus(&cpus, b, sizeof(b));
+				np_errmsg(
+				    err, errlen,
+				    "%s: cpuset.cpus.exclusive does not exist "
+				    "(Linux < 6.7): the partition's exclusive "
+				    "CPUs are its cpuset.cpus (%s), cannot "
+				    "request '%s'",
+				    d.disp, b, a);
+				r = -EOPNOTSUPP;
+				goto cleanup;
+			}
+		} else if (r < 0) {
+			np_errmsg(err, errlen,
+			       "cannot read %s/cpuset.cpus.exclusive: %s",
+			       d.disp, cg_strerror(r, e2, sizeof(e2)));
+			goto cleanup;
+		} else {
+			char *nl = strchr(old_excl, '\n');
+
+			if (nl)
+				*nl = '\0';
+			val = np_cpuset_str(exclusive);
+			if (!val) {
+				np_errmsg(err, errlen, "out of memory");
+				r = -ENOMEM;
+				goto cleanup;
+			}
+			r = cg_write(root, d.fd, d.rel, d.disp,
+				     "cpuset.cpus.exclusive", val, err, errlen);
+			if (r < 0)
+				goto cleanup;
+			wrote_excl = true;
+		}
+	}
+
+	r = cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.partition", want,
+		     err, errlen);
+	if (r < 0)
+		goto restore;
+	r = read_partition(&d, &got, &invalid, reason, sizeof(reason), raw,
+			   sizeof(raw), err, errlen);
+	if (r < 0)
+		goto cleanup;
+	if (!invalid && got == mode)
+		goto cleanup;
+	if (!invalid) {
+		np_errmsg(err, errlen,
+		       "%s: wrote '%s' to cpuset.cpus.partition but it reads "
+		       "back '%s'",
+		       d.disp, want, raw);
+		r = -EIO;
+		goto cleanup;
+	}
+
+	/* The kernel refused: back to member, quoting its reason. */
+	{
+		char reason2[256], raw2[320];
+		bool invalid2;
+
+		r = cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.partition",
+			     "member", e2, sizeof(e2));
+		if (r == 0)
+			r = read_partition(&d, &got, &invalid2, reason2,
+					   sizeof(reason2), raw2, sizeof(raw2),
+					   e2, sizeof(e2));
+		if (r == 0 && (invalid2 || got != NP_CGROUP_MEMBER)) {
+			snprintf(e2, sizeof(e2),
+				 "cpuset.cpus.partition reads back '%s'", raw2);
+			r = -EIO;
+		}
+		if (r < 0) {
+			np_errmsg(err, errlen,
+			       "%s: kernel refused partition '%s': \"%s\"; "
+			       "reverting to member failed: %s",
+			       d.disp, want, reason, e2);
+			goto cleanup;
+		}
+	}
+	np_errmsg(err, errlen,
+	       "warning: %s: kernel refused partition '%s': \"%s\" "
+	       "(cpuset.cpus.partition read back '%s'); reverted to member",
+	       d.disp, want, *reason ? reason : "no reason given", raw);
+	r = NP_CGROUP_PARTITION_REFUSED;
+restore:
+	if (wrote_excl) {
+		r2 =
+		    cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.exclusive",
+			     old_excl, e2, sizeof(e2));
+		if (r2 < 0) {
+			append_err(err, errlen,
+				   "restoring cpuset.cpus.exclusive failed",
+				   e2);
+			r = r2;
+		}
+	}
+cleanup:
+	free(old_excl);
+	free(val);
+	cg_dir_close(&d);
+	return r;
+}

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The cpuset write planner (pure, no I/O): orders cpuset.cpus/cpuset.mems
+ * writes so that the hierarchy stays consistent (widen top-down, narrow
+ * bottom-up, as Koordinator's applyCPUSetWithNonePolicy) and no CPU is ever
+ * held by an exclusive cgroup and any other non-nested cgroup at once
+ * (shared yield before an exclusive grant, exclusive release before shared
+ * widening).  The phases are documented at np_cgroup_plan_build().
+ */
+#include "cgroup_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct planner {
+	const struct np_cgroup_change *ch;
+	int n;
+	int *depth;
+	/* Ancestors of j in the list: anc_list[anc_start[j] .. anc_start[j+1]) */
+	int *anc_start, *anc_list;
+	np_cpuset *claim;   /* CPUs conflicting cgroups are to get */
+	bool *cm, *mm;	    /* cpus / mems managed by this change */
+	np_cpuset *cur;	    /* simulated cpuset.cpus */
+	/* Predicates on cur[i], remembered until cur[i] changes (ver[i]):
+	 * the phase-2 loop asks them of every cgroup at every step. */
+	unsigned *ver;
+	struct memo {
+		unsigned ver; /* 0: not known */
+		bool val;
+	} *m_yield, *m_inside, *m_full;
+	int *excl, nexcl; /* exclusive changes managing cpus, in order */
+	np_nodemask *curm;  /* simulated cpuset.mems */
+	int *order;	    /* scratch */
+	int *order_all;	    /* 0 .. n-1 */
+	struct np_cgroup_plan *plan;
+	int cap;
+	char *err;
+	size_t errlen;
+};
+
+static const char *const why_names[] = {
+    [NP_STEP_MEMS_WIDEN] = "mems widen", [NP_STEP_CPUS_RELEASE] = "release",
+    [NP_STEP_CPUS_YIELD] = "yield",	 [NP_STEP_CPUS_WIDEN] = "widen",
+    [NP_STEP_CPUS_NARROW] = "narrow",	 [NP_STEP_MEMS_NARROW] = "mems narrow",
+};
+
+const char *np_cgroup_why_name(enum np_cgroup_why why)
+{
+	if ((unsigned int)why >= sizeof(why_names) / sizeof(*why_names))
+		return "?";
+	return why_names[why];
+}
+
+static const char *kind_name(enum np_cgroup_kind k)
+{
+	return k == NP_CGROUP_EXCLUSIVE ? "exclusive" : "shared";
+}
+
+/* a is a proper ancestor of b (by path components). */
+static int path_depth(const char *p)
+{
+	int d = 1;
+
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+/* i is an ancestor of j (both in the change list) */
+static bool anc(const struct planner *pl, int i, int j)
+{
+	for (int k = pl->anc_start[j]; k < pl->anc_start[j + 1]; k++)
+		if (pl->anc_list[k] == i)
+			return true;
+	return false;
+}
+
+/* i and j may not hold the same CPU at the same time. */
+static bool conflict(const struct planner *pl, int i, int j)
+{
+	return i != j && pl->cm[i] && pl->cm[j] &&
+	       (pl->ch[i].kind == NP_CGROUP_EXCLUSIVE ||
+		pl->ch[j].kind == NP_CGROUP_EXCLUSIVE) &&
+	       !anc(pl, i, j) && !anc(pl, j, i);
+}
+
+/* The cgroups that may conflict with i: only exclusive ones for a shared
+ * i (conflict() still decides). n_out entries. */
+static const int *conflict_candidates(const struct planner *pl, int i,
+				      int *n_out)
+{
+	if (pl->ch[i].kind == NP_CGROUP_SHARED) {
+		*n_out = pl->nexcl;
+		return pl->excl;
+	}
+	*n_out = pl->n;
+	return pl->order_all;
+}
+
+/* The ancestors of each change among the changes: each proper prefix of
+ * its path (paths are checked: no empty components) looked up by name. */
+static int find_ancestors(struct planner *pl, const struct np_strmap *ix)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	int total = 0, k = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int j = 0; j < pl->n; j++) {
+			const char *p = ch[j].cgroup, *s;
+			char prefix[NP_CGROUP_PATH_MAX];
+			long i;
+
+			if (pass)
+				pl->anc_start[j] = k;
+			for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+				size_t len = (size_t)(s - p);
+				if (len >= sizeof(prefix))
+					break;
+				memcpy(prefix, p, len);
+				prefix[len] = '\0';
+				if (!np_strmap_get(ix, prefix, &i))
+					continue;
+				if (pass)
+					pl->anc_list[k++] = (int)i;
+				else
+					total++;
+			}
+		}
+		if (!pass) {
+			pl->anc_list = calloc((size_t)total + 1,
+					      sizeof(*pl->anc_list));
+			if (!pl->anc_list)
+				return -ENOMEM;
+		}
+	}
+	pl->anc_start[pl->n] = k;
+	return 0;
+}
+
+static struct np_cgroup_step *new_step(struct planner *pl, int i,
+				       enum np_cgroup_file file,
+				       enum np_cgroup_why why)
+{
+	struct np_cgroup_plan *plan = pl->plan;
+	struct np_cgroup_step *s;
+
+	if (plan->n == pl->cap) {
+		int cap = pl->cap ? pl->cap * 2 : 16;
+		struct np_cgroup_step *ns;
+
+		ns = realloc(plan->steps, sizeof(*ns) * (size_t)cap);
+		if (!ns)
+			return NULL;
+		plan->steps = ns;
+		pl->cap = cap;
+	}
+	s = &plan->steps[plan->n++];
+	memset(s, 0, sizeof(*s));
+	s->change = i;
+	s->file = file;
+	s->why = why;
+	return s;
+}
+
+static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
+		     const np_cpuset *set)
+{
+	struct np_cgroup_step *s = new_step(pl, i, NP_CGROUP_CPUS, why);
+
+	if (!s) {
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->cpus = *set;
+	pl->cur[i] = *set;
+	pl->ver[i]++;
+	return 0;
+}
+
+static int emit_mems(struct planner *pl, int i, enum np_cgroup_why why,
+		     np_nodemask m)
+{
+	struct np_cgroup_step *s = new_step(pl, i, NP_CGROUP_MEMS, why);
+
+	if (!s) {
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->mems = m;
+	pl->curm[i] = m;
+	return 0;
+}
+
+/* pl->order = 0..n-1 by depth (ascending when top_down), then index;
+ * insertion sort: stable, and n is small. */
+static void sort_by_depth(struct planner *pl, bool top_down)
+{
+	for (int i = 0; i < pl->n; i++) {
+		int k = i, x = i;
+
+		while (k > 0) {
+			int y = pl->order[k - 1];
+			bool before = top_down ? pl->depth[x] < pl->depth[y]
+					       : pl->depth[x] > pl->depth[y];
+			if (!before)
+				break;
+			pl->order[k] = y;
+			k--;
+		}
+		pl->order[k] = x;
+	}
+}
+
+/* ix: path -> index, filled here */
+static int validate_ix(struct planner *pl, struct np_strmap *ix)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	char a[160], b[160], c[160], pe[256];
+	int r;
+
+	for (int i = 0; i < pl->n; i++) {
+		r = np_cgroup_path_check(ch[i].cgroup, pe, sizeof(pe));
+		if (r < 0) {
+			np_errmsg(pl->err, pl->errlen, "change %d: %s", i, pe);
+			return r;
+		}
+		if (ch[i].kind != NP_CGROUP_SHARED &&
+		    ch[i].kind != NP_CGROUP_EXCLUSIVE) {
+			np_errmsg(pl->err, pl->errlen, "%s: invalid kind %d",
+			       ch[i].cgroup, (int)ch[i].kind);
+			return -EINVAL;
+		}
+		if (np_strmap_get(ix, ch[i].cgroup, NULL)) {
+			np_errmsg(pl->err, pl->errlen,
+			       "%s appears twice in the change list",
+			       ch[i].cgroup);
+			return -EINVAL;
+		}
+		if (np_strmap_put(ix, ch[i].cgroup, i)) {
+			np_errmsg(pl->err, pl->errlen, "out of memory");
+			return -ENOMEM;
+		}
+		pl->cm[i] = !np_cpuset_empty(&ch[i].new_cpus);
+		if (!pl->cm[i] && !np_cpuset_empty(&ch[i].old_cpus)) {
+			cg_fmt_cpus(&ch[i].old_cpus, a, sizeof(a));
+			np_errmsg(pl->err, pl->errlen,
+			       "%s: new cpus empty (old %s): an empty "
+			       "cpuset.cpus means 'inherit the parent's CPUs'; "
+			       "remove the cgroup instead",
+			       ch[i].cgroup, a);
+			return -EINVAL;
+		}
+		pl->mm[i] = ch[i].new_mems != 0;
+		if (!pl->mm[i] && ch[i].old_mems) {
+			np_errmsg(pl->err, pl->errlen,
+			       "%s: new mems empty: an empty cpuset.mems means "
+			       "'inherit the parent's nodes'",
+			       ch[i].cgroup);
+			return -EINVAL;
+		}
+		pl->depth[i] = path_depth(ch[i].cgroup);
+		pl->cur[i] = ch[i].old_cpus;
+		pl->curm[i] = ch[i].old_mems;
+	}
+	if ((r = find_ancestors(pl, ix))) {
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+		return r;
+	}
+	for (int i = 0; i < pl->n; i++) {
+		pl->order_all[i] = i;
+		pl->ver[i] = 1;
+		if (ch[i].kind == NP_CGROUP_EXCLUSIVE)
+			pl->excl[pl->nexcl++] = i;
+	}
+	/* The target state itself must respect exclusivity. */
+	for (int i = 0; i < pl->n; i++) {
+		int nc, k = 0;
+		const int *cand = conflict_candidates(pl, i, &nc);
+
+		/* the same pairs (i, j > i) in the same order as all j */
+		while (k < nc && cand[k] <= i)
+			k++;
+		for (; k < nc; k++) {
+			int j = cand[k];
+			np_cpuset both;
+
+			if (!conflict(pl, i, j) ||
+			    !np_cpuset_intersects(&ch[i].new_cpus,
+						  &ch[j].new_cpus))
+				continue;
+			np_cpuset_and(&both, &ch[i].new_cpus, &ch[j].new_cpus);
+			cg_fmt_cpus(&ch[i].new_cpus, a, sizeof(a));
+			cg_fmt_cpus(&ch[j].new_cpus, b, sizeof(b));
+			cg_fmt_cpus(&both, c, sizeof(c));
+			np_errmsg(pl->err, pl->errlen,
+			       "target sets overlap: %s %s (%s) and %s %s (%s) "
+			       "share CPUs %s",
+			       kind_name(ch[i].kind), ch[i].cgroup, a,
+			       kind_name(ch[j].kind), ch[j].cgroup, b, c);
+			return -EINVAL;
+		}
+	}
+	/* What the cgroups conflicting with i are to get: fixed. */
+	for (int i = 0; i < pl->n; i++) {
+		int nc;
+		const int *cand = conflict_candidates(pl, i, &nc);
+		np_cpuset_zero(&pl->claim[i]);
+		for (int k = 0; k < nc; k++)
+			if (conflict(pl, i, cand[k]))
+				np_cpuset_or(&pl->claim[i], &pl->claim[i],
+					     &ch[cand[k]].new_cpus);
+	}
+	return 0;
+}
+
+static int validate(struct planner *pl)
+{
+	struct np_strmap ix = {0};
+	int r = validate_ix(pl, &ix);
+
+	np_strmap_free(&ix);
+	return r;
+}
+
+/* Limit t to what i's ancestors in the list hold now (when the target
+ * state nests i in them), so a child never gets ahead of its parent. */
+static void within_ancestors(const struct planner *pl, int i, np_cpuset *t)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+
+	for (int k = pl->anc_start[i]; k < pl->anc_start[i + 1]; k++) {
+		int j = pl->anc_list[k];
+		if (pl->cm[j] && !np_cpuset_empty(&pl->cur[j]) &&
+		    np_cpuset_subset(&ch[i].new_cpus, &ch[j].new_cpus))
+			np_cpuset_and(t, t, &pl->cur[j]);
+	}
+}
+
+/* Keep in t whatever i's descendants in the list still hold of cur[i],
+ * so a parent never drops CPUs before its children did. */
+static void keep_for_descendants(const struct planner *pl, int i, np_cpuset *t)
+{
+	np_cpuset d;
+
+	for (int j = 0; j < pl->n; j++)
+		if (pl->cm[j] && anc(pl, i, j)) {
+			np_cpuset_and(&d, &pl->cur[i], &pl->cur[j]);
+			np_cpuset_or(t, t, &d);
+		}
+}
+
+/*
+ * Exclusive i gives up CPUs outside its target: down to cur ∩ new, or, for
+ * a move with nothing in common yet, the CPUs other cgroups are waiting
+ * for (it keeps the rest until it holds some of its new ones).
+ */
+static bool remember(const struct planner *pl, struct memo *m, int i,
+		     bool (*f)(const struct planner *, int))
+{
+	if (m[i].ver != pl->ver[i]) {
+		m[i].val = f(pl, i);
+		m[i].ver = pl->ver[i];
+	}
+	return m[i].val;
+}
+
+static bool cur_inside_new(const struct planner *pl, int i)
+{
+	return np_cpuset_subset(&pl->cur[i], &pl->ch[i].new_cpus);
+}
+
+static bool cur_holds_new(const struct planner *pl, int i)
+{
+	return np_cpuset_subset(&pl->ch[i].new_cpus, &pl->cur[i]);
+}
+
+static bool release_target(const struct planner *pl, int i, np_cpuset *t)
+{
+	if (remember(pl, pl->m_inside, i, cur_inside_new))
+		return false;
+	np_cpuset_and(t, &pl->cur[i], &pl->ch[i].new_cpus);
+	if (np_cpuset_empty(t)) {
+		np_cpuset_andnot(t, &pl->cur[i], &pl->claim[i]);
+		if (np_cpuset_empty(t))
+			return false;
+	}
+	keep_for_descendants(pl, i, t);
+	return !np_cpuset_equal(t, &pl->cur[i]);
+}
+
+static bool holds_claimed(const struct planner *pl, int i)
+{
+	return np_cpuset_intersects(&pl->cur[i], &pl->claim[i]);
+}
+
+/* Shared i still holds CPUs an exclusive cgroup is to get. */
+static bool must_yield(const struct planner *pl, int i)
+{
+	if (!pl->cm[i] || pl->ch[i].kind != NP_CGROUP_SHARED)
+		return false;
+	return remember(pl, pl->m_yield, i, holds_claimed);
+}
+
+
+/*
+ * What shared i can yield to now: its current set minus every CPU a
+ * conflicting (exclusive) cgroup is to get.  When that leaves nothing, its
+ * new CPUs that are free now instead (never empty).  Waits for descendants
+ * that must yield first (they hold some of the CPUs).
+ */
+static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
+{
+	for (int j = 0; j < pl->n; j++)
+		if (anc(pl, i, j) && must_yield(pl, j))
+			return false;
+	np_cpuset_andnot(t, &pl->cur[i], &pl->claim[i]);
+	if (!np_cpuset_empty(t))
+		return true;
+	*t = pl->ch[i].new_cpus;
+	{
+		int nc;
+		const int *cand = conflict_candidates(pl, i, &nc);
+		for (int k = 0; k < nc; k++)
+			if (conflict(pl, i, cand[k]))
+				np_cpuset_andnot(t, t, &pl->cur[cand[k]]);
+	}
+	within_ancestors(pl, i, t);
+	return !np_cpuset_empty(t);
+}
+
+/* CPUs of i's target it lacks and no conflicting cgroup holds now. */
+static void addable(const struct planner *pl, int i, np_cpuset *add)
+{
+	int nc;
+	const int *cand = conflict_candidates(pl, i, &nc);
+
+	np_cpuset_andnot(add, &pl->ch[i].new_cpus, &pl->cur[i]);
+	for (int k = 0; k < nc; k++)
+		if (conflict(pl, i, cand[k]))
+			np_cpuset_andnot(add, add, &pl->cur[cand[k]]);
+	within_ancestors(pl, i, add);
+}
+
+/* (depth, shared before exclusive, index) */
+static bool widen_before(const struct planner *pl, int a, int b)
+{
+	if (pl->depth[a] != pl->depth[b])
+		return pl->depth[a] < pl->depth[b];
+	if (pl->ch[a].kind != pl->ch[b].kind)
+		return pl->ch[a].kind == NP_CGROUP_SHARED;
+	return a < b;
+}
+
+/* Nothing can move: name the first stuck cgroup and who holds its CPUs. */
+static int deadlock(struct planner *pl)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	int first = -1, blocker = -1;
+	np_cpuset miss, held;
+	char a[160];
+
+	for (int i = 0; i < pl->n; i++)
+		if (pl->cm[i] &&
+		    !np_cpuset_subset(&ch[i].new_cpus, &pl->cur[i]) &&
+		    (first < 0 || widen_before(pl, i, first)))
+			first = i;
+	if (first < 0) {
+		np_errmsg(pl->err, pl->errlen,
+		       "no safe order: shared cgroups cannot yield CPUs to "
+		       "exclusive ones without being left empty; plan the "
+		       "change in two rounds");
+		return -EDEADLK;
+	}
+	np_cpuset_andnot(&miss, &ch[first].new_cpus, &pl->cur[first]);
+	for (int j = 0; j < pl->n && blocker < 0; j++)
+		if (conflict(pl, first, j) &&
+		    np_cpuset_intersects(&miss, &pl->cur[j]))
+			blocker = j;
+	if (blocker < 0) {
+		cg_fmt_cpus(&miss, a, sizeof(a));
+		np_errmsg(pl->err, pl->errlen,
+		       "no safe order: %s %s needs CPUs %s that its ancestors "
+		       "cannot get yet; plan the change in two rounds",
+		       kind_name(ch[first].kind), ch[first].cgroup, a);
+		return -EDEADLK;
+	}
+	np_cpuset_and(&held, &miss, &pl->cur[blocker]);
+	cg_fmt_cpus(&held, a, sizeof(a));
+	np_errmsg(pl->err, pl->errlen,
+	       "no safe order: %s %s needs CPUs %s still held by %s %s, which "
+	       "waits in turn; plan the change in two rounds",
+	       kind_name(ch[first].kind), ch[first].cgroup, a,
+	       kind_name(ch[blocker].kind), ch[blocker].cgroup);
+	return -EDEADLK;
+}
+
+/*
+ * Phase 2: until every cgroup holds (at least) its new set, repeatedly
+ *  - bottom-up, let exclusive cgroups release CPUs outside their targets
+ *    and shared ones yield the CPUs exclusive ones are to get; else
+ *  - add to one cgroup the CPUs of its target that no conflicting cgroup
+ *    holds now (ancestors first, then shallower, shared before exclusive).
+ * Every write either removes CPUs outside the cgroup's target or adds CPUs
+ * of its target, so the loop ends; no write adds a CPU a conflicting
+ * cgroup holds.
+ */
+static int exchange(struct planner *pl)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	int *wo, r = 0;
+
+	/* widen candidates in preference order */
+	wo = malloc(sizeof(*wo) * (size_t)(pl->n > 0 ? pl->n : 1));
+	if (!wo) {
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < pl->n; i++) {
+		int k = i;
+
+		while (k > 0 && widen_before(pl, i, wo[k - 1])) {
+			wo[k] = wo[k - 1];
+			k--;
+		}
+		wo[k] = i;
+	}
+	for (;;) {
+		bool progress = false, pending = false;
+		int best = -1;
+		np_cpuset t;
+
+		/* pl->order is bottom-up (set by the caller) */
+		for (int k = 0; k < pl->n; k++) {
+			int i = pl->order[k];
+
+			if (!pl->cm[i])
+				continue;
+			if (ch[i].kind == NP_CGROUP_EXCLUSIVE) {
+				if (!release_target(pl, i, &t))
+					continue;
+				r = emit_cpus(pl, i, NP_STEP_CPUS_RELEASE, &t);
+			} else {
+				if (!must_yield(pl, i) ||
+				    !yield_target(pl, i, &t))
+					continue;
+				r = emit_cpus(pl, i, NP_STEP_CPUS_YIELD, &t);
+			}
+			if (r < 0)
+				goto cleanup;
+			progress = true;
+		}
+		if (progress)
+			continue;
+
+		for (int k = 0; k < pl->n && best < 0; k++) {
+			int i = wo[k];
+
+			if (!pl->cm[i] ||
+			    remember(pl, pl->m_full, i, cur_holds_new))
+				continue;
+			pending = true;
+			addable(pl, i, &t);
+			if (!np_cpuset_empty(&t))
+				best = i;
+		}
+		if (!pending) {
+			for (int i = 0; i < pl->n; i++)
+				if (must_yield(pl, i)) {
+					r = deadlock(pl);
+					goto cleanup;
+				}
+			r = 0;
+			goto cleanup;
+		}
+		if (best < 0) {
+			r = deadlock(pl);
+			goto cleanup;
+		}
+		np_cpuset_or(&t, &t, &pl->cur[best]);
+		r = emit_cpus(pl, best, NP_STEP_CPUS_WIDEN, &t);
+		if (r < 0)
+			goto cleanup;
+	}
+cleanup:
+	free(wo);
+	return r;
+}
+
+static void mark_final(struct np_cgroup_plan *plan, int n)
+{
+	unsigned char *seen = calloc((size_t)n ? (size_t)n : 1, 1);
+
+	/* without memory, mark every step final: read-back stays correct,
+	 * only slower */
+	for (int k = plan->n - 1; k >= 0; k--) {
+		struct np_cgroup_step *s = &plan->steps[k];
+		unsigned char bit = s->file == NP_CGROUP_CPUS ? 1 : 2;
+
+		if (!seen) {
+			s->final = true;
+			continue;
+		}
+		s->final = !(seen[s->change] & bit);
+		seen[s->change] |= bit;
+	}
+	free(seen);
+}
+
+void np_cgroup_plan_free(struct np_cgroup_plan *plan)
+{
+	if (!plan)
+		return;
+	for (int i = 0; i < plan->ncgroups; i++)
+		free(plan->cgroups[i]);
+	free(plan->cgroups);
+	free(plan->steps);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int np_cgroup_plan_build(struct np_cgroup_plan *plan,
+			 const struct np_cgroup_change *changes, int n,
+			 char *err, size_t errlen)
+{
+	struct planner pl = {
+	    .ch = changes, .n = n, .plan = plan, .err = err, .errlen = errlen};
+	size_t un = (size_t)(n > 0 ? n : 1);
+	int r;
+
+	memset(plan, 0, sizeof(*plan));
+	if (n < 0 || (n > 0 && !changes)) {
+		np_errmsg(err, errlen, "invalid change list");
+		return -EINVAL;
+	}
+	pl.depth = calloc(un, sizeof(*pl.depth));
+	pl.order = calloc(un, sizeof(*pl.order));
+	pl.anc_start = calloc(un + 1, sizeof(*pl.anc_start));
+	pl.ver = calloc(un, sizeof(*pl.ver));
+	pl.m_yield = calloc(un, sizeof(*pl.m_yield));
+	pl.m_inside = calloc(un, sizeof(*pl.m_inside));
+	pl.m_full = calloc(un, sizeof(*pl.m_full));
+	pl.excl = calloc(un, sizeof(*pl.excl));
+	pl.order_all = calloc(un, sizeof(*pl.order_all));
+	pl.claim = calloc(un, sizeof(*pl.claim));
+	pl.cm = calloc(un, sizeof(*pl.cm));
+	pl.mm = calloc(un, sizeof(*pl.mm));
+	pl.cur = calloc(un, sizeof(*pl.cur));
+	pl.curm = calloc(un, sizeof(*pl.curm));
+	plan->cgroups = calloc(un, sizeof(*plan->cgroups));
+	if (!pl.depth || !pl.order || !pl.anc_start || !pl.ver ||
+	    !pl.m_yield || !pl.m_inside || !pl.m_full || !pl.excl ||
+	    !pl.order_all || !pl.claim || !pl.cm ||
+	    !pl.mm || !pl.cur || !pl.curm || !plan->cgroups) {
+		np_errmsg(err, errlen, "out of memory");
+		r = -ENOMEM;
+		goto cleanup;
+	}
+	r = validate(&pl);
+	if (r < 0)
+		goto cleanup;
+	for (int i = 0; i < n; i++) {
+		plan->cgroups[i] = strdup(changes[i].cgroup);
+		if (!plan->cgroups[i]) {
+			np_errmsg(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto cleanup;
+		}
+		plan->ncgroups++;
+	}
+
+	/* 1. mems widen, top-down */
+	sort_by_depth(&pl, true);
+	for (int k = 0; k < n; k++) {
+		int i = pl.order[k];
+
+		if (pl.mm[i] && (changes[i].new_mems & ~pl.curm[i])) {
+			r = emit_mems(&pl, i, NP_STEP_MEMS_WIDEN,
+				      pl.curm[i] | changes[i].new_mems);
+			if (r < 0)
+				goto cleanup;
+		}
+	}
+	/* 2. release / yield / widen, each write once it is safe */
+	sort_by_depth(&pl, false);
+	r = exchange(&pl);
+	if (r < 0)
+		goto cleanup;
+	/* 3. cpus narrow, bottom-up */
+	for (int k = 0; k < n; k++) {
+		int i = pl.order[k];
+
+		if (pl.cm[i] &&
+		    !np_cpuset_equal(&pl.cur[i], &changes[i].new_cpus)) {
+			r = emit_cpus(&pl, i, NP_STEP_CPUS_NARROW,
+				      &changes[i].new_cpus);
+			if (r < 0)
+				goto cleanup;
+		}
+	}
+	/* 4. mems narrow, bottom-up */
+	for (int k = 0; k < n; k++) {
+		int i = pl.order[k];
+
+		if (pl.mm[i] && pl.curm[i] != changes[i].new_mems) {
+			r = emit_mems(&pl, i, NP_STEP_MEMS_NARROW,
+				      changes[i].new_mems);
+			if (r < 0)
+				goto cleanup;
+		}
+	}
+	mark_final(plan, n);
+cleanup:
+	free(pl.depth);
+	free(pl.order);
+	free(pl.anc_start);
+	free(pl.anc_list);
+	free(pl.ver);
+	free(pl.m_yield);
+	free(pl.m_inside);
+	free(pl.m_full);
+	free(pl.excl);
+	free(pl.order_all);
+	free(pl.claim);
+	free(pl.cm);
+	free(pl.mm);
+	free(pl.cur);
+	free(pl.curm);
+	if (r < 0)
+		np_cgroup_plan_free(plan);
+	return r;
+}
+
+int np_cgroup_step_describe(const struct np_cgroup_plan *plan, int i, char *buf,
+			    size_t len)
+{
+	const struct np_cgroup_step *s;
+	char set[256];
+	int n;
+
+	if (i < 0 || i >= plan->n)
+		return snprintf(buf, len, "step %d out of range", i);
+	s = &plan->steps[i];
+	if (s->file == NP_CGROUP_CPUS)
+		cg_fmt_cpus(&s->cpus, set, sizeof(set));
+	else
+		cg_fmt_mems(s->mems, set, sizeof(set));
+	n = snprintf(buf, len, "%s %s=%s (%s)", plan->cgroups[s->change],
+		     s->file == NP_CGROUP_CPUS ? "cpuset.cpus" : "cpuset.mems",
+		     set, np_cgroup_why_name(s->why));
+	if (n > 0 && len && (size_t)n >= len)
+		n = (int)len - 1;
+	return n;
+}

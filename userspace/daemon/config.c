@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: Apache-2.0
+/* numaplaced configuration: defaults, parsing, validation. */
+#include "numaplace/config.h"
+#include "engine/json_util.h"
+
+#include "numaplace/quantity.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+void np_config_defaults(struct np_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->policy.default_bind = NP_BIND_FULL_PCPUS;
+	snprintf(c->topology, sizeof(c->topology), "live");
+	c->reconcile_period_ms = 10000;
+	snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "numaplace.slice");
+	c->create_cgroups = true;
+	snprintf(c->spec_dir, sizeof(c->spec_dir), "/etc/numaplace/workloads.d");
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/numaplace");
+	snprintf(c->socket_path, sizeof(c->socket_path),
+		 "/run/numaplace/numaplace.sock");
+	snprintf(c->bpf_pin_path, sizeof(c->bpf_pin_path),
+		 "/sys/fs/bpf/numaplace");
+	c->verify.enabled = NP_VERIFY_AUTO;
+	c->verify.max_workloads = 1024;
+	c->verify.tick_hz = 99;
+	c->verify.settle_ms = 1000;
+	c->verify.grace_ms = 100;
+	c->verify.sample_burst = 16;
+	c->verify.on_intrusion = NP_ACT_REPORT;
+	c->verify.on_remote_memory = NP_ACT_REPORT;
+	c->verify.remote_fault_ratio = 0.5;
+	c->verify.min_fault_pages = 64;
+	c->verify.outside_mems_bytes = 16ULL << 20;
+	c->verify.migrate_interval_s = 60;
+}
+
+static const char *const verify_modes[] = {"auto", "on", "off", NULL};
+static const char *const verify_actions[] = {"report", "partition", "migrate",
+					     NULL};
+
+static int pick(const json_t *j, const char *key, const char *const *names,
+		unsigned allowed_mask, int *out, char *err, size_t errlen)
+{
+	const char *s;
+	int r = np_json_str(j, key, "config.verify", false, &s, err, errlen);
+	char list[96] = "";
+
+	if (r)
+		return r == -ENOENT ? 0 : r;
+	for (int i = 0; names[i]; i++) {
+		if (!(allowed_mask & (1u << i)))
+			continue;
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s\"%s\"", list[0] ? ", " : "", names[i]);
+	}
+	return np_json_fail(err, errlen, "config.verify", key,
+			    "\"%s\" is not one of %s", s, list);
+}
+
+static int verify_from_json(struct np_verify_config *v, const json_t *j,
+			    char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"enabled",	      "max_workloads",	    "tick_hz",
+		"settle_ms",	      "grace_ms",	      "sample_burst",	    "on_intrusion",
+		"on_remote_memory",   "remote_fault_ratio", "min_fault_pages",
+		"outside_mems_bytes", "migrate_interval_s", NULL};
+	long long x;
+	int r, e;
+	const json_t *f;
+
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_object(j))
+		return np_json_fail(err, errlen, "config", "verify",
+				    "expected an object");
+	if ((r = np_json_only_keys(j, keys, "config.verify", err, errlen)))
+		return r;
+	e = (int)v->enabled;
+	if ((r = pick(j, "enabled", verify_modes, 7, &e, err, errlen)))
+		return r;
+	v->enabled = (enum np_verify_mode)e;
+	e = (int)v->on_intrusion;
+	if ((r = pick(j, "on_intrusion", verify_actions, 3, &e, err, errlen)))
+		return r;
+	v->on_intrusion = (enum np_verify_action)e;
+	e = (int)v->on_remote_memory;
+	if ((r = pick(j, "on_remote_memory", verify_actions, 5, &e, err,
+		      errlen)))
+		return r;
+	v->on_remote_memory = (enum np_verify_action)e;
+#define NUM(key, lo, hi, dst)                                                  \
+	do {                                                                   \
+		r = np_json_int(j, key, "config.verify", false, lo, hi, &x,    \
+				err, errlen);                                  \
+		if (r == 0)                                                    \
+			dst = (unsigned)x;                                     \
+		else if (r != -ENOENT)                                         \
+			return r;                                              \
+	} while (0)
+	NUM("max_workloads", 1, 1 << 20, v->max_workloads);
+	NUM("tick_hz", 0, 10000, v->tick_hz);
+	NUM("settle_ms", 0, 60000, v->settle_ms);
+	NUM("grace_ms", 0, 60000, v->grace_ms);
+	NUM("sample_burst", 0, 1000000, v->sample_burst);
+	NUM("migrate_interval_s", 1, 86400, v->migrate_interval_s);
+#undef NUM
+	r = np_json_int(j, "min_fault_pages", "config.verify", false, 0,
+			1LL << 40, &x, err, errlen);
+	if (r == 0)
+		v->min_fault_pages = (uint64_t)x;
+	else if (r != -ENOENT)
+		return r;
+	f = json_object_get(j, "remote_fault_ratio");
+	if (f && !json_is_null(f)) {
+		double d = json_is_number(f) ? json_number_value(f) : -1;
+		if (d < 0 || d > 1)
+			return np_json_fail(err, errlen, "config.verify",
+					    "remote_fault_ratio",
+					    "expected a number 0..1");
+		v->remote_fault_ratio = d;
+	}
+	f = json_object_get(j, "outside_mems_bytes");
+	if (f && !json_is_null(f)) {
+		char qerr[256];
+		if (json_is_integer(f) && json_integer_value(f) >= 0) {
+			v->outside_mems_bytes = (uint64_t)json_integer_value(f);
+		} else if (!json_is_string(f) ||
+			   np_quantity_bytes(json_string_value(f),
+					     &v->outside_mems_bytes, qerr,
+					     sizeof(qerr))) {
+			return np_json_fail(err, errlen, "config.verify",
+					    "outside_mems_bytes",
+					    "expected bytes (\"16Mi\" or a "
+					    "number)");
+		}
+	}
+	return 0;
+}
+
+/* An absolute path without "..", or empty when allowed. */
+static int abs_path(const json_t *j, const char *key, char *out, size_t len,
+		    bool allow_empty, char *err, size_t errlen)
+{
+	const char *s;
+	int r = np_json_str(j, key, "config", false, &s, err, errlen);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	if (!*s && allow_empty) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (s[0] != '/')
+		return np_json_fail(err, errlen, "config", key,
+				    "\"%s\" must be an absolute path", s);
+	for (const char *q = strstr(s, "/.."); q; q = strstr(q + 1, "/.."))
+		if (q[3] == '/' || q[3] == '\0')
+			return np_json_fail(err, errlen, "config", key,
+					    "\"%s\" must not contain \"..\"", s);
+	if (strlen(s) >= len)
+		return np_json_fail(err, errlen, "config", key,
+				    "longer than %zu characters", len - 1);
+	snprintf(out, len, "%s", s);
+	return 0;
+}
+
+/* A cgroup path relative to the cgroup root. */
+static int rel_cgroup(const char *s, const char *key, char *out, size_t len,
+		      char *err, size_t errlen)
+{
+	const char *p = s;
+	if (!*s || *s == '/' || strlen(s) >= len)
+		return np_json_fail(err, errlen, "config", key,
+				    "\"%s\" must be a non-empty path relative "
+				    "to the cgroup root",
+				    s);
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && *p == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return np_json_fail(err, errlen, "config", key,
+					    "\"%s\" has an empty, \".\" or "
+					    "\"..\" component",
+					    s);
+		p += n + (e ? 1 : 0);
+	}
+	snprintf(out, len, "%s", s);
+	return 0;
+}
+
+int np_config_from_json(struct np_config *c, const json_t *j, char *err,
+			size_t errlen)
+{
+	static const char *const keys[] = {
+		"node_policy",	    "topology",	       "reconcile_period_s",
+		"cgroup_root",	    "cgroup_parent",   "shared_cgroups",
+		"create_cgroups",   "spec_dir",	       "state_dir",
+		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
+		"verify",	    NULL};
+	struct np_config n;
+	const json_t *v;
+	const char *s;
+	int r;
+
+	np_config_defaults(&n);
+	if ((r = np_json_only_keys(j, keys, "config", err, errlen)))
+		return r;
+	if ((r = np_policy_from_json(&n.policy, json_object_get(j, "node_policy"),
+				     "config.node_policy", err, errlen)))
+		return r;
+	r = np_json_str(j, "topology", "config", false, &s, err, errlen);
+	if (r == 0) {
+		if (!*s || strlen(s) >= sizeof(n.topology))
+			return np_json_fail(err, errlen, "config", "topology",
+					    "must be \"live\", \"xml:PATH\", "
+					    "\"synthetic:DESC\" or a JSON file");
+		snprintf(n.topology, sizeof(n.topology), "%s", s);
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	v = json_object_get(j, "reconcile_period_s");
+	if (v && !json_is_null(v)) {
+		double d = json_is_number(v) ? json_number_value(v) : -1;
+		if (d < 0.1 || d > 3600)
+			return np_json_fail(err, errlen, "config",
+					    "reconcile_period_s",
+					    "expected a number of seconds "
+					    "0.1..3600");
+		n.reconcile_period_ms = (unsigned)(d * 1000 + 0.5);
+	}
+	if ((r = abs_path(j, "cgroup_root", n.cgroup_root, sizeof(n.cgroup_root),
+			  true, err, errlen)))
+		return r;
+	r = np_json_str(j, "cgroup_parent", "config", false, &s, err, errlen);
+	if (r == 0) {
+		if ((r = rel_cgroup(s, "cgroup_parent", n.cgroup_parent,
+				    sizeof(n.cgroup_parent), err, errlen)))
+			return r;
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	v = json_object_get(j, "shared_cgroups");
+	if (v && !json_is_null(v)) {
+		size_t i;
+		const json_t *e;
+		if (!json_is_array(v) || json_array_size(v) > NP_MAX_SHARED_CGROUPS)
+			return np_json_fail(err, errlen, "config",
+					    "shared_cgroups",
+					    "expected an array of at most %d "
+					    "cgroup paths",
+					    NP_MAX_SHARED_CGROUPS);
+		json_array_foreach(v, i, e)
+		{
+			char key[48];
+			snprintf(key, sizeof(key), "shared_cgroups[%zu]", i);
+			if (!json_is_string(e))
+				return np_json_fail(err, errlen, "config", key,
+						    "expected a string");
+			if ((r = rel_cgroup(json_string_value(e), key,
+					    n.shared_cgroups[n.nshared],
+					    NP_PATH_MAX, err, errlen)))
+				return r;
+			n.nshared++;
+		}
+	}
+	r = np_json_bool(j, "create_cgroups", "config", false, &n.create_cgroups,
+			 err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	r = np_json_bool(j, "fake_cgroup_root", "config", false,
+			 &n.fake_cgroup_root, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	if (n.fake_cgroup_root && !n.cgroup_root[0])
+		return np_json_fail(err, errlen, "config", "fake_cgroup_root",
+				    "needs an explicit cgroup_root");
+	if ((r = abs_path(j, "spec_dir", n.spec_dir, sizeof(n.spec_dir), false,
+			  err, errlen)) ||
+	    (r = abs_path(j, "state_dir", n.state_dir, sizeof(n.state_dir),
+			  false, err, errlen)) ||
+	    (r = abs_path(j, "socket", n.socket_path, sizeof(n.socket_path),
+			  false, err, errlen)) ||
+	    (r = abs_path(j, "bpf_pin_path", n.bpf_pin_path,
+			  sizeof(n.bpf_pin_path), false, err, errlen)))
+		return r;
+	if ((r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
+				  errlen)))
+		return r;
+	/* sun_path is 108 bytes */
+	if (strlen(n.socket_path) >= 108)
+		return np_json_fail(err, errlen, "config", "socket",
+				    "longer than 107 characters (a Unix socket "
+				    "path limit)");
+	*c = n;
+	return 0;
+}
+
+int np_config_load(struct np_config *c, const char *path, char *err,
+		   size_t errlen)
+{
+	json_error_t jerr;
+	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	int r;
+
+	if (!j) {
+		snprintf(err, errlen, "%s: line %d column %d: %s", path,
+			 jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	r = np_config_from_json(c, j, err, errlen);
+	json_decref(j);
+	return r;
+}
+
+json_t *np_config_to_json(const struct np_config *c)
+{
+	json_t *sh = json_array(), *v;
+	for (int i = 0; i < c->nshared; i++)
+		json_array_append_new(sh, json_string(c->shared_cgroups[i]));
+	v = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:I,s:I,s:i}",
+		      "enabled", verify_modes[c->verify.enabled],
+		      "max_workloads", (int)c->verify.max_workloads,
+		      "tick_hz", (int)c->verify.tick_hz, "settle_ms",
+		      (int)c->verify.settle_ms, "grace_ms",
+		      (int)c->verify.grace_ms, "sample_burst",
+		      (int)c->verify.sample_burst, "on_intrusion",
+		      verify_actions[c->verify.on_intrusion],
+		      "on_remote_memory",
+		      verify_actions[c->verify.on_remote_memory],
+		      "remote_fault_ratio", c->verify.remote_fault_ratio,
+		      "min_fault_pages", (json_int_t)c->verify.min_fault_pages,
+		      "outside_mems_bytes",
+		      (json_int_t)c->verify.outside_mems_bytes,
+		      "migrate_interval_s", (int)c->verify.migrate_interval_s);
+	return json_pack("{s:o,s:s,s:f,s:s,s:s,s:o,s:b,s:s,s:s,s:s,s:s,s:b,s:o}",
+			 "node_policy", np_policy_to_json(&c->policy),
+			 "topology", c->topology, "reconcile_period_s",
+			 c->reconcile_period_ms / 1000.0, "cgroup_root",
+			 c->cgroup_root, "cgroup_parent", c->cgroup_parent,
+			 "shared_cgroups", sh, "create_cgroups",
+			 c->create_cgroups, "spec_dir", c->spec_dir,
+			 "state_dir", c->state_dir, "socket", c->socket_path,
+			 "bpf_pin_path", c->bpf_pin_path, "fake_cgroup_root",
+			 c->fake_cgroup_root, "verify", v);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The server side of the control socket (protocol: numaplace/ctl.h).
+ *
+ * One epoll file descriptor stands for the whole server: the daemon adds
+ * np_ctl_server_fd() to its own loop and calls np_ctl_server_dispatch()
+ * whenever it is readable. The server never blocks: accept, read and write
+ * are non-blocking, each connection has its own buffers, and requests are
+ * answered in order per connection. Limits bound what clients can take:
+ * connections at once, the size of a request line, and idle time.
+ *
+ * The handler runs in the caller's thread, inside dispatch, one request at
+ * a time; it returns the response object (a new reference).
+ */
+#ifndef NUMAPLACE_DAEMON_CTL_SERVER_H
+#define NUMAPLACE_DAEMON_CTL_SERVER_H
+
+#include "numaplace/ctl.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef json_t *(*np_ctl_handler)(void *ctx, const json_t *req);
+
+struct np_ctl_limits {
+	int max_conns;       /* connections served at once; more wait in the
+				listen backlog (accepted as others close) */
+	size_t max_request;  /* a request line, '\n' included */
+	int idle_ms;         /* a connection with no progress this long is
+				closed (a partial request is answered with
+				an error first) */
+	uid_t allow_uid;     /* the only peer uid served (SO_PEERCRED) */
+};
+
+#define NP_CTL_SERVER_DEFAULT_LIMITS                                           \
+	((struct np_ctl_limits){.max_conns = 64,                               \
+				.max_request = NP_CTL_MAX_LINE,                \
+				.idle_ms = 10000,                              \
+				.allow_uid = 0})
+
+struct np_ctl_server;
+
+/* Bind path (creating its directory, mode 0600), listen. */
+int np_ctl_server_open(struct np_ctl_server **out, const char *path,
+		       const struct np_ctl_limits *lim, np_ctl_handler h,
+		       void *ctx, char *err, size_t errlen);
+/* The fd to poll for readability. */
+int np_ctl_server_fd(const struct np_ctl_server *s);
+/* Do all I/O that can be done now without blocking; 0 or -errno. */
+int np_ctl_server_dispatch(struct np_ctl_server *s);
+/* Close every connection and the socket, unlink the path. */
+void np_ctl_server_close(struct np_ctl_server *s);
+
+/* Connections open now (for status and tests). */
+int np_ctl_server_nconns(const struct np_ctl_server *s);
+
+/* {"ok":false,"error":MESSAGE}: the failed-request response. */
+json_t *np_ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

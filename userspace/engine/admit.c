@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Admission: hints from the CPU, memory and device providers, the Topology
+ * Manager merge, then CPUs (kubelet or Koordinator semantics), memory nodes
+ * and devices under the chosen affinity. Works on a copy of the state and
+ * commits only when every container of the workload fits.
+ */
+#include "numaplace/admit.h"
+#include "numaplace/error.h"
+#include "numaplace/hints.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((format(printf, 3, 4))) static void
+reject(struct np_decision *d, const char *resource, const char *fmt, ...)
+{
+	va_list ap;
+	d->admitted = false;
+	snprintf(d->resource, sizeof(d->resource), "%s", resource);
+	va_start(ap, fmt);
+	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* Effective class: who gets exclusive CPUs and which pool the rest use. */
+static bool wants_exclusive(const struct np_node_state *st,
+			    const struct np_workload_req *w,
+			    const struct np_container_req *c)
+{
+	if (c->cpu_milli <= 0 || c->cpu_milli % 1000)
+		return false;
+	switch (w->qos) {
+	case NP_QOS_LSE:
+	case NP_QOS_LSR:
+		return true;
+	case NP_QOS_GUARANTEED:
+		return st->policy.cpu_policy == NP_CPU_POLICY_STATIC;
+	default:
+		return false;
+	}
+}
+
+static enum np_qos effective_class(const struct np_node_state *st,
+				   const struct np_workload_req *w)
+{
+	switch (w->qos) {
+	case NP_QOS_LSE:
+	case NP_QOS_LSR:
+	case NP_QOS_BE:
+		return w->qos;
+	case NP_QOS_GUARANTEED:
+		for (int i = 0; i < w->ncontainers; i++)
+			if (wants_exclusive(st, w, &w->c[i]))
+				return NP_QOS_LSE;
+		return NP_QOS_LS;
+	default:
+		/* LS, Burstable and BestEffort share the shared pool, as the
+		 * kubelet's BestEffort pods run on its default CPU set. */
+		return NP_QOS_LS;
+	}
+}
+
+struct request {
+	int cpus; /* exclusive CPUs, 0 = none */
+	uint64_t memory;
+	int nhuge;
+	uint64_t huge_size_kb[NP_MAX_HUGEPAGE_SIZES];
+	uint64_t huge_bytes[NP_MAX_HUGEPAGE_SIZES];
+	int ndev;
+	struct np_device_req dev[NP_MAX_DEVICE_REQS];
+};
+
+static void request_add(struct request *r, const struct np_container_req *c,
+			bool exclusive)
+{
+	if (exclusive)
+		r->cpus += (int)(c->cpu_milli / 1000);
+	r->memory += c->memory;
+	for (int h = 0; h < c->nhuge; h++) {
+		int k;
+		for (k = 0; k < r->nhuge; k++)
+			if (r->huge_size_kb[k] == c->huge_size_kb[h])
+				break;
+		if (k == r->nhuge && r->nhuge < NP_MAX_HUGEPAGE_SIZES)
+			r->huge_size_kb[r->nhuge++] = c->huge_size_kb[h];
+		if (k < r->nhuge)
+			r->huge_bytes[k] += c->huge_bytes[h];
+	}
+	for (int i = 0; i < c->ndev; i++) {
+		int k;
+		for (k = 0; k < r->ndev; k++)
+			if (!strcmp(r->dev[k].resource, c->dev[i].resource))
+				break;
+		if (k == r->ndev && r->ndev < NP_MAX_DEVICE_REQS)
+			r->dev[r->ndev++] = c->dev[i];
+		else if (k < r->ndev)
+			r->dev[k].count += c->dev[i].count;
+	}
+}
+
+static int huge_index(const struct np_numa_node *nn, uint64_t size_kb)
+{
+	for (int h = 0; h < nn->nhuge; h++)
+		if (nn->huge[h].size_kb == size_kb)
+			return h;
+	return -1;
+}
+
+static bool device_taken(const struct np_node_state *st, int k)
+{
+	return k < st->cache.ndevices && st->cache.dev_taken[k];
+}
+
+/* CPUs the exclusive request may come from (full-pcpus-only: whole free
+ * cores only). */
+static void exclusive_pool(const struct np_node_state *st, np_cpuset *out)
+{
+	struct np_pools p;
+	np_state_pools(st, &p);
+	*out = p.allocatable;
+	if (st->policy.opt.full_pcpus_only) {
+		const struct np_topology *t = st->topo;
+		np_cpuset whole;
+		np_cpuset_zero(&whole);
+		for (int c = 0; c < t->ncores; c++)
+			if (np_cpuset_subset(&t->cores[c].cpus, out))
+				np_cpuset_or(&whole, &whole, &t->cores[c].cpus);
+		*out = whole;
+	}
+}
+
+static int build_providers(const struct np_node_state *st,
+			   const struct request *rq, struct np_provider *prov,
+			   int *nprov, struct np_decision *d)
+{
+	const struct np_topology *t = st->topo;
+	const struct np_state_cache *mv = &st->cache;
+	np_cpuset pool;
+	int n = 0;
+
+	if (rq->cpus > 0) {
+		struct np_provider *p = &prov[n++];
+		memset(p, 0, sizeof(*p));
+		p->kind = NP_PROV_CPU;
+		snprintf(p->resource, sizeof(p->resource), "cpu");
+		p->nres = 1;
+		p->request[0] = (uint64_t)rq->cpus;
+		p->nodes = t->numa_mask;
+		exclusive_pool(st, &pool);
+		for (int i = 0; i < t->nnuma; i++) {
+			int id = t->numa[i].u.id;
+			p->total[0][id] = (uint64_t)t->numa[i].u.ncpus;
+			p->avail[0][id] = (uint64_t)np_cpuset_count_and(
+				&t->numa[i].u.cpus, &pool);
+			p->socket_of_node[id] =
+				t->cpu[np_cpuset_first(&t->numa[i].u.cpus)].socket;
+		}
+		p->by_socket = st->policy.opt.align_by_socket;
+	}
+	if (rq->cpus > 0 && (rq->memory || rq->nhuge)) {
+		struct np_provider *p = &prov[n];
+		bool known = false;
+		memset(p, 0, sizeof(*p));
+		p->kind = NP_PROV_MEMORY;
+		snprintf(p->resource, sizeof(p->resource), "memory");
+		p->nodes = t->numa_mask;
+		if (rq->memory) {
+			p->request[p->nres] = rq->memory;
+			for (int i = 0; i < t->nnuma; i++) {
+				int id = t->numa[i].u.id;
+				uint64_t tot = t->numa[i].mem_total;
+				known |= tot > 0;
+				p->total[p->nres][id] = tot;
+				p->avail[p->nres][id] =
+					tot > mv->mem[id] ? tot - mv->mem[id] : 0;
+			}
+			p->nres++;
+		}
+		for (int h = 0; h < rq->nhuge; h++) {
+			p->request[p->nres] = rq->huge_bytes[h];
+			for (int i = 0; i < t->nnuma; i++) {
+				const struct np_numa_node *nn = &t->numa[i];
+				int k = huge_index(nn, rq->huge_size_kb[h]);
+				uint64_t pages = k < 0 ? 0 : nn->huge[k].total;
+				uint64_t used = k < 0 ? 0 : mv->huge[k][nn->u.id];
+				p->total[p->nres][nn->u.id] =
+					pages * rq->huge_size_kb[h] * 1024;
+				p->avail[p->nres][nn->u.id] =
+					(pages > used ? pages - used : 0) *
+					rq->huge_size_kb[h] * 1024;
+			}
+			known = true;
+			p->nres++;
+		}
+		memcpy(p->used, mv->used, sizeof(p->used));
+		memcpy(p->group, mv->group, sizeof(p->group));
+		/* A topology without memory figures cannot judge memory. */
+		if (known)
+			n++;
+	}
+	for (int i = 0; i < rq->ndev; i++) {
+		struct np_provider *p = &prov[n];
+		int total = 0, free_any = 0;
+		bool topo = false;
+		memset(p, 0, sizeof(*p));
+		p->kind = NP_PROV_DEVICE;
+		snprintf(p->resource, sizeof(p->resource), "%s",
+			 rq->dev[i].resource);
+		p->nres = 1;
+		p->request[0] = (uint64_t)rq->dev[i].count;
+		p->nodes = t->numa_mask;
+		for (int k = 0; k < t->ndevices; k++) {
+			const struct np_device *dv = &t->devices[k];
+			if (strcmp(dv->resource, rq->dev[i].resource))
+				continue;
+			total++;
+			if (!device_taken(st, k))
+				free_any++;
+			if (dv->numa < 0)
+				continue;
+			topo = true;
+			p->total[0][dv->numa]++;
+			if (!device_taken(st, k))
+				p->avail[0][dv->numa]++;
+		}
+		if (free_any < rq->dev[i].count) {
+			reject(d, rq->dev[i].resource,
+			       "%s: requested %d, %d free of %d on this node",
+			       rq->dev[i].resource, rq->dev[i].count, free_any,
+			       total);
+			return -ENOSPC;
+		}
+		/* Devices without NUMA information: no preference. */
+		if (!topo)
+			p->kind = NP_PROV_NONE;
+		n++;
+	}
+	*nprov = n;
+	return 0;
+}
+
+/* Could this provider alone get a preferred placement under the policy? */
+static bool provider_alone_ok(const struct np_hints_query *q,
+			      const struct np_provider *p0)
+{
+	struct np_provider p = *p0;
+	struct np_hints_query one = *q;
+	struct np_merge_result alone;
+
+	if (np_provider_finish(&p) < 0)
+		return false;
+	if (np_nodemask_count(p.nodes) <= NP_HINTS_EXPLICIT_MAX_NODES) {
+		for (np_nodemask m = p.nodes; m; m = (m - 1) & p.nodes)
+			if (np_provider_feasible(&p, m) &&
+			    np_provider_preferred(&p, m) &&
+			    (q->policy != NP_TM_SINGLE_NUMA_NODE ||
+			     np_nodemask_count(m) == 1))
+				return true;
+		return false;
+	}
+	one.nprov = 1;
+	one.prov = p0;
+	return np_hints_best_search(&one, &alone) == 0 && alone.best.preferred;
+}
+
+/* Decide the NUMA affinity for one request; 0 or -ENOSPC (rejected). */
+static int affinity(const struct np_node_state *st, const struct request *rq,
+		    struct np_hint *hint, struct np_decision *d)
+{
+	const struct np_topology *t = st->topo;
+	struct np_provider prov[2 + NP_MAX_DEVICE_REQS];
+	struct np_merge_result res;
+	uint16_t(*dist)[NP_MAX_NUMA];
+	struct np_hints_query q = {0};
+	int nprov = 0, r;
+
+	if ((r = build_providers(st, rq, prov, &nprov, d)))
+		return r;
+	dist = calloc(NP_MAX_NUMA, sizeof(*dist));
+	if (!dist)
+		return -ENOMEM;
+	for (int i = 0; i < t->nnuma; i++)
+		for (int j = 0; j < t->nnuma; j++)
+			dist[t->numa[i].u.id][t->numa[j].u.id] =
+				(uint16_t)np_topology_distance(t, i, j);
+	q.policy = st->policy.tm_policy;
+	q.nodes = t->numa_mask;
+	q.distance = (const uint16_t(*)[NP_MAX_NUMA])dist;
+	q.prefer_closest = st->policy.prefer_closest;
+	q.nprov = nprov;
+	q.prov = prov;
+	r = np_hints_best(&q, &res);
+	if (r)
+		goto out;
+	*hint = res.best;
+	if (!res.admit) {
+		char names[256] = "";
+		/* Name the providers that cannot be satisfied alone. */
+		for (int i = 0; i < nprov; i++) {
+			if (prov[i].kind == NP_PROV_NONE ||
+			    provider_alone_ok(&q, &prov[i]))
+				continue;
+			snprintf(names + strlen(names),
+				 sizeof(names) - strlen(names), "%s%s",
+				 *names ? "," : "", prov[i].resource);
+		}
+		if (!*names)
+			for (int i = 0; i < nprov; i++)
+				if (prov[i].kind != NP_PROV_NONE)
+					snprintf(names + strlen(names),
+						 sizeof(names) - strlen(names),
+						 "%s%s", *names ? "," : "",
+						 prov[i].resource);
+		reject(d, names,
+		       "topology affinity error: policy %s found no preferred "
+		       "NUMA placement for %s (cpu=%d)%s",
+		       np_tm_policy_name(q.policy), names, rq->cpus,
+		       *names && strchr(names, ',')
+			       ? ": each fits, but not on the same NUMA nodes"
+			       : "");
+		r = -ENOSPC;
+	}
+out:
+	free(dist);
+	return r;
+}
+
+/* kubelet takeByTopology with the node's options. */
+static int kubelet_take(const struct np_node_state *st, const np_cpuset *avail,
+			int count, np_cpuset *out, char *why, size_t len)
+{
+	const struct np_cpu_options *o = &st->policy.opt;
+	struct np_take_req q = {.topo = st->topo, .count = count};
+	q.available = *avail;
+	q.strategy = o->distribute_across_cores ? NP_TAKE_SPREAD
+						: NP_TAKE_PACKED;
+	q.distribute_across_numa = o->distribute_across_numa;
+	q.group_size = o->full_pcpus_only ? st->topo->cpus_per_core : 1;
+	q.prefer_uncore = o->prefer_align_by_uncore;
+	return np_take_kubelet(&q, out, why, len);
+}
+
+static void marks(const struct np_node_state *st, np_cpuset *pcpu,
+		  np_cpuset *numa)
+{
+	np_cpuset_zero(pcpu);
+	np_cpuset_zero(numa);
+	for (int i = 0; i < st->nworkloads; i++)
+		for (int c = 0; c < st->w[i].ncontainers; c++) {
+			if (st->w[i].excl == NP_EXCL_PCPU_LEVEL)
+				np_cpuset_or(pcpu, pcpu, &st->w[i].c[c].cpus);
+			else if (st->w[i].excl == NP_EXCL_NUMA_NODE_LEVEL)
+				np_cpuset_or(numa, numa, &st->w[i].c[c].cpus);
+		}
+}
+
+static int koord_take(const struct np_node_state *st,
+		      const struct np_workload_req *w, const np_cpuset *avail,
+		      int count, np_cpuset *out, char *why, size_t len)
+{
+	struct np_take_req q = {.topo = st->topo, .count = count, .koord = true};
+	q.available = *avail;
+	q.bind_policy = w->has_bind ? w->bind : st->policy.default_bind;
+	if (q.bind_policy == NP_BIND_DEFAULT)
+		q.bind_policy = st->policy.default_bind;
+	q.required = w->bind_required || st->policy.opt.full_pcpus_only;
+	q.exclusive_policy = w->excl;
+	q.numa_strategy = st->policy.numa_strategy;
+	marks(st, &q.pcpu_marked, &q.numa_marked);
+	return np_take_koord(&q, out, why, len);
+}
+
+/*
+ * Exclusive CPUs under a hint, as the kubelet's allocateCPUs: first from
+ * the hint's nodes (align-by-socket: their whole sockets), the rest from
+ * everything allocatable. Koordinator classes use its accumulator and, with
+ * DistributeEvenly, an even split over the hint's nodes.
+ */
+static int take_cpus(const struct np_node_state *st,
+		     const struct np_workload_req *w, int count,
+		     const struct np_hint *hint, np_cpuset *out,
+		     struct np_decision *d)
+{
+	const struct np_topology *t = st->topo;
+	bool koord = w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR;
+	np_cpuset pool, aligned, got, rest;
+	char why[256];
+	int r, n_aligned;
+
+	exclusive_pool(st, &pool);
+	np_cpuset_zero(out);
+	if (st->policy.opt.full_pcpus_only && count % t->cpus_per_core) {
+		reject(d, "cpu",
+		       "SMT Alignment Error: requested %d cpus not multiple cpus "
+		       "per core = %d",
+		       count, t->cpus_per_core);
+		return -ENOSPC;
+	}
+	if (np_cpuset_count(&pool) < count) {
+		reject(d, "cpu",
+		       "not enough free %sCPUs: requested %d, %d available",
+		       st->policy.opt.full_pcpus_only ? "physical " : "", count,
+		       np_cpuset_count(&pool));
+		return -ENOSPC;
+	}
+	if (hint->any) {
+		aligned = pool;
+	} else {
+		np_topology_cpus_of_nodes(t, hint->mask, &aligned);
+		if (st->policy.opt.align_by_socket) {
+			np_cpuset sock;
+			np_cpuset_zero(&sock);
+			NP_CPUSET_FOREACH(cpu, &aligned)
+			np_cpuset_or(&sock, &sock,
+				     &t->sockets[t->cpu[cpu].socket].cpus);
+			aligned = sock;
+		}
+		np_cpuset_and(&aligned, &aligned, &pool);
+	}
+	n_aligned = np_cpuset_count(&aligned);
+	if (n_aligned > count)
+		n_aligned = count;
+	if (koord && !hint->any && st->policy.numa_strategy ==
+					   NP_NUMA_DISTRIBUTE_EVENLY &&
+	    np_nodemask_count(hint->mask) > 1 && n_aligned == count) {
+		/* Even split over the hint's nodes, whole cores for
+		 * FullPCPUs: what DistributeEvenly promises. */
+		int k = np_nodemask_count(hint->mask), i = 0;
+		int unit = (w->has_bind ? w->bind : st->policy.default_bind) ==
+					   NP_BIND_FULL_PCPUS
+				   ? t->cpus_per_core
+				   : 1;
+		int units = count / unit, left = count;
+		NP_NODEMASK_FOREACH(node, hint->mask)
+		{
+			np_cpuset in;
+			int share = (units / k + (i < units % k)) * unit;
+			if (i == k - 1)
+				share = left;
+			np_topology_cpus_of_nodes(t, NP_NODEMASK_BIT(node), &in);
+			np_cpuset_and(&in, &in, &pool);
+			np_cpuset_andnot(&in, &in, out);
+			if (share > 0) {
+				r = koord_take(st, w, &in, share, &got, why,
+					       sizeof(why));
+				if (r)
+					goto fail;
+				np_cpuset_or(out, out, &got);
+			}
+			left -= share;
+			i++;
+		}
+		return 0;
+	}
+	r = koord ? koord_take(st, w, &aligned, n_aligned, &got, why,
+			       sizeof(why))
+		  : kubelet_take(st, &aligned, n_aligned, &got, why,
+				 sizeof(why));
+	if (r)
+		goto fail;
+	*out = got;
+	if (n_aligned < count) {
+		np_cpuset_andnot(&rest, &pool, out);
+		r = koord ? koord_take(st, w, &rest, count - n_aligned, &got,
+				       why, sizeof(why))
+			  : kubelet_take(st, &rest, count - n_aligned, &got,
+					 why, sizeof(why));
+		if (r)
+			goto fail;
+		np_cpuset_or(out, out, &got);
+	}
+	return 0;
+fail:
+	if (r == -ENOSPC || r == -EINVAL) {
+		reject(d, "cpu", "%s", why);
+		return -ENOSPC;
+	}
+	return r;
+}
+
+/* Charge memory and hugepages greedily over the nodes in id order, as the
+ * Memory Manager drains its nodes. */
+static int charge_memory(const struct np_node_state *st,
+			 const struct np_container_req *c,
+			 struct np_container_alloc *a, struct np_decision *d)
+{
+	const struct np_topology *t = st->topo;
+	const struct np_state_cache *mv = &st->cache;
+	uint64_t left = c->memory;
+	char nodes[256];
+
+	np_nodemask_format(a->mems, nodes, sizeof(nodes));
+	if (left && t->numa[0].mem_total == 0)
+		left = 0; /* topology without memory figures */
+	NP_NODEMASK_FOREACH(n, a->mems)
+	{
+		int i = t->numa_index[n];
+		uint64_t tot = t->numa[i].mem_total;
+		uint64_t fr = tot > mv->mem[n] ? tot - mv->mem[n] : 0;
+		uint64_t take = fr < left ? fr : left;
+		if (take && !a->charge && !(a->charge = calloc(1, sizeof(*a->charge))))
+			return -ENOMEM;
+		if (a->charge)
+			a->charge->mem[n] = take;
+		left -= take;
+	}
+	if (left) {
+		reject(d, "memory",
+		       "memory: %llu bytes requested, %llu short on NUMA "
+		       "node(s) %s",
+		       (unsigned long long)c->memory, (unsigned long long)left,
+		       nodes);
+		return -ENOSPC;
+	}
+	for (int h = 0; h < c->nhuge; h++) {
+		uint64_t pages = c->huge_bytes[h] / (c->huge_size_kb[h] * 1024);
+		NP_NODEMASK_FOREACH(n, a->mems)
+		{
+			const struct np_numa_node *nn = &t->numa[t->numa_index[n]];
+			int k = huge_index(nn, c->huge_size_kb[h]);
+			uint64_t fr, take;
+			if (k < 0)
+				continue;
+			fr = nn->huge[k].total > mv->huge[k][n]
+				     ? nn->huge[k].total - mv->huge[k][n]
+				     : 0;
+			take = fr < pages ? fr : pages;
+			if (take && !a->charge &&
+			    !(a->charge = calloc(1, sizeof(*a->charge))))
+				return -ENOMEM;
+			if (take)
+				a->charge->huge[k][n] += take;
+			pages -= take;
+		}
+		if (pages) {
+			reject(d, "hugepages",
+			       "hugepages-%llukB: %llu pages short on NUMA "
+			       "node(s) %s",
+			       (unsigned long long)c->huge_size_kb[h],
+			       (unsigned long long)pages, nodes);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+/* Devices: aligned with the memory nodes first, then others, then those
+ * without NUMA information; by device id within each group. */
+static int pick_devices(const struct np_node_state *st,
+			const struct np_container_req *c,
+			struct np_container_alloc *a, struct np_decision *d)
+{
+	const struct np_topology *t = st->topo;
+
+	for (int i = 0; i < c->ndev; i++) {
+		int want = c->dev[i].count;
+		for (int pass = 0; pass < 3 && want > 0; pass++)
+			for (int k = 0; k < t->ndevices && want > 0; k++) {
+				const struct np_device *dv = &t->devices[k];
+				bool aligned = dv->numa >= 0 &&
+					       np_nodemask_test(a->mems, dv->numa);
+				int group = aligned ? 0 : dv->numa >= 0 ? 1 : 2;
+				bool mine = false;
+				if (group != pass ||
+				    strcmp(dv->resource, c->dev[i].resource) ||
+				    device_taken(st, k))
+					continue;
+				for (int j = 0; j < a->ndev; j++)
+					mine |= a->dev[j] == k;
+				if (mine || a->ndev >= 16)
+					continue;
+				a->dev[a->ndev++] = (int16_t)k;
+				want--;
+			}
+		if (want > 0) {
+			reject(d, c->dev[i].resource,
+			       "%s: %d more device(s) needed, none free",
+			       c->dev[i].resource, want);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+int np_admit(struct np_node_state *st, const struct np_workload_req *w,
+	     struct np_decision *d, char *err, size_t errlen)
+{
+	struct np_workload_alloc *wa;
+	struct np_hint pod_hint = {.any = true};
+	bool pod_scope = st->policy.tm_scope == NP_TM_SCOPE_POD;
+	int r = 0;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->workload, sizeof(d->workload), "%s", w->name);
+	if (!w->name[0] || w->ncontainers < 1 ||
+	    w->ncontainers > NP_MAX_CONTAINERS) {
+		NP_ERR("workload: needs a name and 1..%d containers",
+		    NP_MAX_CONTAINERS);
+		return -EINVAL;
+	}
+	if (np_state_find(st, w->name) >= 0) {
+		NP_ERR("name: workload \"%s\" is already admitted", w->name);
+		return -EEXIST;
+	}
+	for (int i = 0; i < w->ncontainers; i++)
+		if ((w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
+		    w->c[i].cpu_milli % 1000) {
+			NP_ERR("containers[%d].cpu: %s needs whole CPUs, got %lldm",
+			    i, np_qos_name(w->qos),
+			    (long long)w->c[i].cpu_milli);
+			return -EINVAL;
+		}
+	if ((w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
+	    st->policy.cpu_policy != NP_CPU_POLICY_STATIC) {
+		reject(d, "cpu",
+		       "%s needs exclusive CPUs, but cpu_policy is \"none\"",
+		       np_qos_name(w->qos));
+		return 0;
+	}
+	if (st->nworkloads == st->cap) {
+		int cap = st->cap ? st->cap * 2 : 16;
+		struct np_workload_alloc *g =
+			realloc(st->w, sizeof(*st->w) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		st->w = g;
+		st->cap = cap;
+	}
+	/*
+	 * Build the allocation in place, one slot past the end; each
+	 * container's share goes into the cache as soon as it is chosen, so
+	 * the next container sees it. A rejection drops the slot and
+	 * rebuilds the cache: the state is as before.
+	 */
+	wa = &st->w[st->nworkloads];
+	memset(wa, 0, sizeof(*wa));
+	if ((r = np_workload_req_copy(&wa->req, w)))
+		return r;
+	wa->c = calloc((size_t)w->ncontainers, sizeof(*wa->c));
+	if (!wa->c) {
+		np_workload_req_free(&wa->req);
+		return -ENOMEM;
+	}
+	wa->qos_class = effective_class(st, w);
+	wa->excl = w->excl;
+	if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
+		struct request rq = {0};
+		for (int i = 0; i < w->ncontainers; i++)
+			request_add(&rq, &w->c[i],
+				    wants_exclusive(st, w, &w->c[i]));
+		if (rq.cpus || rq.ndev)
+			if ((r = affinity(st, &rq, &pod_hint, d)))
+				goto out;
+	}
+	for (int i = 0; i < w->ncontainers; i++) {
+		const struct np_container_req *c = &w->c[i];
+		struct np_container_alloc *a = &wa->c[i];
+		bool excl = wants_exclusive(st, w, c);
+		struct np_hint hint = {.any = true};
+
+		snprintf(a->name, sizeof(a->name), "%s", c->name);
+		a->mems = st->topo->numa_mask;
+		if (excl || c->ndev) {
+			struct request rq = {0};
+			request_add(&rq, c, excl);
+			if (pod_scope)
+				hint = pod_hint;
+			else if (st->policy.tm_policy != NP_TM_NONE &&
+				 (r = affinity(st, &rq, &hint, d)))
+				goto out;
+		}
+		a->hint = hint;
+		if (excl) {
+			if ((r = take_cpus(st, w, (int)(c->cpu_milli / 1000),
+					   &hint, &a->cpus, d)))
+				goto out;
+			a->exclusive = true;
+			a->mems = hint.any ? np_topology_nodes_of(st->topo,
+								  &a->cpus)
+					   : hint.mask;
+			if ((r = charge_memory(st, c, a, d)))
+				goto out;
+		} else if (!hint.any) {
+			a->mems = hint.mask;
+		}
+		if ((r = pick_devices(st, c, a, d)))
+			goto out;
+		wa->ncontainers = i + 1;
+		np_state_cache_add(st, wa, a);
+	}
+	st->nworkloads++;
+	d->admitted = true;
+	d->alloc = wa;
+	return 0;
+out:
+	/* The slot past the end is not part of the state; drop its share. */
+	if (wa->ncontainers) {
+		int rr = np_state_refresh(st);
+		if (rr) {
+			wa->ncontainers = w->ncontainers;
+			np_workload_alloc_free(wa);
+			return rr;
+		}
+	}
+	/* Free every container's charge, the failing one's too. */
+	wa->ncontainers = w->ncontainers;
+	np_workload_alloc_free(wa);
+	return r == -ENOSPC ? 0 : r; /* a rejection: reason in d */
+}

@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Node policy (CPU Manager, Topology Manager, Koordinator defaults):
+ * parsing, validation against a topology, reserved CPUs, and the pools that
+ * follow from a node state.
+ */
+#include "numaplace/admit.h"
+#include "numaplace/error.h"
+#include "engine/json_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const qos_names[] = {
+	[NP_QOS_LSE] = "LSE",
+	[NP_QOS_LSR] = "LSR",
+	[NP_QOS_LS] = "LS",
+	[NP_QOS_BE] = "BE",
+	[NP_QOS_GUARANTEED] = "Guaranteed",
+	[NP_QOS_BURSTABLE] = "Burstable",
+	[NP_QOS_BESTEFFORT] = "BestEffort",
+};
+
+int np_qos_parse(const char *s, enum np_qos *out)
+{
+	for (unsigned i = 0; i < sizeof(qos_names) / sizeof(qos_names[0]); i++)
+		if (!strcmp(s, qos_names[i])) {
+			*out = (enum np_qos)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *np_qos_name(enum np_qos q)
+{
+	if ((unsigned)q < sizeof(qos_names) / sizeof(qos_names[0]))
+		return qos_names[q];
+	return "?";
+}
+
+int np_cpu_policy_parse(const char *s, enum np_cpu_policy *out)
+{
+	if (!strcmp(s, "none"))
+		*out = NP_CPU_POLICY_NONE;
+	else if (!strcmp(s, "static"))
+		*out = NP_CPU_POLICY_STATIC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int np_tm_scope_parse(const char *s, enum np_tm_scope *out)
+{
+	if (!strcmp(s, "container"))
+		*out = NP_TM_SCOPE_CONTAINER;
+	else if (!strcmp(s, "pod"))
+		*out = NP_TM_SCOPE_POD;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Option values: JSON booleans, or the strings strconv.ParseBool accepts
+ * (the kubelet's --cpu-manager-policy-options are strings). */
+static int parse_boolish(const json_t *v, bool *out)
+{
+	static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
+	const char *s;
+
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -EINVAL;
+	s = json_string_value(v);
+	for (unsigned i = 0; i < 6; i++) {
+		if (!strcmp(s, t[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcmp(s, f[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+} cpu_opts[] = {
+	{"full-pcpus-only", offsetof(struct np_cpu_options, full_pcpus_only)},
+	{"distribute-cpus-across-numa",
+	 offsetof(struct np_cpu_options, distribute_across_numa)},
+	{"align-by-socket", offsetof(struct np_cpu_options, align_by_socket)},
+	{"distribute-cpus-across-cores",
+	 offsetof(struct np_cpu_options, distribute_across_cores)},
+	{"strict-cpu-reservation",
+	 offsetof(struct np_cpu_options, strict_cpu_reservation)},
+	{"prefer-align-cpus-by-uncorecache",
+	 offsetof(struct np_cpu_options, prefer_align_by_uncore)},
+};
+
+int np_policy_from_json(struct np_node_policy *p, const json_t *j,
+			const char *path, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"cpu_policy",		  "cpu_policy_options",
+		"reserved_cpus",	  "topology_policy",
+		"topology_scope",	  "topology_policy_options",
+		"default_cpu_bind_policy", "numa_allocate_strategy",
+		NULL};
+	struct np_node_policy n = {0};
+	const json_t *o, *v;
+	const char *s, *key;
+	char sub[160];
+	int r;
+
+	if (!path)
+		path = "policy";
+	n.default_bind = NP_BIND_FULL_PCPUS;
+	if (!j || json_is_null(j)) {
+		*p = n;
+		return 0;
+	}
+	if ((r = np_json_only_keys(j, keys, path, err, errlen)))
+		return r;
+	r = np_json_str(j, "cpu_policy", path, false, &s, err, errlen);
+	if (r == 0 && np_cpu_policy_parse(s, &n.cpu_policy) < 0)
+		return np_json_fail(err, errlen, path, "cpu_policy",
+				    "\"%s\" is not none or static", s);
+	if (r && r != -ENOENT)
+		return r;
+	o = json_object_get(j, "cpu_policy_options");
+	if (o && !json_is_null(o)) {
+		np_json_path(sub, sizeof(sub), path, "cpu_policy_options", 0);
+		if (!json_is_object(o))
+			return np_json_fail(err, errlen, sub, NULL,
+					    "expected an object of option: "
+					    "true|false");
+		json_object_foreach((json_t *)o, key, v)
+		{
+			unsigned i;
+			for (i = 0; i < sizeof(cpu_opts) / sizeof(cpu_opts[0]);
+			     i++)
+				if (!strcmp(key, cpu_opts[i].name))
+					break;
+			if (i == sizeof(cpu_opts) / sizeof(cpu_opts[0]))
+				return np_json_fail(err, errlen, sub, key,
+						    "unknown CPU policy option");
+			if (parse_boolish(v, (bool *)((char *)&n.opt +
+						      cpu_opts[i].off)) < 0)
+				return np_json_fail(err, errlen, sub, key,
+						    "expected true or false");
+		}
+	}
+	v = json_object_get(j, "reserved_cpus");
+	if (json_is_string(v)) {
+		char perr[200];
+		if (np_cpuset_parse(&n.reserved_cpus, json_string_value(v),
+				    perr, sizeof(perr)) < 0)
+			return np_json_fail(err, errlen, path, "reserved_cpus",
+					    "invalid cpu list: %s", perr);
+		n.reserved_explicit = true;
+		n.reserved_count = np_cpuset_count(&n.reserved_cpus);
+	} else if (v && !json_is_null(v)) {
+		long long c;
+		if ((r = np_json_int(j, "reserved_cpus", path, true, 0,
+				     NP_MAX_CPUS, &c, err, errlen)))
+			return np_json_fail(err, errlen, path, "reserved_cpus",
+					    "expected a cpu list string or a "
+					    "count");
+		n.reserved_count = (int)c;
+	}
+	r = np_json_str(j, "topology_policy", path, false, &s, err, errlen);
+	if (r == 0 && np_tm_policy_parse(s, &n.tm_policy) < 0)
+		return np_json_fail(err, errlen, path, "topology_policy",
+				    "\"%s\" is not none, best-effort, "
+				    "restricted or single-numa-node",
+				    s);
+	if (r && r != -ENOENT)
+		return r;
+	r = np_json_str(j, "topology_scope", path, false, &s, err, errlen);
+	if (r == 0 && np_tm_scope_parse(s, &n.tm_scope) < 0)
+		return np_json_fail(err, errlen, path, "topology_scope",
+				    "\"%s\" is not container or pod", s);
+	if (r && r != -ENOENT)
+		return r;
+	o = json_object_get(j, "topology_policy_options");
+	if (o && !json_is_null(o)) {
+		np_json_path(sub, sizeof(sub), path, "topology_policy_options",
+			     0);
+		if (!json_is_object(o))
+			return np_json_fail(err, errlen, sub, NULL,
+					    "expected an object");
+		json_object_foreach((json_t *)o, key, v)
+		{
+			if (!strcmp(key, "prefer-closest-numa-nodes")) {
+				if (parse_boolish(v, &n.prefer_closest) < 0)
+					return np_json_fail(err, errlen, sub,
+							    key,
+							    "expected true or "
+							    "false");
+			} else if (!strcmp(key, "max-allowable-numa-nodes")) {
+				/* accepted for kubelet compatibility: we
+				 * have no such limit */
+				if (!json_is_integer(v) &&
+				    !json_is_string(v))
+					return np_json_fail(err, errlen, sub,
+							    key,
+							    "expected a number");
+			} else {
+				return np_json_fail(err, errlen, sub, key,
+						    "unknown topology policy "
+						    "option");
+			}
+		}
+	}
+	r = np_json_str(j, "default_cpu_bind_policy", path, false, &s, err,
+			errlen);
+	if (r == 0 && (np_bind_policy_parse(s, &n.default_bind) < 0 ||
+		       n.default_bind == NP_BIND_DEFAULT))
+		return np_json_fail(err, errlen, path, "default_cpu_bind_policy",
+				    "\"%s\" is not FullPCPUs or SpreadByPCPUs",
+				    s);
+	if (r && r != -ENOENT)
+		return r;
+	r = np_json_str(j, "numa_allocate_strategy", path, false, &s, err,
+			errlen);
+	if (r == 0 && np_numa_strategy_parse(s, &n.numa_strategy) < 0)
+		return np_json_fail(err, errlen, path, "numa_allocate_strategy",
+				    "\"%s\" is not MostAllocated, "
+				    "LeastAllocated or DistributeEvenly",
+				    s);
+	if (r && r != -ENOENT)
+		return r;
+	*p = n;
+	return 0;
+}
+
+json_t *np_policy_to_json(const struct np_node_policy *p)
+{
+	json_t *o = json_object(), *opts = json_object();
+	char buf[4096];
+
+	json_object_set_new(o, "cpu_policy",
+			    json_string(p->cpu_policy == NP_CPU_POLICY_STATIC
+						? "static"
+						: "none"));
+	for (unsigned i = 0; i < sizeof(cpu_opts) / sizeof(cpu_opts[0]); i++)
+		if (*(const bool *)((const char *)&p->opt + cpu_opts[i].off))
+			json_object_set_new(opts, cpu_opts[i].name, json_true());
+	json_object_set_new(o, "cpu_policy_options", opts);
+	if (p->reserved_explicit &&
+	    np_cpuset_format(&p->reserved_cpus, buf, sizeof(buf)) >= 0)
+		json_object_set_new(o, "reserved_cpus", json_string(buf));
+	else
+		json_object_set_new(o, "reserved_cpus",
+				    json_integer(p->reserved_count));
+	json_object_set_new(o, "topology_policy",
+			    json_string(np_tm_policy_name(p->tm_policy)));
+	json_object_set_new(o, "topology_scope",
+			    json_string(p->tm_scope == NP_TM_SCOPE_POD
+						? "pod"
+						: "container"));
+	json_object_set_new(o, "topology_policy_options",
+			    json_pack("{s:b}", "prefer-closest-numa-nodes",
+				      p->prefer_closest));
+	json_object_set_new(o, "default_cpu_bind_policy",
+			    json_string(np_bind_policy_name(p->default_bind)));
+	json_object_set_new(o, "numa_allocate_strategy",
+			    json_string(np_numa_strategy_name(p->numa_strategy)));
+	return o;
+}
+
+/* The kubelet's option checks, with its reasons. */
+static int validate_options(const struct np_topology *t,
+			    const struct np_node_policy *p, char *err,
+			    size_t errlen)
+{
+	const struct np_cpu_options *o = &p->opt;
+	static const struct np_cpu_options none;
+
+	if (p->cpu_policy != NP_CPU_POLICY_STATIC &&
+	    memcmp(o, &none, sizeof(none))) {
+		NP_ERR("policy.cpu_policy_options: options need cpu_policy "
+		    "\"static\"");
+		return -EINVAL;
+	}
+	if (o->full_pcpus_only && o->distribute_across_cores) {
+		NP_ERR("policy.cpu_policy_options: full-pcpus-only and "
+		    "distribute-cpus-across-cores cannot be used together");
+		return -EINVAL;
+	}
+	if (o->distribute_across_numa && o->distribute_across_cores) {
+		NP_ERR("policy.cpu_policy_options: distribute-cpus-across-numa "
+		    "and distribute-cpus-across-cores cannot be used together");
+		return -EINVAL;
+	}
+	if (o->prefer_align_by_uncore && o->distribute_across_cores) {
+		NP_ERR("policy.cpu_policy_options: "
+		    "prefer-align-cpus-by-uncorecache and "
+		    "distribute-cpus-across-cores cannot be used together");
+		return -EINVAL;
+	}
+	if (o->prefer_align_by_uncore && o->distribute_across_numa) {
+		NP_ERR("policy.cpu_policy_options: "
+		    "prefer-align-cpus-by-uncorecache and "
+		    "distribute-cpus-across-numa cannot be used together");
+		return -EINVAL;
+	}
+	if (o->align_by_socket && p->tm_policy == NP_TM_SINGLE_NUMA_NODE) {
+		NP_ERR("policy.cpu_policy_options: align-by-socket is not "
+		    "compatible with topology_policy single-numa-node");
+		return -EINVAL;
+	}
+	if (o->align_by_socket && t->nsockets > t->nnuma) {
+		NP_ERR("policy.cpu_policy_options: align-by-socket needs at least "
+		    "as many NUMA nodes as sockets (%d sockets, %d NUMA nodes)",
+		    t->nsockets, t->nnuma);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int np_state_init(struct np_node_state *st, const struct np_topology *t,
+		  const struct np_node_policy *p, char *err, size_t errlen)
+{
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	if ((r = validate_options(t, p, err, errlen)))
+		return r;
+	st->topo = t;
+	st->policy = *p;
+	if (p->reserved_explicit) {
+		if (!np_cpuset_subset(&p->reserved_cpus, &t->online)) {
+			np_cpuset bad;
+			char *s;
+			np_cpuset_andnot(&bad, &p->reserved_cpus, &t->online);
+			s = np_cpuset_str(&bad);
+			NP_ERR("policy.reserved_cpus: CPUs %s do not exist or are "
+			    "offline",
+			    s ? s : "?");
+			free(s);
+			return -EINVAL;
+		}
+		st->reserved = p->reserved_cpus;
+	} else if (p->reserved_count > 0) {
+		struct np_take_req q = {.topo = t, .count = p->reserved_count};
+		char why[256];
+		q.available = t->online;
+		q.strategy = p->opt.distribute_across_cores ? NP_TAKE_SPREAD
+							    : NP_TAKE_PACKED;
+		q.distribute_across_numa = p->opt.distribute_across_numa;
+		q.group_size = p->opt.full_pcpus_only ? t->cpus_per_core : 1;
+		if (np_take_kubelet(&q, &st->reserved, why, sizeof(why)) < 0) {
+			NP_ERR("policy.reserved_cpus: cannot reserve %d CPUs: %s",
+			    p->reserved_count, why);
+			return -EINVAL;
+		}
+	}
+	if (p->cpu_policy == NP_CPU_POLICY_STATIC &&
+	    np_cpuset_empty(&st->reserved)) {
+		NP_ERR("policy.reserved_cpus: the static CPU policy needs at least "
+		    "one reserved CPU (a list or a count)");
+		return -EINVAL;
+	}
+	if (np_cpuset_equal(&st->reserved, &t->online) &&
+	    p->cpu_policy == NP_CPU_POLICY_STATIC) {
+		NP_ERR("policy.reserved_cpus: reserving every CPU leaves nothing to "
+		    "allocate");
+		return -EINVAL;
+	}
+	return np_state_refresh(st);
+}
+
+static void free_containers(struct np_workload_req *w)
+{
+	for (int i = 0; w->c && i < w->ncontainers; i++) {
+		free(w->c[i].cgroup);
+		free(w->c[i].dev);
+	}
+	free(w->c);
+	w->c = NULL;
+	w->ncontainers = 0;
+}
+
+int np_workload_req_set_containers(struct np_workload_req *w, int n)
+{
+	struct np_container_req *c = NULL;
+
+	if (n < 0)
+		return -EINVAL;
+	if (n && !(c = calloc((size_t)n, sizeof(*c))))
+		return -ENOMEM;
+	free_containers(w);
+	w->c = c;
+	w->ncontainers = n;
+	return 0;
+}
+
+void np_workload_req_free(struct np_workload_req *w)
+{
+	free_containers(w);
+	free(w->cgroup);
+	w->cgroup = NULL;
+}
+
+int np_workload_req_copy(struct np_workload_req *dst,
+			 const struct np_workload_req *src)
+{
+	*dst = *src;
+	dst->c = NULL;
+	dst->ncontainers = 0;
+	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")))
+		return -ENOMEM;
+	if (src->ncontainers <= 0)
+		return 0;
+	dst->c = calloc((size_t)src->ncontainers, sizeof(*dst->c));
+	if (!dst->c) {
+		np_workload_req_free(dst);
+		return -ENOMEM;
+	}
+	dst->ncontainers = src->ncontainers;
+	for (int i = 0; i < src->ncontainers; i++) {
+		const struct np_container_req *s = &src->c[i];
+		struct np_container_req *c = &dst->c[i];
+		*c = *s;
+		c->cgroup = NULL;
+		c->dev = NULL;
+		if ((s->cgroup && !(c->cgroup = strdup(s->cgroup))) ||
+		    (s->ndev > 0 &&
+		     !(c->dev = malloc(sizeof(*c->dev) * (size_t)s->ndev)))) {
+			dst->ncontainers = i + 1;
+			np_workload_req_free(dst);
+			return -ENOMEM;
+		}
+		if (s->ndev > 0)
+			memcpy(c->dev, s->dev, sizeof(*c->dev) * (size_t)s->ndev);
+	}
+	return 0;
+}
+
+void np_workload_alloc_free(struct np_workload_alloc *a)
+{
+	np_workload_req_free(&a->req);
+	for (int i = 0; a->c && i < a->ncontainers; i++)
+		free(a->c[i].charge);
+	free(a->c);
+	a->c = NULL;
+	a->ncontainers = 0;
+}
+
+int np_workload_alloc_copy(struct np_workload_alloc *dst,
+			   const struct np_workload_alloc *src)
+{
+	int r;
+
+	*dst = *src;
+	dst->c = NULL;
+	if ((r = np_workload_req_copy(&dst->req, &src->req)))
+		return r;
+	if (src->ncontainers > 0) {
+		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
+		if (!dst->c) {
+			np_workload_req_free(&dst->req);
+			return -ENOMEM;
+		}
+		memcpy(dst->c, src->c,
+		       sizeof(*dst->c) * (size_t)src->ncontainers);
+		for (int i = 0; i < src->ncontainers; i++) {
+			if (!src->c[i].charge)
+				continue;
+			dst->c[i].charge = malloc(sizeof(*dst->c[i].charge));
+			if (!dst->c[i].charge) {
+				while (--i >= 0)
+					free(dst->c[i].charge);
+				free(dst->c);
+				dst->c = NULL;
+				np_workload_req_free(&dst->req);
+				return -ENOMEM;
+			}
+			*dst->c[i].charge = *src->c[i].charge;
+		}
+	}
+	return 0;
+}
+
+void np_state_free(struct np_node_state *st)
+{
+	for (int i = 0; i < st->nworkloads; i++)
+		np_workload_alloc_free(&st->w[i]);
+	free(st->w);
+	free(st->cache.dev_taken);
+	st->w = NULL;
+	st->cache.dev_taken = NULL;
+	st->nworkloads = st->cap = 0;
+}
+
+int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
+{
+	*dst = *src;
+	dst->w = NULL;
+	dst->cap = src->nworkloads;
+	dst->cache.dev_taken =
+		calloc((size_t)src->cache.ndevices + 1, sizeof(bool));
+	if (!dst->cache.dev_taken)
+		return -ENOMEM;
+	memcpy(dst->cache.dev_taken, src->cache.dev_taken,
+	       sizeof(bool) * (size_t)src->cache.ndevices);
+	if (src->nworkloads) {
+		dst->w = malloc(sizeof(*dst->w) * (size_t)src->nworkloads);
+		if (!dst->w) {
+			free(dst->cache.dev_taken);
+			return -ENOMEM;
+		}
+		for (int i = 0; i < src->nworkloads; i++) {
+			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
+			if (r) {
+				dst->nworkloads = i;
+				np_state_free(dst);
+				return r;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Add one container's allocation to the cached aggregates. */
+void np_state_cache_add(struct np_node_state *st,
+			const struct np_workload_alloc *a,
+			const struct np_container_alloc *c)
+{
+	struct np_state_cache *k = &st->cache;
+	if (c->exclusive) {
+		np_cpuset_or(&k->excl, &k->excl, &c->cpus);
+		/* LSR CPUs stay usable by BE; everything else that is
+		 * exclusive (LSE, kubelet Guaranteed) does not. */
+		if (a->qos_class != NP_QOS_LSR)
+			np_cpuset_or(&k->lse, &k->lse, &c->cpus);
+	}
+	for (int n = 0; c->charge && n < NP_MAX_NUMA; n++) {
+		const struct np_mem_charge *ch = c->charge;
+		bool any = ch->mem[n] > 0;
+		k->mem[n] += ch->mem[n];
+		for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++) {
+			k->huge[h][n] += ch->huge[h][n];
+			any |= ch->huge[h][n] > 0;
+		}
+		if (any) {
+			k->used[n] = true;
+			k->group[n] = c->mems;
+		}
+	}
+	for (int d = 0; d < c->ndev; d++)
+		if (c->dev[d] >= 0 && c->dev[d] < k->ndevices)
+			k->dev_taken[c->dev[d]] = true;
+}
+
+int np_state_refresh(struct np_node_state *st)
+{
+	bool *taken = st->cache.dev_taken;
+	int nd = st->topo->ndevices;
+
+	if (!taken) {
+		taken = calloc((size_t)nd + 1, sizeof(bool));
+		if (!taken)
+			return -ENOMEM;
+	}
+	memset(&st->cache, 0, sizeof(st->cache));
+	memset(taken, 0, sizeof(bool) * (size_t)nd);
+	st->cache.dev_taken = taken;
+	st->cache.ndevices = nd;
+	for (int i = 0; i < st->nworkloads; i++)
+		for (int c = 0; c < st->w[i].ncontainers; c++)
+			np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+	return 0;
+}
+
+int np_state_find(const struct np_node_state *st, const char *name)
+{
+	for (int i = 0; i < st->nworkloads; i++)
+		if (!strcmp(st->w[i].req.name, name))
+			return i;
+	return -1;
+}
+
+int np_release_keep(struct np_node_state *st, int i,
+		    struct np_workload_alloc *out)
+{
+	if (i < 0 || i >= st->nworkloads)
+		return -ENOENT;
+	*out = st->w[i];
+	memmove(&st->w[i], &st->w[i + 1],
+		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
+	st->nworkloads--;
+	return np_state_refresh(st);
+}
+
+int np_release(struct np_node_state *st, const char *name)
+{
+	struct np_workload_alloc a;
+	int r = np_release_keep(st, np_state_find(st, name), &a);
+
+	if (r == -ENOENT)
+		return r;
+	np_workload_alloc_free(&a);
+	return r;
+}
+
+int np_state_insert(struct np_node_state *st, int i,
+		    const struct np_workload_alloc *a)
+{
+	if (i < 0 || i > st->nworkloads)
+		return -EINVAL;
+	if (st->nworkloads == st->cap) {
+		int cap = st->cap ? 2 * st->cap : 8;
+		struct np_workload_alloc *g =
+			realloc(st->w, sizeof(*g) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		st->w = g;
+		st->cap = cap;
+	}
+	memmove(&st->w[i + 1], &st->w[i],
+		sizeof(*st->w) * (size_t)(st->nworkloads - i));
+	st->w[i] = *a;
+	st->nworkloads++;
+	for (int c = 0; c < a->ncontainers; c++)
+		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+	return 0;
+}
+
+void np_state_pools(const struct np_node_state *st, struct np_pools *out)
+{
+	const struct np_topology *t = st->topo;
+
+	out->reserved = st->reserved;
+	out->exclusive = st->cache.excl;
+	out->lse = st->cache.lse;
+	np_cpuset_andnot(&out->shared, &t->online, &out->exclusive);
+	np_cpuset_andnot(&out->allocatable, &out->shared, &out->reserved);
+	if (st->policy.opt.strict_cpu_reservation)
+		out->shared = out->allocatable;
+	np_cpuset_andnot(&out->be, &t->online, &out->lse);
+	np_cpuset_andnot(&out->be, &out->be, &out->reserved);
+}

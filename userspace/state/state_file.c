@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Crash-safe checkpoint of the node state (see numaplace/state_file.h for
+ * the format): atomic writes, checksum, policy and topology fingerprints,
+ * and load outcomes that never start over silently.
+ */
+#include "numaplace/state_file.h"
+#include "numaplace/error.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FNV64_OFFSET 0xcbf29ce484222325ULL
+#define FNV64_PRIME 0x100000001b3ULL
+#define HASH_PREFIX "fnv1a64:"
+
+/* What every refusal to load says about recovery. */
+#define RESET_HINT                                                             \
+	"inspect it, then start numaplaced with --reset-state to discard it "  \
+	"(existing cgroup cpusets are left as they are)"
+#define DRAIN_HINT                                                             \
+	"allocations would move: drain the node's workloads and start with "   \
+	"--reset-state"
+
+uint64_t np_fnv1a64(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	uint64_t h = FNV64_OFFSET;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= FNV64_PRIME;
+	}
+	return h;
+}
+
+uint64_t np_json_fnv1a64(const json_t *j)
+{
+	char *s =
+	    json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+	uint64_t h;
+
+	if (!s)
+		return 0;
+	h = np_fnv1a64(s, strlen(s));
+	free(s);
+	return h;
+}
+
+static json_t *hash_json(uint64_t h)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), HASH_PREFIX "%016" PRIx64, h);
+	return json_string(buf);
+}
+
+/* "fnv1a64:<16 hex>" -> h; -EINVAL if it is not that. */
+static int hash_parse(const json_t *j, uint64_t *h)
+{
+	const char *s = json_string_value(j);
+	char *end;
+
+	if (!s || strncmp(s, HASH_PREFIX, strlen(HASH_PREFIX)) ||
+	    strlen(s) != strlen(HASH_PREFIX) + 16)
+		return -EINVAL;
+	s += strlen(HASH_PREFIX);
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return -EINVAL;
+	errno = 0;
+	*h = strtoull(s, &end, 16);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static json_t *cpus_json(const np_cpuset *s)
+{
+	char *str = np_cpuset_str(s);
+	json_t *j = str ? json_string(str) : NULL;
+	free(str);
+	return j;
+}
+
+json_t *np_statefile_topology_json(const struct np_topology *t)
+{
+	json_t *o = json_object(), *numa = json_object(),
+	       *sockets = json_object(), *cores = json_object();
+	char key[32];
+
+	if (!o || !numa || !sockets || !cores)
+		goto nomem;
+	/* Every NUMA node, also memory-only ones: mems name them. */
+	for (int i = 0; i < t->nnuma; i++) {
+		snprintf(key, sizeof(key), "%d", t->numa[i].u.id);
+		if (json_object_set_new(numa, key,
+					cpus_json(&t->numa[i].u.cpus)))
+			goto nomem;
+	}
+	for (int i = 0; i < t->nsockets; i++) {
+		if (!t->sockets[i].ncpus)
+			continue;
+		snprintf(key, sizeof(key), "%d", t->sockets[i].id);
+		if (json_object_set_new(sockets, key,
+					cpus_json(&t->sockets[i].cpus)))
+			goto nomem;
+	}
+	for (int i = 0; i < t->ncores; i++) {
+		if (!t->cores[i].ncpus)
+			continue;
+		snprintf(key, sizeof(key), "%d", t->cores[i].id);
+		if (json_object_set_new(cores, key,
+					cpus_json(&t->cores[i].cpus)))
+			goto nomem;
+	}
+	if (json_object_set_new(o, "online", cpus_json(&t->online)) ||
+	    json_object_set_new(o, "numa", numa) ||
+	    json_object_set_new(o, "sockets", sockets) ||
+	    json_object_set_new(o, "cores", cores)) {
+		numa = sockets = cores = NULL; /* owned by o (or freed) now */
+		goto nomem;
+	}
+	return o;
+nomem:
+	json_decref(numa);
+	json_decref(sockets);
+	json_decref(cores);
+	json_decref(o);
+	return NULL;
+}
+
+json_t *np_statefile_document(const struct np_node_state *st)
+{
+	return np_statefile_document_with(st, NULL);
+}
+
+json_t *np_statefile_document_with(const struct np_node_state *st,
+				   const json_t *daemon)
+{
+	json_t *policy = np_policy_to_json(&st->policy);
+	json_t *topo = np_statefile_topology_json(st->topo);
+	json_t *state = NULL, *pools = np_pools_to_json(st);
+	json_t *body = NULL, *doc = NULL;
+	uint64_t hp, ht, hb;
+
+	if (!policy || !topo || !pools || np_state_to_json(st, &state))
+		goto out;
+	hp = np_json_fnv1a64(policy);
+	ht = np_json_fnv1a64(topo);
+	body =
+	    json_pack("{s:{s:o,s:o},s:O,s:O,s:O,s:O}", "fingerprint", "policy",
+		      hash_json(hp), "topology", hash_json(ht), "policy",
+		      policy, "topology", topo, "state", state, "pools", pools);
+	if (body && daemon &&
+	    json_object_set(body, "daemon", (json_t *)daemon)) {
+		json_decref(body);
+		body = NULL;
+	}
+	if (!body || !(hb = np_json_fnv1a64(body)))
+		goto out;
+	doc = json_pack("{s:s,s:i,s:o,s:O}", "format", NP_STATEFILE_FORMAT,
+			"version", NP_STATEFILE_VERSION, "checksum",
+			hash_json(hb), "body", body);
+out:
+	json_decref(policy);
+	json_decref(topo);
+	json_decref(state);
+	json_decref(pools);
+	json_decref(body);
+	return doc;
+}
+
+/* ---- files ---- */
+
+static int open_dir(const char *dir, char *err, size_t errlen)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return np_errf(err, errlen, -errno, "state directory %s: %s", dir,
+			    strerror(errno));
+	return dfd;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
+			size_t errlen)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0, n = 0;
+
+	if ((fd = dup(dfd)) < 0)
+		return np_errf(err, errlen, -errno, "state directory %s: %s", dir,
+			    strerror(errno));
+	if (!(d = fdopendir(fd))) {
+		r = -errno;
+		close(fd);
+		return np_errf(err, errlen, r, "state directory %s: %s", dir,
+			    strerror(-r));
+	}
+	rewinddir(d);
+	while ((errno = 0, de = readdir(d))) {
+		if (strncmp(de->d_name, NP_STATEFILE_TMP_PREFIX,
+			    strlen(NP_STATEFILE_TMP_PREFIX)))
+			continue;
+		if (unlinkat(dfd, de->d_name, 0)) {
+			if (errno == ENOENT)
+				continue;
+			r = np_errf(err, errlen, -errno,
+				 "removing stale temp file %s/%s: %s", dir,
+				 de->d_name, strerror(errno));
+			goto out;
+		}
+		n++;
+	}
+	if (errno) {
+		r = np_errf(err, errlen, -errno, "reading state directory %s: %s",
+			 dir, strerror(errno));
+		goto out;
+	}
+	if (n && fsync(dfd)) {
+		r = np_errf(err, errlen, -errno, "fsync of state directory %s: %s",
+			 dir, strerror(errno));
+		goto out;
+	}
+out:
+	closedir(d);
+	if (removed)
+		*removed = n;
+	return r;
+}
+
+int np_statefile_clean_tmp(const char *dir, int *removed, char *err,
+			   size_t errlen)
+{
+	int dfd = open_dir(dir, err, errlen), r;
+	if (removed)
+		*removed = 0;
+	if (dfd < 0)
+		return dfd;
+	r = clean_tmp_at(dfd, dir, removed, err, errlen);
+	close(dfd);
+	return r;
+}
+
+int np_statefile_save(const char *dir, const struct np_node_state *st,
+		      char *err, size_t errlen)
+{
+	return np_statefile_save_with(dir, st, NULL, err, errlen);
+}
+
+int np_statefile_save_with(const char *dir, const struct np_node_state *st,
+			   const json_t *daemon, char *err, size_t errlen)
+{
+	char tmp[64];
+	json_t *doc = NULL;
+	char *text = NULL;
+	int dfd = -1, fd = -1, r = 0;
+	bool created = false;
+
+	if (daemon && !json_is_object(daemon))
+		return np_errf(err, errlen, -EINVAL,
+			    "saving state: the daemon's part is not an object");
+	if (!(doc = np_statefile_document_with(st, daemon)) ||
+	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS))) {
+		r = np_errf(err, errlen, -ENOMEM,
+			 "saving state: out of memory building the document");
+		goto out;
+	}
+	if ((dfd = open_dir(dir, err, errlen)) < 0) {
+		r = dfd;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), NP_STATEFILE_TMP_PREFIX "%ld",
+		 (long)getpid());
+	for (int attempt = 0; attempt < 2; attempt++) {
+		fd = openat(
+		    dfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0 || errno != EEXIST || attempt)
+			break;
+		/* Left by an earlier process with our pid that crashed: the
+		 * name is ours, nobody else writes it. */
+		unlinkat(dfd, tmp, 0);
+	}
+	if (fd < 0) {
+		r = np_errf(err, errlen, -errno, "creating %s/%s: %s", dir, tmp,
+			 strerror(errno));
+		goto out;
+	}
+	created = true;
+	/* The umask may only have taken bits away; make it exactly 0600. */
+	if (fchmod(fd, 0600)) {
+		r = np_errf(err, errlen, -errno, "chmod %s/%s: %s", dir, tmp,
+			 strerror(errno));
+		goto out;
+	}
+	if ((r = write_all(fd, text, strlen(text))) ||
+	    (r = write_all(fd, "\n", 1))) {
+		np_errf(err, errlen, r, "writing %s/%s: %s (%s/%s is unchanged)",
+		     dir, tmp, strerror(-r), dir, NP_STATEFILE_NAME);
+		goto out;
+	}
+	if (fsync(fd)) {
+		r = np_errf(err, errlen, -errno,
+			 "fsync %s/%s: %s (%s/%s is unchanged)", dir, tmp,
+			 strerror(errno), dir, NP_STATEFILE_NAME);
+		goto out;
+	}
+	r = close(fd);
+	fd = -1;
+	if (r) {
+		r = np_errf(err, errlen, -errno, "closing %s/%s: %s", dir, tmp,
+			 strerror(errno));
+		goto out;
+	}
+	if (renameat(dfd, tmp, dfd, NP_STATEFILE_NAME)) {
+		r = np_errf(err, errlen, -errno, "renaming %s/%s to %s: %s", dir,
+			 tmp, NP_STATEFILE_NAME, strerror(errno));
+		goto out;
+	}
+	created = false;
+	if (fsync(dfd))
+		r = np_errf(err, errlen, -errno,
+			 "fsync of state directory %s after writing %s: %s "
+			 "(the new state may not survive a crash)",
+			 dir, NP_STATEFILE_NAME, strerror(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	if (created)
+		unlinkat(dfd, tmp, 0);
+	if (dfd >= 0)
+		close(dfd);
+	free(text);
+	json_decref(doc);
+	return r;
+}
+
+/* Read a regular file in dfd completely; -ENOENT if it does not exist. */
+static int read_at(int dfd, const char *dir, const char *name, char **out,
+		   size_t *outlen, char *err, size_t errlen)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, r = 0;
+
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		return np_errf(err, errlen, -errno, "opening %s/%s: %s", dir, name,
+			    errno == ELOOP ? "is a symbolic link"
+					   : strerror(errno));
+	}
+	if (fstat(fd, &sb)) {
+		r = np_errf(err, errlen, -errno, "%s/%s: %s", dir, name,
+			 strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		r = np_errf(err, errlen, -EINVAL, "%s/%s is not a regular file",
+			 dir, name);
+		goto out;
+	}
+	if ((uint64_t)sb.st_size > NP_STATEFILE_MAX_SIZE) {
+		r = np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			 "state file %s/%s is corrupt (%lld bytes, more than "
+			 "any state); " RESET_HINT,
+			 dir, name, (long long)sb.st_size);
+		goto out;
+	}
+	if (!(buf = malloc((size_t)sb.st_size + 1))) {
+		r = np_errf(err, errlen, -ENOMEM, "%s/%s: out of memory", dir,
+			 name);
+		goto out;
+	}
+	/* Read to EOF (the size is only a hint), never past the limit. */
+	for (;;) {
+		ssize_t n = read(fd, buf + len, (size_t)sb.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = np_errf(err, errlen, -errno, "reading %s/%s: %s", dir,
+				 name, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == (size_t)sb.st_size)
+			break;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+/* ---- comparing the stored policy / topology with the current one ---- */
+
+static void render(const json_t *v, char *buf, size_t len)
+{
+	char *s;
+
+	if (!v) {
+		snprintf(buf, len, "(unset)");
+		return;
+	}
+	if (json_is_string(v) && json_string_value(v)[0]) {
+		snprintf(buf, len, "%s", json_string_value(v));
+	} else {
+		s = json_dumps(v,
+			       JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+		snprintf(buf, len, "%s", s ? s : "?");
+		free(s);
+	}
+	/* Keep one message readable on a 4096-CPU node. */
+	if (strlen(buf) > 96)
+		snprintf(buf + 93, len - 93, "...");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool first_diff(const json_t *old, const json_t *cur, const char *path,
+		       const char *const *order, char *out, size_t outlen);
+
+static bool diff_key(const json_t *old, const json_t *cur, const char *path,
+		     const char *key, char *out, size_t outlen)
+{
+	char sub[256];
+	snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+	return first_diff(json_object_get(old, key), json_object_get(cur, key),
+			  sub, NULL, out, outlen);
+}
+
+/*
+ * Describe the first difference between old and cur as
+ * "key.sub: old -> new". Keys in order[] come first, then the others in
+ * sorted order. Returns true if a difference was found.
+ */
+static bool first_diff(const json_t *old, const json_t *cur, const char *path,
+		       const char *const *order, char *out, size_t outlen)
+{
+	const char **keys = NULL;
+	size_t nkeys = 0, cap;
+	const char *k;
+	json_t *v;
+	bool found = false;
+
+	if ((!old && !cur) || json_equal((json_t *)old, (json_t *)cur))
+		return false;
+	if (!json_is_object(old) || !json_is_object(cur)) {
+		char a[128], b[128];
+		render(old, a, sizeof(a));
+		render(cur, b, sizeof(b));
+		snprintf(out, outlen, "%s: %s -> %s", *path ? path : "value", a,
+			 b);
+		return true;
+	}
+	cap = json_object_size(old) + json_object_size(cur) + 1;
+	if (!(keys = calloc(cap, sizeof(*keys)))) {
+		snprintf(out, outlen, "%s differs", *path ? path : "value");
+		return true;
+	}
+	json_object_foreach((json_t *)old, k, v) keys[nkeys++] = k;
+	json_object_foreach((json_t *)cur, k, v) if (!json_object_get(old, k))
+	    keys[nkeys++] = k;
+	qsort(keys, nkeys, sizeof(*keys), cmp_str);
+	/* Listed keys first, in the listed order, then the rest sorted. */
+	for (const char *const *o = order; o && *o && !found; o++)
+		found = diff_key(old, cur, path, *o, out, outlen);
+	for (size_t i = 0; i < nkeys && !found; i++) {
+		bool listed = false;
+		for (const char *const *o = order; o && *o; o++)
+			listed |= !strcmp(*o, keys[i]);
+		if (!listed)
+			found = diff_key(old, cur, path, keys[i], out, outlen);
+	}
+	free(keys);
+	if (!found)
+		snprintf(out, outlen, "%s differs", *path ? path : "value");
+	return true;
+}
+
+static const char *const topo_order[] = {"online", "numa", "sockets", "cores",
+					 NULL};
+
+/* ---- load ---- */
+
+#define CORRUPT(...)                                                           \
+	do {                                                                   \
+		char _why[768];                                                \
+		snprintf(_why, sizeof(_why), __VA_ARGS__);                     \
+		r = np_errf(err, errlen, NP_STATEFILE_ECORRUPT,                   \
+			 "state file %s is corrupt (%s); " RESET_HINT, path,   \
+			 _why);                                                \
+		goto out;                                                      \
+	} while (0)
+
+int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
+		      char *err, size_t errlen)
+{
+	return np_statefile_load_with(dir, st, fresh, NULL, err, errlen);
+}
+
+int np_statefile_load_with(const char *dir, struct np_node_state *st,
+			   bool *fresh, json_t **daemon, char *err,
+			   size_t errlen)
+{
+	char path[PATH_MAX], verr[512], diff[384];
+	const json_t *body, *fp, *spol, *stopo, *sstate, *v;
+	json_t *doc = NULL, *cpol = NULL, *ctopo = NULL;
+	json_error_t jerr;
+	uint64_t stored, h;
+	char *buf = NULL;
+	size_t len = 0;
+	int dfd, r;
+
+	if (fresh)
+		*fresh = false;
+	if (daemon)
+		*daemon = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, NP_STATEFILE_NAME);
+	if ((dfd = open_dir(dir, err, errlen)) < 0)
+		return dfd;
+	if ((r = clean_tmp_at(dfd, dir, NULL, err, errlen)))
+		goto out;
+	r = read_at(dfd, dir, NP_STATEFILE_NAME, &buf, &len, err, errlen);
+	if (r == -ENOENT) {
+		if (fresh)
+			*fresh = true;
+		r = 0;
+		goto out;
+	}
+	if (r)
+		goto out;
+	if (len == 0)
+		CORRUPT("empty file");
+	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc)
+		CORRUPT("not valid JSON, truncated? %s at line %d column %d",
+			jerr.text, jerr.line, jerr.column);
+	if (!json_is_object(doc) ||
+	    !json_is_string(json_object_get(doc, "format")) ||
+	    strcmp(json_string_value(json_object_get(doc, "format")),
+		   NP_STATEFILE_FORMAT))
+		CORRUPT("not a numaplace state file: \"format\" is not \"%s\"",
+			NP_STATEFILE_FORMAT);
+	v = json_object_get(doc, "version");
+	if (!json_is_integer(v))
+		CORRUPT("\"version\" is missing or not an integer");
+	if (json_integer_value(v) != NP_STATEFILE_VERSION) {
+		r = np_errf(
+		    err, errlen, NP_STATEFILE_EVERSION,
+		    "state file %s has format version %lld, this numaplaced "
+		    "reads version %d: run the numaplaced that wrote it, or "
+		    "drain the node's workloads and start with --reset-state",
+		    path, (long long)json_integer_value(v),
+		    NP_STATEFILE_VERSION);
+		goto out;
+	}
+	body = json_object_get(doc, "body");
+	if (!json_is_object(body))
+		CORRUPT("\"body\" is missing");
+	if (hash_parse(json_object_get(doc, "checksum"), &stored))
+		CORRUPT("\"checksum\" is missing or not \"" HASH_PREFIX
+			"<16 hex digits>\"");
+	if (!(h = np_json_fnv1a64(body))) {
+		r = np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	if (h != stored)
+		CORRUPT("checksum mismatch");
+
+	/* The checksum holds: what follows was written by numaplaced. */
+	fp = json_object_get(body, "fingerprint");
+	spol = json_object_get(body, "policy");
+	stopo = json_object_get(body, "topology");
+	sstate = json_object_get(body, "state");
+	if (!json_is_object(fp) || !json_is_object(spol) ||
+	    !json_is_object(stopo) || !json_is_object(sstate))
+		CORRUPT("body lacks fingerprint, policy, topology or state");
+	v = json_object_get(body, "daemon");
+	if (v && !json_is_object(v))
+		CORRUPT("body.daemon is not an object");
+	if (hash_parse(json_object_get(fp, "policy"), &stored) ||
+	    stored != np_json_fnv1a64(spol))
+		CORRUPT("the policy fingerprint does not match the stored "
+			"policy");
+	if (hash_parse(json_object_get(fp, "topology"), &h) ||
+	    h != np_json_fnv1a64(stopo))
+		CORRUPT("the topology fingerprint does not match the stored "
+			"topology");
+
+	if (!(cpol = np_policy_to_json(&st->policy)) ||
+	    !(ctopo = np_statefile_topology_json(st->topo))) {
+		r = np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	if (np_json_fnv1a64(cpol) != stored) {
+		char tdiff[384] = "";
+		bool topo_too;
+		first_diff(spol, cpol, "", NULL, diff, sizeof(diff));
+		topo_too = np_json_fnv1a64(ctopo) != h &&
+			   first_diff(stopo, ctopo, "", topo_order, tdiff,
+				      sizeof(tdiff));
+		r = np_errf(err, errlen, NP_STATEFILE_EPOLICY,
+			 "node policy changed since the state was written "
+			 "(%s)%s%s%s; " DRAIN_HINT " (state file %s)",
+			 diff,
+			 topo_too ? "; the CPU topology changed too (" : "",
+			 tdiff, topo_too ? ")" : "", path);
+		goto out;
+	}
+	if (np_json_fnv1a64(ctopo) != h) {
+		first_diff(stopo, ctopo, "", topo_order, diff, sizeof(diff));
+		r = np_errf(err, errlen, NP_STATEFILE_ETOPOLOGY,
+			 "CPU topology changed since the state was written "
+			 "(%s); allocations may name CPUs that moved or are "
+			 "gone: drain the node's workloads and start with "
+			 "--reset-state (state file %s)",
+			 diff, path);
+		goto out;
+	}
+	/* Same policy and topology must give the same reserved CPUs; if they
+	 * do not, the reservation algorithm changed (an upgrade). */
+	v = json_object_get(sstate, "reserved");
+	if (json_is_string(v)) {
+		np_cpuset res;
+		char now[128];
+		if (np_cpuset_parse(&res, json_string_value(v), NULL, 0))
+			CORRUPT("state.reserved: \"%s\" is not a CPU list",
+				json_string_value(v));
+		if (!np_cpuset_equal(&res, &st->reserved)) {
+			json_t *cj = cpus_json(&st->reserved);
+			render(cj, now, sizeof(now));
+			json_decref(cj);
+			r = np_errf(err, errlen, NP_STATEFILE_EPOLICY,
+				 "node policy changed since the state was "
+				 "written (reserved CPUs: %s -> %s, with the "
+				 "same policy and topology); " DRAIN_HINT
+				 " (state file %s)",
+				 json_string_value(v), now, path);
+			goto out;
+		}
+	}
+	verr[0] = '\0';
+	r = np_state_load_json(st, sstate, "state", verr, sizeof(verr));
+	if (r == -ENOMEM) {
+		np_errf(err, errlen, r, "%s: out of memory", path);
+		goto out;
+	}
+	if (r)
+		CORRUPT("%s", verr[0] ? verr : "the state does not validate");
+	if (daemon)
+		*daemon = json_incref(json_object_get(body, "daemon"));
+out:
+	json_decref(doc);
+	json_decref(cpol);
+	json_decref(ctopo);
+	free(buf);
+	close(dfd);
+	return r;
+}
+
+/* ---- reset ---- */
+
+static int move_noreplace(int dfd, const char *from, const char *to)
+{
+	if (!renameat2(dfd, from, dfd, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+		return -errno;
+	/* No RENAME_NOREPLACE on this file system: link fails on EEXIST. */
+	if (linkat(dfd, from, dfd, to, 0))
+		return -errno;
+	if (unlinkat(dfd, from, 0))
+		return -errno;
+	return 0;
+}
+
+int np_statefile_move_aside(const char *dir, char *bak, size_t baklen,
+			    char *err, size_t errlen)
+{
+	char name[96];
+	struct stat sb;
+	long long now = (long long)time(NULL);
+	int dfd, r = -EEXIST;
+
+	if (bak && baklen)
+		bak[0] = '\0';
+	if ((dfd = open_dir(dir, err, errlen)) < 0)
+		return dfd;
+	if (fstatat(dfd, NP_STATEFILE_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
+		r = errno == ENOENT
+			? 0
+			: np_errf(err, errlen, -errno, "%s/%s: %s", dir,
+			       NP_STATEFILE_NAME, strerror(errno));
+		goto clean;
+	}
+	for (int n = 0; n < 1000 && r == -EEXIST; n++) {
+		if (n)
+			snprintf(name, sizeof(name),
+				 NP_STATEFILE_BAK_PREFIX "%lld.%d", now, n);
+		else
+			snprintf(name, sizeof(name),
+				 NP_STATEFILE_BAK_PREFIX "%lld", now);
+		r = move_noreplace(dfd, NP_STATEFILE_NAME, name);
+	}
+	if (r) {
+		r = np_errf(err, errlen, r, "moving %s/%s aside to %s: %s", dir,
+			 NP_STATEFILE_NAME, name, strerror(-r));
+		goto out;
+	}
+	if (fsync(dfd)) {
+		r = np_errf(err, errlen, -errno, "fsync of state directory %s: %s",
+			 dir, strerror(errno));
+		goto out;
+	}
+	if (bak && baklen)
+		snprintf(bak, baklen, "%s/%s", dir, name);
+clean:
+	if (!r)
+		r = clean_tmp_at(dfd, dir, NULL, err, errlen);
+out:
+	close(dfd);
+	return r;
+}
+
+int np_statefile_reset(const char *dir, char *err, size_t errlen)
+{
+	return np_statefile_move_aside(dir, NULL, 0, err, errlen);
+}
