@@ -45,7 +45,7 @@ NP_CFLAGS += -I$(BPF_BUILD)
 # The library, one folder per part (see README "Architecture"). Each folder
 # is built into its own archive; programs link them in layer order, highest
 # first, so a call against the arrows (engine -> daemon, say) does not link.
-LAYERS := daemon observe state cgroup topology basic engine
+LAYERS := daemon enforce observe state cgroup topology basic engine
 MAINS := userspace/daemon/numaplaced.c
 $(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(filter-out $(MAINS),$(wildcard userspace/$(l)/*.c))))
 $(foreach l,$(LAYERS),$(eval $(l)_LIB := $(BUILD)/libnp-$(l).a))
@@ -115,6 +115,15 @@ $(BUILD)/numaplaced: $(BUILD)/userspace/daemon/numaplaced.o $(LAYER_LIBS)
 $(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# numaplaced with its failpoints armed (basic/failpoint.h): the daemon's
+# folder built again with -DNP_FAILPOINTS, for tests/daemon-host.sh only.
+FP_OBJS := $(patsubst %.c,$(BUILD)/fp/%.o,$(daemon_SRCS) $(MAINS))
+$(BUILD)/fp/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(NP_CFLAGS) -DNP_FAILPOINTS $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS))
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS)) $(NP_LDLIBS) $(LDLIBS)
+
 # The BPF test driver of tests/bpf-host.sh.
 $(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
@@ -140,7 +149,7 @@ check-vectors: $(BUILD)/numaplace
 
 # numaplaced on a fake cgroup tree, driven by spec files and the CLI, under
 # valgrind.
-check-daemon: all
+check-daemon: all $(BUILD)/numaplaced-failpoints
 	$(Q)tests/daemon-host.sh $(BUILD)
 
 # The BPF programs on this machine's kernel (root; skips otherwise).

@@ -76,7 +76,7 @@ check "state file written" test -s "$tmp/state/state.json"
 # while it admits api. The state lists api as pending: the restarted daemon
 # creates its cgroup on the CPUs saved for it. web's cgroup is removed by
 # hand while the daemon is down: web is released and its spec retired.
-NUMAPLACED_FAILPOINT=admit-saved "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
+NUMAPLACED_FAILPOINT=admit-saved "$build/numaplaced-failpoints" -c "$tmp/np.json" 2>>"$tmp/log" &
 dpid=$!
 for _ in $(seq 100); do [ -S "$tmp/np.sock" ] && break; sleep 0.1; done
 printf '{"name":"api","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp/api.json"

@@ -10,6 +10,8 @@
 #include "numaplace/admit.h"
 #include "numaplace/cgroup.h"
 #include "numaplace/config.h"
+#include "numaplace/enforcer.h"
+#include "numaplace/verify.h"
 #include "numaplace/strmap.h"
 
 #include <stdint.h>
@@ -37,6 +39,7 @@ struct np_wl_meta {
 	char *spec_json;             /* canonical spec, to notice changes */
 	bool established;            /* its cgroup was written at least once */
 	bool partition_done;         /* isolated partition set (or refused) */
+	time_t last_migrate;         /* verify.on_remote_memory = "migrate" */
 	unsigned long seen_scan;     /* last spec scan that found its file */
 };
 
@@ -68,13 +71,8 @@ struct np_daemon {
 	char config_path[NP_PATH_MAX];
 	struct np_topology *topo;
 	struct np_node_state st;
-	struct np_cgroup_root cg;
-	bool cg_open;
-	struct np_cgroup_cache cgc; /* cpuset files of managed cgroups */
-	/* The hierarchy root, for config.shared_cgroups (host slices kept on
-	 * the shared pool, off exclusive CPUs). */
-	struct np_cgroup_root cg_top;
-	bool cg_top_open;
+	/* Apply: the only way the daemon changes cgroups. */
+	struct np_enforcer *enf;
 	int nmeta;
 	struct np_wl_meta *meta;
 	int nwritten;
@@ -108,40 +106,16 @@ struct np_daemon {
 };
 
 
-/*
- * Placement verification (userspace/daemon_verify.c). start loads the BPF
- * programs per cfg.verify (logging what is active and why the rest is
- * not); sync pushes the desired placement of every workload to the policy
- * maps before the cycle writes cgroups (stamping a generation and a settle
- * window); check reads the counters after the writes and acts on them.
- */
-struct np_verify_wl {
-	int wl; /* index into d->st.w */
-	char cgroup[2 * NP_PATH_MAX];
-	np_cpuset cpus;
-	np_nodemask mems;
-	bool exclusive; /* every container is */
-};
-
-int np_verify_start(struct np_daemon *d);
-void np_verify_stop(struct np_daemon *d);
-void np_verify_sync(struct np_daemon *d, const struct np_verify_wl *w, int n);
-void np_verify_check(struct np_daemon *d);
-/* Log and count drift of `cgroup` (how: "" or a note such as
- * " (found by verification)"). */
-void np_daemon_drift(struct np_daemon *d, const char *cgroup,
-		     const np_cpuset *have, const np_cpuset *want,
-		     const char *how);
-json_t *np_verify_status(struct np_daemon *d);
-json_t *np_verify_events(struct np_daemon *d, int limit);
-/* Samples the BPF side dropped (rate limiter, full ring) since start. */
-uint64_t np_verify_samples_dropped(const struct np_daemon *d);
-
 /* Flags for np_daemon_init. */
 #define NP_DAEMON_RESET_STATE 0x1
 
 int np_daemon_init(struct np_daemon *d, const char *config_path,
 		   unsigned flags, char *err, size_t errlen);
+/* The same with a given enforcer (tests: a fake that records the writes);
+ * the daemon owns it from then on, also on failure. */
+int np_daemon_init_with(struct np_daemon *d, const char *config_path,
+			unsigned flags, struct np_enforcer *enf, char *err,
+			size_t errlen);
 void np_daemon_fini(struct np_daemon *d);
 /* One reconcile cycle: specs, vanished cgroups, drift; 0 or -errno. */
 int np_daemon_reconcile(struct np_daemon *d);

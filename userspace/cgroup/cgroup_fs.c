@@ -6,6 +6,7 @@
  * write; absolute strings exist only in messages.
  */
 #include "cgroup_internal.h"
+#include "basic/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,55 +132,7 @@ bool cg_has_word(const char *s, const char *word)
 
 int cg_read(int dirfd, const char *file, char **out)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = NULL;
-	int fd, r = 0;
-
-	*out = NULL;
-	fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		r = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 2) {
-			char *nb;
-
-			if (cap >= READ_MAX) {
-				r = -EFBIG;
-				goto cleanup;
-			}
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				r = -ENOMEM;
-				goto cleanup;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto cleanup;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	buf = NULL;
-cleanup:
-	free(buf);
-	close(fd);
-	return r;
+	return np_read_at(dirfd, file, NP_READ_NOFOLLOW, READ_MAX, out, NULL);
 }
 
 int cg_read_msg(int dirfd, const char *disp, const char *file, char **out,

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * numaplaced's stages, shared between the files of userspace/daemon/:
+ *
+ *   collect   daemon.c (the loop: timer, signals, inotify, control socket),
+ *             specdir.c (spec files), requests.c (control requests)
+ *   decide    workloads.c: admit/release through the engine (pure)
+ *   persist   persist.c: the state file, before anything is applied or
+ *             acknowledged
+ *   apply     reconcile.c: the desired cpusets, handed to the enforcer
+ *             (numaplace/enforcer.h), the only writer of cgroup files
+ *   observe   reconcile.c reads back through the enforcer; verification
+ *             (numaplace/verify.h) returns findings, findings.c decides
+ *             what they lead to (via the enforcer) for the next cycle
+ */
+#ifndef NUMAPLACE_DAEMON_INTERNAL_H
+#define NUMAPLACE_DAEMON_INTERNAL_H
+
+#include "basic/log.h"
+#include "numaplace/daemon.h"
+
+#define S(s) ((s) ? (s) : "")
+
+/* workloads.c: bookkeeping and the decisions of one change */
+bool np_set_str(char **dst, const char *src);
+struct np_wl_meta *np_meta_find(struct np_daemon *d, const char *name);
+struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name);
+void np_meta_del(struct np_daemon *d, const char *name);
+struct np_spec_note *np_note_find(struct np_daemon *d, const char *file);
+struct np_spec_note *np_note_set(struct np_daemon *d, const char *file,
+				 const char *canon);
+void np_note_del(struct np_daemon *d, const char *file);
+/* Admit one spec (spec_file NULL: from the socket): decided, saved, its
+ * cgroup prepared; 0 with dec->admitted false when rejected. */
+int np_daemon_admit(struct np_daemon *d, const json_t *spec,
+		    const char *spec_file, struct np_decision *dec, char *err,
+		    size_t errlen);
+/* Release a workload: saved, then its cgroups removed (busy ones stay on
+ * the shared pool). -ENOENT: unknown. */
+int np_daemon_release(struct np_daemon *d, const char *name, const char *why);
+
+/* persist.c */
+int np_daemon_save(struct np_daemon *d);
+void np_daemon_load_origins(struct np_daemon *d, const json_t *o);
+
+/* specdir.c: admit new and changed spec files, release removed ones */
+int np_daemon_scan_specs(struct np_daemon *d);
+
+/* reconcile.c */
+void np_daemon_drift(struct np_daemon *d, const char *cgroup,
+		     const np_cpuset *have, const np_cpuset *want,
+		     const char *how);
+
+/* findings.c: what verification found leads to (rewrite, partition,
+ * migration), through the enforcer */
+void np_daemon_act_on_findings(struct np_daemon *d,
+			       const struct np_findings *fs);
+
+#endif

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Persist: the state file (numaplace/state_file.h) with the daemon's own
+ * part in the same atomic, checksummed write. Saved before anything is
+ * applied or acknowledged.
+ */
+#include "daemon_internal.h"
+#include "numaplace/state_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * The daemon's part of the state file (body.daemon), in the same atomic
+ * write as the allocations so that the two never disagree:
+ *   {"spec_files": {"NAME": "FILE", ...}, "pending": ["NAME", ...]}
+ * spec_files: which spec file each workload came from, so that a restart
+ * can tell a spec removed or changed while the daemon was down from a
+ * workload admitted through the socket. pending: admitted, but its cgroup
+ * not written yet. The state is saved before a cgroup is touched
+ * (write-ahead), so a kill in between leaves a workload whose cgroup does
+ * not exist yet; the restarted daemon creates it instead of taking it for
+ * a cgroup removed by hand.
+ */
+static json_t *origins_json(const struct np_daemon *d)
+{
+	json_t *o = json_object(), *files = json_object(), *pend = json_array();
+	bool bad = !o || !files || !pend;
+
+	for (int i = 0; !bad && i < d->nmeta; i++) {
+		if (S(d->meta[i].spec_file)[0])
+			bad |= json_object_set_new(
+				   files, d->meta[i].name,
+				   json_string(d->meta[i].spec_file)) != 0;
+		if (!d->meta[i].established)
+			bad |= json_array_append_new(
+				   pend, json_string(d->meta[i].name)) != 0;
+	}
+	if (bad || json_object_set(o, "spec_files", files) ||
+	    json_object_set(o, "pending", pend)) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(files);
+	json_decref(pend);
+	return o;
+}
+
+int np_daemon_save(struct np_daemon *d)
+{
+	char err[512];
+	json_t *o = origins_json(d);
+	int r = o ? np_statefile_save_with(d->cfg.state_dir, &d->st, o, err,
+					   sizeof(err))
+		  : -ENOMEM;
+	if (!o)
+		snprintf(err, sizeof(err), "out of memory");
+	json_decref(o);
+	if (r < 0)
+		np_log(LOG_ERR, "saving state: %s", err);
+	else
+		d->dirty = false;
+	return r;
+}
+
+/* Applies what origins_json() saved. Names the state does not know are
+ * ignored. An older numaplaced kept the spec files in a flat
+ * STATE_DIR/origins.json {"NAME": "FILE"}: read when the state has no
+ * daemon part. */
+void np_daemon_load_origins(struct np_daemon *d, const json_t *o)
+{
+	char path[NP_PATH_MAX + 32];
+	json_error_t jerr;
+	json_t *legacy = NULL, *v;
+	const json_t *files, *pend;
+	const char *name;
+	size_t k;
+
+	if (!o) {
+		snprintf(path, sizeof(path), "%s/origins.json",
+			 d->cfg.state_dir);
+		if (!(legacy = json_load_file(path, 0, &jerr))) {
+			if (access(path, F_OK) == 0)
+				np_log(LOG_ERR, "%s: %s (line %d): spec origins "
+				     "unknown, every loaded workload is taken "
+				     "as admitted through the socket",
+				     path, jerr.text, jerr.line);
+			return;
+		}
+		o = legacy;
+	}
+	files = legacy ? legacy : json_object_get(o, "spec_files");
+	pend = legacy ? NULL : json_object_get(o, "pending");
+	if ((files && !json_is_object(files)) ||
+	    (pend && !json_is_array(pend))) {
+		np_log(LOG_ERR, "state: daemon.spec_files must be an object and "
+		     "daemon.pending an array: spec origins unknown");
+		json_decref(legacy);
+		return;
+	}
+	json_object_foreach((json_t *)files, name, v)
+	{
+		struct np_wl_meta *m = np_meta_find(d, name);
+		if (m && json_is_string(v))
+			np_set_str(&m->spec_file, json_string_value(v));
+	}
+	json_array_foreach(pend, k, v)
+	{
+		struct np_wl_meta *m =
+			json_is_string(v) ? np_meta_find(d, json_string_value(v))
+					  : NULL;
+		/* Without create_cgroups nobody but the user makes the
+		 * cgroup: a missing one stays "removed", and is released. */
+		if (m && d->cfg.create_cgroups)
+			m->established = false;
+	}
+	json_decref(legacy);
+}
+

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Collect: control requests (protocol: numaplace/ctl.h), one handler per
+ * op, and the status the daemon reports.
+ */
+#include "daemon_internal.h"
+#include "daemon/ctl_server.h"
+#include "numaplace/plan.h"
+#include "numaplace/topology_json.h"
+
+#include <errno.h>
+#include <string.h>
+
+json_t *np_daemon_status(struct np_daemon *d)
+{
+	json_t *ws = json_array(), *rj = json_array();
+	for (int i = 0; i < d->st.nworkloads; i++)
+		json_array_append_new(ws, np_workload_alloc_to_json(&d->st,
+								    &d->st.w[i]));
+	for (int i = 0; i < d->nrej; i++)
+		json_array_append_new(
+			rj, json_pack("{s:s,s:s,s:s,s:I}", "workload",
+				      d->rej[i].workload, "resource",
+				      d->rej[i].resource, "reason",
+				      d->rej[i].reason, "time",
+				      (json_int_t)d->rej[i].time));
+	return json_pack(
+		"{s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:f,s:{s:I,s:i,s:I},s:o}",
+		"topology", np_topology_to_json(d->topo), "pools",
+		np_pools_to_json(&d->st), "workloads", ws, "counters",
+		"cycles", (json_int_t)d->n.cycles, "drift_repaired",
+		(json_int_t)d->n.drift_repaired, "admitted",
+		(json_int_t)d->n.admitted, "rejected", (json_int_t)d->n.rejected,
+		"released", (json_int_t)d->n.released, "write_errors",
+		(json_int_t)d->n.write_errors, "vanished",
+		(json_int_t)d->n.vanished, "rejections", rj,
+		"reconcile_period_s", d->cfg.reconcile_period_ms / 1000.0,
+		"last_cycle", "time", (json_int_t)d->last_cycle.time, "writes",
+		d->last_cycle.writes, "duration_us",
+		(json_int_t)d->last_cycle.duration_us, "verification",
+		np_verify_status(d->verify, &d->cfg.verify,
+				 d->cfg.bpf_pin_path));
+}
+
+
+static json_t *op_status(struct np_daemon *d, const json_t *req)
+{
+	(void)req;
+	return json_pack("{s:b,s:o}", "ok", 1, "status", np_daemon_status(d));
+}
+
+static json_t *op_admit(struct np_daemon *d, const json_t *req)
+{
+	const json_t *spec = json_object_get(req, "spec");
+	struct np_decision dec;
+	char err[1024];
+	json_t *res;
+
+	if (!json_is_object(spec))
+		return np_ctl_error("spec: expected a workload spec object");
+	if (np_daemon_admit(d, spec, NULL, &dec, err, sizeof(err)))
+		return np_ctl_error("%s", err);
+	res = json_pack("{s:b,s:o}", "ok", 1, "decision",
+			np_decision_to_json(&d->st, &dec));
+	if (dec.admitted)
+		np_daemon_reconcile(d); /* apply now, not in 10 s */
+	return res;
+}
+
+static json_t *op_release(struct np_daemon *d, const json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "name"));
+	int r;
+
+	if (!name)
+		return np_ctl_error("name: required field is missing");
+	r = np_daemon_release(d, name, "requested");
+	if (r == -ENOENT)
+		return np_ctl_error("release: no workload named \"%s\"", name);
+	if (r < 0)
+		return np_ctl_error("release %s: the state could not be saved "
+				    "(%s); it stays admitted, nothing changed",
+				    name, strerror(-r));
+	np_daemon_reconcile(d);
+	return json_pack("{s:b}", "ok", 1);
+}
+
+static json_t *op_events(struct np_daemon *d, const json_t *req)
+{
+	const json_t *lim = json_object_get(req, "limit");
+	json_int_t n = 100;
+
+	if (lim && !json_is_null(lim)) {
+		if (!json_is_integer(lim) || json_integer_value(lim) < 1 ||
+		    json_integer_value(lim) > 100000)
+			return np_ctl_error("limit: expected an integer 1..100000");
+		n = json_integer_value(lim);
+	}
+	return json_pack("{s:b,s:o,s:b,s:I}", "ok", 1, "events",
+			 np_verify_events(d->verify, (int)n), "verification",
+			 d->verify != NULL, "dropped",
+			 (json_int_t)np_verify_samples_dropped(d->verify));
+}
+
+static json_t *op_plan(struct np_daemon *d, const json_t *req)
+{
+	json_t *res = NULL;
+	char err[1024];
+
+	(void)d;
+	if (np_plan(json_object_get(req, "request"), &res, err, sizeof(err)))
+		return np_ctl_error("request.%s", err);
+	return json_pack("{s:b,s:o}", "ok", 1, "result", res);
+}
+
+static json_t *op_reload(struct np_daemon *d, const json_t *req)
+{
+	(void)req;
+	np_daemon_reconcile(d);
+	return json_pack("{s:b}", "ok", 1);
+}
+
+static const struct {
+	const char *name;
+	json_t *(*fn)(struct np_daemon *d, const json_t *req);
+} ops[] = {
+	{"status", op_status}, {"admit", op_admit},   {"release", op_release},
+	{"events", op_events}, {"plan", op_plan},     {"reload", op_reload},
+};
+
+json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	if (!json_is_object(req) || !op)
+		return np_ctl_error("op: required field is missing");
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(op, ops[i].name))
+			return ops[i].fn(d, req);
+	return np_ctl_error("op: \"%s\" is not admit, release, status, plan "
+			    "or reload",
+			    op);
+}

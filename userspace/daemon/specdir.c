@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Collect: the spec directory. Every *.json file is a workload spec; new
+ * and changed files are admitted, removed ones released. Rejected and
+ * invalid files are noted (said once per content and reason) and retried
+ * every cycle; a file whose cgroup was removed by hand is retired until it
+ * changes.
+ */
+#include "daemon_internal.h"
+#include "numaplace/cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *canonical(const json_t *spec)
+{
+	return json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+/*
+ * A workload loaded from the state after a restart, whose spec file says
+ * what the state recorded: adopted as it is (no release, no new CPUs).
+ */
+static bool same_as_loaded(struct np_daemon *d, const json_t *spec,
+			   const char *name)
+{
+	struct np_workload_req *fw = calloc(1, sizeof(*fw));
+	_cleanup_free_ char *a = NULL, *b = NULL;
+	_cleanup_json_ json_t *ja = NULL, *jb = NULL;
+	char err[512];
+	bool same = false;
+
+	if (fw && !np_workload_req_from_json(fw, spec, "spec", err,
+					     sizeof(err))) {
+		ja = np_workload_req_to_json(fw);
+		jb = np_workload_req_to_json(
+			&d->st.w[np_state_find(&d->st, name)].req);
+		a = json_dumps(ja, JSON_COMPACT | JSON_SORT_KEYS);
+		b = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
+		same = a && b && !strcmp(a, b);
+	}
+	if (fw)
+		np_workload_req_free(fw);
+	free(fw);
+	return same;
+}
+
+/* An invalid spec is reported once per content and reason. */
+static void note_invalid(struct np_daemon *d, const char *path,
+			 const json_t *spec, const char *err)
+{
+	_cleanup_free_ char *c2 = canonical(spec);
+	struct np_spec_note *n = np_note_find(d, path);
+
+	if (n && c2 && !strcmp(n->canon, c2) && !strcmp(n->reason, err))
+		return;
+	np_log(LOG_ERR, "spec %s: %s", path, err);
+	n = np_note_set(d, path, c2);
+	if (n)
+		snprintf(n->reason, sizeof(n->reason), "%s", err);
+}
+
+/* True when the file needs no admission: unchanged, adopted or retired. */
+static bool unchanged(struct np_daemon *d, const char *path,
+		      const json_t *spec, const char *name)
+{
+	struct np_wl_meta *m = np_meta_find(d, name);
+	_cleanup_free_ char *canon = canonical(spec);
+	struct np_spec_note *n;
+
+	if (m)
+		m->seen_scan = d->spec_scan;
+	if (m && canon && !strcmp(S(m->spec_json), canon))
+		return true;
+	/* Loaded from the state after a restart: adopt it if the file still
+	 * says what the state recorded, else it changed while we were down:
+	 * admit it anew. */
+	if (m && !S(m->spec_json)[0] && np_state_find(&d->st, name) >= 0 &&
+	    same_as_loaded(d, spec, name) && np_set_str(&m->spec_json, canon) &&
+	    np_set_str(&m->spec_file, path))
+		return true;
+	n = np_note_find(d, path);
+	return n && n->retired && canon && !strcmp(n->canon, canon);
+}
+
+static void scan_one(struct np_daemon *d, const char *path)
+{
+	_cleanup_json_ json_t *spec = NULL;
+	struct np_decision dec;
+	json_error_t jerr;
+	const char *name;
+	char err[512];
+
+	spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!spec) {
+		np_log(LOG_ERR, "spec %s: line %d: %s", path, jerr.line,
+		       jerr.text);
+		return;
+	}
+	name = json_string_value(json_object_get(spec, "name"));
+	if (!name) {
+		np_log(LOG_ERR, "spec %s: name: required field is missing",
+		       path);
+		return;
+	}
+	if (unchanged(d, path, spec, name))
+		return;
+	if (np_state_find(&d->st, name) >= 0 &&
+	    np_daemon_release(d, name, "spec changed") < 0)
+		return; /* retried next cycle */
+	if (np_daemon_admit(d, spec, path, &dec, err, sizeof(err)) < 0)
+		note_invalid(d, path, spec, err);
+}
+
+int np_daemon_scan_specs(struct np_daemon *d)
+{
+	DIR *dir = opendir(d->cfg.spec_dir);
+	struct dirent *e;
+
+	if (!dir) {
+		if (errno != ENOENT)
+			np_log(LOG_ERR, "spec directory %s: %s",
+			       d->cfg.spec_dir, strerror(errno));
+		return 0;
+	}
+	/* workloads named by a spec file of this scan are marked with it */
+	d->spec_scan++;
+	while ((e = readdir(dir))) {
+		char path[2 * NP_PATH_MAX];
+		size_t len = strlen(e->d_name);
+
+		if (e->d_name[0] == '.' || len < 6 ||
+		    strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.spec_dir,
+			 e->d_name);
+		scan_one(d, path);
+	}
+	closedir(dir);
+	for (int i = 0; i < d->nnotes; i++)
+		if (access(d->notes[i].file, F_OK)) {
+			np_note_del(d, d->notes[i].file);
+			i--;
+		}
+	/* Specs that disappeared release their workloads. */
+	for (int i = 0; i < d->nmeta; i++) {
+		if (!S(d->meta[i].spec_file)[0])
+			continue;
+		if (d->meta[i].seen_scan != d->spec_scan) {
+			char name[NP_NAME_MAX];
+			snprintf(name, sizeof(name), "%s", d->meta[i].name);
+			np_daemon_release(d, name, "spec file removed");
+			i--;
+		}
+	}
+	return 0;
+}

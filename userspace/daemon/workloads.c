@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Workload bookkeeping (names, spec origins, notes about spec files,
+ * rejections) and the decision of one change: admit or release a workload
+ * through the engine, saved before it is applied or acknowledged.
+ */
+#include "daemon_internal.h"
+#include "numaplace/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Replace a meta string (NULL for ""); false when out of memory (the old
+ * value is kept). */
+bool np_set_str(char **dst, const char *src)
+{
+	char *s = NULL;
+	if (src && *src && !(s = strdup(src)))
+		return false;
+	free(*dst);
+	*dst = s;
+	return true;
+}
+
+/* (Re)build the name index when meta[] changed behind its back (entries
+ * appended directly, as the benchmark does). */
+static int meta_reindex(struct np_daemon *d)
+{
+	np_strmap_free(&d->meta_ix);
+	for (int i = 0; i < d->nmeta; i++)
+		if (np_strmap_put(&d->meta_ix, d->meta[i].name, i)) {
+			np_strmap_free(&d->meta_ix);
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+struct np_wl_meta *np_meta_find(struct np_daemon *d, const char *name)
+{
+	long i;
+	if (d->meta_ix.n != (size_t)d->nmeta ||
+	    (np_strmap_get(&d->meta_ix, name, &i) &&
+	     (i >= d->nmeta || strcmp(d->meta[i].name, name))))
+		if (meta_reindex(d)) {
+			for (int k = 0; k < d->nmeta; k++)
+				if (!strcmp(d->meta[k].name, name))
+					return &d->meta[k];
+			return NULL;
+		}
+	return np_strmap_get(&d->meta_ix, name, &i) ? &d->meta[i] : NULL;
+}
+
+struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name)
+{
+	struct np_wl_meta *m = np_meta_find(d, name), *g;
+	if (m)
+		return m;
+	g = realloc(d->meta, sizeof(*g) * (size_t)(d->nmeta + 1));
+	if (!g)
+		return NULL;
+	d->meta = g;
+	m = &d->meta[d->nmeta];
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	if (np_strmap_put(&d->meta_ix, m->name, d->nmeta))
+		return NULL;
+	d->nmeta++;
+	return m;
+}
+
+void np_meta_del(struct np_daemon *d, const char *name)
+{
+	struct np_wl_meta *m = np_meta_find(d, name);
+	if (!m)
+		return;
+	np_strmap_del(&d->meta_ix, m->name);
+	free(m->spec_file);
+	free(m->spec_json);
+	*m = d->meta[--d->nmeta];
+	if (m != &d->meta[d->nmeta] &&
+	    np_strmap_put(&d->meta_ix, m->name, m - d->meta))
+		np_strmap_free(&d->meta_ix); /* rebuilt on the next find */
+}
+
+static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
+{
+	struct np_rejection *r;
+	if (d->nrej == NP_MAX_REJECTIONS)
+		memmove(&d->rej[0], &d->rej[1], sizeof(d->rej[0]) * (NP_MAX_REJECTIONS - 1));
+	else
+		d->nrej++;
+	r = &d->rej[d->nrej - 1];
+	snprintf(r->workload, sizeof(r->workload), "%s", dec->workload);
+	snprintf(r->resource, sizeof(r->resource), "%s", dec->resource);
+	snprintf(r->reason, sizeof(r->reason), "%s", dec->reason);
+	r->time = time(NULL);
+	d->n.rejected++;
+}
+
+struct np_spec_note *np_note_find(struct np_daemon *d, const char *file)
+{
+	for (int i = 0; i < d->nnotes; i++)
+		if (!strcmp(d->notes[i].file, file))
+			return &d->notes[i];
+	return NULL;
+}
+
+struct np_spec_note *np_note_set(struct np_daemon *d, const char *file,
+				     const char *canon)
+{
+	struct np_spec_note *n = np_note_find(d, file);
+	if (!n) {
+		struct np_spec_note *g =
+			realloc(d->notes, sizeof(*g) * (size_t)(d->nnotes + 1));
+		if (!g)
+			return NULL;
+		d->notes = g;
+		n = &d->notes[d->nnotes++];
+		memset(n, 0, sizeof(*n));
+		snprintf(n->file, sizeof(n->file), "%s", file);
+	}
+	snprintf(n->canon, sizeof(n->canon), "%s", canon ? canon : "");
+	return n;
+}
+
+void np_note_del(struct np_daemon *d, const char *file)
+{
+	struct np_spec_note *n = np_note_find(d, file);
+	if (n)
+		*n = d->notes[--d->nnotes];
+}
+
+/* The workload's cgroup and its containers' own cgroups exist (created
+ * when config.create_cgroups). */
+static int prepare_cgroups(struct np_daemon *d, const struct np_workload_req *w,
+			   char *err, size_t errlen)
+{
+	bool create = d->cfg.create_cgroups;
+	int r;
+
+	if (!d->enf)
+		return 0;
+	r = d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, w->cgroup, create,
+				 err, errlen);
+	for (int i = 0; !r && i < w->ncontainers; i++) {
+		char sub[2 * NP_PATH_MAX];
+		if (!w->c[i].cgroup || !w->c[i].cgroup[0])
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", w->cgroup, w->c[i].cgroup);
+		r = d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, sub, create,
+					 err, errlen);
+	}
+	return r;
+}
+
+/*
+ * Admit one spec. On success the workload's cgroup is prepared (created if
+ * configured) and the next reconcile writes its cpuset. A cgroup that
+ * cannot be prepared undoes the admission.
+ */
+int np_daemon_admit(struct np_daemon *d, const json_t *spec,
+		    const char *spec_file, struct np_decision *dec, char *err,
+		    size_t errlen)
+{
+	struct np_workload_req *w = calloc(1, sizeof(*w));
+	struct np_wl_meta *m;
+	char *canon = NULL, cerr[512];
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
+		goto out;
+	r = np_admit(&d->st, w, dec, err, errlen);
+	if (r)
+		goto out;
+	if (!dec->admitted) {
+		struct np_spec_note *n = spec_file ? np_note_find(d, spec_file) : NULL;
+		/* A spec file is retried every cycle; say it once per reason. */
+		if (!n || strcmp(n->reason, dec->reason)) {
+			note_rejection(d, dec);
+			np_log(LOG_WARNING, "rejected %s: %s", w->name, dec->reason);
+		}
+		if (spec_file) {
+			canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+			n = np_note_set(d, spec_file, canon);
+			if (n)
+				snprintf(n->reason, sizeof(n->reason), "%s",
+					 dec->reason);
+		}
+		goto out;
+	}
+	if (spec_file)
+		np_note_del(d, spec_file);
+	m = np_meta_add(d, w->name);
+	if (!m) {
+		np_release(&d->st, w->name);
+		r = -ENOMEM;
+		goto out;
+	}
+	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!np_set_str(&m->spec_file, spec_file) || !np_set_str(&m->spec_json, canon)) {
+		np_release(&d->st, w->name);
+		np_meta_del(d, w->name);
+		r = -ENOMEM;
+		goto out;
+	}
+	m->established = false;
+	m->seen_scan = d->spec_scan; /* admitted from this scan's file */
+	/* Durable before any cgroup is touched and before it is reported:
+	 * an admission the state file does not know would be lost by a
+	 * crash while its cgroup already shows it. */
+	d->dirty = true;
+	if ((r = np_daemon_save(d))) {
+		np_release(&d->st, w->name);
+		np_meta_del(d, w->name);
+		d->dirty = false;
+		dec->admitted = false;
+		dec->alloc = NULL;
+		NP_ERR("state %.200s/state.json could not be saved (%s): %s was "
+		    "not admitted, nothing changed",
+		    d->cfg.state_dir, strerror(-r), w->name);
+		goto out;
+	}
+	/* Test-only fault injection (tests/daemon-host.sh): die where a
+	 * SIGKILL between the state save and the cgroup's creation would. */
+	if (d->failpoint_admit_saved) {
+		np_log(LOG_ERR, "failpoint admit-saved: exiting after saving %s",
+		     w->name);
+		_exit(86);
+	}
+	if ((r = prepare_cgroups(d, w, cerr, sizeof(cerr)))) {
+		np_release(&d->st, w->name);
+		np_meta_del(d, w->name);
+		d->dirty = true;
+		np_daemon_save(d); /* a failure leaves it dirty: retried */
+		NP_ERR("cgroup %.200s: %.400s", w->cgroup, cerr);
+		dec->admitted = false;
+		dec->alloc = NULL;
+		goto out;
+	}
+	d->n.admitted++;
+	np_log(LOG_INFO, "admitted %s", w->name);
+out:
+	free(canon);
+	np_workload_req_free(w);
+	free(w);
+	return r;
+}
+
+/* Container cgroups go first (a cgroup with children cannot be removed),
+ * up to the workload's; busy ones stay, and so does the workload's. */
+static void remove_cgroups(struct np_daemon *d, const struct np_workload_req *req)
+{
+	if (!d->enf)
+		return;
+	d->enf->ops->forget(d->enf, req->cgroup);
+	for (int c = 0; c < req->ncontainers; c++) {
+		char sub[2 * NP_PATH_MAX], *slash;
+		if (!req->c[c].cgroup || !req->c[c].cgroup[0])
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", req->cgroup, req->c[c].cgroup);
+		d->enf->ops->forget(d->enf, sub);
+		while (strlen(sub) > strlen(req->cgroup) &&
+		       !d->enf->ops->remove(d->enf, sub) &&
+		       (slash = strrchr(sub, '/')))
+			*slash = '\0';
+	}
+}
+
+int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
+{
+	int i = np_state_find(&d->st, name), r;
+	struct np_workload_alloc keep; /* owns its arrays until freed or
+					  handed back to the state */
+	char cg[NP_PATH_MAX] = "";
+
+	if (i < 0)
+		return -ENOENT;
+	snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
+	if ((r = np_release_keep(&d->st, i, &keep))) {
+		if (r != -ENOENT)
+			np_workload_alloc_free(&keep);
+		return r;
+	}
+	/* Durable before the cgroup is touched and before it is reported;
+	 * when the state cannot be saved the workload stays admitted. */
+	d->dirty = true;
+	if ((r = np_daemon_save(d))) {
+		int ri = np_state_insert(&d->st, i, &keep);
+		if (ri) {
+			np_workload_alloc_free(&keep);
+			return ri;
+		}
+		d->dirty = false;
+		np_log(LOG_ERR,
+		     "release of %s (%s) not done: the state could not be "
+		     "saved; it stays admitted",
+		     name, why);
+		return -EIO;
+	}
+	remove_cgroups(d, &keep.req);
+	np_workload_alloc_free(&keep);
+	/* Remove the cgroup; one that still has tasks stays on the shared
+	 * pool until it is empty. */
+	if (d->enf && cg[0] &&
+	    (r = d->enf->ops->remove(d->enf, cg)) && r != -ENOENT) {
+		char (*g)[2 * NP_PATH_MAX] =
+			realloc(d->left, sizeof(*g) * (size_t)(d->nleft + 1));
+		np_log(LOG_WARNING,
+		       "released %s, but its cgroup %s is busy (%s): it stays "
+		       "on the shared pool until it is empty",
+		       name, cg, strerror(-r));
+		if (g) {
+			d->left = g;
+			snprintf(d->left[d->nleft++], sizeof(d->left[0]), "%s", cg);
+		}
+	}
+	np_meta_del(d, name);
+	d->n.released++;
+	np_log(LOG_INFO, "released %s (%s)", name, why);
+	return 0;
+}
+

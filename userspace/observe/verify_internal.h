@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Verification internals shared by verify.c (maps, events, status) and
+ * verify_check.c (counters -> findings). */
+#ifndef NUMAPLACE_OBSERVE_VERIFY_INTERNAL_H
+#define NUMAPLACE_OBSERVE_VERIFY_INTERNAL_H
+
+#include "numaplace/bpf_load.h"
+#include "numaplace/verify.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NP_VERIFY_EVENTS 256
+
+struct np_verify_event {
+	double time; /* unix seconds */
+	struct np_bpf_event e;
+	char workload[NP_BPF_NAME_LEN];
+};
+
+/* Per slot: what the daemon last pushed and saw. */
+struct slot_state {
+	struct np_bpf_counters prev;  /* counter sums at the last check */
+	struct np_bpf_counters total; /* violations since the slot was taken */
+	uint64_t outside_mems_bytes;  /* memory.numa_stat, last check */
+	double remote_ratio;          /* last cycle with enough faults */
+	bool numa_stat_missing_said;
+	uint64_t settle_until_ns;
+	bool pushed; /* policy written */
+	np_cpuset cpus;
+	int want; /* index into wants, -1 */
+};
+
+struct np_verify {
+	struct np_bpf_loader *l;
+	const struct np_bpf_maps *m;
+	unsigned nslots;
+	struct np_bpf_slot *table;
+	struct slot_state *ss;
+	bool *fresh;
+	int *slot_of; /* per want */
+	struct np_verify_wl *wants;
+	const struct np_verify_config *cfg;
+	const struct np_topology *topo;
+	int parent_fd; /* the managed parent (read only) */
+	int nwants;
+	struct np_bpf_owner *owner; /* shadow of np_cpu_owner */
+	int ncpu;
+	struct np_verify_event ev[NP_VERIFY_EVENTS];
+	int nev, evhead;
+	uint64_t ev_dropped;
+	struct {
+		uint64_t rewrites, partitioned, migrations, reports;
+	} act;
+	char state[512];
+	/* audit results of this cycle, per slot */
+	uint32_t *audit_bad;
+	struct np_bpf_audit_rec *audit_first;
+};
+
+uint64_t np_verify_mono_ns(void);
+void np_verify_on_event(const struct np_bpf_event *e, void *ctx);
+const struct np_verify_event *np_verify_last_event(const struct np_verify *v,
+						   uint32_t slot,
+						   uint32_t kind);
+
+#endif
