@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "fake_enforcer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F(e) ((struct fake_enforcer *)(e))
+
+static __attribute__((format(printf, 2, 3))) void logf_(struct fake_enforcer *f,
+							 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->nlog == FAKE_MAX_LOG)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->log[f->nlog++], sizeof(f->log[0]), fmt, ap);
+	va_end(ap);
+}
+
+struct fake_cgroup *fake_cg(struct fake_enforcer *f, char tree,
+			    const char *path, bool create)
+{
+	char key[256];
+
+	snprintf(key, sizeof(key), "%c:%s", tree, path);
+	for (int i = 0; i < f->ncg; i++)
+		if (!strcmp(f->cg[i].path, key))
+			return f->cg[i].exists || create ? &f->cg[i] : NULL;
+	if (!create || f->ncg == FAKE_MAX_CGROUPS)
+		return NULL;
+	memset(&f->cg[f->ncg], 0, sizeof(f->cg[0]));
+	snprintf(f->cg[f->ncg].path, sizeof(f->cg[0].path), "%s", key);
+	return &f->cg[f->ncg++];
+}
+
+static char tree_c(enum np_enf_tree t)
+{
+	return t == NP_ENF_HOST ? 'h' : 'm';
+}
+
+static void fk_cycle(struct np_enforcer *e)
+{
+	(void)e;
+}
+
+static int fk_read(struct np_enforcer *e, const char *cgroup, np_cpuset *cpus,
+		   np_nodemask *mems, char *err, size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), 'm', cgroup, false);
+
+	F(e)->reads++;
+	if (!c || !c->exists) {
+		snprintf(err, errlen, "%s: no such cgroup", cgroup);
+		return -ENOENT;
+	}
+	*cpus = c->cpus;
+	*mems = c->mems;
+	return 0;
+}
+
+static int fk_inspect(struct np_enforcer *e, enum np_enf_tree t,
+		      const char *cgroup, struct np_cgroup_state *st, char *err,
+		      size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), tree_c(t), cgroup, false);
+
+	memset(st, 0, sizeof(*st));
+	if (!c || !c->exists) {
+		snprintf(err, errlen, "%s: no such cgroup", cgroup);
+		return -ENOENT;
+	}
+	st->cpus = st->cpus_effective = c->cpus;
+	st->mems = st->mems_effective = c->mems;
+	st->has_partition = true;
+	st->partition = c->partition;
+	st->procs_empty = !c->busy;
+	return 0;
+}
+
+static int fk_prepare(struct np_enforcer *e, enum np_enf_tree t,
+		      const char *cgroup, bool create, char *err, size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), tree_c(t), cgroup, false);
+
+	if (c && c->exists)
+		return 0;
+	if (!create) {
+		snprintf(err, errlen, "%s does not exist", cgroup);
+		return -ENOENT;
+	}
+	c = fake_cg(F(e), tree_c(t), cgroup, true);
+	if (!c)
+		return -ENOSPC;
+	c->exists = true;
+	logf_(F(e), "mkdir %s", cgroup);
+	return 0;
+}
+
+static int fk_apply(struct np_enforcer *e, const struct np_cgroup_change *ch,
+		    int n, int *writes, char *err, size_t errlen)
+{
+	struct np_cgroup_plan plan = {0};
+	int r;
+
+	*writes = 0;
+	if (F(e)->fail_apply) {
+		r = F(e)->fail_apply;
+		F(e)->fail_apply = 0;
+		snprintf(err, errlen, "applying cpuset writes: injected");
+		return r;
+	}
+	if ((r = np_cgroup_plan_build(&plan, ch, n, err, errlen)))
+		return r;
+	*writes = plan.n;
+	for (int i = 0; i < plan.n; i++) {
+		const struct np_cgroup_step *s = &plan.steps[i];
+		struct fake_cgroup *c =
+			fake_cg(F(e), 'm', plan.cgroups[s->change], true);
+		char *set = s->file == NP_CGROUP_CPUS ? np_cpuset_str(&s->cpus)
+						      : NULL;
+		char m[64];
+		np_nodemask_format(s->mems, m, sizeof(m));
+		logf_(F(e), "write %s %s=%s (%s)", plan.cgroups[s->change],
+		      s->file == NP_CGROUP_CPUS ? "cpuset.cpus" : "cpuset.mems",
+		      s->file == NP_CGROUP_CPUS ? (set ? set : "?") : m,
+		      np_cgroup_why_name(s->why));
+		free(set);
+		if (s->file == NP_CGROUP_CPUS)
+			c->cpus = s->cpus;
+		else
+			c->mems = s->mems;
+	}
+	np_cgroup_plan_free(&plan);
+	return 0;
+}
+
+static int fk_set_cpuset(struct np_enforcer *e, enum np_enf_tree t,
+			 const char *cgroup, const np_cpuset *cpus,
+			 const np_nodemask *mems, char *err, size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), tree_c(t), cgroup, false);
+	char *s = np_cpuset_str(cpus);
+
+	if (!c) {
+		free(s);
+		snprintf(err, errlen, "%s: no such cgroup", cgroup);
+		return -ENOENT;
+	}
+	c->cpus = *cpus;
+	if (mems)
+		c->mems = *mems;
+	logf_(F(e), "set %s %s cpus=%s%s", t == NP_ENF_HOST ? "host" : "managed",
+	      cgroup, s ? s : "?", mems ? " +mems" : "");
+	free(s);
+	return 0;
+}
+
+static int fk_set_partition(struct np_enforcer *e, enum np_enf_tree t,
+			    const char *cgroup, enum np_cgroup_partition p,
+			    char *err, size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), tree_c(t), cgroup, false);
+
+	if (!c) {
+		snprintf(err, errlen, "%s: no such cgroup", cgroup);
+		return -ENOENT;
+	}
+	c->partition = p;
+	logf_(F(e), "partition %s %s %s", t == NP_ENF_HOST ? "host" : "managed",
+	      cgroup, np_cgroup_partition_name(p));
+	return 0;
+}
+
+static int fk_remove(struct np_enforcer *e, const char *cgroup)
+{
+	struct fake_cgroup *c = fake_cg(F(e), 'm', cgroup, false);
+
+	if (!c)
+		return -ENOENT;
+	if (c->busy)
+		return -EBUSY;
+	c->exists = false;
+	logf_(F(e), "rmdir %s", cgroup);
+	return 0;
+}
+
+static void fk_forget(struct np_enforcer *e, const char *cgroup)
+{
+	(void)e;
+	(void)cgroup;
+}
+
+static int fk_enable(struct np_enforcer *e, const char *ctrl, char *err,
+		     size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	logf_(F(e), "enable %s", ctrl);
+	return 0;
+}
+
+static int fk_migrate(struct np_enforcer *e, const char *cgroup,
+		      np_nodemask from, np_nodemask to,
+		      struct np_migrate_result *res, char *err, size_t errlen)
+{
+	char a[64], b[64];
+
+	(void)err;
+	(void)errlen;
+	memset(res, 0, sizeof(*res));
+	res->pids_done = 1;
+	np_nodemask_format(from, a, sizeof(a));
+	np_nodemask_format(to, b, sizeof(b));
+	logf_(F(e), "migrate %s %s->%s", cgroup, a, b);
+	return 0;
+}
+
+static int fk_parent_fd(struct np_enforcer *e)
+{
+	(void)e;
+	return -1;
+}
+
+static bool fk_fake(struct np_enforcer *e)
+{
+	(void)e;
+	return true;
+}
+
+static void fk_destroy(struct np_enforcer *e)
+{
+	/* the test keeps reading it: only marked */
+	F(e)->destroyed = true;
+}
+
+static const struct np_enforcer_ops fake_ops = {
+	.name = "fake",
+	.cycle = fk_cycle,
+	.read = fk_read,
+	.inspect = fk_inspect,
+	.prepare = fk_prepare,
+	.apply = fk_apply,
+	.set_cpuset = fk_set_cpuset,
+	.set_partition = fk_set_partition,
+	.remove = fk_remove,
+	.forget = fk_forget,
+	.enable_controller = fk_enable,
+	.migrate_memory = fk_migrate,
+	.parent_fd = fk_parent_fd,
+	.fake = fk_fake,
+	.destroy = fk_destroy,
+};
+
+struct fake_enforcer *fake_enforcer_new(void)
+{
+	struct fake_enforcer *f = calloc(1, sizeof(*f));
+
+	if (f)
+		f->e.ops = &fake_ops;
+	return f;
+}
+
+void fake_log_clear(struct fake_enforcer *f)
+{
+	f->nlog = 0;
+}
+
+const char *fake_log(const struct fake_enforcer *f)
+{
+	static char buf[FAKE_MAX_LOG * 192];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < f->nlog && n < sizeof(buf) - 1; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\n",
+				      f->log[i]);
+	return buf;
+}
+
+int fake_log_find(const struct fake_enforcer *f, const char *prefix)
+{
+	for (int i = 0; i < f->nlog; i++)
+		if (!strncmp(f->log[i], prefix, strlen(prefix)))
+			return i;
+	return -1;
+}

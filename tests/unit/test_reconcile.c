@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The reconcile stage against a fake enforcer (tests/support): the exact
+ * cgroup writes of admissions, releases, drift and host confinement, in
+ * their order, and what the daemon does when the enforcer fails. No
+ * cgroupfs is touched: everything the daemon applies goes through the
+ * enforcer interface.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fake_enforcer.h"
+#include "numaplace/daemon.h"
+
+struct fx {
+	char dir[64];
+	struct np_daemon d;
+	struct fake_enforcer *f;
+};
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	if (!fp)
+		fail_msg("%s: %s", path, strerror(errno));
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* A daemon on the 2-node VM topology (CPUs 0-7, 0/4 1/5 2/6 3/7 are
+ * siblings, reserved 0,4) with system.slice confined to the shared pool. */
+static int setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	char path[128], cfg[1024], err[512];
+	struct fake_cgroup *host;
+	np_cpuset all;
+
+	snprintf(x->dir, sizeof(x->dir), "/tmp/np-reconcile-XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(cfg, sizeof(cfg),
+		 "{\"node_policy\": {\"cpu_policy\": \"static\", "
+		 "\"reserved_cpus\": \"0,4\", \"topology_policy\": "
+		 "\"restricted\"},"
+		 " \"topology\": \"tests/data/topology/vm-2node.json\","
+		 " \"shared_cgroups\": [\"system.slice\"],"
+		 " \"spec_dir\": \"%s/specs\", \"state_dir\": \"%s/state\","
+		 " \"socket\": \"%s/np.sock\", \"verify\": {\"enabled\": "
+		 "\"off\"}}",
+		 x->dir, x->dir, x->dir);
+	snprintf(path, sizeof(path), "%s/np.json", x->dir);
+	write_file(path, cfg);
+	x->f = fake_enforcer_new();
+	assert_non_null(x->f);
+	np_cpuset_zero(&all);
+	for (int c = 0; c < 8; c++)
+		np_cpuset_set(&all, c);
+	host = fake_cg(x->f, 'h', "system.slice", true);
+	host->exists = true;
+	host->cpus = all;
+	host->mems = 0x3;
+	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+	char cmd[128];
+
+	np_daemon_fini(&x->d);
+	assert_true(x->f->destroyed);
+	free(x->f);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
+	assert_int_equal(system(cmd), 0);
+	free(x);
+	return 0;
+}
+
+static json_t *request(struct fx *x, const char *text)
+{
+	json_error_t je;
+	json_t *req = json_loads(text, 0, &je), *resp;
+
+	if (!req)
+		fail_msg("bad test request: %s", je.text);
+	resp = np_daemon_handle(&x->d, req);
+	json_decref(req);
+	if (!json_is_true(json_object_get(resp, "ok")))
+		fail_msg("request failed: %s",
+			 json_string_value(json_object_get(resp, "error")));
+	return resp;
+}
+
+static void admit(struct fx *x, const char *spec)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
+	json_decref(request(x, buf));
+}
+
+#define LSE_WEB                                                                \
+	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "         \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
+#define LS_API                                                                 \
+	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "          \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
+
+static void assert_log(struct fx *x, const char *want)
+{
+	if (strcmp(fake_log(x->f), want))
+		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->f),
+			 want);
+}
+
+/* A shared workload: created, mems before cpus, on the shared pool (which
+ * includes the reserved CPUs, as the kubelet's does). */
+static void test_admit_shared(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LS_API);
+	assert_log(x, "mkdir api\n"
+		      "write api cpuset.mems=0-1 (mems widen)\n"
+		      "write api cpuset.cpus=0-7 (widen)\n");
+	assert_int_equal(x->d.n.admitted, 1);
+	assert_int_equal(x->d.last_cycle.writes, 2);
+}
+
+/*
+ * An exclusive grant: the host slice and the shared workload give its
+ * CPUs up before the exclusive cgroup gets them (no CPU is ever in an
+ * exclusive and a shared set at once), then nothing while nothing changes.
+ */
+static void test_exclusive_order(void **state)
+{
+	struct fx *x = *state;
+	int host, yield, grant;
+
+	admit(x, LS_API);
+	fake_log_clear(x->f);
+	admit(x, LSE_WEB);
+	assert_log(x, "mkdir web\n"
+		      "set host system.slice cpus=0,2-4,6-7\n"
+		      "write web cpuset.mems=0 (mems widen)\n"
+		      "write api cpuset.cpus=0,2-4,6-7 (yield)\n"
+		      "write web cpuset.cpus=1,5 (widen)\n");
+	host = fake_log_find(x->f, "set host system.slice");
+	yield = fake_log_find(x->f, "write api cpuset.cpus");
+	grant = fake_log_find(x->f, "write web cpuset.cpus");
+	assert_true(host < grant && yield < grant);
+	fake_log_clear(x->f);
+	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_log(x, "");
+	assert_int_equal(x->d.last_cycle.writes, 0);
+	assert_int_equal(x->d.n.drift_repaired, 0);
+}
+
+/* A hand-written cpuset is drift: counted and written back. */
+static void test_drift(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *web;
+
+	admit(x, LSE_WEB);
+	web = fake_cg(x->f, 'm', "web", false);
+	assert_non_null(web);
+	np_cpuset_set(&web->cpus, 6);
+	fake_log_clear(x->f);
+	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_log(x, "write web cpuset.cpus=1,5 (release)\n");
+	assert_int_equal(x->d.n.drift_repaired, 1);
+}
+
+/* A release: the cgroup goes, its CPUs return to the shared cgroups. */
+static void test_release(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LS_API);
+	admit(x, LSE_WEB);
+	fake_log_clear(x->f);
+	json_decref(request(x, "{\"op\": \"release\", \"name\": \"web\"}"));
+	assert_log(x, "rmdir web\n"
+		      "write api cpuset.cpus=0-7 (widen)\n"
+		      "set host system.slice cpus=0-7\n");
+	assert_int_equal(x->d.n.released, 1);
+}
+
+/* A busy cgroup stays, on the shared pool, until it is empty. */
+static void test_release_busy(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LSE_WEB);
+	fake_cg(x->f, 'm', "web", false)->busy = true;
+	fake_log_clear(x->f);
+	json_decref(request(x, "{\"op\": \"release\", \"name\": \"web\"}"));
+	assert_log(x, "write web cpuset.mems=0-1 (mems widen)\n"
+		      "write web cpuset.cpus=0-7 (widen)\n"
+		      "set host system.slice cpus=0-7\n");
+	fake_cg(x->f, 'm', "web", false)->busy = false;
+	fake_log_clear(x->f);
+	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_log(x, "rmdir web\n");
+}
+
+/* A failed apply is counted and retried; nothing is taken as written. */
+static void test_apply_fails(void **state)
+{
+	struct fx *x = *state;
+
+	x->f->fail_apply = -EIO;
+	admit(x, LSE_WEB);
+	assert_int_equal(x->d.n.write_errors, 1);
+	assert_null(strstr(fake_log(x->f), "write web"));
+	fake_log_clear(x->f);
+	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_non_null(strstr(fake_log(x->f), "write web cpuset.cpus=1,5"));
+	assert_int_equal(x->d.n.drift_repaired, 0);
+}
+
+/* A cgroup removed by hand releases its workload. */
+static void test_vanished(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LSE_WEB);
+	fake_cg(x->f, 'm', "web", false)->exists = false;
+	fake_log_clear(x->f);
+	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_int_equal(x->d.n.vanished, 1);
+	assert_int_equal(x->d.st.nworkloads, 0);
+	assert_log(x, "set host system.slice cpus=0-7\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_admit_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exclusive_order, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_drift, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_release_busy, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_apply_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vanished, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
