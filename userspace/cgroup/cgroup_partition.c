@@ -105,12 +105,89 @@ static void append_err(char *err, size_t errlen, const char *what,
 		snprintf(err + l, errlen - l, "; %s: %s", what, msg2);
 }
 
+/*
+ * Write the partition's exclusive CPUs (6.7+; *old gets the previous value,
+ * to restore): 1 when written, 0 when the kernel has no such file and the
+ * request equals cpuset.cpus (before 6.7 those are the exclusive CPUs).
+ */
+static int set_exclusive(const struct np_cgroup_root *root,
+			 const struct cg_dir *dp, const np_cpuset *exclusive,
+			 char **old, char *err, size_t errlen)
+{
+	struct cg_dir d = *dp;
+	char e2[512], *val;
+	int r = cg_read(d.fd, "cpuset.cpus.exclusive", old);
+
+	if (r == -ENOENT) {
+		char a[160], b[160];
+		np_cpuset cpus;
+
+		r = cg_read_cpus(&d, "cpuset.cpus", &cpus, err, errlen);
+		if (r < 0)
+			return r;
+		if (np_cpuset_equal(&cpus, exclusive))
+			return 0;
+		cg_fmt_cpus(exclusive, a, sizeof(a));
+		cg_fmt_cpus(&cpus, b, sizeof(b));
+		np_errmsg(err, errlen,
+			  "%s: cpuset.cpus.exclusive does not exist (Linux < "
+			  "6.7): the partition's exclusive CPUs are its "
+			  "cpuset.cpus (%s), cannot request '%s'",
+			  d.disp, b, a);
+		return -EOPNOTSUPP;
+	}
+	if (r < 0) {
+		np_errmsg(err, errlen, "cannot read %s/cpuset.cpus.exclusive: %s",
+			  d.disp, cg_strerror(r, e2, sizeof(e2)));
+		return r;
+	}
+	if (strchr(*old, '\n'))
+		*strchr(*old, '\n') = '\0';
+	if (!(val = np_cpuset_str(exclusive))) {
+		np_errmsg(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.exclusive", val,
+		     err, errlen);
+	free(val);
+	return r < 0 ? r : 1;
+}
+
+/* After the kernel refused a partition: back to member, checked. */
+static int revert_to_member(const struct np_cgroup_root *root,
+			    const struct cg_dir *dp, const char *want,
+			    const char *reason, char *err, size_t errlen)
+{
+	struct cg_dir d = *dp;
+	char reason2[256], raw2[320], e2[512];
+	enum np_cgroup_partition got;
+	bool invalid2;
+	int r;
+
+	r = cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.partition",
+		     "member", e2, sizeof(e2));
+	if (r == 0)
+		r = read_partition(&d, &got, &invalid2, reason2, sizeof(reason2),
+				   raw2, sizeof(raw2), e2, sizeof(e2));
+	if (r == 0 && (invalid2 || got != NP_CGROUP_MEMBER)) {
+		snprintf(e2, sizeof(e2), "cpuset.cpus.partition reads back '%s'",
+			 raw2);
+		r = -EIO;
+	}
+	if (r < 0)
+		np_errmsg(err, errlen,
+			  "%s: kernel refused partition '%s': \"%s\"; "
+			  "reverting to member failed: %s",
+			  d.disp, want, reason, e2);
+	return r;
+}
+
 int np_cgroup_set_partition(const struct np_cgroup_root *root,
 			    const char *cgroup, enum np_cgroup_partition mode,
 			    const np_cpuset *exclusive, char *err,
 			    size_t errlen)
 {
-	char reason[256], raw[320], e2[512], *old_excl = NULL, *val = NULL;
+	char reason[256], raw[320], e2[512], *old_excl = NULL;
 	const char *want = np_cgroup_partition_name(mode);
 	enum np_cgroup_partition got;
 	bool invalid, wrote_excl = false;
@@ -126,51 +203,10 @@ int np_cgroup_set_partition(const struct np_cgroup_root *root,
 		return r;
 
 	if (exclusive) {
-		r = cg_read(d.fd, "cpuset.cpus.exclusive", &old_excl);
-		if (r == -ENOENT) {
-			/* Before 6.7 the partition's exclusive CPUs are its
-			 * cpuset.cpus: only an equal request can be met. */
-			char a[160], b[160];
-			np_cpuset cpus;
-
-			r = cg_read_cpus(&d, "cpuset.cpus", &cpus, err, errlen);
-			if (r < 0)
-				goto cleanup;
-			if (!np_cpuset_equal(&cpus, exclusive)) {
-				cg_fmt_cpus(exclusive, a, sizeof(a));
-				cg_fmt_cpus(&cpus, b, sizeof(b));
-				np_errmsg(
-				    err, errlen,
-				    "%s: cpuset.cpus.exclusive does not exist "
-				    "(Linux < 6.7): the partition's exclusive "
-				    "CPUs are its cpuset.cpus (%s), cannot "
-				    "request '%s'",
-				    d.disp, b, a);
-				r = -EOPNOTSUPP;
-				goto cleanup;
-			}
-		} else if (r < 0) {
-			np_errmsg(err, errlen,
-			       "cannot read %s/cpuset.cpus.exclusive: %s",
-			       d.disp, cg_strerror(r, e2, sizeof(e2)));
+		r = set_exclusive(root, &d, exclusive, &old_excl, err, errlen);
+		if (r < 0)
 			goto cleanup;
-		} else {
-			char *nl = strchr(old_excl, '\n');
-
-			if (nl)
-				*nl = '\0';
-			val = np_cpuset_str(exclusive);
-			if (!val) {
-				np_errmsg(err, errlen, "out of memory");
-				r = -ENOMEM;
-				goto cleanup;
-			}
-			r = cg_write(root, d.fd, d.rel, d.disp,
-				     "cpuset.cpus.exclusive", val, err, errlen);
-			if (r < 0)
-				goto cleanup;
-			wrote_excl = true;
-		}
+		wrote_excl = r > 0;
 	}
 
 	r = cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.partition", want,
@@ -193,29 +229,8 @@ int np_cgroup_set_partition(const struct np_cgroup_root *root,
 	}
 
 	/* The kernel refused: back to member, quoting its reason. */
-	{
-		char reason2[256], raw2[320];
-		bool invalid2;
-
-		r = cg_write(root, d.fd, d.rel, d.disp, "cpuset.cpus.partition",
-			     "member", e2, sizeof(e2));
-		if (r == 0)
-			r = read_partition(&d, &got, &invalid2, reason2,
-					   sizeof(reason2), raw2, sizeof(raw2),
-					   e2, sizeof(e2));
-		if (r == 0 && (invalid2 || got != NP_CGROUP_MEMBER)) {
-			snprintf(e2, sizeof(e2),
-				 "cpuset.cpus.partition reads back '%s'", raw2);
-			r = -EIO;
-		}
-		if (r < 0) {
-			np_errmsg(err, errlen,
-			       "%s: kernel refused partition '%s': \"%s\"; "
-			       "reverting to member failed: %s",
-			       d.disp, want, reason, e2);
-			goto cleanup;
-		}
-	}
+	if ((r = revert_to_member(root, &d, want, reason, err, errlen)) < 0)
+		goto cleanup;
 	np_errmsg(err, errlen,
 	       "warning: %s: kernel refused partition '%s': \"%s\" "
 	       "(cpuset.cpus.partition read back '%s'); reverted to member",
@@ -235,7 +250,6 @@ restore:
 	}
 cleanup:
 	free(old_excl);
-	free(val);
 	cg_dir_close(&d);
 	return r;
 }

@@ -202,11 +202,52 @@ void np_verify_stop(struct np_verify *v)
 	verify_free(v);
 }
 
+/* CPU owners: the CPUs each workload holds exclusively, also those of a
+ * workload whose other containers share a pool (the first workload that
+ * has a CPU owns it; exclusive sets do not overlap). */
+static void push_owners(struct np_verify *v, const struct np_bpf_want *want,
+			int k, uint64_t settle)
+{
+	struct np_bpf_owner *own = calloc((size_t)v->ncpu + 1, sizeof(*own));
+
+	if (!own) {
+		np_log(LOG_ERR, "verify: out of memory computing CPU owners");
+		return;
+	}
+	for (int i = 0; i < k; i++) {
+		int s = v->slot_of[i];
+		if (s < 0)
+			continue;
+		NP_CPUSET_FOREACH(c, &v->wants[i].owned)
+		{
+			if (c >= v->ncpu || own[c].slot_plus1)
+				continue;
+			own[c].slot_plus1 = (__u32)s + 1;
+			own[c].flags = (want[i].flags & NP_BPF_POL_LSR)
+					       ? NP_BPF_OWNER_BE_OK
+					       : 0;
+		}
+	}
+	for (int c = 0; c < v->ncpu; c++) {
+		struct np_bpf_owner o = own[c];
+		__u32 key = (__u32)c;
+		if (o.slot_plus1 == v->owner[c].slot_plus1 &&
+		    o.flags == v->owner[c].flags)
+			continue;
+		o.settle_until_ns = settle;
+		if (bpf_map_update_elem(v->m->cpu_owner, &key, &o, BPF_ANY))
+			np_log(LOG_ERR, "verify: owner of CPU %d: %s", c,
+			       strerror(errno));
+		else
+			v->owner[c] = o;
+	}
+	free(own);
+}
+
 void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 {
 	struct np_bpf_want *want = NULL;
 	struct np_bpf_slot *old = NULL;
-	struct np_bpf_owner *own = NULL;
 	uint64_t now = np_verify_mono_ns(), settle;
 	int missing, k = 0;
 
@@ -300,44 +341,9 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 		}
 		ss->pushed = true;
 	}
-	/* CPU owners: the CPUs of every exclusive container, also those of
-	 * a workload whose other containers share a pool (the first
-	 * workload that has a CPU owns it; exclusive sets do not overlap). */
-	own = calloc((size_t)v->ncpu + 1, sizeof(*own));
-	if (!own) {
-		np_log(LOG_ERR, "verify: out of memory computing CPU owners");
-		goto out;
-	}
-	for (int i = 0; i < k; i++) {
-		int s = v->slot_of[i];
-		if (s < 0)
-			continue;
-		NP_CPUSET_FOREACH(c, &v->wants[i].owned)
-		{
-			if (c >= v->ncpu || own[c].slot_plus1)
-				continue;
-			own[c].slot_plus1 = (__u32)s + 1;
-			own[c].flags = (want[i].flags & NP_BPF_POL_LSR)
-					       ? NP_BPF_OWNER_BE_OK
-					       : 0;
-		}
-	}
-	for (int c = 0; c < v->ncpu; c++) {
-		struct np_bpf_owner o = own[c];
-		__u32 key = (__u32)c;
-		if (o.slot_plus1 == v->owner[c].slot_plus1 &&
-		    o.flags == v->owner[c].flags)
-			continue;
-		o.settle_until_ns = settle;
-		if (bpf_map_update_elem(v->m->cpu_owner, &key, &o, BPF_ANY))
-			np_log(LOG_ERR, "verify: owner of CPU %d: %s", c,
-			       strerror(errno));
-		else
-			v->owner[c] = o;
-	}
+	push_owners(v, want, k, settle);
 	np_bpf_info_update(v->l, (uint32_t)getpid());
 out:
-	free(own);
 	free(want);
 	free(old);
 }

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The shape of the code, checked (README "Architecture"):
+#   - no file under userspace/ or tools/ over 800 lines, no function over 120
+#     (a function: from a '{' in column 0 to the next '}' in column 0);
+#   - folders include and call only folders below them in the layer order
+#     (the Makefile's LAYERS, highest first); engine/ includes nothing but
+#     its own headers and the public API, and does no file I/O or syscalls;
+#   - only the enforcer backends (userspace/enforce/) call the cgroup write
+#     primitives, and only userspace/cgroup/ writes cpuset.*/cgroup.* files.
+# With a build directory, the call arrows are also read from the objects
+# (nm). Lists every offence; prints "layout: N passed, N failed".
+#
+#   tools/check-layout.sh [BUILD_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-}
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+read -r -a layers <<<"$(sed -n 's/^LAYERS := //p' Makefile)"
+rank() { # position in the layer order, highest first; -1 if none
+	local i
+	for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && { echo "$i"; return; }; done
+	echo -1
+}
+srcs=$(git ls-files -co --exclude-standard 'userspace/*.[ch]' 'tools/*.[ch]' 2>/dev/null ||
+	find userspace tools -name '*.[ch]')
+
+# 1. sizes
+out=$(for f in $srcs; do
+	n=$(wc -l <"$f")
+	[ "$n" -gt 800 ] && echo "$f: $n lines (at most 800)"
+done)
+[ -z "$out" ] && ok "no file over 800 lines" || bad "files over 800 lines:"$'\n'"$out"
+out=$(for f in $srcs; do
+	awk -v f="$f" '
+		/^\{/ { start = NR; name = prev }
+		/^\}/ && start { n = NR - start + 1
+			if (n > 120) printf "%s:%d: %d lines: %s\n", f, start, n, name
+			start = 0 }
+		/\(/ { prev = $0 }' "$f"
+done)
+[ -z "$out" ] && ok "no function over 120 lines" || bad "functions over 120 lines:"$'\n'"$out"
+
+# 2. include arrows between folders
+out=$(for f in $srcs; do
+	case $f in userspace/*/*) ;; *) continue ;; esac
+	from=${f#userspace/}; from=${from%%/*}
+	rf=$(rank "$from")
+	grep -o '^#include "[a-z_]*/[a-z_]*\.h"' "$f" | sed 's/#include "//; s/".*//' |
+		while read -r inc; do
+			to=${inc%%/*}
+			[ "$to" = numaplace ] && continue
+			[ "$to" = "$from" ] && continue
+			rt=$(rank "$to")
+			if [ "$from" = engine ] || [ "$rt" -le "$rf" ]; then
+				echo "$f includes $inc ($from may not depend on $to)"
+			fi
+		done
+done)
+[ -z "$out" ] && ok "folder includes follow the layers (${layers[*]})" ||
+	bad "includes against the layers:"$'\n'"$out"
+
+# 3. the engine is pure
+out=$(grep -nE '\b(open|openat|fopen|read|write|pread|close|fclose|socket|syscall|mkdir|mkdirat|unlink|unlinkat|rename|opendir|fstat|stat|ioctl|json_load_file|json_dump_file|getenv|np_log)\(' \
+	userspace/engine/*.c | grep -v '^\S*:\s*\*\|//')
+[ -z "$out" ] && ok "engine/ does no I/O" || bad "I/O in engine/:"$'\n'"$out"
+
+# 4. one cgroup writer
+writers='np_cgroup_(write_cpus|write_mems|set_partition|plan_apply|prepare|open)\('
+out=$(grep -nE "$writers" $srcs | grep -vE '^userspace/(cgroup|enforce)/')
+[ -z "$out" ] && ok "only userspace/enforce/ calls the cgroup write primitives" ||
+	bad "cgroup writes outside the enforcer:"$'\n'"$out"
+out=$(for f in $srcs; do
+	case $f in userspace/cgroup/* | userspace/enforce/*) continue ;; esac
+	grep -q 'O_WRONLY\|O_RDWR\|"w"' "$f" &&
+		grep -nE '"(cpuset|cgroup)\.[a-z_.]+"' "$f"
+done)
+[ -z "$out" ] && ok "cpuset.*/cgroup.* files are written only in cgroup/ and enforce/" ||
+	bad "files that may write cgroup files outside the enforcer:"$'\n'"$out"
+
+# 5. call arrows from the objects
+if [ -n "$build" ] && [ -d "$build/userspace" ]; then
+	out=$(for l in "${layers[@]}"; do
+		for o in "$build/userspace/$l"/*.o; do
+			[ -e "$o" ] && nm "$o" | awk -v l="$l" '$2 ~ /^[TDBR]$/ { print l, $3 }'
+		done
+	done >"$build/layout-defs.txt"
+	for l in "${layers[@]}"; do
+		rl=$(rank "$l")
+		for o in "$build/userspace/$l"/*.o; do
+			[ -e "$o" ] || continue
+			nm -u "$o" | awk '{ print $2 }' | while read -r sym; do
+				def=$(awk -v s="$sym" '$2 == s { print $1; exit }' "$build/layout-defs.txt")
+				[ -z "$def" ] || [ "$def" = "$l" ] && continue
+				[ "$(rank "$def")" -le "$rl" ] && echo "$o calls $sym ($def)"
+			done
+		done
+	done)
+	[ -z "$out" ] && ok "calls between folders follow the layers" ||
+		bad "calls against the layers:"$'\n'"$out"
+fi
+echo "layout: $pass passed, $fail failed"
+[ -n "${NP_SUMMARY_FILE:-}" ] && echo "layout $pass $fail" >>"$NP_SUMMARY_FILE"
+[ "$fail" -eq 0 ]
