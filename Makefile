@@ -128,6 +128,10 @@ $(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LI
 $(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# The control socket stress client of tests/socket-host.sh.
+$(BUILD)/np-ctl-stress: $(BUILD)/tests/socket/np_ctl_stress.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS) -pthread
+
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS) -lcmocka
@@ -148,9 +152,10 @@ check-vectors: $(BUILD)/numaplace
 	$(Q)tools/check-plan-vectors.sh $(BUILD)/numaplace
 
 # numaplaced on a fake cgroup tree, driven by spec files and the CLI, under
-# valgrind.
-check-daemon: all $(BUILD)/numaplaced-failpoints
+# valgrind; then its control socket under many clients at once.
+check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/daemon-host.sh $(BUILD)
+	$(Q)tests/socket-host.sh $(BUILD)
 
 # The BPF programs on this machine's kernel (root; skips otherwise).
 check-bpf: all $(BUILD)/np-bpf-driver

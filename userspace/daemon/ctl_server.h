@@ -11,6 +11,26 @@
  *
  * The handler runs in the caller's thread, inside dispatch, one request at
  * a time; it returns the response object (a new reference).
+ *
+ * What clients get besides the handler's answers ({"ok":false,"error":..}):
+ *   - a peer whose uid is not lim.allow_uid: "permission denied: numaplaced
+ *     accepts requests from root only", then the connection is closed
+ *     (nothing is read);
+ *   - a line that is not JSON: "request: invalid JSON at column N: TEXT";
+ *   - max_request bytes without a newline: "request: longer than N bytes",
+ *     then the connection is closed (nothing of that line is handled);
+ *   - idle_ms without progress in the middle of a request: "request:
+ *     incomplete, no newline within N ms" (if it can be sent at once),
+ *     then the connection is closed; an idle connection between requests
+ *     is just closed;
+ *   - a response over NP_CTL_MAX_LINE: "response: longer than N bytes".
+ * A request without its newline followed by EOF (shutdown(SHUT_WR)) is
+ * still a request. Beyond max_conns the server stops accepting (the kernel
+ * listen backlog, 128, holds further clients) until a connection closes.
+ * A connection's next request is handled only after the previous answer
+ * is written, so a client that does not read holds at most one answer
+ * and max_request bytes of input; each connection has at most a few
+ * requests answered per dispatch before the others get their turn.
  */
 #ifndef NUMAPLACE_DAEMON_CTL_SERVER_H
 #define NUMAPLACE_DAEMON_CTL_SERVER_H
