@@ -76,6 +76,11 @@ check "state file written" test -s "$tmp/state/state.json"
 # while it admits api. The state lists api as pending: the restarted daemon
 # creates its cgroup on the CPUs saved for it. web's cgroup is removed by
 # hand while the daemon is down: web is released and its spec retired.
+# Failpoints exist only in the test build (basic/failpoint.h).
+check "numaplaced (release build) has no failpoints" \
+	sh -c "! grep -q NUMAPLACED_FAILPOINT '$build/numaplaced'"
+check "numaplaced-failpoints (test build) has them" \
+	grep -q NUMAPLACED_FAILPOINT "$build/numaplaced-failpoints"
 NUMAPLACED_FAILPOINT=admit-saved "$build/numaplaced-failpoints" -c "$tmp/np.json" 2>>"$tmp/log" &
 dpid=$!
 for _ in $(seq 100); do [ -S "$tmp/np.sock" ] && break; sleep 0.1; done
