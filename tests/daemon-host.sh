@@ -7,28 +7,7 @@ set -uo pipefail
 build=${1:-build}
 tmp=$(mktemp -d /tmp/np-daemon-XXXXXX)
 trap 'kill "$dpid" 2>/dev/null; [ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-
-# setup DIR: a fake cgroup root in DIR/cg (8 CPUs, 2 nodes) and DIR/np.json
-# with its spec directory, state directory and socket in DIR
-setup() {
-	mkdir -p "$1/cg" "$1/specs"
-	printf 'cpuset cpu memory\n' >"$1/cg/cgroup.controllers"
-	: >"$1/cg/cgroup.subtree_control"
-	: >"$1/cg/cgroup.procs"
-	echo 0-7 >"$1/cg/cpuset.cpus.effective"
-	echo 0-1 >"$1/cg/cpuset.mems.effective"
-	cat >"$1/np.json" <<JSON
-{"node_policy": {"cpu_policy": "static", "reserved_cpus": "0,4",
-                 "topology_policy": "restricted"},
- "topology": "$PWD/tests/data/topology/vm-2node.json",
- "reconcile_period_s": 0.2, "cgroup_root": "$1/cg", "fake_cgroup_root": true,
- "spec_dir": "$1/specs", "state_dir": "$1/state", "socket": "$1/np.sock"}
-JSON
-}
+. "$(dirname "$0")/host-lib.sh"
 cg=$tmp/cg
 setup "$tmp"
 VG=()
