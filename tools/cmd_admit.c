@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplace admit: send a workload spec to numaplaced, print the decision. */
 #include "cli.h"
+#include "status_render.h"
 #include "numaplace/ctl.h"
 
 #include <errno.h>

@@ -5,6 +5,7 @@
  * the status object as the daemon sent it; --input renders a saved one.
  */
 #include "cli.h"
+#include "status_render.h"
 #include "numaplace/ctl.h"
 
 #include <getopt.h>
