@@ -4,12 +4,12 @@
  * pinned BPF maps (so it works while numaplaced is down), summed over CPUs.
  */
 #include "cli.h"
-#include "stop_signal.h"
 #include "numaplace/bpf_load.h"
 #include "numaplace/bpf_maps.h"
 #include "numaplace/cgroup.h"
 #include "numaplace/cgroup_id.h"
 #include "numaplace/config.h"
+#include "stop_signal.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -25,36 +25,44 @@
 
 static void violations_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: numaplace violations [--json] [--watch [SECONDS]] "
-		"[--pin-path DIR] [--all]\n"
-		"                            [--config FILE] [WORKLOAD...]\n"
-		"\n"
-		"Per workload (every one, or the named ones), from the pinned BPF\n"
-		"maps in <bpf_pin_path>/%s, summed over CPUs: switches and time\n"
-		"outside its CPUs, transitions (settle window, not violations),\n"
-		"migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
-		"intrusions on its exclusive CPUs by source with the top\n"
-		"intruders, NUMA hinting fault pages (local, remote, outside its\n"
-		"memory nodes), NUMA balancer moves, samples. \"-\" is zero; a line\n"
-		"with nothing to show is left out. Works while numaplaced is\n"
-		"stopped. Needs root.\n"
-		"\n"
-		"  -j, --json           one JSON object (one line per interval with\n"
-		"                       --watch, with \"delta\" objects)\n"
-		"  -w, --watch [S]      redraw every S seconds (default 2, 0.1..3600):\n"
-		"                       totals and (+deltas) since the last screen\n"
-		"  -p, --pin-path DIR   bpf_pin_path (default: from the config, else\n"
-		"                       %s)\n"
-		"  -a, --all            every line, also all-zero ones, and every\n"
-		"                       intruder instead of the top %d\n"
-		"  -c, --config FILE    numaplaced's config, for bpf_pin_path\n"
-		"                       (default %s)\n"
-		"  -h, --help           this text\n"
-		"\n"
-		"Exit: 0 read (violations or not; --watch: until SIGINT); 1 the pins\n"
-		"      cannot be read or a named workload is not there; 2 bad usage.\n",
-		NP_BPF_PIN_SUBDIR, DEFAULT_PIN_PATH, TOP, NP_CONFIG_DEFAULT_PATH);
+	fprintf(
+	    f,
+	    "usage: numaplace violations [--json] [--watch [SECONDS]] "
+	    "[--pin-path DIR] [--all]\n"
+	    "                            [--config FILE] [WORKLOAD...]\n"
+	    "\n"
+	    "Per workload (every one, or the named ones), from the pinned BPF\n"
+	    "maps in <bpf_pin_path>/%s, summed over CPUs: switches and time\n"
+	    "outside its CPUs, transitions (settle window, not violations),\n"
+	    "migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
+	    "intrusions on its exclusive CPUs by source with the top\n"
+	    "intruders, NUMA hinting fault pages (local, remote, outside its\n"
+	    "memory nodes), NUMA balancer moves, samples. \"-\" is zero; a "
+	    "line\n"
+	    "with nothing to show is left out. Works while numaplaced is\n"
+	    "stopped. Needs root.\n"
+	    "\n"
+	    "  -j, --json           one JSON object (one line per interval "
+	    "with\n"
+	    "                       --watch, with \"delta\" objects)\n"
+	    "  -w, --watch [S]      redraw every S seconds (default 2, "
+	    "0.1..3600):\n"
+	    "                       totals and (+deltas) since the last "
+	    "screen\n"
+	    "  -p, --pin-path DIR   bpf_pin_path (default: from the config, "
+	    "else\n"
+	    "                       %s)\n"
+	    "  -a, --all            every line, also all-zero ones, and every\n"
+	    "                       intruder instead of the top %d\n"
+	    "  -c, --config FILE    numaplaced's config, for bpf_pin_path\n"
+	    "                       (default %s)\n"
+	    "  -h, --help           this text\n"
+	    "\n"
+	    "Exit: 0 read (violations or not; --watch: until SIGINT); 1 the "
+	    "pins\n"
+	    "      cannot be read or a named workload is not there; 2 bad "
+	    "usage.\n",
+	    NP_BPF_PIN_SUBDIR, DEFAULT_PIN_PATH, TOP, NP_CONFIG_DEFAULT_PATH);
 }
 
 struct row {
@@ -158,14 +166,15 @@ static json_t *intruders_json(const struct view *v, uint32_t slot)
 		comm[NP_BPF_COMM_LEN] = 0;
 		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
-				     "kind", np_bpf_intruder_kind_name(top[i].key.kind),
-				     "cgroup_id", (json_int_t)top[i].key.cgid,
-				     "cgroup", path[0] ? json_string(path) : json_null(),
-				     "switches", (json_int_t)top[i].val.switches,
-				     "ticks", (json_int_t)top[i].val.ticks,
-				     "last_pid", (int)top[i].val.last_pid,
-				     "last_cpu", (int)top[i].val.last_cpu));
+		    a, json_pack(
+			   "{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
+			   "kind", np_bpf_intruder_kind_name(top[i].key.kind),
+			   "cgroup_id", (json_int_t)top[i].key.cgid, "cgroup",
+			   path[0] ? json_string(path) : json_null(),
+			   "switches", (json_int_t)top[i].val.switches, "ticks",
+			   (json_int_t)top[i].val.ticks, "last_pid",
+			   (int)top[i].val.last_pid, "last_cpu",
+			   (int)top[i].val.last_cpu));
 	}
 	free(top);
 	return a;
@@ -190,7 +199,10 @@ struct field {
 	size_t off;
 };
 
-#define F(label, member) {label, offsetof(struct np_bpf_counters, member)}
+#define F(label, member)                                                       \
+	{                                                                      \
+		label, offsetof(struct np_bpf_counters, member)                \
+	}
 
 static uint64_t get(const struct np_bpf_counters *c, size_t off)
 {
@@ -223,24 +235,24 @@ static void seconds(const struct view *v, uint64_t ticks)
 static void print_block(const struct view *v, const struct row *r,
 			const struct np_bpf_counters *d)
 {
-	static const struct field outside[] = {
-		F("switches", run_outside), F("ticks", run_outside_ticks)};
+	static const struct field outside[] = {F("switches", run_outside),
+					       F("ticks", run_outside_ticks)};
 	static const struct field trans[] = {F("events", transition)};
 	static const struct field migr[] = {
-		F("all", migrations), F("x-L3", migrate_xl3),
-		F("x-NUMA", migrate_xnuma), F("disallowed", migrate_disallowed)};
+	    F("all", migrations), F("x-L3", migrate_xl3),
+	    F("x-NUMA", migrate_xnuma), F("disallowed", migrate_disallowed)};
 	static const struct field intr[] = {
-		F("workload", intrude_workload), F("cgroup", intrude_cgroup),
-		F("kthread", intrude_kthread), F("intruder-ticks", intrude_ticks)};
+	    F("workload", intrude_workload), F("cgroup", intrude_cgroup),
+	    F("kthread", intrude_kthread), F("intruder-ticks", intrude_ticks)};
 	static const struct field faults[] = {
-		F("faults", faults), F("pages local", fault_pages_local),
-		F("remote", fault_pages_remote),
-		F("outside-mems", fault_pages_outside_mems)};
-	static const struct field bal[] = {
-		F("moves", numa_move), F("swaps", numa_swap),
-		F("sticks", numa_stick)};
-	static const struct field smp[] = {
-		F("sent", samples), F("dropped", samples_dropped)};
+	    F("faults", faults), F("pages local", fault_pages_local),
+	    F("remote", fault_pages_remote),
+	    F("outside-mems", fault_pages_outside_mems)};
+	static const struct field bal[] = {F("moves", numa_move),
+					   F("swaps", numa_swap),
+					   F("sticks", numa_stick)};
+	static const struct field smp[] = {F("sent", samples),
+					   F("dropped", samples_dropped)};
 	const struct np_bpf_counters *c = &r->c;
 	struct np_bpf_intruder *top;
 	bool shown = false;
@@ -275,11 +287,12 @@ static void print_block(const struct view *v, const struct row *r,
 		printf("    %-8s '%.16s' cgroup %s (id %llu): %llu switch(es), "
 		       "%llu tick(s), "
 		       "last pid %u on CPU %u\n",
-		       np_bpf_intruder_kind_name(top[i].key.kind), top[i].key.comm,
-		       path[0] ? path : "?", (unsigned long long)top[i].key.cgid,
+		       np_bpf_intruder_kind_name(top[i].key.kind),
+		       top[i].key.comm, path[0] ? path : "?",
+		       (unsigned long long)top[i].key.cgid,
 		       (unsigned long long)top[i].val.switches,
-		       (unsigned long long)top[i].val.ticks, top[i].val.last_pid,
-		       top[i].val.last_cpu);
+		       (unsigned long long)top[i].val.ticks,
+		       top[i].val.last_pid, top[i].val.last_cpu);
 		shown = true;
 	}
 	free(top);
@@ -315,12 +328,15 @@ static int pin_path_from_config(const char *cfg, bool explicit, char *out,
 		return -ENOENT; /* no config: the default pin path */
 	if (np_config_load(&c, cfg, err, sizeof(err))) {
 		if (explicit) {
-			fprintf(stderr, "numaplace violations: --config %s: %s\n",
-				cfg, err);
+			fprintf(stderr,
+				"numaplace violations: --config %s: %s\n", cfg,
+				err);
 			return -EINVAL;
 		}
-		fprintf(stderr, "numaplace violations: warning: %s: %s; using "
-			"%s (--pin-path to choose)\n", cfg, err, DEFAULT_PIN_PATH);
+		fprintf(stderr,
+			"numaplace violations: warning: %s: %s; using "
+			"%s (--pin-path to choose)\n",
+			cfg, err, DEFAULT_PIN_PATH);
 		return -ENOENT;
 	}
 	snprintf(out, len, "%s", c.bpf_pin_path);
@@ -333,11 +349,12 @@ static void open_error(int r, const char *err)
 	 * (BPF programs not loaded; needs root) */
 	fprintf(stderr, "numaplace violations: %s\n", err);
 	if (r == -ENOENT)
-		fprintf(stderr,
-			"  Is numaplaced running with verify.enabled on? Does the "
-			"kernel have BTF\n  (/sys/kernel/btf/vmlinux)? Is bpffs "
-			"mounted on /sys/fs/bpf? `numaplace status`\n  shows the "
-			"verification state, its log says why it is off.\n");
+		fprintf(
+		    stderr,
+		    "  Is numaplaced running with verify.enabled on? Does the "
+		    "kernel have BTF\n  (/sys/kernel/btf/vmlinux)? Is bpffs "
+		    "mounted on /sys/fs/bpf? `numaplace status`\n  shows the "
+		    "verification state, its log says why it is off.\n");
 }
 
 /* np_info keeps the pid of a daemon that was killed (no clean stop clears
@@ -378,8 +395,10 @@ static int parse_watch(struct args *a, int argc, char **argv)
 		s = argv[optind++];
 	a->watch = s ? strtod(s, &end) : 2;
 	if (s && (end == s || *end || !(a->watch >= 0.1) || a->watch > 3600)) {
-		fprintf(stderr, "numaplace violations: --watch: "
-			"expected seconds 0.1..3600, got \"%s\"\n", s);
+		fprintf(stderr,
+			"numaplace violations: --watch: "
+			"expected seconds 0.1..3600, got \"%s\"\n",
+			s);
 		return NP_EXIT_USAGE;
 	}
 	return 0;
@@ -389,13 +408,13 @@ static int parse_watch(struct args *a, int argc, char **argv)
 static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"watch", optional_argument, NULL, 'w'},
-		{"pin-path", required_argument, NULL, 'p'},
-		{"all", no_argument, NULL, 'a'},
-		{"config", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"watch", optional_argument, NULL, 'w'},
+	    {"pin-path", required_argument, NULL, 'p'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int c;
 
@@ -426,9 +445,10 @@ static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 	a->nnames = argc - optind;
 	for (int i = 0; i < a->nnames; i++)
 		if (!a->names[i][0] || strlen(a->names[i]) >= NP_BPF_NAME_LEN) {
-			fprintf(stderr, "numaplace violations: WORKLOAD: \"%s\" is "
-				"not a workload name (1..%d bytes)\n", a->names[i],
-				NP_BPF_NAME_LEN - 1);
+			fprintf(stderr,
+				"numaplace violations: WORKLOAD: \"%s\" is "
+				"not a workload name (1..%d bytes)\n",
+				a->names[i], NP_BPF_NAME_LEN - 1);
 			return NP_EXIT_USAGE;
 		}
 	return -1;
@@ -448,17 +468,22 @@ static int pin_dir(const struct args *a, char *dir, size_t len)
 		if (r == -EINVAL)
 			return NP_EXIT_FAIL;
 		if (r)
-			snprintf(pin_buf, sizeof(pin_buf), "%s", DEFAULT_PIN_PATH);
+			snprintf(pin_buf, sizeof(pin_buf), "%s",
+				 DEFAULT_PIN_PATH);
 		pin = pin_buf;
 	}
 	if (pin[0] != '/') {
-		fprintf(stderr, "numaplace violations: --pin-path: \"%s\" must "
-			"be an absolute path\n", pin);
+		fprintf(stderr,
+			"numaplace violations: --pin-path: \"%s\" must "
+			"be an absolute path\n",
+			pin);
 		return NP_EXIT_USAGE;
 	}
 	if (np_bpf_pin_dir(dir, len, pin)) {
-		fprintf(stderr, "numaplace violations: --pin-path: \"%s\" is too "
-			"long\n", pin);
+		fprintf(stderr,
+			"numaplace violations: --pin-path: \"%s\" is too "
+			"long\n",
+			pin);
 		return NP_EXIT_USAGE;
 	}
 	return -1;
@@ -466,17 +491,18 @@ static int pin_dir(const struct args *a, char *dir, size_t len)
 
 /* Every named workload is in rows (checked at the start only: later one
  * may be released while watching). */
-static bool names_present(const struct args *a, const struct row *rows,
-			  int n, const char *dir)
+static bool names_present(const struct args *a, const struct row *rows, int n,
+			  const char *dir)
 {
 	for (int k = 0; k < a->nnames; k++) {
 		bool found = false;
 		for (int i = 0; i < n; i++)
 			found |= !strcmp(rows[i].s.name, a->names[k]);
 		if (!found) {
-			fprintf(stderr, "numaplace violations: no workload "
-				"named \"%s\" in %s/%s\n", a->names[k], dir,
-				NP_BPF_MAP_SLOTS);
+			fprintf(stderr,
+				"numaplace violations: no workload "
+				"named \"%s\" in %s/%s\n",
+				a->names[k], dir, NP_BPF_MAP_SLOTS);
 			return false;
 		}
 	}
@@ -538,13 +564,12 @@ static json_t *row_json(const struct view *v, const struct row *r,
 			const struct np_bpf_counters *d, bool first)
 {
 	json_t *w = json_pack(
-		"{s:s,s:s,s:I,s:i,s:i,s:i,s:o,s:f,s:b,s:o}", "name", r->s.name,
-		"cgroup", r->s.cgroup, "cgroup_id", (json_int_t)r->s.cgid,
-		"slot", (int)r->slot, "gen", (int)r->s.gen, "cpus",
-		(int)r->s.ncpus, "counters", counters_json(&r->c),
-		"remote_fault_ratio", ratio(&r->c), "violation",
-		np_bpf_counters_any_violation(&r->c), "top_intruders",
-		intruders_json(v, r->slot));
+	    "{s:s,s:s,s:I,s:i,s:i,s:i,s:o,s:f,s:b,s:o}", "name", r->s.name,
+	    "cgroup", r->s.cgroup, "cgroup_id", (json_int_t)r->s.cgid, "slot",
+	    (int)r->slot, "gen", (int)r->s.gen, "cpus", (int)r->s.ncpus,
+	    "counters", counters_json(&r->c), "remote_fault_ratio",
+	    ratio(&r->c), "violation", np_bpf_counters_any_violation(&r->c),
+	    "top_intruders", intruders_json(v, r->slot));
 
 	if (v->watch)
 		json_object_set_new(w, "delta",
@@ -579,8 +604,8 @@ static int show(struct view *v, const struct args *a, const char *dir,
 	sg = json_array();
 	for (int i = 0; i < NP_BPF_NSIGNALS; i++)
 		if (info.signals & (1u << i))
-			json_array_append_new(sg,
-					      json_string(np_bpf_signal_names[i]));
+			json_array_append_new(
+			    sg, json_string(np_bpf_signal_names[i]));
 	if (a->json) {
 		ws = json_array();
 		o = json_pack("{s:s,s:i,s:b,s:o,s:i,s:o}", "pin_dir", dir,
@@ -601,14 +626,16 @@ static int show(struct view *v, const struct args *a, const char *dir,
 		row_delta(&rows[i], *prev, *nprev, first, &d);
 		shown++;
 		if (a->json) {
-			json_array_append_new(ws, row_json(v, &rows[i], &d, first));
+			json_array_append_new(ws,
+					      row_json(v, &rows[i], &d, first));
 		} else {
 			print_block(v, &rows[i], &d);
 			printf("\n");
 		}
 	}
 	if (a->json) {
-		char *s = json_dumps(o, v->watch ? JSON_COMPACT : JSON_INDENT(2));
+		char *s =
+		    json_dumps(o, v->watch ? JSON_COMPACT : JSON_INDENT(2));
 		printf("%s\n", s ? s : "{}");
 		free(s);
 		json_decref(o);
@@ -626,8 +653,8 @@ static int show(struct view *v, const struct args *a, const char *dir,
 /* Sleep for seconds, or until SIGINT/SIGTERM. */
 static void pause_for(double seconds)
 {
-	struct timespec ts = {(time_t)seconds,
-			      (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	struct timespec ts = {
+	    (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
 
 	while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
 		;

@@ -176,12 +176,12 @@ static void render_verification(const json_t *v, FILE *out)
 	static const struct {
 		const char *key, *fmt;
 	} wl[] = {
-		{"run_outside", "ran outside %lld switch(es)"},
-		{"run_outside_ticks", "%lld tick(s) outside"},
-		{"intrusions", "%lld intrusion(s)"},
-		{"migrate_disallowed", "%lld migration(s) to a disallowed CPU"},
-		{"outside_mems_bytes", "%lld byte(s) outside its mems"},
-		{"transition", "%lld transition(s) (not violations)"},
+	    {"run_outside", "ran outside %lld switch(es)"},
+	    {"run_outside_ticks", "%lld tick(s) outside"},
+	    {"intrusions", "%lld intrusion(s)"},
+	    {"migrate_disallowed", "%lld migration(s) to a disallowed CPU"},
+	    {"outside_mems_bytes", "%lld byte(s) outside its mems"},
+	    {"transition", "%lld transition(s) (not violations)"},
 	};
 	const json_t *sig, *act, *ws, *x;
 	const char *key;
@@ -195,37 +195,45 @@ static void render_verification(const json_t *v, FILE *out)
 	fputc('\n', out);
 	sig = json_object_get(v, "signals");
 	json_object_foreach((json_t *)sig, key, x)
-		fprintf(out, "  %-20s %s\n", key,
-			json_is_string(x) ? json_string_value(x) : "?");
+	    fprintf(out, "  %-20s %s\n", key,
+		    json_is_string(x) ? json_string_value(x) : "?");
 	act = json_object_get(v, "actions");
 	dropped = json_integer_value(json_object_get(v, "samples_dropped"));
 	if (json_is_object(act)) {
 		fprintf(out,
 			"  actions: %lld cpuset rewrite(s), %lld partition(s), "
 			"%lld page migration(s), %lld report(s)",
-			(long long)json_integer_value(json_object_get(act, "rewrites")),
-			(long long)json_integer_value(json_object_get(act, "partitioned")),
-			(long long)json_integer_value(json_object_get(act, "migrations")),
-			(long long)json_integer_value(json_object_get(act, "reports")));
+			(long long)json_integer_value(
+			    json_object_get(act, "rewrites")),
+			(long long)json_integer_value(
+			    json_object_get(act, "partitioned")),
+			(long long)json_integer_value(
+			    json_object_get(act, "migrations")),
+			(long long)json_integer_value(
+			    json_object_get(act, "reports")));
 		if (dropped > 0)
-			fprintf(out, "; %lld sample(s) dropped", (long long)dropped);
+			fprintf(out, "; %lld sample(s) dropped",
+				(long long)dropped);
 		fputc('\n', out);
 	}
 	ws = json_object_get(v, "workloads");
 	json_object_foreach((json_t *)ws, key, x)
 	{
 		bool viol = json_is_true(json_object_get(x, "violation"));
-		double ratio = json_number_value(json_object_get(x, "remote_fault_ratio"));
+		double ratio =
+		    json_number_value(json_object_get(x, "remote_fault_ratio"));
 		const char *sep = "";
 		bool any = viol || ratio > 0;
 
 		for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++)
-			any |= json_integer_value(json_object_get(x, wl[i].key)) > 0;
+			any |= json_integer_value(
+				   json_object_get(x, wl[i].key)) > 0;
 		if (!any)
 			continue;
 		fprintf(out, "  %s %s:", viol ? "VIOLATION" : "counted  ", key);
 		for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++) {
-			json_int_t n = json_integer_value(json_object_get(x, wl[i].key));
+			json_int_t n =
+			    json_integer_value(json_object_get(x, wl[i].key));
 			if (n <= 0)
 				continue;
 			fprintf(out, "%s ", sep);
@@ -237,7 +245,6 @@ static void render_verification(const json_t *v, FILE *out)
 		fprintf(out, " (numaplace violations %s)\n", key);
 	}
 }
-
 
 /* ---- the status object -------------------------------------------------- */
 
@@ -254,12 +261,14 @@ struct status_view {
 	bool used_b, used_x, used_q, used_dash; /* marks for the legend */
 };
 
-static int parse_pools(struct status_view *v, const json_t *status,
-		       char *err, size_t errlen)
+static int parse_pools(struct status_view *v, const json_t *status, char *err,
+		       size_t errlen)
 {
 	static const char *const pool_keys[NPOOLS] = {
-	    [P_RESERVED] = "reserved",	     [P_SHARED] = "shared",
-	    [P_BE] = "be",		     [P_ALLOCATABLE] = "allocatable",
+	    [P_RESERVED] = "reserved",
+	    [P_SHARED] = "shared",
+	    [P_BE] = "be",
+	    [P_ALLOCATABLE] = "allocatable",
 	    [P_EXCLUSIVE] = "exclusive"};
 	int r;
 
@@ -280,8 +289,8 @@ static int parse_pools(struct status_view *v, const json_t *status,
 
 /* The union of the workload's exclusive CPUs (its containers', else its
  * own); false if it has none. */
-static int exclusive_cpus(const json_t *w, size_t i, np_cpuset *mine,
-			  bool *any, char *err, size_t errlen)
+static int exclusive_cpus(const json_t *w, size_t i, np_cpuset *mine, bool *any,
+			  char *err, size_t errlen)
 {
 	const json_t *c;
 	char path[96];
@@ -346,7 +355,8 @@ static int fill_row(struct status_view *v, size_t i, const json_t *w,
 		row->sym = !strcmp(row->cls, "BE") ? 'b' : '.';
 		return 0;
 	}
-	row->sym = *nletter < (int)sizeof(letters) - 1 ? letters[*nletter] : '+';
+	row->sym =
+	    *nletter < (int)sizeof(letters) - 1 ? letters[*nletter] : '+';
 	(*nletter)++;
 	NP_CPUSET_FOREACH (cpu, &mine)
 		if (cpu < v->t->max_cpu && !v->sym[cpu])
@@ -354,8 +364,8 @@ static int fill_row(struct status_view *v, size_t i, const json_t *w,
 	return 0;
 }
 
-static int parse_status(struct status_view *v, const json_t *status,
-			char *err, size_t errlen)
+static int parse_status(struct status_view *v, const json_t *status, char *err,
+			size_t errlen)
 {
 	const json_t *w;
 	int r, nletter = 0;
@@ -365,7 +375,8 @@ static int parse_status(struct status_view *v, const json_t *status,
 		NP_ERR("status: expected an object");
 		return -EINVAL;
 	}
-	if ((r = np_topology_from_json(&v->t, json_object_get(status, "topology"),
+	if ((r = np_topology_from_json(&v->t,
+				       json_object_get(status, "topology"),
 				       "status.topology", err, errlen)) ||
 	    (r = parse_pools(v, status, err, errlen)))
 		return r;
@@ -426,8 +437,10 @@ static void print_node(struct status_view *v, int n, FILE *out)
 	for (int cpu = 0; cpu < t->max_cpu; cpu++)
 		if (t->cpu[cpu].present && t->cpu[cpu].numa == n) {
 			np_cpuset_set(&present, cpu);
-			if (!np_cpuset_test(&sockets_seen, t->cpu[cpu].socket)) {
-				np_cpuset_set(&sockets_seen, t->cpu[cpu].socket);
+			if (!np_cpuset_test(&sockets_seen,
+					    t->cpu[cpu].socket)) {
+				np_cpuset_set(&sockets_seen,
+					      t->cpu[cpu].socket);
 				nsock++;
 			}
 		}
@@ -435,7 +448,8 @@ static void print_node(struct status_view *v, int n, FILE *out)
 	if (nsock) {
 		fprintf(out, " (socket%s", nsock > 1 ? "s" : "");
 		NP_CPUSET_FOREACH (s, &sockets_seen) {
-			fprintf(out, "%s%d", first ? " " : ",", t->sockets[s].id);
+			fprintf(out, "%s%d", first ? " " : ",",
+				t->sockets[s].id);
 			first = false;
 		}
 		fprintf(out, ")");
@@ -488,8 +502,10 @@ static void print_legend(const struct status_view *v, FILE *out)
 static void print_pools(const struct status_view *v, FILE *out)
 {
 	static const char *const pool_names[NPOOLS] = {
-	    [P_RESERVED] = "reserved",	     [P_SHARED] = "shared",
-	    [P_BE] = "BE",		     [P_ALLOCATABLE] = "allocatable",
+	    [P_RESERVED] = "reserved",
+	    [P_SHARED] = "shared",
+	    [P_BE] = "BE",
+	    [P_ALLOCATABLE] = "allocatable",
 	    [P_EXCLUSIVE] = "exclusive"};
 	const json_t *sp = json_object_get(v->pools, "cpuSharedPools"), *c;
 	char buf[4096];
@@ -504,11 +520,11 @@ static void print_pools(const struct status_view *v, FILE *out)
 	fprintf(out, "cpuSharedPools:\n");
 	json_array_foreach(sp, i, c)
 	{
-		fprintf(out, "  node %lld (socket %lld): %s\n",
-			(long long)json_integer_value(json_object_get(c, "node")),
-			(long long)json_integer_value(
-			    json_object_get(c, "socket")),
-			str_or(c, "cpuset", ""));
+		fprintf(
+		    out, "  node %lld (socket %lld): %s\n",
+		    (long long)json_integer_value(json_object_get(c, "node")),
+		    (long long)json_integer_value(json_object_get(c, "socket")),
+		    str_or(c, "cpuset", ""));
 	}
 }
 

@@ -27,8 +27,8 @@
  *
  * Exit: 0 done, 1 a system call failed, 2 a bad argument.
  */
-#include "numaplace/quantity.h"
 #include "../stop_signal.h"
+#include "numaplace/quantity.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -165,11 +165,14 @@ static int parse_option(struct args *a, int c, char **argv, int *mode_set)
 		return ok ? -1 : bad("--passes", "expected 1..1000000");
 	case 'S':
 		a->stride = number(optarg, 1, 1 << 30, &ok);
-		return ok ? -1 : bad("--stride", "expected bytes 1..1073741824");
+		return ok ? -1
+			  : bad("--stride", "expected bytes 1..1073741824");
 	case 'b':
 	case 'P':
 	case 'D':
-		m = c == 'b' ? MPOL_BIND : c == 'P' ? MPOL_PREFERRED : MPOL_DEFAULT;
+		m = c == 'b'   ? MPOL_BIND
+		    : c == 'P' ? MPOL_PREFERRED
+			       : MPOL_DEFAULT;
 		if (*mode_set && m != a->mode)
 			return bad(mode_flag[m], "only one of --bind, "
 						 "--preferred, --default");
@@ -225,7 +228,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 		return bad("--node", "not with --default");
 	if (a->mode != MPOL_DEFAULT && a->node < 0)
 		return bad("--node", "required (or --default)");
-	if (a->node >= 0 && !node_online((int)a->node, online, sizeof(online))) {
+	if (a->node >= 0 &&
+	    !node_online((int)a->node, online, sizeof(online))) {
 		fprintf(stderr,
 			"np-memtouch: --node %ld: no such NUMA node "
 			"(online: %s)\n",

@@ -10,11 +10,11 @@
  * verify, and loading fails.
  */
 #include "numaplace/bpf_load.h"
+#include "basic/fileio.h"
+#include "numaplace.skel.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 #include "numaplace/numa_mem.h"
-#include "basic/fileio.h"
-#include "numaplace.skel.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -32,12 +32,19 @@
 #include <unistd.h>
 
 const char *const np_bpf_signal_names[NP_BPF_NSIGNALS] = {
-	"sched_switch", "sched_migrate_task", "cpu_clock_tick", "numa_fault",
-	"numa_balancer", "task_audit", "numa_balancing",
+    "sched_switch",  "sched_migrate_task", "cpu_clock_tick", "numa_fault",
+    "numa_balancer", "task_audit",	   "numa_balancing",
 };
 
-enum { SIG_SWITCH, SIG_MIGRATE, SIG_TICK, SIG_FAULT, SIG_BALANCER, SIG_AUDIT,
-       SIG_NUMA_BALANCING };
+enum {
+	SIG_SWITCH,
+	SIG_MIGRATE,
+	SIG_TICK,
+	SIG_FAULT,
+	SIG_BALANCER,
+	SIG_AUDIT,
+	SIG_NUMA_BALANCING
+};
 
 struct np_bpf_loader {
 	struct numaplace_bpf *skel;
@@ -201,11 +208,11 @@ static void attach_ticks(struct np_bpf_loader *l, unsigned hz)
 	l->ntick = ncpu;
 	for (int c = 0; c < ncpu; c++) {
 		struct perf_event_attr a = {
-			.type = PERF_TYPE_SOFTWARE,
-			.size = sizeof(a),
-			.config = PERF_COUNT_SW_CPU_CLOCK,
-			.sample_freq = hz,
-			.freq = 1,
+		    .type = PERF_TYPE_SOFTWARE,
+		    .size = sizeof(a),
+		    .config = PERF_COUNT_SW_CPU_CLOCK,
+		    .sample_freq = hz,
+		    .freq = 1,
 		};
 		int fd = (int)syscall(SYS_perf_event_open, &a, -1, c, -1,
 				      PERF_FLAG_FD_CLOEXEC);
@@ -239,10 +246,10 @@ static void attach_ticks(struct np_bpf_loader *l, unsigned hz)
 static int chmod_pins(const char *dir)
 {
 	static const char *const names[] = {
-		NP_BPF_MAP_POLICY,   NP_BPF_MAP_CPU_OWNER, NP_BPF_MAP_CPU_TOPO,
-		NP_BPF_MAP_COUNTERS, NP_BPF_MAP_SLOTS,	   NP_BPF_MAP_INTRUDERS,
-		NP_BPF_MAP_INFO,     NP_BPF_MAP_EVENTS,	   NP_BPF_MAP_RATE,
-		NP_BPF_MAP_EPISODES,
+	    NP_BPF_MAP_POLICY,	 NP_BPF_MAP_CPU_OWNER, NP_BPF_MAP_CPU_TOPO,
+	    NP_BPF_MAP_COUNTERS, NP_BPF_MAP_SLOTS,     NP_BPF_MAP_INTRUDERS,
+	    NP_BPF_MAP_INFO,	 NP_BPF_MAP_EVENTS,    NP_BPF_MAP_RATE,
+	    NP_BPF_MAP_EPISODES,
 	};
 	char p[4096];
 	int r = 0;
@@ -263,7 +270,8 @@ static int chmod_pins(const char *dir)
 	return r;
 }
 
-#define WHY(l, sig, ...) snprintf((l)->why[sig], sizeof((l)->why[0]), __VA_ARGS__)
+#define WHY(l, sig, ...)                                                       \
+	snprintf((l)->why[sig], sizeof((l)->why[0]), __VA_ARGS__)
 
 /* What the kernel's BTF says: balancer tracepoints, task_numa_fault. */
 static int probe_btf(bool *balancer, bool *has_fault, char *err, size_t errlen)
@@ -273,9 +281,10 @@ static int probe_btf(bool *balancer, bool *has_fault, char *err, size_t errlen)
 
 	if (!vm) {
 		r = -errno;
-		NP_ERR("kernel BTF (/sys/kernel/btf/vmlinux): %s; numaplace's BPF "
-		       "programs need CONFIG_DEBUG_INFO_BTF=y",
-		       strerror(-r));
+		NP_ERR(
+		    "kernel BTF (/sys/kernel/btf/vmlinux): %s; numaplace's BPF "
+		    "programs need CONFIG_DEBUG_INFO_BTF=y",
+		    strerror(-r));
 		return r;
 	}
 	*balancer = btf_has(vm, "btf_trace_sched_move_numa", BTF_KIND_TYPEDEF);
@@ -418,8 +427,8 @@ int np_bpf_load(struct np_bpf_loader **out, const struct np_bpf_load_opts *o,
 	describe_fault(l, mode, fail);
 	r = numaplace_bpf__attach(l->skel);
 	if (r) {
-		NP_ERR("attaching the BPF programs failed: %s%s%s", strerror(-r),
-		       last_libbpf[0] ? ": " : "", last_libbpf);
+		NP_ERR("attaching the BPF programs failed: %s%s%s",
+		       strerror(-r), last_libbpf[0] ? ": " : "", last_libbpf);
 		np_bpf_unload(np_take_ptr(l));
 		return r;
 	}
@@ -470,9 +479,9 @@ json_t *np_bpf_signals_json(const struct np_bpf_loader *l)
 {
 	json_t *o = json_object();
 	for (int i = 0; i < NP_BPF_NSIGNALS; i++)
-		json_object_set_new(o, np_bpf_signal_names[i],
-				    json_string(l->why[i][0] ? l->why[i]
-							     : "off"));
+		json_object_set_new(
+		    o, np_bpf_signal_names[i],
+		    json_string(l->why[i][0] ? l->why[i] : "off"));
 	return o;
 }
 
@@ -533,26 +542,26 @@ int np_bpf_poll_events(struct np_bpf_loader *l, np_bpf_event_cb cb, void *ctx)
 int np_bpf_info_update(struct np_bpf_loader *l, uint32_t daemon_pid)
 {
 	struct np_bpf_info info = {
-		.abi = NP_BPF_ABI_VERSION,
-		.nslots = l->maps.nslots,
-		.signals = l->signals,
-		.daemon_pid = daemon_pid,
-		.parent_cgid = l->parent_cgid,
-		.started_ns = l->started_ns,
-		.updated_ns = realtime_ns(),
-		.tick_hz = (l->signals & NP_BPF_SIG_TICK) ? l->tick_hz : 0,
+	    .abi = NP_BPF_ABI_VERSION,
+	    .nslots = l->maps.nslots,
+	    .signals = l->signals,
+	    .daemon_pid = daemon_pid,
+	    .parent_cgid = l->parent_cgid,
+	    .started_ns = l->started_ns,
+	    .updated_ns = realtime_ns(),
+	    .tick_hz = (l->signals & NP_BPF_SIG_TICK) ? l->tick_hz : 0,
 	};
 	__u32 k = 0;
 
 	return bpf_map_update_elem(l->maps.info, &k, &info, BPF_ANY) ? -errno
-								      : 0;
+								     : 0;
 }
 
 int np_bpf_prog_stats(const struct np_bpf_loader *l, const char *name,
 		      uint64_t *run_ns, uint64_t *run_cnt)
 {
 	struct bpf_program *p =
-		bpf_object__find_program_by_name(l->skel->obj, name);
+	    bpf_object__find_program_by_name(l->skel->obj, name);
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	int fd;

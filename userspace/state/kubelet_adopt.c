@@ -156,10 +156,11 @@ static int check_adoptable(const struct np_node_state *st,
 		    "own them are unknown; let a current kubelet rewrite "
 		    "it (V2 or later) and import again");
 	if (st->policy.cpu_policy != NP_CPU_POLICY_STATIC)
-		return np_errf(err, errlen, -EINVAL,
-			       "numaplace's node policy has cpu_policy \"none\": "
-			       "adopting the kubelet's exclusive CPUs needs "
-			       "cpu_policy \"static\"");
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "numaplace's node policy has cpu_policy \"none\": "
+		    "adopting the kubelet's exclusive CPUs needs "
+		    "cpu_policy \"static\"");
 	return 0;
 }
 
@@ -203,13 +204,13 @@ static int check_entry(struct adoption *a, int k, char *err, size_t errlen)
 
 	np_cpuset_andnot(&bad, &e->cpus, &a->t->online);
 	if (!np_cpuset_empty(&bad))
-		return np_errf(err, errlen, -EINVAL,
-			       "entries[\"%s\"][\"%s\"]: CPUs %s are not online "
-			       "CPUs of this node (online: %s); was the "
-			       "checkpoint written on another machine?",
-			       e->pod_uid, e->container,
-			       cpus_str(&bad, s1, sizeof(s1)),
-			       cpus_str(&a->t->online, s2, sizeof(s2)));
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "entries[\"%s\"][\"%s\"]: CPUs %s are not online "
+		    "CPUs of this node (online: %s); was the "
+		    "checkpoint written on another machine?",
+		    e->pod_uid, e->container, cpus_str(&bad, s1, sizeof(s1)),
+		    cpus_str(&a->t->online, s2, sizeof(s2)));
 	if (np_cpuset_intersects(&e->cpus, &a->ck->default_cpus)) {
 		np_cpuset_and(&bad, &e->cpus, &a->ck->default_cpus);
 		return np_errf(err, errlen, -EINVAL,
@@ -250,22 +251,25 @@ static int check_pod_set(struct adoption *a, struct pod *pd, char *err,
 
 	np_cpuset_andnot(&bad, &pd->all, pd->pod_cpus);
 	if (!np_cpuset_empty(&bad))
-		return np_errf(err, errlen, -EINVAL,
-			       "podEntries[\"%s\"]: the pod's set %s lacks CPUs "
-			       "%s of its containers",
-			       pd->uid, cpus_str(pd->pod_cpus, s1, sizeof(s1)),
-			       cpus_str(&bad, s2, sizeof(s2)));
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "podEntries[\"%s\"]: the pod's set %s lacks CPUs "
+		    "%s of its containers",
+		    pd->uid, cpus_str(pd->pod_cpus, s1, sizeof(s1)),
+		    cpus_str(&bad, s2, sizeof(s2)));
 	np_cpuset_andnot(&bad, pd->pod_cpus, &a->t->online);
 	if (!np_cpuset_empty(&bad))
-		return np_errf(err, errlen, -EINVAL,
-			       "podEntries[\"%s\"]: CPUs %s are not online CPUs "
-			       "of this node",
-			       pd->uid, cpus_str(&bad, s1, sizeof(s1)));
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "podEntries[\"%s\"]: CPUs %s are not online CPUs "
+		    "of this node",
+		    pd->uid, cpus_str(&bad, s1, sizeof(s1)));
 	if (np_cpuset_intersects(pd->pod_cpus, &a->ck->default_cpus))
-		return np_errf(err, errlen, -EINVAL,
-			       "podEntries[\"%s\"]: overlaps defaultCpuSet: the "
-			       "checkpoint is inconsistent",
-			       pd->uid);
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "podEntries[\"%s\"]: overlaps defaultCpuSet: the "
+		    "checkpoint is inconsistent",
+		    pd->uid);
 	pd->all = *pd->pod_cpus;
 	return 0;
 }
@@ -314,10 +318,11 @@ static int name_pod(const struct np_node_state *st, struct adoption *a, int p,
 		if (!taken)
 			break;
 		if (pass)
-			return np_errf(err, errlen, -EEXIST,
-				       "pod %s: workload names kubelet-%.8s and "
-				       "%s are both taken",
-				       pd->uid, pd->uid, pd->name);
+			return np_errf(
+			    err, errlen, -EEXIST,
+			    "pod %s: workload names kubelet-%.8s and "
+			    "%s are both taken",
+			    pd->uid, pd->uid, pd->name);
 		snprintf(pd->name, sizeof(pd->name), "kubelet-%s", pd->uid);
 	}
 	return 0;
@@ -345,12 +350,13 @@ static int check_pod_state(const struct np_node_state *st, struct adoption *a,
 	    (r = check_names(pd, err, errlen)))
 		return r;
 	if ((w = workload_of_cpus(st, &pd->all)) >= 0)
-		return np_errf(err, errlen, -EEXIST,
-			       "pod %s holds CPUs %s, which conflict with "
-			       "numaplace workload \"%s\"; release that "
-			       "workload first, or leave this pod to the kubelet",
-			       pd->uid, cpus_str(&pd->all, s1, sizeof(s1)),
-			       st->w[w].req.name);
+		return np_errf(
+		    err, errlen, -EEXIST,
+		    "pod %s holds CPUs %s, which conflict with "
+		    "numaplace workload \"%s\"; release that "
+		    "workload first, or leave this pod to the kubelet",
+		    pd->uid, cpus_str(&pd->all, s1, sizeof(s1)),
+		    st->w[w].req.name);
 	if (np_cpuset_intersects(&pd->all, &st->reserved)) {
 		np_cpuset_and(&bad, &pd->all, &st->reserved);
 		return np_errf(err, errlen, -EEXIST,
@@ -368,10 +374,11 @@ static int check_pod_state(const struct np_node_state *st, struct adoption *a,
 	for (int k = pd->first; k < pd->first + pd->n; k++)
 		if (pd->pod_cpus &&
 		    !strcmp(entry(a, k)->container, NP_KUBELET_POD_POOL))
-			return np_errf(err, errlen, -EINVAL,
-				       "pod %s: a container is named \"%s\", the "
-				       "name numaplace gives pod-level CPUs",
-				       pd->uid, NP_KUBELET_POD_POOL);
+			return np_errf(
+			    err, errlen, -EINVAL,
+			    "pod %s: a container is named \"%s\", the "
+			    "name numaplace gives pod-level CPUs",
+			    pd->uid, NP_KUBELET_POD_POOL);
 	return 0;
 }
 
@@ -497,6 +504,6 @@ int np_kubelet_adopt(struct np_node_state *st,
 		     const char *cgroup_prefix, int *nadopted, char *err,
 		     size_t errlen)
 {
-	return np_kubelet_adopt_uids(st, ck, cgroup_prefix, NULL, nadopted,
-				     err, errlen);
+	return np_kubelet_adopt_uids(st, ck, cgroup_prefix, NULL, nadopted, err,
+				     errlen);
 }

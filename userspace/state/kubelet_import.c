@@ -10,9 +10,9 @@
  * a rendering we cannot reproduce byte for byte. We read them (so that a
  * wrong type is still an error) and report them, marked unverified.
  */
+#include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
-#include "basic/fileio.h"
 #include "state/kubelet_internal.h"
 
 #include <errno.h>
@@ -62,12 +62,12 @@ static int parse_cpus(const json_t *v, const char *where, np_cpuset *out,
 	char perr[160];
 	if (!json_is_string(v))
 		return np_errf(err, errlen, -EINVAL,
-			    "%s: expected a CPU list string such as \"1-5\"",
-			    where);
+			       "%s: expected a CPU list string such as \"1-5\"",
+			       where);
 	if (np_cpuset_parse(out, json_string_value(v), perr, sizeof(perr)))
 		return np_errf(err, errlen, -EINVAL,
-			    "%s: \"%s\" is not a CPU list: %s", where,
-			    json_string_value(v), perr);
+			       "%s: \"%s\" is not a CPU list: %s", where,
+			       json_string_value(v), perr);
 	return 0;
 }
 
@@ -79,13 +79,13 @@ static int get_u32(const json_t *o, const char *key, bool required, bool *has,
 	if (!v || json_is_null(v)) {
 		if (required)
 			return np_errf(err, errlen, -EINVAL,
-				    "%s: required field is missing", key);
+				       "%s: required field is missing", key);
 		return 0;
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 	    json_integer_value(v) > (json_int_t)UINT32_MAX)
 		return np_errf(err, errlen, -EINVAL,
-			    "%s: expected an unsigned 32-bit integer", key);
+			       "%s: expected an unsigned 32-bit integer", key);
 	*out = (uint32_t)json_integer_value(v);
 	*has = true;
 	return 0;
@@ -148,10 +148,11 @@ static int parse_v2_pod(struct np_kubelet_checkpoint *ck, size_t *cap,
 		snprintf(where, sizeof(where), "%sentries[\"%s\"][\"%s\"]", pre,
 			 uid, ckey);
 		if (!valid_name(ckey))
-			return np_errf(err, errlen, -EINVAL,
-				       "%s: container name not usable (letters, "
-				       "digits, - _ ., at most %d characters)",
-				       where, NP_NAME_MAX - 1);
+			return np_errf(
+			    err, errlen, -EINVAL,
+			    "%s: container name not usable (letters, "
+			    "digits, - _ ., at most %d characters)",
+			    where, NP_NAME_MAX - 1);
 		if ((r = add_entry(ck, cap, &e)))
 			return r;
 		snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", uid);
@@ -180,11 +181,12 @@ static int parse_entries(struct np_kubelet_checkpoint *ck,
 	{
 		int k = json_is_object(v) ? 2 : 1;
 		if (*kind && k != *kind)
-			return np_errf(err, errlen, -EINVAL,
-				       "%sentries[\"%s\"]: mixes V1 (container "
-				       "ID: cpuset) and V2 (pod UID: {container: "
-				       "cpuset}) entries",
-				       pre, key);
+			return np_errf(
+			    err, errlen, -EINVAL,
+			    "%sentries[\"%s\"]: mixes V1 (container "
+			    "ID: cpuset) and V2 (pod UID: {container: "
+			    "cpuset}) entries",
+			    pre, key);
 		*kind = k;
 		r = k == 1 ? parse_v1_entry(ck, &cap, pre, key, v, err, errlen)
 			   : parse_v2_pod(ck, &cap, pre, key, v, err, errlen);
@@ -220,7 +222,8 @@ static int parse_pod_entries(struct np_kubelet_checkpoint *ck,
 	json_object_foreach((json_t *)pods, key, v)
 	{
 		struct np_kubelet_pod_entry *pe = &ck->pod_entries[i++];
-		snprintf(where, sizeof(where), "%spodEntries[\"%s\"]", pre, key);
+		snprintf(where, sizeof(where), "%spodEntries[\"%s\"]", pre,
+			 key);
 		if (!valid_uid(key))
 			return np_errf(err, errlen, -EINVAL,
 				       "%s: not a pod UID", where);
@@ -248,7 +251,8 @@ static int parse_payload(struct np_kubelet_checkpoint *ck, const json_t *p,
 	int kind, r;
 
 	if (!json_is_object(p))
-		return np_errf(err, errlen, -EINVAL, "%s: expected a JSON object",
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: expected a JSON object",
 			       *pre ? "data" : "checkpoint");
 	v = json_object_get(p, "policyName");
 	if (!json_is_string(v))
@@ -289,14 +293,15 @@ int np_kubelet_checkpoint_parse(struct np_kubelet_checkpoint *ck,
 	memset(ck, 0, sizeof(*ck));
 	if (!json_is_object(j))
 		return np_errf(err, errlen, -EINVAL,
-			    "checkpoint: expected a JSON object");
+			       "checkpoint: expected a JSON object");
 	data = json_object_get(j, "data");
 	if (data && !json_is_null(data)) {
 		/* V4: "data" is authoritative, the inline V3 fields are only
 		 * there for a kubelet rollback and are not used. */
 		if (!json_is_string(data))
-			return np_errf(err, errlen, -EINVAL,
-				    "data: expected a JSON-serialised string");
+			return np_errf(
+			    err, errlen, -EINVAL,
+			    "data: expected a JSON-serialised string");
 		if ((r = get_u32(j, "dataChecksum", true,
 				 &ck->has_data_checksum, &ck->data_checksum,
 				 err, errlen)) ||
@@ -307,8 +312,8 @@ int np_kubelet_checkpoint_parse(struct np_kubelet_checkpoint *ck,
 				   JSON_REJECT_DUPLICATES, &jerr);
 		if (!inner)
 			return np_errf(err, errlen, -EINVAL,
-				    "data: not valid JSON: %s at column %d",
-				    jerr.text, jerr.column);
+				       "data: not valid JSON: %s at column %d",
+				       jerr.text, jerr.column);
 		r = parse_payload(ck, inner, "data.", err, errlen);
 		json_decref(inner);
 		if (r)
@@ -354,10 +359,11 @@ int np_kubelet_checkpoint_read(struct np_kubelet_checkpoint *ck,
 		return np_errf(err, errlen, r, "%s: %s", path, strerror(-r));
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j)
-		return np_errf(err, errlen, -EINVAL,
-			       "%s: not a kubelet CPU manager checkpoint: %s at "
-			       "line %d column %d",
-			       path, jerr.text, jerr.line, jerr.column);
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "%s: not a kubelet CPU manager checkpoint: %s at "
+		    "line %d column %d",
+		    path, jerr.text, jerr.line, jerr.column);
 	r = np_kubelet_checkpoint_parse(ck, j, perr, sizeof(perr));
 	if (r)
 		return np_errf(err, errlen, r, "%s: %s", path, perr);

@@ -5,9 +5,9 @@
  * and load outcomes that never start over silently.
  */
 #include "numaplace/state_file.h"
+#include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
-#include "basic/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -183,8 +183,8 @@ static int open_dir(const char *dir, char *err, size_t errlen)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return np_errf(err, errlen, -errno, "state directory %s: %s", dir,
-			       strerror(errno));
+		return np_errf(err, errlen, -errno, "state directory %s: %s",
+			       dir, strerror(errno));
 	return dfd;
 }
 
@@ -196,8 +196,8 @@ static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
 	int fd, r = 0, n = 0;
 
 	if ((fd = dup(dfd)) < 0)
-		return np_errf(err, errlen, -errno, "state directory %s: %s", dir,
-			       strerror(errno));
+		return np_errf(err, errlen, -errno, "state directory %s: %s",
+			       dir, strerror(errno));
 	if (!(d = fdopendir(fd))) {
 		r = -errno;
 		close(fd);
@@ -289,8 +289,8 @@ static int create_tmp(int dfd, const char *dir, const char *tmp, char *err,
 }
 
 /* text and a newline into fd, made durable; fd is closed. */
-static int write_tmp(int fd, const char *dir, const char *tmp,
-		     const char *text, char *err, size_t errlen)
+static int write_tmp(int fd, const char *dir, const char *tmp, const char *text,
+		     char *err, size_t errlen)
 {
 	int r;
 
@@ -329,12 +329,14 @@ int np_statefile_save_with(const char *dir, const struct np_node_state *st,
 	int fd, r;
 
 	if (daemon && !json_is_object(daemon))
-		return np_errf(err, errlen, -EINVAL,
-			       "saving state: the daemon's part is not an object");
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "saving state: the daemon's part is not an object");
 	if (!(doc = np_statefile_document_with(st, daemon)) ||
 	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
-		return np_errf(err, errlen, -ENOMEM,
-			       "saving state: out of memory building the document");
+		return np_errf(
+		    err, errlen, -ENOMEM,
+		    "saving state: out of memory building the document");
 	if ((dfd = open_dir(dir, err, errlen)) < 0)
 		return dfd;
 	snprintf(tmp, sizeof(tmp), NP_STATEFILE_TMP_PREFIX "%ld",
@@ -349,10 +351,11 @@ int np_statefile_save_with(const char *dir, const struct np_node_state *st,
 		goto unlink;
 	}
 	if (fsync(dfd))
-		return np_errf(err, errlen, -errno,
-			       "fsync of state directory %s after writing %s: %s "
-			       "(the new state may not survive a crash)",
-			       dir, NP_STATEFILE_NAME, strerror(errno));
+		return np_errf(
+		    err, errlen, -errno,
+		    "fsync of state directory %s after writing %s: %s "
+		    "(the new state may not survive a crash)",
+		    dir, NP_STATEFILE_NAME, strerror(errno));
 	return 0;
 unlink:
 	unlinkat(dfd, tmp, 0);
@@ -374,10 +377,9 @@ static int read_at(int dfd, const char *dir, const char *name, char **out,
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -ENOENT;
-		return np_errf(err, errlen, -errno, "opening %s/%s: %s", dir,
-			       name,
-			       errno == ELOOP ? "is a symbolic link"
-					      : strerror(errno));
+		return np_errf(
+		    err, errlen, -errno, "opening %s/%s: %s", dir, name,
+		    errno == ELOOP ? "is a symbolic link" : strerror(errno));
 	}
 	if (fstat(fd, &sb))
 		return np_errf(err, errlen, -errno, "%s/%s: %s", dir, name,
@@ -613,21 +615,22 @@ static int compare_current(const char *path, const struct np_node_state *st,
 		topo_too = np_json_fnv1a64(ctopo) != s->topo_hash &&
 			   first_diff(s->topo, ctopo, "", topo_order, tdiff,
 				      sizeof(tdiff));
-		return np_errf(err, errlen, NP_STATEFILE_EPOLICY,
-			       "node policy changed since the state was written "
-			       "(%s)%s%s%s; " DRAIN_HINT " (state file %s)",
-			       diff,
-			       topo_too ? "; the CPU topology changed too (" : "",
-			       tdiff, topo_too ? ")" : "", path);
+		return np_errf(
+		    err, errlen, NP_STATEFILE_EPOLICY,
+		    "node policy changed since the state was written "
+		    "(%s)%s%s%s; " DRAIN_HINT " (state file %s)",
+		    diff, topo_too ? "; the CPU topology changed too (" : "",
+		    tdiff, topo_too ? ")" : "", path);
 	}
 	if (np_json_fnv1a64(ctopo) != s->topo_hash) {
 		first_diff(s->topo, ctopo, "", topo_order, diff, sizeof(diff));
-		return np_errf(err, errlen, NP_STATEFILE_ETOPOLOGY,
-			       "CPU topology changed since the state was written "
-			       "(%s); allocations may name CPUs that moved or are "
-			       "gone: drain the node's workloads and start with "
-			       "--reset-state (state file %s)",
-			       diff, path);
+		return np_errf(
+		    err, errlen, NP_STATEFILE_ETOPOLOGY,
+		    "CPU topology changed since the state was written "
+		    "(%s); allocations may name CPUs that moved or are "
+		    "gone: drain the node's workloads and start with "
+		    "--reset-state (state file %s)",
+		    diff, path);
 	}
 	return 0;
 }
