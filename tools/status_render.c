@@ -250,6 +250,17 @@ static void render_verification(const json_t *v, FILE *out)
 
 enum pool { P_RESERVED, P_SHARED, P_BE, P_ALLOCATABLE, P_EXCLUSIVE, NPOOLS };
 
+/* Each pool's key in status.pools and its label under "pools:". */
+static const struct {
+	const char *key, *label;
+} pool_def[NPOOLS] = {
+    [P_RESERVED] = {"reserved", "reserved"},
+    [P_SHARED] = {"shared", "shared"},
+    [P_BE] = {"be", "BE"},
+    [P_ALLOCATABLE] = {"allocatable", "allocatable"},
+    [P_EXCLUSIVE] = {"exclusive", "exclusive"},
+};
+
 /* What the rendering of one status object works from. */
 struct status_view {
 	struct np_topology *t;
@@ -264,12 +275,6 @@ struct status_view {
 static int parse_pools(struct status_view *v, const json_t *status, char *err,
 		       size_t errlen)
 {
-	static const char *const pool_keys[NPOOLS] = {
-	    [P_RESERVED] = "reserved",
-	    [P_SHARED] = "shared",
-	    [P_BE] = "be",
-	    [P_ALLOCATABLE] = "allocatable",
-	    [P_EXCLUSIVE] = "exclusive"};
 	int r;
 
 	v->pools = json_object_get(status, "pools");
@@ -279,7 +284,7 @@ static int parse_pools(struct status_view *v, const json_t *status, char *err,
 	}
 	for (int k = 0; k < NPOOLS; k++) {
 		np_cpuset_zero(&v->pool[k]);
-		r = np_json_cpuset(v->pools, pool_keys[k], "status.pools",
+		r = np_json_cpuset(v->pools, pool_def[k].key, "status.pools",
 				   k < 2, &v->pool[k], err, errlen);
 		if (r && r != -ENOENT)
 			return r;
@@ -501,19 +506,13 @@ static void print_legend(const struct status_view *v, FILE *out)
 
 static void print_pools(const struct status_view *v, FILE *out)
 {
-	static const char *const pool_names[NPOOLS] = {
-	    [P_RESERVED] = "reserved",
-	    [P_SHARED] = "shared",
-	    [P_BE] = "BE",
-	    [P_ALLOCATABLE] = "allocatable",
-	    [P_EXCLUSIVE] = "exclusive"};
 	const json_t *sp = json_object_get(v->pools, "cpuSharedPools"), *c;
 	char buf[4096];
 	size_t i;
 
 	fprintf(out, "\npools:\n");
 	for (int k = 0; k < NPOOLS; k++)
-		fprintf(out, "  %-12s %s\n", pool_names[k],
+		fprintf(out, "  %-12s %s\n", pool_def[k].label,
 			fmt_set(&v->pool[k], buf, sizeof(buf)));
 	if (!json_array_size(sp))
 		return;
