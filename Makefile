@@ -136,6 +136,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS) -lcmocka
 
+# The CLI's renderers are in tools/, not in the library: their test links
+# tools/status_render.o too.
+$(BUILD)/tests/unit/test_status_render.o: NP_CFLAGS += -Itools
+$(BUILD)/tests/test_status_render: $(BUILD)/tests/unit/test_status_render.o \
+		$(BUILD)/tools/status_render.o $(SUPPORT_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS) -lcmocka
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SUPPORT_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIB) $(NP_LDLIBS) $(LDLIBS)

@@ -3,6 +3,10 @@
 #ifndef NUMAPLACE_CLI_H
 #define NUMAPLACE_CLI_H
 
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
 /* Exit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input. */
 #define NP_EXIT_OK 0
 #define NP_EXIT_FAIL 1
@@ -19,5 +23,24 @@ int cmd_import(int argc, char **argv);
 /* Verification: pinned maps (violations), daemon samples (events). */
 int cmd_violations(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+
+/* ---- shared by the subcommands (cli_common.c) ---- */
+
+/* For getopt's 'h' (usage on stdout, NP_EXIT_OK) and anything unknown
+ * (usage on stderr, NP_EXIT_USAGE): the exit code. */
+int cli_usage(void (*usage)(FILE *f), int c);
+/* After getopt: true when no operand follows the options; else says
+ * "numaplace CMD: unexpected argument 'X'" and is false. */
+bool cli_no_operands(const char *cmd, int argc, char **argv);
+/*
+ * One request to numaplaced at sock: 0 with *resp set when it answered
+ * "ok":true. Otherwise -1, *resp NULL, and the message printed:
+ * "numaplace CMD: ..." when there is no answer (req NULL: out of memory),
+ * "numaplaced: ..." when it refused.
+ */
+int cli_ctl_request(const char *cmd, const char *sock, const json_t *req,
+		    json_t **resp);
+/* j as indented JSON, keys in order, and a newline, on stdout. */
+void cli_print_json(const json_t *j);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplace admit: send a workload spec to numaplaced, print the decision. */
 #include "cli.h"
+#include "status_render.h"
 #include "numaplace/ctl.h"
 
 #include <errno.h>
@@ -58,19 +59,12 @@ int cmd_admit(int argc, char **argv)
 		case 's':
 			sock = optarg;
 			break;
-		case 'h':
-			admit_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			admit_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(admit_usage, c);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "numaplace admit: unexpected argument '%s'\n",
-			argv[optind]);
+	if (!cli_no_operands("admit", argc, argv))
 		return NP_EXIT_USAGE;
-	}
 	if (!file) {
 		fprintf(stderr, "numaplace admit: -f SPEC is required (see "
 				"'numaplace admit --help')\n");
@@ -82,30 +76,18 @@ int cmd_admit(int argc, char **argv)
 		return r == -ENOMEM ? NP_EXIT_FAIL : NP_EXIT_USAGE;
 	}
 	req = json_pack("{s:s,s:O}", "op", "admit", "spec", spec);
-	if (!req) {
-		fprintf(stderr, "numaplace admit: out of memory\n");
+	if (cli_ctl_request("admit", sock, req, &resp))
 		goto out;
-	}
-	if (np_ctl_call(sock, req, &resp, err, sizeof(err))) {
-		fprintf(stderr, "numaplace admit: %s\n", err);
-		goto out;
-	}
-	if (np_ctl_check(resp, err, sizeof(err))) {
-		fprintf(stderr, "numaplaced: %s\n", err);
-		goto out;
-	}
 	dec = json_object_get(resp, "decision");
 	if (!json_is_boolean(json_object_get(dec, "admitted"))) {
 		fprintf(stderr, "numaplace admit: malformed answer from "
 				"numaplaced: decision.admitted is missing\n");
 		goto out;
 	}
-	if (as_json) {
-		json_dumpf(dec, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-	} else {
+	if (as_json)
+		cli_print_json(dec);
+	else
 		np_decision_render(dec, stdout);
-	}
 	rc = json_is_true(json_object_get(dec, "admitted")) ? NP_EXIT_OK
 							    : NP_EXIT_FAIL;
 out:

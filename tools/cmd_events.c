@@ -71,7 +71,7 @@ int cmd_events(int argc, char **argv)
 	const char *sock = NP_CTL_DEFAULT_SOCKET;
 	json_t *req, *resp = NULL, *ev;
 	long limit = 50;
-	char err[1024], *end;
+	char *end;
 	bool json = false;
 	int c, rc = NP_EXIT_FAIL;
 	size_t i;
@@ -92,12 +92,8 @@ int cmd_events(int argc, char **argv)
 		case 's':
 			sock = optarg;
 			break;
-		case 'h':
-			events_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			events_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(events_usage, c);
 		}
 	}
 	if (optind != argc) {
@@ -108,14 +104,8 @@ int cmd_events(int argc, char **argv)
 	req = json_pack("{s:s,s:I}", "op", "events", "limit", (json_int_t)limit);
 	if (!req)
 		return NP_EXIT_FAIL;
-	if (np_ctl_call(sock, req, &resp, err, sizeof(err))) {
-		fprintf(stderr, "numaplace events: %s\n", err);
+	if (cli_ctl_request("events", sock, req, &resp))
 		goto out;
-	}
-	if (np_ctl_check(resp, err, sizeof(err))) {
-		fprintf(stderr, "numaplaced: %s\n", err);
-		goto out;
-	}
 	rc = NP_EXIT_OK;
 	if (json) {
 		char *s = json_dumps(resp, JSON_INDENT(2));

@@ -84,12 +84,8 @@ int cmd_import(int argc, char **argv)
 		case 'A':
 			apply = true;
 			break;
-		case 'h':
-			import_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			import_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(import_usage, c);
 		}
 	}
 	if (optind != argc - 1) {
@@ -118,8 +114,7 @@ int cmd_import(int argc, char **argv)
 		rc = r == -EINVAL || r == -ENODATA ? NP_EXIT_USAGE : NP_EXIT_FAIL;
 		goto out;
 	}
-	json_dumpf(out, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	putchar('\n');
+	cli_print_json(out);
 	if (!apply) {
 		fprintf(stderr, "dry run: nothing written (use --apply)\n");
 		rc = NP_EXIT_OK;

@@ -56,19 +56,12 @@ int cmd_plan(int argc, char **argv)
 		case 'C':
 			compact = true;
 			break;
-		case 'h':
-			plan_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			plan_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(plan_usage, c);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "numaplace plan: unexpected argument '%s'\n",
-			argv[optind]);
+	if (!cli_no_operands("plan", argc, argv))
 		return NP_EXIT_USAGE;
-	}
 	in = input ? json_load_file(input, JSON_REJECT_DUPLICATES, &jerr)
 		   : json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
 	if (!in) {

@@ -33,7 +33,6 @@ int cmd_release(int argc, char **argv)
 	};
 	const char *sock = NP_CTL_DEFAULT_SOCKET, *name;
 	json_t *req, *resp = NULL;
-	char err[1024];
 	int c, rc = NP_EXIT_FAIL;
 
 	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
@@ -41,12 +40,8 @@ int cmd_release(int argc, char **argv)
 		case 's':
 			sock = optarg;
 			break;
-		case 'h':
-			release_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			release_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(release_usage, c);
 		}
 	}
 	if (argc - optind != 1 || !*argv[optind]) {
@@ -59,15 +54,7 @@ int cmd_release(int argc, char **argv)
 	}
 	name = argv[optind];
 	req = json_pack("{s:s,s:s}", "op", "release", "name", name);
-	if (!req) {
-		fprintf(stderr, "numaplace release: out of memory\n");
-		return NP_EXIT_FAIL;
-	}
-	if (np_ctl_call(sock, req, &resp, err, sizeof(err)))
-		fprintf(stderr, "numaplace release: %s\n", err);
-	else if (np_ctl_check(resp, err, sizeof(err)))
-		fprintf(stderr, "numaplaced: %s\n", err);
-	else {
+	if (!cli_ctl_request("release", sock, req, &resp)) {
 		printf("released %s\n", name);
 		rc = NP_EXIT_OK;
 	}

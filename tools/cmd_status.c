@@ -5,6 +5,7 @@
  * the status object as the daemon sent it; --input renders a saved one.
  */
 #include "cli.h"
+#include "status_render.h"
 #include "numaplace/ctl.h"
 
 #include <getopt.h>
@@ -64,19 +65,12 @@ int cmd_status(int argc, char **argv)
 		case 's':
 			sock = optarg;
 			break;
-		case 'h':
-			status_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			status_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(status_usage, c);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "numaplace status: unexpected argument '%s'\n",
-			argv[optind]);
+	if (!cli_no_operands("status", argc, argv))
 		return NP_EXIT_USAGE;
-	}
 	if (input) {
 		json_error_t jerr;
 		bool is_stdin = !strcmp(input, "-");
@@ -98,18 +92,8 @@ int cmd_status(int argc, char **argv)
 			st = resp;
 	} else {
 		req = json_pack("{s:s}", "op", "status");
-		if (!req) {
-			fprintf(stderr, "numaplace status: out of memory\n");
-			return NP_EXIT_FAIL;
-		}
-		if (np_ctl_call(sock, req, &resp, err, sizeof(err))) {
-			fprintf(stderr, "numaplace status: %s\n", err);
+		if (cli_ctl_request("status", sock, req, &resp))
 			goto out;
-		}
-		if (np_ctl_check(resp, err, sizeof(err))) {
-			fprintf(stderr, "numaplaced: %s\n", err);
-			goto out;
-		}
 		st = json_object_get(resp, "status");
 	}
 	if (!json_is_object(st)) {
@@ -118,8 +102,7 @@ int cmd_status(int argc, char **argv)
 		goto out;
 	}
 	if (as_json) {
-		json_dumpf(st, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
+		cli_print_json(st);
 		rc = NP_EXIT_OK;
 		goto out;
 	}

@@ -291,12 +291,8 @@ int cmd_topology(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case 'h':
-			topology_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			topology_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(topology_usage, c);
 		}
 	}
 	if (optind != argc) {

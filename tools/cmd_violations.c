@@ -9,11 +9,11 @@
 #include "numaplace/cgroup.h"
 #include "numaplace/cgroup_id.h"
 #include "numaplace/config.h"
+#include "stop_signal.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,46 +23,46 @@
 #define TOP 5
 #define DEFAULT_PIN_PATH "/sys/fs/bpf/numaplace"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 static void violations_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: numaplace violations [--json] [--watch [SECONDS]] "
-		"[--pin-path DIR] [--all]\n"
-		"                            [--config FILE] [WORKLOAD...]\n"
-		"\n"
-		"Per workload (every one, or the named ones), from the pinned BPF\n"
-		"maps in <bpf_pin_path>/%s, summed over CPUs: switches and time\n"
-		"outside its CPUs, transitions (settle window, not violations),\n"
-		"migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
-		"intrusions on its exclusive CPUs by source with the top\n"
-		"intruders, NUMA hinting fault pages (local, remote, outside its\n"
-		"memory nodes), NUMA balancer moves, samples. \"-\" is zero; a line\n"
-		"with nothing to show is left out. Works while numaplaced is\n"
-		"stopped. Needs root.\n"
-		"\n"
-		"  -j, --json           one JSON object (one line per interval with\n"
-		"                       --watch, with \"delta\" objects)\n"
-		"  -w, --watch [S]      redraw every S seconds (default 2, 0.1..3600):\n"
-		"                       totals and (+deltas) since the last screen\n"
-		"  -p, --pin-path DIR   bpf_pin_path (default: from the config, else\n"
-		"                       %s)\n"
-		"  -a, --all            every line, also all-zero ones, and every\n"
-		"                       intruder instead of the top %d\n"
-		"  -c, --config FILE    numaplaced's config, for bpf_pin_path\n"
-		"                       (default %s)\n"
-		"  -h, --help           this text\n"
-		"\n"
-		"Exit: 0 read (violations or not; --watch: until SIGINT); 1 the pins\n"
-		"      cannot be read or a named workload is not there; 2 bad usage.\n",
-		NP_BPF_PIN_SUBDIR, DEFAULT_PIN_PATH, TOP, NP_CONFIG_DEFAULT_PATH);
+	fprintf(
+	    f,
+	    "usage: numaplace violations [--json] [--watch [SECONDS]] "
+	    "[--pin-path DIR] [--all]\n"
+	    "                            [--config FILE] [WORKLOAD...]\n"
+	    "\n"
+	    "Per workload (every one, or the named ones), from the pinned BPF\n"
+	    "maps in <bpf_pin_path>/%s, summed over CPUs: switches and time\n"
+	    "outside its CPUs, transitions (settle window, not violations),\n"
+	    "migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
+	    "intrusions on its exclusive CPUs by source with the top\n"
+	    "intruders, NUMA hinting fault pages (local, remote, outside its\n"
+	    "memory nodes), NUMA balancer moves, samples. \"-\" is zero; a "
+	    "line\n"
+	    "with nothing to show is left out. Works while numaplaced is\n"
+	    "stopped. Needs root.\n"
+	    "\n"
+	    "  -j, --json           one JSON object (one line per interval "
+	    "with\n"
+	    "                       --watch, with \"delta\" objects)\n"
+	    "  -w, --watch [S]      redraw every S seconds (default 2, "
+	    "0.1..3600):\n"
+	    "                       totals and (+deltas) since the last "
+	    "screen\n"
+	    "  -p, --pin-path DIR   bpf_pin_path (default: from the config, "
+	    "else\n"
+	    "                       %s)\n"
+	    "  -a, --all            every line, also all-zero ones, and every\n"
+	    "                       intruder instead of the top %d\n"
+	    "  -c, --config FILE    numaplaced's config, for bpf_pin_path\n"
+	    "                       (default %s)\n"
+	    "  -h, --help           this text\n"
+	    "\n"
+	    "Exit: 0 read (violations or not; --watch: until SIGINT); 1 the "
+	    "pins\n"
+	    "      cannot be read or a named workload is not there; 2 bad "
+	    "usage.\n",
+	    NP_BPF_PIN_SUBDIR, DEFAULT_PIN_PATH, TOP, NP_CONFIG_DEFAULT_PATH);
 }
 
 struct row {
@@ -166,14 +166,15 @@ static json_t *intruders_json(const struct view *v, uint32_t slot)
 		comm[NP_BPF_COMM_LEN] = 0;
 		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
-				     "kind", np_bpf_intruder_kind_name(top[i].key.kind),
-				     "cgroup_id", (json_int_t)top[i].key.cgid,
-				     "cgroup", path[0] ? json_string(path) : json_null(),
-				     "switches", (json_int_t)top[i].val.switches,
-				     "ticks", (json_int_t)top[i].val.ticks,
-				     "last_pid", (int)top[i].val.last_pid,
-				     "last_cpu", (int)top[i].val.last_cpu));
+		    a, json_pack(
+			   "{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
+			   "kind", np_bpf_intruder_kind_name(top[i].key.kind),
+			   "cgroup_id", (json_int_t)top[i].key.cgid, "cgroup",
+			   path[0] ? json_string(path) : json_null(),
+			   "switches", (json_int_t)top[i].val.switches, "ticks",
+			   (json_int_t)top[i].val.ticks, "last_pid",
+			   (int)top[i].val.last_pid, "last_cpu",
+			   (int)top[i].val.last_cpu));
 	}
 	free(top);
 	return a;
@@ -198,7 +199,10 @@ struct field {
 	size_t off;
 };
 
-#define F(label, member) {label, offsetof(struct np_bpf_counters, member)}
+#define F(label, member)                                                       \
+	{                                                                      \
+		label, offsetof(struct np_bpf_counters, member)                \
+	}
 
 static uint64_t get(const struct np_bpf_counters *c, size_t off)
 {
@@ -231,24 +235,24 @@ static void seconds(const struct view *v, uint64_t ticks)
 static void print_block(const struct view *v, const struct row *r,
 			const struct np_bpf_counters *d)
 {
-	static const struct field outside[] = {
-		F("switches", run_outside), F("ticks", run_outside_ticks)};
+	static const struct field outside[] = {F("switches", run_outside),
+					       F("ticks", run_outside_ticks)};
 	static const struct field trans[] = {F("events", transition)};
 	static const struct field migr[] = {
-		F("all", migrations), F("x-L3", migrate_xl3),
-		F("x-NUMA", migrate_xnuma), F("disallowed", migrate_disallowed)};
+	    F("all", migrations), F("x-L3", migrate_xl3),
+	    F("x-NUMA", migrate_xnuma), F("disallowed", migrate_disallowed)};
 	static const struct field intr[] = {
-		F("workload", intrude_workload), F("cgroup", intrude_cgroup),
-		F("kthread", intrude_kthread), F("intruder-ticks", intrude_ticks)};
+	    F("workload", intrude_workload), F("cgroup", intrude_cgroup),
+	    F("kthread", intrude_kthread), F("intruder-ticks", intrude_ticks)};
 	static const struct field faults[] = {
-		F("faults", faults), F("pages local", fault_pages_local),
-		F("remote", fault_pages_remote),
-		F("outside-mems", fault_pages_outside_mems)};
-	static const struct field bal[] = {
-		F("moves", numa_move), F("swaps", numa_swap),
-		F("sticks", numa_stick)};
-	static const struct field smp[] = {
-		F("sent", samples), F("dropped", samples_dropped)};
+	    F("faults", faults), F("pages local", fault_pages_local),
+	    F("remote", fault_pages_remote),
+	    F("outside-mems", fault_pages_outside_mems)};
+	static const struct field bal[] = {F("moves", numa_move),
+					   F("swaps", numa_swap),
+					   F("sticks", numa_stick)};
+	static const struct field smp[] = {F("sent", samples),
+					   F("dropped", samples_dropped)};
 	const struct np_bpf_counters *c = &r->c;
 	struct np_bpf_intruder *top;
 	bool shown = false;
@@ -283,11 +287,12 @@ static void print_block(const struct view *v, const struct row *r,
 		printf("    %-8s '%.16s' cgroup %s (id %llu): %llu switch(es), "
 		       "%llu tick(s), "
 		       "last pid %u on CPU %u\n",
-		       np_bpf_intruder_kind_name(top[i].key.kind), top[i].key.comm,
-		       path[0] ? path : "?", (unsigned long long)top[i].key.cgid,
+		       np_bpf_intruder_kind_name(top[i].key.kind),
+		       top[i].key.comm, path[0] ? path : "?",
+		       (unsigned long long)top[i].key.cgid,
 		       (unsigned long long)top[i].val.switches,
-		       (unsigned long long)top[i].val.ticks, top[i].val.last_pid,
-		       top[i].val.last_cpu);
+		       (unsigned long long)top[i].val.ticks,
+		       top[i].val.last_pid, top[i].val.last_cpu);
 		shown = true;
 	}
 	free(top);
@@ -323,12 +328,15 @@ static int pin_path_from_config(const char *cfg, bool explicit, char *out,
 		return -ENOENT; /* no config: the default pin path */
 	if (np_config_load(&c, cfg, err, sizeof(err))) {
 		if (explicit) {
-			fprintf(stderr, "numaplace violations: --config %s: %s\n",
-				cfg, err);
+			fprintf(stderr,
+				"numaplace violations: --config %s: %s\n", cfg,
+				err);
 			return -EINVAL;
 		}
-		fprintf(stderr, "numaplace violations: warning: %s: %s; using "
-			"%s (--pin-path to choose)\n", cfg, err, DEFAULT_PIN_PATH);
+		fprintf(stderr,
+			"numaplace violations: warning: %s: %s; using "
+			"%s (--pin-path to choose)\n",
+			cfg, err, DEFAULT_PIN_PATH);
 		return -ENOENT;
 	}
 	snprintf(out, len, "%s", c.bpf_pin_path);
@@ -341,11 +349,12 @@ static void open_error(int r, const char *err)
 	 * (BPF programs not loaded; needs root) */
 	fprintf(stderr, "numaplace violations: %s\n", err);
 	if (r == -ENOENT)
-		fprintf(stderr,
-			"  Is numaplaced running with verify.enabled on? Does the "
-			"kernel have BTF\n  (/sys/kernel/btf/vmlinux)? Is bpffs "
-			"mounted on /sys/fs/bpf? `numaplace status`\n  shows the "
-			"verification state, its log says why it is off.\n");
+		fprintf(
+		    stderr,
+		    "  Is numaplaced running with verify.enabled on? Does the "
+		    "kernel have BTF\n  (/sys/kernel/btf/vmlinux)? Is bpffs "
+		    "mounted on /sys/fs/bpf? `numaplace status`\n  shows the "
+		    "verification state, its log says why it is off.\n");
 }
 
 /* np_info keeps the pid of a daemon that was killed (no clean stop clears
@@ -367,94 +376,302 @@ static bool daemon_running(uint32_t pid)
 	return ok;
 }
 
-int cmd_violations(int argc, char **argv)
+struct args {
+	const char *cfg, *pin;
+	bool json, cfg_given;
+	double watch; /* seconds, 0: once */
+	char **names; /* the WORKLOAD operands */
+	int nnames;
+};
+
+/* --watch [S]: "--watch 5" as well as "--watch=5"; 0 or an exit code. */
+static int parse_watch(struct args *a, int argc, char **argv)
+{
+	const char *s = optarg;
+	char *end;
+
+	if (!s && optind < argc && argv[optind][0] >= '0' &&
+	    argv[optind][0] <= '9')
+		s = argv[optind++];
+	a->watch = s ? strtod(s, &end) : 2;
+	if (s && (end == s || *end || !(a->watch >= 0.1) || a->watch > 3600)) {
+		fprintf(stderr,
+			"numaplace violations: --watch: "
+			"expected seconds 0.1..3600, got \"%s\"\n",
+			s);
+		return NP_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The options and operands: -1 to go on, else the exit code. */
+static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"watch", optional_argument, NULL, 'w'},
-		{"pin-path", required_argument, NULL, 'p'},
-		{"all", no_argument, NULL, 'a'},
-		{"config", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"watch", optional_argument, NULL, 'w'},
+	    {"pin-path", required_argument, NULL, 'p'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
-	const char *cfg = NP_CONFIG_DEFAULT_PATH, *pin = NULL;
-	char pin_buf[4096], dir[4200], err[1024], mnt[4096];
-	bool json = false, cfg_given = false;
-	double watch = 0;
-	struct np_bpf_maps m;
-	struct view v = {0};
-	struct row *prev = NULL;
-	struct sigaction sa;
-	char **names;
-	int nnames, nprev = 0, c, r, rc = NP_EXIT_FAIL;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "jw::p:ac:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
-		case 'w': {
-			const char *a = optarg;
-			char *end;
-			/* "--watch 5" as well as "--watch=5" */
-			if (!a && optind < argc && argv[optind][0] >= '0' &&
-			    argv[optind][0] <= '9')
-				a = argv[optind++];
-			watch = a ? strtod(a, &end) : 2;
-			if (a && (end == a || *end || !(watch >= 0.1) ||
-				  watch > 3600)) {
-				fprintf(stderr, "numaplace violations: --watch: "
-					"expected seconds 0.1..3600, got \"%s\"\n", a);
+		case 'w':
+			if (parse_watch(a, argc, argv))
 				return NP_EXIT_USAGE;
-			}
 			break;
-		}
 		case 'p':
-			pin = optarg;
+			a->pin = optarg;
 			break;
 		case 'a':
-			v.all = true;
+			v->all = true;
 			break;
 		case 'c':
-			cfg = optarg;
-			cfg_given = true;
+			a->cfg = optarg;
+			a->cfg_given = true;
 			break;
-		case 'h':
-			violations_usage(stdout);
-			return NP_EXIT_OK;
 		default:
-			violations_usage(stderr);
-			return NP_EXIT_USAGE;
+			return cli_usage(violations_usage, c);
 		}
 	}
-	names = argv + optind;
-	nnames = argc - optind;
-	for (int i = 0; i < nnames; i++)
-		if (!names[i][0] || strlen(names[i]) >= NP_BPF_NAME_LEN) {
-			fprintf(stderr, "numaplace violations: WORKLOAD: \"%s\" is "
-				"not a workload name (1..%d bytes)\n", names[i],
-				NP_BPF_NAME_LEN - 1);
+	a->names = argv + optind;
+	a->nnames = argc - optind;
+	for (int i = 0; i < a->nnames; i++)
+		if (!a->names[i][0] || strlen(a->names[i]) >= NP_BPF_NAME_LEN) {
+			fprintf(stderr,
+				"numaplace violations: WORKLOAD: \"%s\" is "
+				"not a workload name (1..%d bytes)\n",
+				a->names[i], NP_BPF_NAME_LEN - 1);
 			return NP_EXIT_USAGE;
 		}
+	return -1;
+}
+
+/* The pin directory (dir) from --pin-path, the config or the default:
+ * -1 to go on, else the exit code. */
+static int pin_dir(const struct args *a, char *dir, size_t len)
+{
+	const char *pin = a->pin;
+	char pin_buf[4096];
+	int r;
+
 	if (!pin) {
-		r = pin_path_from_config(cfg, cfg_given, pin_buf, sizeof(pin_buf));
+		r = pin_path_from_config(a->cfg, a->cfg_given, pin_buf,
+					 sizeof(pin_buf));
 		if (r == -EINVAL)
 			return NP_EXIT_FAIL;
 		if (r)
-			snprintf(pin_buf, sizeof(pin_buf), "%s", DEFAULT_PIN_PATH);
+			snprintf(pin_buf, sizeof(pin_buf), "%s",
+				 DEFAULT_PIN_PATH);
 		pin = pin_buf;
 	}
 	if (pin[0] != '/') {
-		fprintf(stderr, "numaplace violations: --pin-path: \"%s\" must "
-			"be an absolute path\n", pin);
+		fprintf(stderr,
+			"numaplace violations: --pin-path: \"%s\" must "
+			"be an absolute path\n",
+			pin);
 		return NP_EXIT_USAGE;
 	}
-	if (np_bpf_pin_dir(dir, sizeof(dir), pin)) {
-		fprintf(stderr, "numaplace violations: --pin-path: \"%s\" is too "
-			"long\n", pin);
+	if (np_bpf_pin_dir(dir, len, pin)) {
+		fprintf(stderr,
+			"numaplace violations: --pin-path: \"%s\" is too "
+			"long\n",
+			pin);
 		return NP_EXIT_USAGE;
 	}
+	return -1;
+}
+
+/* Every named workload is in rows (checked at the start only: later one
+ * may be released while watching). */
+static bool names_present(const struct args *a, const struct row *rows, int n,
+			  const char *dir)
+{
+	for (int k = 0; k < a->nnames; k++) {
+		bool found = false;
+		for (int i = 0; i < n; i++)
+			found |= !strcmp(rows[i].s.name, a->names[k]);
+		if (!found) {
+			fprintf(stderr,
+				"numaplace violations: no workload "
+				"named \"%s\" in %s/%s\n",
+				a->names[k], dir, NP_BPF_MAP_SLOTS);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* "DIR: numaplaced running (pid N); signals: ..." and, with --watch, the
+ * time of this screen. */
+static void print_header(const struct view *v, const struct args *a,
+			 const char *dir, const struct np_bpf_info *info,
+			 bool running, const json_t *sg, bool first)
+{
+	if (v->watch && isatty(STDOUT_FILENO))
+		printf("\033[H\033[2J");
+	else if (v->watch && !first)
+		printf("----\n");
+	printf("%s: numaplaced ", dir);
+	if (running)
+		printf("running (pid %u)", info->daemon_pid);
+	else
+		printf("not running (counts up to its last stop)");
+	printf(running ? "; signals:" : "; signals when it ran:");
+	for (size_t i = 0; i < json_array_size(sg); i++)
+		printf(" %s", json_string_value(json_array_get(sg, i)));
+	if (!json_array_size(sg))
+		printf(" none");
+	if (v->watch) {
+		char tb[16];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(tb, sizeof(tb), "%H:%M:%S", &tm);
+		printf("\n%s, every %g s; (+N): since the %s", tb, a->watch,
+		       first ? "start" : "last screen");
+	}
+	printf("\n\n");
+}
+
+/* What row r counted since the last screen (all of it when it is new). */
+static void row_delta(const struct row *r, const struct row *prev, int nprev,
+		      bool first, struct np_bpf_counters *d)
+{
+	bool have_prev = false;
+
+	memset(d, 0, sizeof(*d));
+	for (int k = 0; k < nprev; k++)
+		if (prev[k].slot == r->slot && prev[k].s.cgid == r->s.cgid &&
+		    !strcmp(prev[k].s.name, r->s.name)) {
+			np_bpf_counters_delta(d, &r->c, &prev[k].c);
+			have_prev = true;
+		}
+	/* a workload that appeared since the last screen: everything it has
+	 * is new */
+	if (!have_prev && !first)
+		*d = r->c;
+}
+
+static json_t *row_json(const struct view *v, const struct row *r,
+			const struct np_bpf_counters *d, bool first)
+{
+	json_t *w = json_pack(
+	    "{s:s,s:s,s:I,s:i,s:i,s:i,s:o,s:f,s:b,s:o}", "name", r->s.name,
+	    "cgroup", r->s.cgroup, "cgroup_id", (json_int_t)r->s.cgid, "slot",
+	    (int)r->slot, "gen", (int)r->s.gen, "cpus", (int)r->s.ncpus,
+	    "counters", counters_json(&r->c), "remote_fault_ratio",
+	    ratio(&r->c), "violation", np_bpf_counters_any_violation(&r->c),
+	    "top_intruders", intruders_json(v, r->slot));
+
+	if (v->watch)
+		json_object_set_new(w, "delta",
+				    first ? json_null() : counters_json(d));
+	return w;
+}
+
+/* One screen (or JSON object) from the maps. rows (*prev on return) are
+ * what the next screen's deltas are counted from. 0, or an exit code. */
+static int show(struct view *v, const struct args *a, const char *dir,
+		bool first, struct row **prev, int *nprev)
+{
+	struct np_bpf_info info = {0};
+	struct row *rows = NULL;
+	json_t *o = NULL, *ws = NULL, *sg;
+	int n = 0, shown = 0;
+	__u32 zero = 0;
+	bool running;
+
+	if (bpf_map_lookup_elem(v->m->info, &zero, &info))
+		memset(&info, 0, sizeof(info));
+	running = daemon_running(info.daemon_pid);
+	v->tick_hz = info.tick_hz;
+	if (read_rows(v->m, &rows, &n)) {
+		fprintf(stderr, "numaplace violations: out of memory\n");
+		return NP_EXIT_FAIL;
+	}
+	if (first && !names_present(a, rows, n, dir)) {
+		free(rows);
+		return NP_EXIT_FAIL;
+	}
+	sg = json_array();
+	for (int i = 0; i < NP_BPF_NSIGNALS; i++)
+		if (info.signals & (1u << i))
+			json_array_append_new(
+			    sg, json_string(np_bpf_signal_names[i]));
+	if (a->json) {
+		ws = json_array();
+		o = json_pack("{s:s,s:i,s:b,s:o,s:i,s:o}", "pin_dir", dir,
+			      "daemon_pid", (int)info.daemon_pid,
+			      "daemon_running", running, "signals", sg,
+			      "tick_hz", (int)info.tick_hz, "workloads", ws);
+		if (v->watch)
+			json_object_set_new(o, "time",
+					    json_real((double)time(NULL)));
+	} else {
+		print_header(v, a, dir, &info, running, sg, first);
+		json_decref(sg);
+	}
+	for (int i = 0; i < n; i++) {
+		struct np_bpf_counters d;
+		if (!wanted(rows[i].s.name, a->names, a->nnames))
+			continue;
+		row_delta(&rows[i], *prev, *nprev, first, &d);
+		shown++;
+		if (a->json) {
+			json_array_append_new(ws,
+					      row_json(v, &rows[i], &d, first));
+		} else {
+			print_block(v, &rows[i], &d);
+			printf("\n");
+		}
+	}
+	if (a->json) {
+		char *s =
+		    json_dumps(o, v->watch ? JSON_COMPACT : JSON_INDENT(2));
+		printf("%s\n", s ? s : "{}");
+		free(s);
+		json_decref(o);
+	} else if (!shown) {
+		printf("no workloads are being verified%s\n",
+		       a->nnames ? " by those names" : "");
+	}
+	fflush(stdout);
+	free(*prev);
+	*prev = rows;
+	*nprev = n;
+	return 0;
+}
+
+/* Sleep for seconds, or until SIGINT/SIGTERM. */
+static void pause_for(double seconds)
+{
+	struct timespec ts = {
+	    (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+
+	while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int cmd_violations(int argc, char **argv)
+{
+	struct args a = {.cfg = NP_CONFIG_DEFAULT_PATH};
+	char dir[4200], err[1024], mnt[4096];
+	struct np_bpf_maps m;
+	struct view v = {0};
+	struct row *prev = NULL;
+	int nprev = 0, r, rc = NP_EXIT_OK;
+
+	if ((r = parse_args(&a, &v, argc, argv)) >= 0 ||
+	    (r = pin_dir(&a, dir, sizeof(dir))) >= 0)
+		return r;
 	r = np_bpf_maps_open_pinned(&m, dir, err, sizeof(err));
 	if (r) {
 		open_error(r, err);
@@ -462,148 +679,17 @@ int cmd_violations(int argc, char **argv)
 	}
 	v.m = &m;
 	v.mnt = np_cgroup2_mount_find(NULL, mnt, sizeof(mnt)) ? NULL : mnt;
-	v.watch = watch > 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: the sleep ends */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	v.watch = a.watch > 0;
+	stop_on_signals();
 	for (bool first = true;; first = false) {
-		struct np_bpf_info info = {0};
-		struct row *rows = NULL;
-		__u32 zero = 0;
-		bool running;
-		int n = 0, shown = 0;
-		json_t *o = NULL, *ws = NULL, *sg;
-
-		if (bpf_map_lookup_elem(m.info, &zero, &info))
-			memset(&info, 0, sizeof(info));
-		running = daemon_running(info.daemon_pid);
-		v.tick_hz = info.tick_hz;
-		if (read_rows(&m, &rows, &n)) {
-			fprintf(stderr, "numaplace violations: out of memory\n");
-			goto out;
-		}
-		/* a named workload must be there at the start; later it may
-		 * be released while watching */
-		for (int a = 0; first && a < nnames; a++) {
-			bool found = false;
-			for (int i = 0; i < n; i++)
-				found |= !strcmp(rows[i].s.name, names[a]);
-			if (!found) {
-				fprintf(stderr, "numaplace violations: no workload "
-					"named \"%s\" in %s/%s\n", names[a], dir,
-					NP_BPF_MAP_SLOTS);
-				free(rows);
-				goto out;
-			}
-		}
-		sg = json_array();
-		for (int i = 0; i < NP_BPF_NSIGNALS; i++)
-			if (info.signals & (1u << i))
-				json_array_append_new(sg,
-						      json_string(np_bpf_signal_names[i]));
-		if (json) {
-			ws = json_array();
-			o = json_pack("{s:s,s:i,s:b,s:o,s:i,s:o}", "pin_dir", dir,
-				      "daemon_pid", (int)info.daemon_pid,
-				      "daemon_running", running, "signals", sg,
-				      "tick_hz", (int)info.tick_hz, "workloads", ws);
-			if (v.watch)
-				json_object_set_new(o, "time",
-						    json_real((double)time(NULL)));
-		} else {
-			if (v.watch && isatty(STDOUT_FILENO))
-				printf("\033[H\033[2J");
-			else if (v.watch && !first)
-				printf("----\n");
-			printf("%s: numaplaced ", dir);
-			if (running)
-				printf("running (pid %u)", info.daemon_pid);
-			else
-				printf("not running (counts up to its last stop)");
-			printf(running ? "; signals:" : "; signals when it ran:");
-			for (size_t i = 0; i < json_array_size(sg); i++)
-				printf(" %s", json_string_value(json_array_get(sg, i)));
-			if (!json_array_size(sg))
-				printf(" none");
-			if (v.watch) {
-				char tb[16];
-				time_t now = time(NULL);
-				struct tm tm;
-				localtime_r(&now, &tm);
-				strftime(tb, sizeof(tb), "%H:%M:%S", &tm);
-				printf("\n%s, every %g s; (+N): since the %s", tb,
-				       watch, first ? "start" : "last screen");
-			}
-			printf("\n\n");
-			json_decref(sg);
-		}
-		for (int i = 0; i < n; i++) {
-			struct np_bpf_counters d;
-			bool have_prev = false;
-			if (!wanted(rows[i].s.name, names, nnames))
-				continue;
-			memset(&d, 0, sizeof(d));
-			for (int k = 0; k < nprev; k++)
-				if (prev[k].slot == rows[i].slot &&
-				    prev[k].s.cgid == rows[i].s.cgid &&
-				    !strcmp(prev[k].s.name, rows[i].s.name)) {
-					np_bpf_counters_delta(&d, &rows[i].c,
-							      &prev[k].c);
-					have_prev = true;
-				}
-			/* a workload that appeared since the last screen:
-			 * everything it has is new */
-			if (!have_prev && !first)
-				d = rows[i].c;
-			shown++;
-			if (json) {
-				json_t *w = json_pack(
-					"{s:s,s:s,s:I,s:i,s:i,s:i,s:o,s:f,s:b,s:o}",
-					"name", rows[i].s.name, "cgroup", rows[i].s.cgroup,
-					"cgroup_id", (json_int_t)rows[i].s.cgid, "slot",
-					(int)rows[i].slot, "gen", (int)rows[i].s.gen,
-					"cpus", (int)rows[i].s.ncpus, "counters",
-					counters_json(&rows[i].c), "remote_fault_ratio",
-					ratio(&rows[i].c), "violation",
-					np_bpf_counters_any_violation(&rows[i].c),
-					"top_intruders", intruders_json(&v, rows[i].slot));
-				if (v.watch)
-					json_object_set_new(w, "delta",
-							    first ? json_null()
-								  : counters_json(&d));
-				json_array_append_new(ws, w);
-			} else {
-				print_block(&v, &rows[i], &d);
-				printf("\n");
-			}
-		}
-		if (json) {
-			char *s = json_dumps(o, v.watch ? JSON_COMPACT : JSON_INDENT(2));
-			printf("%s\n", s ? s : "{}");
-			free(s);
-			json_decref(o);
-		} else if (!shown) {
-			printf("no workloads are being verified%s\n",
-			       nnames ? " by those names" : "");
-		}
-		fflush(stdout);
-		free(prev);
-		prev = rows;
-		nprev = n;
+		if ((rc = show(&v, &a, dir, first, &prev, &nprev)))
+			break;
 		if (!v.watch || stop)
 			break;
-		{
-			struct timespec ts = {(time_t)watch,
-					      (long)((watch - (double)(time_t)watch) * 1e9)};
-			while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
-				;
-		}
+		pause_for(a.watch);
 		if (stop)
 			break;
 	}
-	rc = NP_EXIT_OK;
-out:
 	free(prev);
 	np_bpf_maps_close(&m);
 	return rc;

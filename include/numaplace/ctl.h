@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Control socket: the protocol between numaplaced and its clients, and the
- * client side (userspace/ctl_client.c).
+ * client side (userspace/daemon/ctl_client.c). The human renderings of
+ * the answers are the CLI's (tools/status_render.h).
  *
  * ---- Protocol (the contract numaplaced implements) ------------------------
  *
@@ -107,26 +108,5 @@ int np_ctl_check(const json_t *response, char *err, size_t errlen);
  * the field), or -errno if the file cannot be read.
  */
 int np_ctl_load_spec(const char *path, json_t **spec, char *err, size_t errlen);
-
-/*
- * Print the status object (the "status" member of a status answer) for
- * people: a CPU map per NUMA node, pools, workloads, counters, rejections
- * and the last reconcile cycle. Needs only the JSON, so it also works on a
- * saved `numaplace status --json`. Returns 0, or -EINVAL if the object is
- * malformed (np_status_render_err names the field).
- */
-int np_status_render(const json_t *status, FILE *out);
-int np_status_render_err(const json_t *status, FILE *out, char *err,
-			 size_t errlen);
-
-/*
- * Print an admission decision (the "decision" member of an admit answer):
- *   admitted web: cpuset 1,5 mems 0 (LSE, hint 0 preferred)
- *     main: cpuset 1,5 exclusive, mems 0, hint 0 preferred
- * or
- *   rejected web: REASON (resource cpu)
- * Returns 0, or -EINVAL if it has no boolean "admitted".
- */
-int np_decision_render(const json_t *decision, FILE *out);
 
 #endif

@@ -27,12 +27,14 @@
  *
  * Exit: 0 done, 1 a system call failed, 2 a bad argument.
  */
+#include "../stop_signal.h"
 #include "numaplace/quantity.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +48,6 @@
 #define MPOL_BIND 2
 #define MAX_SAMPLE 4096
 #define MAX_CPU 4095 /* NP_MAX_CPUS - 1 */
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -120,7 +114,87 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
+struct args {
+	long cpu, node, seconds, passes, stride;
+	uint64_t size;
+	int mode, timed, wait_sig, quiet;
+};
+
+static const char *const mode_flag[] = {"--default", "--preferred", "--bind"};
+
+/* An option getopt did not take: a long option as written (optopt holds
+ * its short letter, e.g. 'c' for --cpu); a short one from optopt. */
+static int bad_option(int c, char **argv)
+{
+	char flag[3] = {'-', (char)optopt, 0};
+	const char *a = argv[optind - 1];
+	const char *f = !strncmp(a, "--", 2) || !optopt ? a : flag;
+
+	if (c == ':')
+		return bad(f, "needs a value");
+	usage(stderr);
+	return bad(f, "unknown option");
+}
+
+/* One option: -1 to go on, else the exit code. */
+static int parse_option(struct args *a, int c, char **argv, int *mode_set)
+{
+	long pagesz = sysconf(_SC_PAGESIZE);
+	char qerr[256];
+	int ok, m;
+
+	switch (c) {
+	case 'c':
+		a->cpu = number(optarg, 0, MAX_CPU, &ok);
+		return ok ? -1 : bad("--cpu", "expected a CPU number 0..4095");
+	case 'n':
+		a->node = number(optarg, 0, 63, &ok);
+		return ok ? -1 : bad("--node", "expected a node number 0..63");
+	case 's':
+		if (np_quantity_bytes(optarg, &a->size, qerr, sizeof(qerr)) ||
+		    a->size < (uint64_t)pagesz || a->size > (1ULL << 40))
+			return bad("--size", "expected bytes like 64Mi or 1Gi "
+					     "(a page to 1 TiB)");
+		return -1;
+	case 't':
+		a->seconds = number(optarg, 0, 86400, &ok);
+		a->timed = 1;
+		return ok ? -1 : bad("--seconds", "expected 0..86400");
+	case 'p':
+		a->passes = number(optarg, 1, 1000000, &ok);
+		return ok ? -1 : bad("--passes", "expected 1..1000000");
+	case 'S':
+		a->stride = number(optarg, 1, 1 << 30, &ok);
+		return ok ? -1
+			  : bad("--stride", "expected bytes 1..1073741824");
+	case 'b':
+	case 'P':
+	case 'D':
+		m = c == 'b'   ? MPOL_BIND
+		    : c == 'P' ? MPOL_PREFERRED
+			       : MPOL_DEFAULT;
+		if (*mode_set && m != a->mode)
+			return bad(mode_flag[m], "only one of --bind, "
+						 "--preferred, --default");
+		a->mode = m;
+		*mode_set = 1;
+		return -1;
+	case 'w':
+		a->wait_sig = 1;
+		return -1;
+	case 'q':
+		a->quiet = 1;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		return bad_option(c, argv);
+	}
+}
+
+/* The command line: -1 to go on, else the exit code. */
+static int parse_args(struct args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"cpu", required_argument, NULL, 'c'},
@@ -137,119 +211,38 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	static const char *const mode_flag[] = {"--default", "--preferred",
-						"--bind"};
-	long cpu = -1, node = -1, seconds = 5, passes = 0, stride = 4096;
-	uint64_t size = 64ULL << 20;
-	int mode = MPOL_BIND, mode_set = 0, timed = 0, wait_sig = 0, quiet = 0;
-	int ok, c, rc = 0;
-	char online[256], qerr[256];
-	long pagesz = sysconf(_SC_PAGESIZE), done = 0, counts[64] = {0}, k = 0;
-	unsigned long mask;
-	cpu_set_t *set;
-	volatile unsigned char *mem;
-	struct sigaction sa;
-	sigset_t block, old;
-	double t0;
+	char online[256];
+	int c, r, mode_set = 0;
 
 	opterr = 0; /* our own messages, naming the flag */
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cpu = number(optarg, 0, MAX_CPU, &ok);
-			if (!ok)
-				return bad("--cpu",
-					   "expected a CPU number 0..4095");
-			break;
-		case 'n':
-			node = number(optarg, 0, 63, &ok);
-			if (!ok)
-				return bad("--node",
-					   "expected a node number 0..63");
-			break;
-		case 's':
-			if (np_quantity_bytes(optarg, &size, qerr,
-					      sizeof(qerr)) ||
-			    size < (uint64_t)pagesz || size > (1ULL << 40))
-				return bad("--size",
-					   "expected bytes like 64Mi or 1Gi (a "
-					   "page to 1 TiB)");
-			break;
-		case 't':
-			seconds = number(optarg, 0, 86400, &ok);
-			if (!ok)
-				return bad("--seconds", "expected 0..86400");
-			timed = 1;
-			break;
-		case 'p':
-			passes = number(optarg, 1, 1000000, &ok);
-			if (!ok)
-				return bad("--passes", "expected 1..1000000");
-			break;
-		case 'S':
-			stride = number(optarg, 1, 1 << 30, &ok);
-			if (!ok)
-				return bad("--stride",
-					   "expected bytes 1..1073741824");
-			break;
-		case 'b':
-		case 'P':
-		case 'D': {
-			int m = c == 'b'   ? MPOL_BIND
-				: c == 'P' ? MPOL_PREFERRED
-					   : MPOL_DEFAULT;
-			if (mode_set && m != mode)
-				return bad(mode_flag[m],
-					   "only one of --bind, "
-					   "--preferred, --default");
-			mode = m;
-			mode_set = 1;
-			break;
-		}
-		case 'w':
-			wait_sig = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-		default: {
-			/* a long option as written (optopt holds its short
-			 * letter, e.g. 'c' for --cpu); a short one from optopt
-			 */
-			char flag[3] = {'-', (char)optopt, 0};
-			const char *a = argv[optind - 1];
-			const char *f =
-			    !strncmp(a, "--", 2) || !optopt ? a : flag;
-			if (c == ':')
-				return bad(f, "needs a value");
-			usage(stderr);
-			return bad(f, "unknown option");
-		}
-		}
-	}
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1)
+		if ((r = parse_option(a, c, argv, &mode_set)) >= 0)
+			return r;
 	if (optind < argc)
 		return bad(argv[optind], "unexpected argument");
-	if (cpu < 0)
+	if (a->cpu < 0)
 		return bad("--cpu", "required");
-	if (timed && passes)
+	if (a->timed && a->passes)
 		return bad("--passes", "not with --seconds");
-	if (mode == MPOL_DEFAULT && node >= 0)
+	if (a->mode == MPOL_DEFAULT && a->node >= 0)
 		return bad("--node", "not with --default");
-	if (mode != MPOL_DEFAULT && node < 0)
+	if (a->mode != MPOL_DEFAULT && a->node < 0)
 		return bad("--node", "required (or --default)");
-	if (node >= 0 && !node_online((int)node, online, sizeof(online))) {
+	if (a->node >= 0 &&
+	    !node_online((int)a->node, online, sizeof(online))) {
 		fprintf(stderr,
 			"np-memtouch: --node %ld: no such NUMA node "
 			"(online: %s)\n",
-			node, online);
+			a->node, online);
 		return 2;
 	}
+	return -1;
+}
 
-	set = CPU_ALLOC(MAX_CPU + 1);
+static int pin_cpu(long cpu)
+{
+	cpu_set_t *set = CPU_ALLOC(MAX_CPU + 1);
+
 	if (!set) {
 		perror("np-memtouch: CPU_ALLOC");
 		return 1;
@@ -264,87 +257,112 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	CPU_FREE(set);
+	return 0;
+}
 
-	/* Signals first: a SIGTERM during the first touch must still end in
-	 * the JSON line (it ends the access loop at once). */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+/* Map a->size bytes with the memory policy and touch every page: 0, or
+ * the exit code. */
+static int touch_memory(const struct args *a, volatile unsigned char **out)
+{
+	long pagesz = sysconf(_SC_PAGESIZE);
+	volatile unsigned char *mem;
+	unsigned long mask;
 
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	mem = mmap(NULL, a->size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		perror("np-memtouch: mmap");
 		return 1;
 	}
-	mask = node >= 0 ? 1UL << node : 0;
+	mask = a->node >= 0 ? 1UL << a->node : 0;
 	/* mbind(2)'s maxnode: the kernel reads maxnode - 1 bits (it starts
 	 * with --maxnode), hence one more than the bits of the mask */
-	if (mode != MPOL_DEFAULT && syscall(SYS_mbind, mem, size, mode, &mask,
-					    8 * sizeof(mask) + 1, 0)) {
+	if (a->mode != MPOL_DEFAULT &&
+	    syscall(SYS_mbind, mem, a->size, a->mode, &mask,
+		    8 * sizeof(mask) + 1, 0)) {
 		fprintf(stderr,
 			"np-memtouch: mbind(%s node %ld): %s (outside "
 			"this cgroup's cpuset.mems?)\n",
-			mode_flag[mode], node, strerror(errno));
+			mode_flag[a->mode], a->node, strerror(errno));
 		return 1;
 	}
-	for (uint64_t o = 0; o < size; o += (uint64_t)pagesz)
+	for (uint64_t o = 0; o < a->size; o += (uint64_t)pagesz)
 		mem[o] = 1;
-	if (!quiet) {
+	if (!a->quiet) {
 		char pol[48];
-		snprintf(pol, sizeof(pol), node >= 0 ? "%s node %ld" : "%s",
-			 mode_flag[mode] + 2, node);
+		snprintf(pol, sizeof(pol), a->node >= 0 ? "%s node %ld" : "%s",
+			 mode_flag[a->mode] + 2, a->node);
 		fprintf(stderr,
 			"np-memtouch: pid %d: %llu bytes touched from "
 			"CPU %ld (%s), accessing for %ld %s%s\n",
-			(int)getpid(), (unsigned long long)size, cpu, pol,
-			passes ? passes : seconds, passes ? "passes" : "s",
-			wait_sig ? ", then holding until SIGTERM" : "");
+			(int)getpid(), (unsigned long long)a->size, a->cpu, pol,
+			a->passes ? a->passes : a->seconds,
+			a->passes ? "passes" : "s",
+			a->wait_sig ? ", then holding until SIGTERM" : "");
 	}
+	*out = mem;
+	return 0;
+}
 
-	/* keep accessing, so that NUMA balancing scans produce hinting
-	 * faults on these pages */
-	t0 = now_s();
+/* Keep accessing, so that NUMA balancing scans produce hinting faults on
+ * these pages: the number of passes done. */
+static long access_loop(const struct args *a, volatile unsigned char *mem)
+{
+	double t0 = now_s();
+	long done = 0;
+
 	while (!stop) {
-		for (uint64_t o = 0; o < size; o += (uint64_t)stride)
+		for (uint64_t o = 0; o < a->size; o += (uint64_t)a->stride)
 			mem[o]++;
 		done++;
-		if (passes ? done >= passes : now_s() - t0 >= (double)seconds)
+		if (a->passes ? done >= a->passes
+			      : now_s() - t0 >= (double)a->seconds)
 			break;
 	}
-	/* Block before testing `stop`: a signal between the test and the
-	 * wait stays pending and sigsuspend() (which unblocks atomically)
-	 * returns at once, instead of pause() sleeping through it. */
+	return done;
+}
+
+/* Until SIGTERM or SIGINT. Block before testing `stop`: a signal between
+ * the test and the wait stays pending and sigsuspend() (which unblocks
+ * atomically) returns at once, instead of pause() sleeping through it. */
+static void hold_until_signal(void)
+{
+	sigset_t block, old;
+
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	while (wait_sig && !stop)
+	while (!stop)
 		sigsuspend(&old);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+}
 
-	{
-		long npages = (long)(size / (uint64_t)pagesz), step;
-		void *pages[MAX_SAMPLE];
-		int status[MAX_SAMPLE];
-		step = npages > MAX_SAMPLE ? npages / MAX_SAMPLE : 1;
-		for (long i = 0; i < npages && k < MAX_SAMPLE; i += step)
-			pages[k++] = (void *)(mem + i * pagesz);
-		/* nodes == NULL: only report each page's node in status[] */
-		if (syscall(SYS_move_pages, 0, k, pages, NULL, status, 0)) {
-			fprintf(stderr, "np-memtouch: move_pages (query): %s\n",
-				strerror(errno));
-			rc = 1;
-		} else {
-			for (long i = 0; i < k; i++)
-				if (status[i] >= 0 && status[i] < 64)
-					counts[status[i]]++;
-		}
+/* Where a sample of the pages is (move_pages(2) in query mode), as the
+ * JSON line: 0, or 1 if the query failed. */
+static int report(const struct args *a, volatile unsigned char *mem, long done)
+{
+	long pagesz = sysconf(_SC_PAGESIZE), counts[64] = {0}, k = 0;
+	long npages = (long)(a->size / (uint64_t)pagesz), step;
+	void *pages[MAX_SAMPLE];
+	int status[MAX_SAMPLE], rc = 0;
+
+	step = npages > MAX_SAMPLE ? npages / MAX_SAMPLE : 1;
+	for (long i = 0; i < npages && k < MAX_SAMPLE; i += step)
+		pages[k++] = (void *)(mem + i * pagesz);
+	/* nodes == NULL: only report each page's node in status[] */
+	if (syscall(SYS_move_pages, 0, k, pages, NULL, status, 0)) {
+		fprintf(stderr, "np-memtouch: move_pages (query): %s\n",
+			strerror(errno));
+		rc = 1;
+	} else {
+		for (long i = 0; i < k; i++)
+			if (status[i] >= 0 && status[i] < 64)
+				counts[status[i]]++;
 	}
 	printf("{\"cpu\":%ld,\"node\":%ld,\"bytes\":%llu,\"passes\":%ld,"
 	       "\"sampled\":%ld,\"pages_on_node\":{",
-	       cpu, node, (unsigned long long)size, done, k);
+	       a->cpu, a->node, (unsigned long long)a->size, done, k);
 	for (int n = 0, first = 1; n < 64; n++)
 		if (counts[n]) {
 			printf("%s\"%d\":%ld", first ? "" : ",", n, counts[n]);
@@ -352,4 +370,31 @@ int main(int argc, char **argv)
 		}
 	printf("}}\n");
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {.cpu = -1,
+			 .node = -1,
+			 .seconds = 5,
+			 .stride = 4096,
+			 .size = 64ULL << 20,
+			 .mode = MPOL_BIND};
+	volatile unsigned char *mem;
+	long done;
+	int r;
+
+	if ((r = parse_args(&a, argc, argv)) >= 0)
+		return r;
+	if ((r = pin_cpu(a.cpu)))
+		return r;
+	/* Signals first: a SIGTERM during the first touch must still end in
+	 * the JSON line (it ends the access loop at once). */
+	stop_on_signals();
+	if ((r = touch_memory(&a, &mem)))
+		return r;
+	done = access_loop(&a, mem);
+	if (a.wait_sig)
+		hold_until_signal();
+	return report(&a, mem, done);
 }

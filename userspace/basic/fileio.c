@@ -25,17 +25,18 @@ int np_read_fd(int fd, size_t max, char **out, size_t *outlen)
 			return -EFBIG;
 		cap = (size_t)sb.st_size + 1;
 	}
-	if (cap > max + 1)
-		cap = max + 1;
+	/* Room for max + 1 bytes: one more than max says the file is larger. */
+	if (cap > max + 2)
+		cap = max + 2;
 	if (!(buf = malloc(cap)))
 		return -ENOMEM;
 	for (;;) {
 		ssize_t n;
 		if (len + 1 >= cap) {
 			char *nb;
-			if (len >= max)
+			if (len > max)
 				return -EFBIG;
-			cap = cap > max / 2 ? max + 1 : cap * 2;
+			cap = cap > max / 2 ? max + 2 : cap * 2;
 			if (!(nb = realloc(buf, cap)))
 				return -ENOMEM;
 			buf = nb;
@@ -49,6 +50,8 @@ int np_read_fd(int fd, size_t max, char **out, size_t *outlen)
 			break;
 		len += (size_t)n;
 	}
+	if (len > max)
+		return -EFBIG;
 	buf[len] = '\0';
 	if (outlen)
 		*outlen = len;

@@ -10,9 +10,11 @@
  * verify, and loading fails.
  */
 #include "numaplace/bpf_load.h"
-#include "numaplace/error.h"
 #include "basic/fileio.h"
 #include "numaplace.skel.h"
+#include "numaplace/cleanup.h"
+#include "numaplace/error.h"
+#include "numaplace/numa_mem.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -30,12 +32,19 @@
 #include <unistd.h>
 
 const char *const np_bpf_signal_names[NP_BPF_NSIGNALS] = {
-	"sched_switch", "sched_migrate_task", "cpu_clock_tick", "numa_fault",
-	"numa_balancer", "task_audit", "numa_balancing",
+    "sched_switch",  "sched_migrate_task", "cpu_clock_tick", "numa_fault",
+    "numa_balancer", "task_audit",	   "numa_balancing",
 };
 
-enum { SIG_SWITCH, SIG_MIGRATE, SIG_TICK, SIG_FAULT, SIG_BALANCER, SIG_AUDIT,
-       SIG_NUMA_BALANCING };
+enum {
+	SIG_SWITCH,
+	SIG_MIGRATE,
+	SIG_TICK,
+	SIG_FAULT,
+	SIG_BALANCER,
+	SIG_AUDIT,
+	SIG_NUMA_BALANCING
+};
 
 struct np_bpf_loader {
 	struct numaplace_bpf *skel;
@@ -199,11 +208,11 @@ static void attach_ticks(struct np_bpf_loader *l, unsigned hz)
 	l->ntick = ncpu;
 	for (int c = 0; c < ncpu; c++) {
 		struct perf_event_attr a = {
-			.type = PERF_TYPE_SOFTWARE,
-			.size = sizeof(a),
-			.config = PERF_COUNT_SW_CPU_CLOCK,
-			.sample_freq = hz,
-			.freq = 1,
+		    .type = PERF_TYPE_SOFTWARE,
+		    .size = sizeof(a),
+		    .config = PERF_COUNT_SW_CPU_CLOCK,
+		    .sample_freq = hz,
+		    .freq = 1,
 		};
 		int fd = (int)syscall(SYS_perf_event_open, &a, -1, c, -1,
 				      PERF_FLAG_FD_CLOEXEC);
@@ -237,10 +246,10 @@ static void attach_ticks(struct np_bpf_loader *l, unsigned hz)
 static int chmod_pins(const char *dir)
 {
 	static const char *const names[] = {
-		NP_BPF_MAP_POLICY,   NP_BPF_MAP_CPU_OWNER, NP_BPF_MAP_CPU_TOPO,
-		NP_BPF_MAP_COUNTERS, NP_BPF_MAP_SLOTS,	   NP_BPF_MAP_INTRUDERS,
-		NP_BPF_MAP_INFO,     NP_BPF_MAP_EVENTS,	   NP_BPF_MAP_RATE,
-		NP_BPF_MAP_EPISODES,
+	    NP_BPF_MAP_POLICY,	 NP_BPF_MAP_CPU_OWNER, NP_BPF_MAP_CPU_TOPO,
+	    NP_BPF_MAP_COUNTERS, NP_BPF_MAP_SLOTS,     NP_BPF_MAP_INTRUDERS,
+	    NP_BPF_MAP_INFO,	 NP_BPF_MAP_EVENTS,    NP_BPF_MAP_RATE,
+	    NP_BPF_MAP_EPISODES,
 	};
 	char p[4096];
 	int r = 0;
@@ -261,144 +270,117 @@ static int chmod_pins(const char *dir)
 	return r;
 }
 
-static int numa_balancing_mode(void)
+#define WHY(l, sig, ...)                                                       \
+	snprintf((l)->why[sig], sizeof((l)->why[0]), __VA_ARGS__)
+
+/* What the kernel's BTF says: balancer tracepoints, task_numa_fault. */
+static int probe_btf(bool *balancer, bool *has_fault, char *err, size_t errlen)
 {
-	char buf[16] = "";
-	int fd = open("/proc/sys/kernel/numa_balancing", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	struct btf *vm = btf__load_vmlinux_btf();
+	int r;
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	return atoi(buf);
-}
-
-int np_bpf_load(struct np_bpf_loader **out, const struct np_bpf_load_opts *o,
-		char *err, size_t errlen)
-{
-	struct np_bpf_loader *l = calloc(1, sizeof(*l));
-	static const enum fault_mode modes[] = {FAULT_FENTRY, FAULT_KPROBE,
-						FAULT_OFF};
-	char pin_dir[4096], warn[1024] = "", fail[3][300] = {"", "", ""};
-	struct btf *vm = NULL;
-	bool balancer, has_fault;
-	int r = -EINVAL, nb, mi;
-
-	if (!l)
-		return -ENOMEM;
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(libbpf_print);
-	if (!o->nslots || o->nslots > 1u << 20) {
-		NP_ERR("verify.max_workloads: %u is out of range 1..1048576",
-		    o->nslots);
-		free(l);
-		return -EINVAL;
-	}
-	if ((r = np_bpf_pin_dir(pin_dir, sizeof(pin_dir), o->pin_path)) ||
-	    (r = np_mkdir_p(pin_dir, 0700))) {
-		NP_ERR("bpf_pin_path %s: %s (is bpffs mounted at /sys/fs/bpf?)",
-		    pin_dir, strerror(-r));
-		free(l);
-		return r;
-	}
-	vm = btf__load_vmlinux_btf();
 	if (!vm) {
 		r = -errno;
-		NP_ERR("kernel BTF (/sys/kernel/btf/vmlinux): %s; numaplace's BPF "
+		NP_ERR(
+		    "kernel BTF (/sys/kernel/btf/vmlinux): %s; numaplace's BPF "
 		    "programs need CONFIG_DEBUG_INFO_BTF=y",
 		    strerror(-r));
-		free(l);
 		return r;
 	}
-	balancer = btf_has(vm, "btf_trace_sched_move_numa", BTF_KIND_TYPEDEF);
-	has_fault = btf_has(vm, "task_numa_fault", BTF_KIND_FUNC);
+	*balancer = btf_has(vm, "btf_trace_sched_move_numa", BTF_KIND_TYPEDEF);
+	*has_fault = btf_has(vm, "task_numa_fault", BTF_KIND_FUNC);
 	btf__free(vm);
+	return 0;
+}
 
-	for (mi = 0; mi < 3; mi++) {
-		if (modes[mi] != FAULT_OFF && !has_fault) {
-			snprintf(fail[mi], sizeof(fail[0]),
+/*
+ * Load with the NUMA-fault hook as fentry, else as a kprobe, else off: the
+ * first the kernel accepts. fail[m] says why mode m was not taken. Returns
+ * the mode loaded, or a negative errno (err says why the last one failed).
+ */
+static int load_first(struct np_bpf_loader *l, const struct np_bpf_load_opts *o,
+		      const char *pin_dir, bool balancer, bool has_fault,
+		      char *warn, size_t wlen, char fail[3][300], char *err,
+		      size_t errlen)
+{
+	int r = -EINVAL;
+
+	for (int m = FAULT_FENTRY; m <= FAULT_OFF; m++) {
+		if (m != FAULT_OFF && !has_fault) {
+			snprintf(fail[m], sizeof(fail[0]),
 				 "task_numa_fault not in kernel BTF "
 				 "(CONFIG_NUMA_BALANCING off?)");
 			continue;
 		}
-		if (modes[mi] == FAULT_KPROBE && !kprobes_available()) {
-			snprintf(fail[mi], sizeof(fail[0]),
+		if (m == FAULT_KPROBE && !kprobes_available()) {
+			snprintf(fail[m], sizeof(fail[0]),
 				 "kprobes not available (CONFIG_KPROBES off)");
 			continue;
 		}
 		last_libbpf[0] = 0;
-		r = open_and_load(l, o, pin_dir, modes[mi], balancer, warn,
-				  sizeof(warn));
+		r = open_and_load(l, o, pin_dir, m, balancer, warn, wlen);
 		if (!r)
-			break;
+			return m;
 		/* Bounded: the kernel's reason is kept, the tail of a long
 		 * libbpf line is not needed in a status line. */
-		snprintf(fail[mi], sizeof(fail[0]), "%s%s%.200s", strerror(-r),
+		snprintf(fail[m], sizeof(fail[0]), "%s%s%.200s", strerror(-r),
 			 last_libbpf[0] ? ": " : "", last_libbpf);
 	}
-	if (mi == 3) {
-		NP_ERR("loading the BPF programs failed: %s", fail[2]);
-		free(l);
-		return r;
-	}
-	if (modes[mi] == FAULT_FENTRY) {
-		snprintf(l->why[SIG_FAULT], sizeof(l->why[0]),
-			 "active: fentry/task_numa_fault");
-	} else if (modes[mi] == FAULT_KPROBE) {
-		snprintf(l->why[SIG_FAULT], sizeof(l->why[0]),
-			 "active: kprobe/task_numa_fault (fentry refused: %.150s)",
-			 fail[0]);
-	} else {
-		snprintf(l->why[SIG_FAULT], sizeof(l->why[0]),
-			 "off: fentry refused (%.80s); kprobe: %.80s", fail[0],
-			 fail[1]);
-	}
-	if (modes[mi] != FAULT_OFF)
-		l->signals |= NP_BPF_SIG_FAULT;
+	NP_ERR("loading the BPF programs failed: %s", fail[FAULT_OFF]);
+	return r;
+}
 
-	r = numaplace_bpf__attach(l->skel);
-	if (r) {
-		NP_ERR("attaching the BPF programs failed: %s%s%s", strerror(-r),
-		    last_libbpf[0] ? ": " : "", last_libbpf);
-		goto fail;
-	}
+static void describe_fault(struct np_bpf_loader *l, enum fault_mode m,
+			   char fail[3][300])
+{
+	if (m == FAULT_FENTRY)
+		WHY(l, SIG_FAULT, "active: fentry/task_numa_fault");
+	else if (m == FAULT_KPROBE)
+		WHY(l, SIG_FAULT,
+		    "active: kprobe/task_numa_fault (fentry refused: %.150s)",
+		    fail[FAULT_FENTRY]);
+	else
+		WHY(l, SIG_FAULT, "off: fentry refused (%.80s); kprobe: %.80s",
+		    fail[FAULT_FENTRY], fail[FAULT_KPROBE]);
+	if (m != FAULT_OFF)
+		l->signals |= NP_BPF_SIG_FAULT;
+}
+
+/* The signals that come with an attached skeleton, and the kernel's NUMA
+ * balancing mode (no hinting faults without it). */
+static void describe_attached(struct np_bpf_loader *l, bool balancer)
+{
+	int nb;
+
 	l->signals |= NP_BPF_SIG_SWITCH | NP_BPF_SIG_MIGRATE | NP_BPF_SIG_AUDIT;
-	snprintf(l->why[SIG_SWITCH], sizeof(l->why[0]), "active: tp_btf/sched_switch");
-	snprintf(l->why[SIG_MIGRATE], sizeof(l->why[0]),
-		 "active: tp_btf/sched_migrate_task");
-	snprintf(l->why[SIG_AUDIT], sizeof(l->why[0]), "active: iter/task");
+	WHY(l, SIG_SWITCH, "active: tp_btf/sched_switch");
+	WHY(l, SIG_MIGRATE, "active: tp_btf/sched_migrate_task");
+	WHY(l, SIG_AUDIT, "active: iter/task");
 	if (balancer) {
 		l->signals |= NP_BPF_SIG_BALANCER;
-		snprintf(l->why[SIG_BALANCER], sizeof(l->why[0]),
-			 "active: tp_btf/sched_{move,swap,stick}_numa");
+		WHY(l, SIG_BALANCER,
+		    "active: tp_btf/sched_{move,swap,stick}_numa");
 	} else {
-		snprintf(l->why[SIG_BALANCER], sizeof(l->why[0]),
-			 "off: the kernel has no sched_move_numa tracepoint "
-			 "(CONFIG_NUMA_BALANCING off)");
+		WHY(l, SIG_BALANCER,
+		    "off: the kernel has no sched_move_numa tracepoint "
+		    "(CONFIG_NUMA_BALANCING off)");
 	}
-	nb = numa_balancing_mode();
+	nb = np_numa_balancing_mode();
 	if (nb > 0) {
 		l->signals |= NP_BPF_SIG_NUMA_BALANCING;
-		snprintf(l->why[SIG_NUMA_BALANCING], sizeof(l->why[0]),
-			 "on (kernel.numa_balancing=%d)", nb);
+		WHY(l, SIG_NUMA_BALANCING, "on (kernel.numa_balancing=%d)", nb);
 	} else {
-		snprintf(l->why[SIG_NUMA_BALANCING], sizeof(l->why[0]),
-			 "off: kernel.numa_balancing=%d, so no hinting faults "
-			 "are taken and numa_fault counts nothing (sysctl -w "
-			 "kernel.numa_balancing=1 to measure)",
-			 nb < 0 ? -1 : nb);
+		WHY(l, SIG_NUMA_BALANCING,
+		    "off: kernel.numa_balancing=%d, so no hinting faults "
+		    "are taken and numa_fault counts nothing (sysctl -w "
+		    "kernel.numa_balancing=1 to measure)",
+		    nb < 0 ? -1 : nb);
 	}
-	attach_ticks(l, o->tick_hz);
-	l->tick_hz = o->tick_hz;
-	if (warn[0])
-		NP_ERR("%s", warn); /* not an error: the caller logs it */
-	else if (err && errlen)
-		err[0] = 0;
-	(void)chmod_pins(pin_dir);
+}
 
+/* The map fds (owned by the skeleton) for np_bpf_loader_maps(). */
+static void fill_maps(struct np_bpf_loader *l, const struct np_bpf_load_opts *o)
+{
 	np_bpf_maps_init(&l->maps);
 	l->maps.policy = bpf_map__fd(l->skel->maps.np_policy);
 	l->maps.cpu_owner = bpf_map__fd(l->skel->maps.np_cpu_owner);
@@ -411,13 +393,58 @@ int np_bpf_load(struct np_bpf_loader **out, const struct np_bpf_load_opts *o,
 	l->maps.rate = bpf_map__fd(l->skel->maps.np_rate);
 	l->maps.ncpus = libbpf_num_possible_cpus();
 	l->maps.nslots = o->nslots;
+}
+
+int np_bpf_load(struct np_bpf_loader **out, const struct np_bpf_load_opts *o,
+		char *err, size_t errlen)
+{
+	_cleanup_free_ struct np_bpf_loader *l = calloc(1, sizeof(*l));
+	char pin_dir[4096], warn[1024] = "", fail[3][300] = {"", "", ""};
+	bool balancer = false, has_fault = false;
+	int r, mode;
+
+	if (!l)
+		return -ENOMEM;
+	libbpf_verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+	if (!o->nslots || o->nslots > 1u << 20) {
+		NP_ERR("verify.max_workloads: %u is out of range 1..1048576",
+		       o->nslots);
+		return -EINVAL;
+	}
+	if ((r = np_bpf_pin_dir(pin_dir, sizeof(pin_dir), o->pin_path)) ||
+	    (r = np_mkdir_p(pin_dir, 0700))) {
+		NP_ERR("bpf_pin_path %s: %s (is bpffs mounted at /sys/fs/bpf?)",
+		       pin_dir, strerror(-r));
+		return r;
+	}
+	if ((r = probe_btf(&balancer, &has_fault, err, errlen)))
+		return r;
+	mode = load_first(l, o, pin_dir, balancer, has_fault, warn,
+			  sizeof(warn), fail, err, errlen);
+	if (mode < 0)
+		return mode;
+	describe_fault(l, mode, fail);
+	r = numaplace_bpf__attach(l->skel);
+	if (r) {
+		NP_ERR("attaching the BPF programs failed: %s%s%s",
+		       strerror(-r), last_libbpf[0] ? ": " : "", last_libbpf);
+		np_bpf_unload(np_take_ptr(l));
+		return r;
+	}
+	describe_attached(l, balancer);
+	attach_ticks(l, o->tick_hz);
+	l->tick_hz = o->tick_hz;
+	if (warn[0])
+		NP_ERR("%s", warn); /* not an error: the caller logs it */
+	else if (err && errlen)
+		err[0] = 0;
+	(void)chmod_pins(pin_dir);
+	fill_maps(l, o);
 	l->parent_cgid = o->parent_cgid;
 	l->started_ns = realtime_ns();
-	*out = l;
+	*out = np_take_ptr(l);
 	return 0;
-fail:
-	np_bpf_unload(l);
-	return r;
 }
 
 void np_bpf_unload(struct np_bpf_loader *l)
@@ -452,9 +479,9 @@ json_t *np_bpf_signals_json(const struct np_bpf_loader *l)
 {
 	json_t *o = json_object();
 	for (int i = 0; i < NP_BPF_NSIGNALS; i++)
-		json_object_set_new(o, np_bpf_signal_names[i],
-				    json_string(l->why[i][0] ? l->why[i]
-							     : "off"));
+		json_object_set_new(
+		    o, np_bpf_signal_names[i],
+		    json_string(l->why[i][0] ? l->why[i] : "off"));
 	return o;
 }
 
@@ -515,26 +542,26 @@ int np_bpf_poll_events(struct np_bpf_loader *l, np_bpf_event_cb cb, void *ctx)
 int np_bpf_info_update(struct np_bpf_loader *l, uint32_t daemon_pid)
 {
 	struct np_bpf_info info = {
-		.abi = NP_BPF_ABI_VERSION,
-		.nslots = l->maps.nslots,
-		.signals = l->signals,
-		.daemon_pid = daemon_pid,
-		.parent_cgid = l->parent_cgid,
-		.started_ns = l->started_ns,
-		.updated_ns = realtime_ns(),
-		.tick_hz = (l->signals & NP_BPF_SIG_TICK) ? l->tick_hz : 0,
+	    .abi = NP_BPF_ABI_VERSION,
+	    .nslots = l->maps.nslots,
+	    .signals = l->signals,
+	    .daemon_pid = daemon_pid,
+	    .parent_cgid = l->parent_cgid,
+	    .started_ns = l->started_ns,
+	    .updated_ns = realtime_ns(),
+	    .tick_hz = (l->signals & NP_BPF_SIG_TICK) ? l->tick_hz : 0,
 	};
 	__u32 k = 0;
 
 	return bpf_map_update_elem(l->maps.info, &k, &info, BPF_ANY) ? -errno
-								      : 0;
+								     : 0;
 }
 
 int np_bpf_prog_stats(const struct np_bpf_loader *l, const char *name,
 		      uint64_t *run_ns, uint64_t *run_cnt)
 {
 	struct bpf_program *p =
-		bpf_object__find_program_by_name(l->skel->obj, name);
+	    bpf_object__find_program_by_name(l->skel->obj, name);
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	int fd;

@@ -3,6 +3,7 @@
  * Verification maps from userspace (see include/numaplace/bpf_maps.h).
  */
 #include "numaplace/bpf_maps.h"
+#include "numaplace/names.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -329,32 +330,30 @@ out:
 	return r;
 }
 
+static const char *const intruder_kind_names[] = {
+	[NP_BPF_INTRUDER_WORKLOAD] = "workload",
+	[NP_BPF_INTRUDER_CGROUP] = "cgroup",
+	[NP_BPF_INTRUDER_KTHREAD] = "kthread",
+};
+
+static const char *const event_kind_names[] = {
+	[NP_EV_RUN_OUTSIDE] = "ran-outside",
+	[NP_EV_INTRUSION] = "intrusion",
+	[NP_EV_MIGRATE_DISALLOWED] = "migrate-disallowed",
+	[NP_EV_NUMA_BALANCER] = "numa-balancer",
+	[NP_EV_FAULT_OUTSIDE] = "fault-outside-mems",
+};
+
+/* NP_NAME_OF, but "unknown" for a kind that is not in the table. */
+#define KIND_NAME(tab, kind)                                                   \
+	np_name_of((tab), NP_NAMES_LEN(tab), (int)(kind), "unknown")
+
 const char *np_bpf_intruder_kind_name(uint32_t kind)
 {
-	switch (kind) {
-	case NP_BPF_INTRUDER_WORKLOAD:
-		return "workload";
-	case NP_BPF_INTRUDER_CGROUP:
-		return "cgroup";
-	case NP_BPF_INTRUDER_KTHREAD:
-		return "kthread";
-	}
-	return "unknown";
+	return KIND_NAME(intruder_kind_names, kind);
 }
 
 const char *np_bpf_event_kind_name(uint32_t kind)
 {
-	switch (kind) {
-	case NP_EV_RUN_OUTSIDE:
-		return "ran-outside";
-	case NP_EV_INTRUSION:
-		return "intrusion";
-	case NP_EV_MIGRATE_DISALLOWED:
-		return "migrate-disallowed";
-	case NP_EV_NUMA_BALANCER:
-		return "numa-balancer";
-	case NP_EV_FAULT_OUTSIDE:
-		return "fault-outside-mems";
-	}
-	return "unknown";
+	return KIND_NAME(event_kind_names, kind);
 }

@@ -3,7 +3,9 @@
  * memory.numa_stat and page migration (see include/numaplace/numa_mem.h).
  */
 #include "numaplace/numa_mem.h"
+#include "numaplace/cleanup.h"
 #include "numaplace/error.h"
+#include "basic/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,79 +202,39 @@ int np_numa_stat_parse(const char *text, struct np_numa_stat *out, char *err,
 
 /*
  * The whole of a (cgroupfs) file, NUL-terminated, in a malloc'd buffer.
- * Sizes are unknown in advance (cgroupfs reports 0), so grow as needed.
+ * Sizes are unknown in advance (cgroupfs reports 0): np_read_at grows.
  */
 static int read_all(int dirfd, const char *name, size_t max, char **out,
 		    char *err, size_t errlen)
 {
-	size_t cap = 16384, have = 0;
-	char *buf;
-	int fd, r;
+	size_t len;
+	int r;
 
 	*out = NULL;
 	if (dirfd < 0) {
 		NP_ERR("%s: no cgroup directory (fd %d)", name, dirfd);
 		return -EBADF;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT && !strcmp(name, "memory.numa_stat"))
-			NP_ERR("memory.numa_stat: not present (memory controller "
-			    "not enabled for this cgroup: +memory in the "
-			    "parent's cgroup.subtree_control)");
-		else
-			NP_ERR("%s: %s", name, strerror(-r));
-		return r;
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
+	r = np_read_at(dirfd, name, 0, max, out, &len);
+	if (r == -ENOENT && !strcmp(name, "memory.numa_stat"))
+		NP_ERR("memory.numa_stat: not present (memory controller "
+		       "not enabled for this cgroup: +memory in the "
+		       "parent's cgroup.subtree_control)");
+	else if (r == -EFBIG)
+		NP_ERR("%s: larger than %zu bytes", name, max);
+	else if (r == -ENOMEM)
 		NP_ERR("%s: out of memory", name);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t n;
-		if (have == cap - 1) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				r = -ENOMEM;
-				NP_ERR("%s: out of memory", name);
-				goto fail;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + have, cap - 1 - have);
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			NP_ERR("%s: %s", name, strerror(-r));
-			goto fail;
-		}
-		have += (size_t)n;
-		if (have > max) {
-			r = -EFBIG;
-			NP_ERR("%s: larger than %zu bytes", name, max);
-			goto fail;
-		}
-	}
-	close(fd);
-	buf[have] = 0;
-	if (strlen(buf) != have) {
-		free(buf);
+	else if (r)
+		NP_ERR("%s: %s", name, strerror(-r));
+	if (r)
+		return r;
+	if (strlen(*out) != len) {
+		free(*out);
+		*out = NULL;
 		NP_ERR("%s: contains a NUL byte", name);
 		return -EINVAL;
 	}
-	*out = buf;
 	return 0;
-fail:
-	close(fd);
-	free(buf);
-	return r;
 }
 
 int np_numa_stat_read(int dirfd, struct np_numa_stat *out, char *err,
@@ -441,21 +403,10 @@ int np_numa_balancing_parse(const char *text)
 
 int np_numa_balancing_mode(void)
 {
-	char buf[32];
-	ssize_t n;
-	int fd = open("/proc/sys/kernel/numa_balancing", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	int r;
 
-	if (fd < 0)
-		return -errno;
-	do
-		n = read(fd, buf, sizeof(buf) - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	close(fd);
-	buf[n] = 0;
-	return np_numa_balancing_parse(buf);
+	r = np_read_at(AT_FDCWD, "/proc/sys/kernel/numa_balancing", 0, 31,
+		       &buf, NULL);
+	return r ? r : np_numa_balancing_parse(buf);
 }

@@ -5,6 +5,8 @@
  * and load outcomes that never start over silently.
  */
 #include "numaplace/state_file.h"
+#include "basic/fileio.h"
+#include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 
 #include <dirent.h>
@@ -90,37 +92,34 @@ static json_t *cpus_json(const np_cpuset *s)
 	return j;
 }
 
+/* o[id] = cpus as a list string. */
+static int put_cpus(json_t *o, int id, const np_cpuset *cpus)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "%d", id);
+	return json_object_set_new(o, key, cpus_json(cpus));
+}
+
 json_t *np_statefile_topology_json(const struct np_topology *t)
 {
 	json_t *o = json_object(), *numa = json_object(),
 	       *sockets = json_object(), *cores = json_object();
-	char key[32];
 
 	if (!o || !numa || !sockets || !cores)
 		goto nomem;
 	/* Every NUMA node, also memory-only ones: mems name them. */
-	for (int i = 0; i < t->nnuma; i++) {
-		snprintf(key, sizeof(key), "%d", t->numa[i].u.id);
-		if (json_object_set_new(numa, key,
-					cpus_json(&t->numa[i].u.cpus)))
+	for (int i = 0; i < t->nnuma; i++)
+		if (put_cpus(numa, t->numa[i].u.id, &t->numa[i].u.cpus))
 			goto nomem;
-	}
-	for (int i = 0; i < t->nsockets; i++) {
-		if (!t->sockets[i].ncpus)
-			continue;
-		snprintf(key, sizeof(key), "%d", t->sockets[i].id);
-		if (json_object_set_new(sockets, key,
-					cpus_json(&t->sockets[i].cpus)))
+	for (int i = 0; i < t->nsockets; i++)
+		if (t->sockets[i].ncpus &&
+		    put_cpus(sockets, t->sockets[i].id, &t->sockets[i].cpus))
 			goto nomem;
-	}
-	for (int i = 0; i < t->ncores; i++) {
-		if (!t->cores[i].ncpus)
-			continue;
-		snprintf(key, sizeof(key), "%d", t->cores[i].id);
-		if (json_object_set_new(cores, key,
-					cpus_json(&t->cores[i].cpus)))
+	for (int i = 0; i < t->ncores; i++)
+		if (t->cores[i].ncpus &&
+		    put_cpus(cores, t->cores[i].id, &t->cores[i].cpus))
 			goto nomem;
-	}
 	if (json_object_set_new(o, "online", cpus_json(&t->online)) ||
 	    json_object_set_new(o, "numa", numa) ||
 	    json_object_set_new(o, "sockets", sockets) ||
@@ -184,24 +183,9 @@ static int open_dir(const char *dir, char *err, size_t errlen)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return np_errf(err, errlen, -errno, "state directory %s: %s", dir,
-			    strerror(errno));
+		return np_errf(err, errlen, -errno, "state directory %s: %s",
+			       dir, strerror(errno));
 	return dfd;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
@@ -212,13 +196,13 @@ static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
 	int fd, r = 0, n = 0;
 
 	if ((fd = dup(dfd)) < 0)
-		return np_errf(err, errlen, -errno, "state directory %s: %s", dir,
-			    strerror(errno));
+		return np_errf(err, errlen, -errno, "state directory %s: %s",
+			       dir, strerror(errno));
 	if (!(d = fdopendir(fd))) {
 		r = -errno;
 		close(fd);
 		return np_errf(err, errlen, r, "state directory %s: %s", dir,
-			    strerror(-r));
+			       strerror(-r));
 	}
 	rewinddir(d);
 	while ((errno = 0, de = readdir(d))) {
@@ -229,20 +213,22 @@ static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
 			if (errno == ENOENT)
 				continue;
 			r = np_errf(err, errlen, -errno,
-				 "removing stale temp file %s/%s: %s", dir,
-				 de->d_name, strerror(errno));
+				    "removing stale temp file %s/%s: %s", dir,
+				    de->d_name, strerror(errno));
 			goto out;
 		}
 		n++;
 	}
 	if (errno) {
-		r = np_errf(err, errlen, -errno, "reading state directory %s: %s",
-			 dir, strerror(errno));
+		r = np_errf(err, errlen, -errno,
+			    "reading state directory %s: %s", dir,
+			    strerror(errno));
 		goto out;
 	}
 	if (n && fsync(dfd)) {
-		r = np_errf(err, errlen, -errno, "fsync of state directory %s: %s",
-			 dir, strerror(errno));
+		r = np_errf(err, errlen, -errno,
+			    "fsync of state directory %s: %s", dir,
+			    strerror(errno));
 		goto out;
 	}
 out:
@@ -255,14 +241,13 @@ out:
 int np_statefile_clean_tmp(const char *dir, int *removed, char *err,
 			   size_t errlen)
 {
-	int dfd = open_dir(dir, err, errlen), r;
+	_cleanup_close_ int dfd = open_dir(dir, err, errlen);
+
 	if (removed)
 		*removed = 0;
 	if (dfd < 0)
 		return dfd;
-	r = clean_tmp_at(dfd, dir, removed, err, errlen);
-	close(dfd);
-	return r;
+	return clean_tmp_at(dfd, dir, removed, err, errlen);
 }
 
 int np_statefile_save(const char *dir, const struct np_node_state *st,
@@ -271,157 +256,152 @@ int np_statefile_save(const char *dir, const struct np_node_state *st,
 	return np_statefile_save_with(dir, st, NULL, err, errlen);
 }
 
-int np_statefile_save_with(const char *dir, const struct np_node_state *st,
-			   const json_t *daemon, char *err, size_t errlen)
+/*
+ * Create dir/tmp exclusively, mode exactly 0600. A file of that name can
+ * only be left by an earlier process with our pid that crashed: the name
+ * is ours, nobody else writes it, so it is removed and created again.
+ */
+static int create_tmp(int dfd, const char *dir, const char *tmp, char *err,
+		      size_t errlen)
 {
-	char tmp[64];
-	json_t *doc = NULL;
-	char *text = NULL;
-	int dfd = -1, fd = -1, r = 0;
-	bool created = false;
+	int fd = -1;
 
-	if (daemon && !json_is_object(daemon))
-		return np_errf(err, errlen, -EINVAL,
-			    "saving state: the daemon's part is not an object");
-	if (!(doc = np_statefile_document_with(st, daemon)) ||
-	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS))) {
-		r = np_errf(err, errlen, -ENOMEM,
-			 "saving state: out of memory building the document");
-		goto out;
-	}
-	if ((dfd = open_dir(dir, err, errlen)) < 0) {
-		r = dfd;
-		goto out;
-	}
-	snprintf(tmp, sizeof(tmp), NP_STATEFILE_TMP_PREFIX "%ld",
-		 (long)getpid());
 	for (int attempt = 0; attempt < 2; attempt++) {
 		fd = openat(
 		    dfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd >= 0 || errno != EEXIST || attempt)
 			break;
-		/* Left by an earlier process with our pid that crashed: the
-		 * name is ours, nobody else writes it. */
 		unlinkat(dfd, tmp, 0);
 	}
-	if (fd < 0) {
-		r = np_errf(err, errlen, -errno, "creating %s/%s: %s", dir, tmp,
-			 strerror(errno));
-		goto out;
-	}
-	created = true;
+	if (fd < 0)
+		return np_errf(err, errlen, -errno, "creating %s/%s: %s", dir,
+			       tmp, strerror(errno));
 	/* The umask may only have taken bits away; make it exactly 0600. */
 	if (fchmod(fd, 0600)) {
-		r = np_errf(err, errlen, -errno, "chmod %s/%s: %s", dir, tmp,
-			 strerror(errno));
-		goto out;
+		int r = np_errf(err, errlen, -errno, "chmod %s/%s: %s", dir,
+				tmp, strerror(errno));
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		return r;
 	}
-	if ((r = write_all(fd, text, strlen(text))) ||
-	    (r = write_all(fd, "\n", 1))) {
-		np_errf(err, errlen, r, "writing %s/%s: %s (%s/%s is unchanged)",
-		     dir, tmp, strerror(-r), dir, NP_STATEFILE_NAME);
-		goto out;
+	return fd;
+}
+
+/* text and a newline into fd, made durable; fd is closed. */
+static int write_tmp(int fd, const char *dir, const char *tmp, const char *text,
+		     char *err, size_t errlen)
+{
+	int r;
+
+	if ((r = np_write_all(fd, text, strlen(text))) ||
+	    (r = np_write_all(fd, "\n", 1))) {
+		close(fd);
+		return np_errf(err, errlen, r,
+			       "writing %s/%s: %s (%s/%s is unchanged)", dir,
+			       tmp, strerror(-r), dir, NP_STATEFILE_NAME);
 	}
 	if (fsync(fd)) {
 		r = np_errf(err, errlen, -errno,
-			 "fsync %s/%s: %s (%s/%s is unchanged)", dir, tmp,
-			 strerror(errno), dir, NP_STATEFILE_NAME);
-		goto out;
-	}
-	r = close(fd);
-	fd = -1;
-	if (r) {
-		r = np_errf(err, errlen, -errno, "closing %s/%s: %s", dir, tmp,
-			 strerror(errno));
-		goto out;
-	}
-	if (renameat(dfd, tmp, dfd, NP_STATEFILE_NAME)) {
-		r = np_errf(err, errlen, -errno, "renaming %s/%s to %s: %s", dir,
-			 tmp, NP_STATEFILE_NAME, strerror(errno));
-		goto out;
-	}
-	created = false;
-	if (fsync(dfd))
-		r = np_errf(err, errlen, -errno,
-			 "fsync of state directory %s after writing %s: %s "
-			 "(the new state may not survive a crash)",
-			 dir, NP_STATEFILE_NAME, strerror(errno));
-out:
-	if (fd >= 0)
+			    "fsync %s/%s: %s (%s/%s is unchanged)", dir, tmp,
+			    strerror(errno), dir, NP_STATEFILE_NAME);
 		close(fd);
-	if (created)
-		unlinkat(dfd, tmp, 0);
-	if (dfd >= 0)
-		close(dfd);
-	free(text);
-	json_decref(doc);
+		return r;
+	}
+	if (close(fd))
+		return np_errf(err, errlen, -errno, "closing %s/%s: %s", dir,
+			       tmp, strerror(errno));
+	return 0;
+}
+
+/*
+ * Not np_write_atomic_at(): the temp file is named state.json.tmp.<pid>
+ * (np_statefile_clean_tmp() finds what a crash left), created O_EXCL with
+ * mode exactly 0600, and every step has its own message.
+ */
+int np_statefile_save_with(const char *dir, const struct np_node_state *st,
+			   const json_t *daemon, char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int dfd = -1;
+	char tmp[64];
+	int fd, r;
+
+	if (daemon && !json_is_object(daemon))
+		return np_errf(
+		    err, errlen, -EINVAL,
+		    "saving state: the daemon's part is not an object");
+	if (!(doc = np_statefile_document_with(st, daemon)) ||
+	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
+		return np_errf(
+		    err, errlen, -ENOMEM,
+		    "saving state: out of memory building the document");
+	if ((dfd = open_dir(dir, err, errlen)) < 0)
+		return dfd;
+	snprintf(tmp, sizeof(tmp), NP_STATEFILE_TMP_PREFIX "%ld",
+		 (long)getpid());
+	if ((fd = create_tmp(dfd, dir, tmp, err, errlen)) < 0)
+		return fd;
+	if ((r = write_tmp(fd, dir, tmp, text, err, errlen)))
+		goto unlink;
+	if (renameat(dfd, tmp, dfd, NP_STATEFILE_NAME)) {
+		r = np_errf(err, errlen, -errno, "renaming %s/%s to %s: %s",
+			    dir, tmp, NP_STATEFILE_NAME, strerror(errno));
+		goto unlink;
+	}
+	if (fsync(dfd))
+		return np_errf(
+		    err, errlen, -errno,
+		    "fsync of state directory %s after writing %s: %s "
+		    "(the new state may not survive a crash)",
+		    dir, NP_STATEFILE_NAME, strerror(errno));
+	return 0;
+unlink:
+	unlinkat(dfd, tmp, 0);
 	return r;
 }
 
-/* Read a regular file in dfd completely; -ENOENT if it does not exist. */
+/*
+ * Read the regular file dir/name completely, up to NP_STATEFILE_MAX_SIZE;
+ * -ENOENT (no message) if it does not exist.
+ */
 static int read_at(int dfd, const char *dir, const char *name, char **out,
 		   size_t *outlen, char *err, size_t errlen)
 {
+	_cleanup_close_ int fd = -1;
 	struct stat sb;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, r = 0;
+	int r;
 
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -ENOENT;
-		return np_errf(err, errlen, -errno, "opening %s/%s: %s", dir, name,
-			    errno == ELOOP ? "is a symbolic link"
-					   : strerror(errno));
+		return np_errf(
+		    err, errlen, -errno, "opening %s/%s: %s", dir, name,
+		    errno == ELOOP ? "is a symbolic link" : strerror(errno));
 	}
-	if (fstat(fd, &sb)) {
-		r = np_errf(err, errlen, -errno, "%s/%s: %s", dir, name,
-			 strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		r = np_errf(err, errlen, -EINVAL, "%s/%s is not a regular file",
-			 dir, name);
-		goto out;
-	}
-	if ((uint64_t)sb.st_size > NP_STATEFILE_MAX_SIZE) {
-		r = np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
-			 "state file %s/%s is corrupt (%lld bytes, more than "
-			 "any state); " RESET_HINT,
-			 dir, name, (long long)sb.st_size);
-		goto out;
-	}
-	if (!(buf = malloc((size_t)sb.st_size + 1))) {
-		r = np_errf(err, errlen, -ENOMEM, "%s/%s: out of memory", dir,
-			 name);
-		goto out;
-	}
-	/* Read to EOF (the size is only a hint), never past the limit. */
-	for (;;) {
-		ssize_t n = read(fd, buf + len, (size_t)sb.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = np_errf(err, errlen, -errno, "reading %s/%s: %s", dir,
-				 name, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == (size_t)sb.st_size)
-			break;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return r;
+	if (fstat(fd, &sb))
+		return np_errf(err, errlen, -errno, "%s/%s: %s", dir, name,
+			       strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s/%s is not a regular file", dir, name);
+	r = (uint64_t)sb.st_size > NP_STATEFILE_MAX_SIZE
+		? -EFBIG
+		: np_read_fd(fd, NP_STATEFILE_MAX_SIZE, out, outlen);
+	if (r == -EFBIG)
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "state file %s/%s is corrupt (%lld bytes, more "
+			       "than any state); " RESET_HINT,
+			       dir, name, (long long)sb.st_size);
+	if (r == -ENOMEM)
+		return np_errf(err, errlen, r, "%s/%s: out of memory", dir,
+			       name);
+	if (r)
+		return np_errf(err, errlen, r, "reading %s/%s: %s", dir, name,
+			       strerror(-r));
+	return 0;
 }
 
 /* ---- comparing the stored policy / topology with the current one ---- */
@@ -518,15 +498,197 @@ static const char *const topo_order[] = {"online", "numa", "sockets", "cores",
 
 /* ---- load ---- */
 
-#define CORRUPT(...)                                                           \
-	do {                                                                   \
-		char _why[768];                                                \
-		snprintf(_why, sizeof(_why), __VA_ARGS__);                     \
-		r = np_errf(err, errlen, NP_STATEFILE_ECORRUPT,                   \
-			 "state file %s is corrupt (%s); " RESET_HINT, path,   \
-			 _why);                                                \
-		goto out;                                                      \
-	} while (0)
+/* "state file PATH is corrupt (WHY); RESET_HINT", and NP_STATEFILE_ECORRUPT. */
+static __attribute__((format(printf, 4, 5))) int
+corrupt(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+	char why[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+		       "state file %s is corrupt (%s); " RESET_HINT, path, why);
+}
+
+/* The envelope: JSON, format, version, checksum over the body. On success
+ * *doc holds the document and *body points into it. */
+static int parse_envelope(const char *path, const char *buf, size_t len,
+			  json_t **doc, const json_t **body, char *err,
+			  size_t errlen)
+{
+	json_error_t jerr;
+	const json_t *v;
+	uint64_t stored, h;
+
+	if (len == 0)
+		return corrupt(err, errlen, path, "empty file");
+	*doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*doc)
+		return corrupt(err, errlen, path,
+			       "not valid JSON, truncated? %s at line %d "
+			       "column %d",
+			       jerr.text, jerr.line, jerr.column);
+	v = json_object_get(*doc, "format");
+	if (!json_is_object(*doc) || !json_is_string(v) ||
+	    strcmp(json_string_value(v), NP_STATEFILE_FORMAT))
+		return corrupt(err, errlen, path,
+			       "not a numaplace state file: \"format\" is not "
+			       "\"%s\"",
+			       NP_STATEFILE_FORMAT);
+	v = json_object_get(*doc, "version");
+	if (!json_is_integer(v))
+		return corrupt(err, errlen, path,
+			       "\"version\" is missing or not an integer");
+	if (json_integer_value(v) != NP_STATEFILE_VERSION)
+		return np_errf(
+		    err, errlen, NP_STATEFILE_EVERSION,
+		    "state file %s has format version %lld, this numaplaced "
+		    "reads version %d: run the numaplaced that wrote it, or "
+		    "drain the node's workloads and start with --reset-state",
+		    path, (long long)json_integer_value(v),
+		    NP_STATEFILE_VERSION);
+	*body = json_object_get(*doc, "body");
+	if (!json_is_object(*body))
+		return corrupt(err, errlen, path, "\"body\" is missing");
+	if (hash_parse(json_object_get(*doc, "checksum"), &stored))
+		return corrupt(err, errlen, path,
+			       "\"checksum\" is missing or not \"" HASH_PREFIX
+			       "<16 hex digits>\"");
+	if (!(h = np_json_fnv1a64(*body)))
+		return np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+	if (h != stored)
+		return corrupt(err, errlen, path, "checksum mismatch");
+	return 0;
+}
+
+/* What the body holds, once the checksum says numaplaced wrote it. */
+struct stored {
+	const json_t *policy, *topo, *state;
+	uint64_t policy_hash, topo_hash; /* from body.fingerprint */
+};
+
+static int parse_body(const char *path, const json_t *body, struct stored *s,
+		      char *err, size_t errlen)
+{
+	const json_t *fp = json_object_get(body, "fingerprint"), *v;
+
+	s->policy = json_object_get(body, "policy");
+	s->topo = json_object_get(body, "topology");
+	s->state = json_object_get(body, "state");
+	if (!json_is_object(fp) || !json_is_object(s->policy) ||
+	    !json_is_object(s->topo) || !json_is_object(s->state))
+		return corrupt(err, errlen, path,
+			       "body lacks fingerprint, policy, topology or "
+			       "state");
+	v = json_object_get(body, "daemon");
+	if (v && !json_is_object(v))
+		return corrupt(err, errlen, path,
+			       "body.daemon is not an object");
+	if (hash_parse(json_object_get(fp, "policy"), &s->policy_hash) ||
+	    s->policy_hash != np_json_fnv1a64(s->policy))
+		return corrupt(err, errlen, path,
+			       "the policy fingerprint does not match the "
+			       "stored policy");
+	if (hash_parse(json_object_get(fp, "topology"), &s->topo_hash) ||
+	    s->topo_hash != np_json_fnv1a64(s->topo))
+		return corrupt(err, errlen, path,
+			       "the topology fingerprint does not match the "
+			       "stored topology");
+	return 0;
+}
+
+/* The stored policy and topology against the current ones. */
+static int compare_current(const char *path, const struct np_node_state *st,
+			   const struct stored *s, char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *cpol = np_policy_to_json(&st->policy);
+	_cleanup_json_ json_t *ctopo = np_statefile_topology_json(st->topo);
+	char diff[384], tdiff[384] = "";
+	bool topo_too;
+
+	if (!cpol || !ctopo)
+		return np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+	if (np_json_fnv1a64(cpol) != s->policy_hash) {
+		first_diff(s->policy, cpol, "", NULL, diff, sizeof(diff));
+		topo_too = np_json_fnv1a64(ctopo) != s->topo_hash &&
+			   first_diff(s->topo, ctopo, "", topo_order, tdiff,
+				      sizeof(tdiff));
+		return np_errf(
+		    err, errlen, NP_STATEFILE_EPOLICY,
+		    "node policy changed since the state was written "
+		    "(%s)%s%s%s; " DRAIN_HINT " (state file %s)",
+		    diff, topo_too ? "; the CPU topology changed too (" : "",
+		    tdiff, topo_too ? ")" : "", path);
+	}
+	if (np_json_fnv1a64(ctopo) != s->topo_hash) {
+		first_diff(s->topo, ctopo, "", topo_order, diff, sizeof(diff));
+		return np_errf(
+		    err, errlen, NP_STATEFILE_ETOPOLOGY,
+		    "CPU topology changed since the state was written "
+		    "(%s); allocations may name CPUs that moved or are "
+		    "gone: drain the node's workloads and start with "
+		    "--reset-state (state file %s)",
+		    diff, path);
+	}
+	return 0;
+}
+
+/* Same policy and topology must give the same reserved CPUs; if they do
+ * not, the reservation algorithm changed (an upgrade). */
+static int check_reserved(const char *path, const struct np_node_state *st,
+			  const json_t *sstate, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(sstate, "reserved");
+	json_t *cj;
+	np_cpuset res;
+	char now[128];
+
+	if (!json_is_string(v))
+		return 0;
+	if (np_cpuset_parse(&res, json_string_value(v), NULL, 0))
+		return corrupt(err, errlen, path,
+			       "state.reserved: \"%s\" is not a CPU list",
+			       json_string_value(v));
+	if (np_cpuset_equal(&res, &st->reserved))
+		return 0;
+	cj = cpus_json(&st->reserved);
+	render(cj, now, sizeof(now));
+	json_decref(cj);
+	return np_errf(err, errlen, NP_STATEFILE_EPOLICY,
+		       "node policy changed since the state was written "
+		       "(reserved CPUs: %s -> %s, with the same policy and "
+		       "topology); " DRAIN_HINT " (state file %s)",
+		       json_string_value(v), now, path);
+}
+
+/* The contents of state.json (buf, len) into st. */
+static int load_document(const char *path, const char *buf, size_t len,
+			 struct np_node_state *st, json_t **daemon, char *err,
+			 size_t errlen)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	const json_t *body = NULL;
+	struct stored s;
+	char verr[512] = "";
+	int r;
+
+	if ((r = parse_envelope(path, buf, len, &doc, &body, err, errlen)) ||
+	    (r = parse_body(path, body, &s, err, errlen)) ||
+	    (r = compare_current(path, st, &s, err, errlen)) ||
+	    (r = check_reserved(path, st, s.state, err, errlen)))
+		return r;
+	r = np_state_load_json(st, s.state, "state", verr, sizeof(verr));
+	if (r == -ENOMEM)
+		return np_errf(err, errlen, r, "%s: out of memory", path);
+	if (r)
+		return corrupt(err, errlen, path, "%s",
+			       verr[0] ? verr : "the state does not validate");
+	if (daemon)
+		*daemon = json_incref(json_object_get(body, "daemon"));
+	return 0;
+}
 
 int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 		      char *err, size_t errlen)
@@ -538,14 +700,11 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 			   bool *fresh, json_t **daemon, char *err,
 			   size_t errlen)
 {
-	char path[PATH_MAX], verr[512], diff[384];
-	const json_t *body, *fp, *spol, *stopo, *sstate, *v;
-	json_t *doc = NULL, *cpol = NULL, *ctopo = NULL;
-	json_error_t jerr;
-	uint64_t stored, h;
-	char *buf = NULL;
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *buf = NULL;
+	char path[PATH_MAX];
 	size_t len = 0;
-	int dfd, r;
+	int r;
 
 	if (fresh)
 		*fresh = false;
@@ -555,143 +714,16 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 	if ((dfd = open_dir(dir, err, errlen)) < 0)
 		return dfd;
 	if ((r = clean_tmp_at(dfd, dir, NULL, err, errlen)))
-		goto out;
+		return r;
 	r = read_at(dfd, dir, NP_STATEFILE_NAME, &buf, &len, err, errlen);
 	if (r == -ENOENT) {
 		if (fresh)
 			*fresh = true;
-		r = 0;
-		goto out;
+		return 0;
 	}
 	if (r)
-		goto out;
-	if (len == 0)
-		CORRUPT("empty file");
-	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc)
-		CORRUPT("not valid JSON, truncated? %s at line %d column %d",
-			jerr.text, jerr.line, jerr.column);
-	if (!json_is_object(doc) ||
-	    !json_is_string(json_object_get(doc, "format")) ||
-	    strcmp(json_string_value(json_object_get(doc, "format")),
-		   NP_STATEFILE_FORMAT))
-		CORRUPT("not a numaplace state file: \"format\" is not \"%s\"",
-			NP_STATEFILE_FORMAT);
-	v = json_object_get(doc, "version");
-	if (!json_is_integer(v))
-		CORRUPT("\"version\" is missing or not an integer");
-	if (json_integer_value(v) != NP_STATEFILE_VERSION) {
-		r = np_errf(
-		    err, errlen, NP_STATEFILE_EVERSION,
-		    "state file %s has format version %lld, this numaplaced "
-		    "reads version %d: run the numaplaced that wrote it, or "
-		    "drain the node's workloads and start with --reset-state",
-		    path, (long long)json_integer_value(v),
-		    NP_STATEFILE_VERSION);
-		goto out;
-	}
-	body = json_object_get(doc, "body");
-	if (!json_is_object(body))
-		CORRUPT("\"body\" is missing");
-	if (hash_parse(json_object_get(doc, "checksum"), &stored))
-		CORRUPT("\"checksum\" is missing or not \"" HASH_PREFIX
-			"<16 hex digits>\"");
-	if (!(h = np_json_fnv1a64(body))) {
-		r = np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
-		goto out;
-	}
-	if (h != stored)
-		CORRUPT("checksum mismatch");
-
-	/* The checksum holds: what follows was written by numaplaced. */
-	fp = json_object_get(body, "fingerprint");
-	spol = json_object_get(body, "policy");
-	stopo = json_object_get(body, "topology");
-	sstate = json_object_get(body, "state");
-	if (!json_is_object(fp) || !json_is_object(spol) ||
-	    !json_is_object(stopo) || !json_is_object(sstate))
-		CORRUPT("body lacks fingerprint, policy, topology or state");
-	v = json_object_get(body, "daemon");
-	if (v && !json_is_object(v))
-		CORRUPT("body.daemon is not an object");
-	if (hash_parse(json_object_get(fp, "policy"), &stored) ||
-	    stored != np_json_fnv1a64(spol))
-		CORRUPT("the policy fingerprint does not match the stored "
-			"policy");
-	if (hash_parse(json_object_get(fp, "topology"), &h) ||
-	    h != np_json_fnv1a64(stopo))
-		CORRUPT("the topology fingerprint does not match the stored "
-			"topology");
-
-	if (!(cpol = np_policy_to_json(&st->policy)) ||
-	    !(ctopo = np_statefile_topology_json(st->topo))) {
-		r = np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
-		goto out;
-	}
-	if (np_json_fnv1a64(cpol) != stored) {
-		char tdiff[384] = "";
-		bool topo_too;
-		first_diff(spol, cpol, "", NULL, diff, sizeof(diff));
-		topo_too = np_json_fnv1a64(ctopo) != h &&
-			   first_diff(stopo, ctopo, "", topo_order, tdiff,
-				      sizeof(tdiff));
-		r = np_errf(err, errlen, NP_STATEFILE_EPOLICY,
-			 "node policy changed since the state was written "
-			 "(%s)%s%s%s; " DRAIN_HINT " (state file %s)",
-			 diff,
-			 topo_too ? "; the CPU topology changed too (" : "",
-			 tdiff, topo_too ? ")" : "", path);
-		goto out;
-	}
-	if (np_json_fnv1a64(ctopo) != h) {
-		first_diff(stopo, ctopo, "", topo_order, diff, sizeof(diff));
-		r = np_errf(err, errlen, NP_STATEFILE_ETOPOLOGY,
-			 "CPU topology changed since the state was written "
-			 "(%s); allocations may name CPUs that moved or are "
-			 "gone: drain the node's workloads and start with "
-			 "--reset-state (state file %s)",
-			 diff, path);
-		goto out;
-	}
-	/* Same policy and topology must give the same reserved CPUs; if they
-	 * do not, the reservation algorithm changed (an upgrade). */
-	v = json_object_get(sstate, "reserved");
-	if (json_is_string(v)) {
-		np_cpuset res;
-		char now[128];
-		if (np_cpuset_parse(&res, json_string_value(v), NULL, 0))
-			CORRUPT("state.reserved: \"%s\" is not a CPU list",
-				json_string_value(v));
-		if (!np_cpuset_equal(&res, &st->reserved)) {
-			json_t *cj = cpus_json(&st->reserved);
-			render(cj, now, sizeof(now));
-			json_decref(cj);
-			r = np_errf(err, errlen, NP_STATEFILE_EPOLICY,
-				 "node policy changed since the state was "
-				 "written (reserved CPUs: %s -> %s, with the "
-				 "same policy and topology); " DRAIN_HINT
-				 " (state file %s)",
-				 json_string_value(v), now, path);
-			goto out;
-		}
-	}
-	verr[0] = '\0';
-	r = np_state_load_json(st, sstate, "state", verr, sizeof(verr));
-	if (r == -ENOMEM) {
-		np_errf(err, errlen, r, "%s: out of memory", path);
-		goto out;
-	}
-	if (r)
-		CORRUPT("%s", verr[0] ? verr : "the state does not validate");
-	if (daemon)
-		*daemon = json_incref(json_object_get(body, "daemon"));
-out:
-	json_decref(doc);
-	json_decref(cpol);
-	json_decref(ctopo);
-	free(buf);
-	close(dfd);
-	return r;
+		return r;
+	return load_document(path, buf, len, st, daemon, err, errlen);
 }
 
 /* ---- reset ---- */
@@ -716,18 +748,18 @@ int np_statefile_move_aside(const char *dir, char *bak, size_t baklen,
 	char name[96];
 	struct stat sb;
 	long long now = (long long)time(NULL);
-	int dfd, r = -EEXIST;
+	_cleanup_close_ int dfd = -1;
+	int r = -EEXIST;
 
 	if (bak && baklen)
 		bak[0] = '\0';
 	if ((dfd = open_dir(dir, err, errlen)) < 0)
 		return dfd;
 	if (fstatat(dfd, NP_STATEFILE_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
-		r = errno == ENOENT
-			? 0
-			: np_errf(err, errlen, -errno, "%s/%s: %s", dir,
-			       NP_STATEFILE_NAME, strerror(errno));
-		goto clean;
+		if (errno != ENOENT)
+			return np_errf(err, errlen, -errno, "%s/%s: %s", dir,
+				       NP_STATEFILE_NAME, strerror(errno));
+		return clean_tmp_at(dfd, dir, NULL, err, errlen);
 	}
 	for (int n = 0; n < 1000 && r == -EEXIST; n++) {
 		if (n)
@@ -738,24 +770,16 @@ int np_statefile_move_aside(const char *dir, char *bak, size_t baklen,
 				 NP_STATEFILE_BAK_PREFIX "%lld", now);
 		r = move_noreplace(dfd, NP_STATEFILE_NAME, name);
 	}
-	if (r) {
-		r = np_errf(err, errlen, r, "moving %s/%s aside to %s: %s", dir,
-			 NP_STATEFILE_NAME, name, strerror(-r));
-		goto out;
-	}
-	if (fsync(dfd)) {
-		r = np_errf(err, errlen, -errno, "fsync of state directory %s: %s",
-			 dir, strerror(errno));
-		goto out;
-	}
+	if (r)
+		return np_errf(err, errlen, r, "moving %s/%s aside to %s: %s",
+			       dir, NP_STATEFILE_NAME, name, strerror(-r));
+	if (fsync(dfd))
+		return np_errf(err, errlen, -errno,
+			       "fsync of state directory %s: %s", dir,
+			       strerror(errno));
 	if (bak && baklen)
 		snprintf(bak, baklen, "%s/%s", dir, name);
-clean:
-	if (!r)
-		r = clean_tmp_at(dfd, dir, NULL, err, errlen);
-out:
-	close(dfd);
-	return r;
+	return clean_tmp_at(dfd, dir, NULL, err, errlen);
 }
 
 int np_statefile_reset(const char *dir, char *err, size_t errlen)

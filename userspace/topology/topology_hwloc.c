@@ -60,9 +60,12 @@
  * hwloc XML file.
  */
 #include "numaplace/topology.h"
+#include "numaplace/cleanup.h"
 #include "numaplace/error.h"
+#include "basic/fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hwloc.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -295,49 +298,50 @@ fail:
 	return r;
 }
 
+/* A small sysfs file, NUL-terminated, in *buf. */
+static int read_sysfs(const char *path, char **buf)
+{
+	return np_read_at(AT_FDCWD, path, 0, 1u << 20, buf, NULL);
+}
+
 /* "Node N MemFree: X kB" from the node's meminfo; 0 if unavailable. */
 static int sysfs_node_memfree(int node, uint64_t *out)
 {
-	char path[96], line[256];
+	_cleanup_free_ char *buf = NULL;
 	unsigned long long kb;
-	int nn, found = -ENOENT;
-	FILE *f;
+	char path[96], *save;
+	int nn, r;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
 		 node);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
+	if ((r = read_sysfs(path, &buf)))
+		return r;
+	for (char *line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
 		if (sscanf(line, "Node %d MemFree: %llu kB", &nn, &kb) == 2) {
 			*out = (uint64_t)kb * 1024;
-			found = 0;
-			break;
+			return 0;
 		}
-	fclose(f);
-	return found;
+	return -ENOENT;
 }
 
 static int sysfs_node_hugefree(int node, uint64_t size_kb, uint64_t *out)
 {
-	char path[128];
+	_cleanup_free_ char *buf = NULL;
 	unsigned long long v;
-	int r = -ENOENT;
-	FILE *f;
+	char path[128];
+	int r;
 
 	snprintf(path, sizeof(path),
 		 "/sys/devices/system/node/node%d/hugepages/hugepages-%" PRIu64
 		 "kB/free_hugepages",
 		 node, size_kb);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%llu", &v) == 1) {
-		*out = v;
-		r = 0;
-	}
-	fclose(f);
-	return r;
+	if ((r = read_sysfs(path, &buf)))
+		return r;
+	if (sscanf(buf, "%llu", &v) != 1)
+		return -ENOENT;
+	*out = v;
+	return 0;
 }
 
 static void read_memory(struct conv *c, struct np_topology *t, bool live)
