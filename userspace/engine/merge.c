@@ -64,6 +64,7 @@
  * - Every hint is validated (mask within `nodes`), whatever the policy.
  */
 #include "numaplace/merge.h"
+#include "numaplace/names.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -84,23 +85,18 @@ static const char *const tm_policy_names[] = {
 
 int np_tm_policy_parse(const char *s, enum np_tm_policy *out)
 {
-	if (!s || !out)
+	int i = NP_NAME_FIND(tm_policy_names, s);
+
+	if (i < 0 || !out)
 		return -EINVAL;
-	for (size_t i = 0;
-	     i < sizeof(tm_policy_names) / sizeof(tm_policy_names[0]); i++) {
-		if (!strcmp(s, tm_policy_names[i])) {
-			*out = (enum np_tm_policy)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	*out = (enum np_tm_policy)i;
+	return 0;
 }
 
 const char *np_tm_policy_name(enum np_tm_policy p)
 {
-	if (p < NP_TM_NONE || p > NP_TM_SINGLE_NUMA_NODE)
-		return "unknown";
-	return tm_policy_names[p];
+	return np_name_of(tm_policy_names, NP_NAMES_LEN(tm_policy_names),
+			  (int)p, "unknown");
 }
 
 struct mctx {

@@ -6,6 +6,7 @@
  */
 #include "numaplace/admit.h"
 #include "numaplace/error.h"
+#include "numaplace/names.h"
 #include "engine/json_util.h"
 
 #include <errno.h>
@@ -24,42 +25,48 @@ static const char *const qos_names[] = {
 	[NP_QOS_BESTEFFORT] = "BestEffort",
 };
 
+static const char *const cpu_policy_names[] = {
+	[NP_CPU_POLICY_NONE] = "none",
+	[NP_CPU_POLICY_STATIC] = "static",
+};
+
+static const char *const tm_scope_names[] = {
+	[NP_TM_SCOPE_CONTAINER] = "container",
+	[NP_TM_SCOPE_POD] = "pod",
+};
+
 int np_qos_parse(const char *s, enum np_qos *out)
 {
-	for (unsigned i = 0; i < sizeof(qos_names) / sizeof(qos_names[0]); i++)
-		if (!strcmp(s, qos_names[i])) {
-			*out = (enum np_qos)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = NP_NAME_FIND(qos_names, s);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum np_qos)i;
+	return 0;
 }
 
 const char *np_qos_name(enum np_qos q)
 {
-	if ((unsigned)q < sizeof(qos_names) / sizeof(qos_names[0]))
-		return qos_names[q];
-	return "?";
+	return NP_NAME_OF(qos_names, q);
 }
 
 int np_cpu_policy_parse(const char *s, enum np_cpu_policy *out)
 {
-	if (!strcmp(s, "none"))
-		*out = NP_CPU_POLICY_NONE;
-	else if (!strcmp(s, "static"))
-		*out = NP_CPU_POLICY_STATIC;
-	else
+	int i = NP_NAME_FIND(cpu_policy_names, s);
+
+	if (i < 0)
 		return -EINVAL;
+	*out = (enum np_cpu_policy)i;
 	return 0;
 }
 
 int np_tm_scope_parse(const char *s, enum np_tm_scope *out)
 {
-	if (!strcmp(s, "container"))
-		*out = NP_TM_SCOPE_CONTAINER;
-	else if (!strcmp(s, "pod"))
-		*out = NP_TM_SCOPE_POD;
-	else
+	int i = NP_NAME_FIND(tm_scope_names, s);
+
+	if (i < 0)
 		return -EINVAL;
+	*out = (enum np_tm_scope)i;
 	return 0;
 }
 
@@ -78,17 +85,13 @@ static int parse_boolish(const json_t *v, bool *out)
 	if (!json_is_string(v))
 		return -EINVAL;
 	s = json_string_value(v);
-	for (unsigned i = 0; i < 6; i++) {
-		if (!strcmp(s, t[i])) {
-			*out = true;
-			return 0;
-		}
-		if (!strcmp(s, f[i])) {
-			*out = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (NP_NAME_FIND(t, s) >= 0)
+		*out = true;
+	else if (NP_NAME_FIND(f, s) >= 0)
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 static const struct {

@@ -64,6 +64,7 @@
  */
 #include "numaplace/take.h"
 #include "numaplace/error.h"
+#include "numaplace/names.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,28 +91,31 @@ static const char *const strategy_names[] = {
     [NP_NUMA_DISTRIBUTE_EVENLY] = "DistributeEvenly",
 };
 
-#define NAMES_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static int name_index(const char *const *names, int n, const char *s)
-{
-	if (!s)
-		return -EINVAL;
-	for (int i = 0; i < n; i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	return -EINVAL;
-}
-
-int np_bind_policy_parse(const char *s, enum np_bind_policy *out)
+/*
+ * A name of names[] (or the empty string, which means empty_means) as its
+ * index; -EINVAL when unknown.
+ */
+static int koord_name_find(const char *const *names, int n, const char *s,
+			   int empty_means)
 {
 	int i;
 
+	if (s && !*s)
+		return empty_means;
+	i = np_name_find(names, n, s);
+	return i < 0 ? -EINVAL : i;
+}
+
+#define KOORD_NAME_FIND(tab, s, empty)                                         \
+	koord_name_find((tab), NP_NAMES_LEN(tab), (s), (empty))
+#define KOORD_NAME_OF(tab, v)                                                  \
+	np_name_of((tab), NP_NAMES_LEN(tab), (int)(v), "unknown")
+
+int np_bind_policy_parse(const char *s, enum np_bind_policy *out)
+{
 	/* An empty policy is Default, as in the pod annotation. */
-	if (s && !*s) {
-		*out = NP_BIND_DEFAULT;
-		return 0;
-	}
-	i = name_index(bind_names, NAMES_LEN(bind_names), s);
+	int i = KOORD_NAME_FIND(bind_names, s, NP_BIND_DEFAULT);
+
 	if (i < 0)
 		return i;
 	*out = (enum np_bind_policy)i;
@@ -120,14 +124,11 @@ int np_bind_policy_parse(const char *s, enum np_bind_policy *out)
 
 int np_exclusive_policy_parse(const char *s, enum np_exclusive_policy *out)
 {
-	int i;
-
 	/* "" and the proposal's "Default" mean no exclusivity. */
-	if (s && (!*s || strcmp(s, "Default") == 0)) {
-		*out = NP_EXCL_NONE;
-		return 0;
-	}
-	i = name_index(excl_names, NAMES_LEN(excl_names), s);
+	int i = s && !strcmp(s, "Default")
+			? NP_EXCL_NONE
+			: KOORD_NAME_FIND(excl_names, s, NP_EXCL_NONE);
+
 	if (i < 0)
 		return i;
 	*out = (enum np_exclusive_policy)i;
@@ -136,14 +137,9 @@ int np_exclusive_policy_parse(const char *s, enum np_exclusive_policy *out)
 
 int np_numa_strategy_parse(const char *s, enum np_numa_strategy *out)
 {
-	int i;
-
 	/* Koordinator's default strategy is MostAllocated. */
-	if (s && !*s) {
-		*out = NP_NUMA_MOST_ALLOCATED;
-		return 0;
-	}
-	i = name_index(strategy_names, NAMES_LEN(strategy_names), s);
+	int i = KOORD_NAME_FIND(strategy_names, s, NP_NUMA_MOST_ALLOCATED);
+
 	if (i < 0)
 		return i;
 	*out = (enum np_numa_strategy)i;
@@ -152,23 +148,17 @@ int np_numa_strategy_parse(const char *s, enum np_numa_strategy *out)
 
 const char *np_bind_policy_name(enum np_bind_policy p)
 {
-	if ((int)p < 0 || (int)p >= NAMES_LEN(bind_names))
-		return "unknown";
-	return bind_names[p];
+	return KOORD_NAME_OF(bind_names, p);
 }
 
 const char *np_exclusive_policy_name(enum np_exclusive_policy p)
 {
-	if ((int)p < 0 || (int)p >= NAMES_LEN(excl_names))
-		return "unknown";
-	return excl_names[p];
+	return KOORD_NAME_OF(excl_names, p);
 }
 
 const char *np_numa_strategy_name(enum np_numa_strategy s)
 {
-	if ((int)s < 0 || (int)s >= NAMES_LEN(strategy_names))
-		return "unknown";
-	return strategy_names[s];
+	return KOORD_NAME_OF(strategy_names, s);
 }
 
 /* ---- accumulator ----------------------------------------------------- */
@@ -815,11 +805,11 @@ int np_take_koord(const struct np_take_req *q, np_cpuset *out, char *err,
 		return -EINVAL;
 	}
 	if ((int)q->bind_policy < 0 ||
-	    (int)q->bind_policy >= NAMES_LEN(bind_names) ||
+	    (int)q->bind_policy >= NP_NAMES_LEN(bind_names) ||
 	    (int)q->exclusive_policy < 0 ||
-	    (int)q->exclusive_policy >= NAMES_LEN(excl_names) ||
+	    (int)q->exclusive_policy >= NP_NAMES_LEN(excl_names) ||
 	    (int)q->numa_strategy < 0 ||
-	    (int)q->numa_strategy >= NAMES_LEN(strategy_names)) {
+	    (int)q->numa_strategy >= NP_NAMES_LEN(strategy_names)) {
 		NP_ERR("invalid bind policy, exclusive policy or NUMA strategy");
 		return -EINVAL;
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* JSON topology form: parse (ours and Koordinator's) and emit. */
+#include "numaplace/names.h"
 #include "numaplace/topology_json.h"
 #include "engine/json_util.h"
 
@@ -16,20 +17,18 @@ static const char *const class_names[] = {
 
 const char *np_device_class_name(enum np_device_class c)
 {
-	if ((unsigned)c < sizeof(class_names) / sizeof(class_names[0]))
-		return class_names[c];
-	return "other";
+	return np_name_of(class_names, NP_NAMES_LEN(class_names), (int)c,
+			  "other");
 }
 
 int np_device_class_parse(const char *s, enum np_device_class *out)
 {
-	for (unsigned i = 0; i < sizeof(class_names) / sizeof(class_names[0]);
-	     i++)
-		if (strcmp(s, class_names[i]) == 0) {
-			*out = (enum np_device_class)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = NP_NAME_FIND(class_names, s);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum np_device_class)i;
+	return 0;
 }
 
 /* One CPU record; koord = Koordinator's {"id","core","socket","node"}. */
