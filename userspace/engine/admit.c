@@ -587,6 +587,54 @@ static int pick_devices(const struct np_node_state *st,
 	return 0;
 }
 
+/*
+ * Container i of w: its hint, CPUs, memory and devices into wa->c[i], then
+ * its share into the cache (wa->ncontainers = i + 1). pod_hint is the pod's
+ * affinity under the pod scope. 0, -ENOSPC (rejected, reason in d) or an
+ * error.
+ */
+static int place_container(struct np_node_state *st,
+			   const struct np_workload_req *w, int i,
+			   const struct np_hint *pod_hint,
+			   struct np_workload_alloc *wa, struct np_decision *d)
+{
+	const struct np_container_req *c = &w->c[i];
+	struct np_container_alloc *a = &wa->c[i];
+	bool excl = wants_exclusive(st, w, c);
+	struct np_hint hint = {.any = true};
+	int r;
+
+	snprintf(a->name, sizeof(a->name), "%s", c->name);
+	a->mems = st->topo->numa_mask;
+	if (excl || c->ndev) {
+		struct request rq = {0};
+		request_add(&rq, c, excl);
+		if (st->policy.tm_scope == NP_TM_SCOPE_POD)
+			hint = *pod_hint;
+		else if (st->policy.tm_policy != NP_TM_NONE &&
+			 (r = affinity(st, &rq, &hint, d)))
+			return r;
+	}
+	a->hint = hint;
+	if (excl) {
+		if ((r = take_cpus(st, w, (int)(c->cpu_milli / 1000), &hint,
+				   &a->cpus, d)))
+			return r;
+		a->exclusive = true;
+		a->mems = hint.any ? np_topology_nodes_of(st->topo, &a->cpus)
+				   : hint.mask;
+		if ((r = charge_memory(st, c, a, d)))
+			return r;
+	} else if (!hint.any) {
+		a->mems = hint.mask;
+	}
+	if ((r = pick_devices(st, c, a, d)))
+		return r;
+	wa->ncontainers = i + 1;
+	np_state_cache_add(st, wa, a);
+	return 0;
+}
+
 int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen)
 {
@@ -657,42 +705,9 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 			if ((r = affinity(st, &rq, &pod_hint, d)))
 				goto out;
 	}
-	for (int i = 0; i < w->ncontainers; i++) {
-		const struct np_container_req *c = &w->c[i];
-		struct np_container_alloc *a = &wa->c[i];
-		bool excl = wants_exclusive(st, w, c);
-		struct np_hint hint = {.any = true};
-
-		snprintf(a->name, sizeof(a->name), "%s", c->name);
-		a->mems = st->topo->numa_mask;
-		if (excl || c->ndev) {
-			struct request rq = {0};
-			request_add(&rq, c, excl);
-			if (pod_scope)
-				hint = pod_hint;
-			else if (st->policy.tm_policy != NP_TM_NONE &&
-				 (r = affinity(st, &rq, &hint, d)))
-				goto out;
-		}
-		a->hint = hint;
-		if (excl) {
-			if ((r = take_cpus(st, w, (int)(c->cpu_milli / 1000),
-					   &hint, &a->cpus, d)))
-				goto out;
-			a->exclusive = true;
-			a->mems = hint.any ? np_topology_nodes_of(st->topo,
-								  &a->cpus)
-					   : hint.mask;
-			if ((r = charge_memory(st, c, a, d)))
-				goto out;
-		} else if (!hint.any) {
-			a->mems = hint.mask;
-		}
-		if ((r = pick_devices(st, c, a, d)))
+	for (int i = 0; i < w->ncontainers; i++)
+		if ((r = place_container(st, w, i, &pod_hint, wa, d)))
 			goto out;
-		wa->ncontainers = i + 1;
-		np_state_cache_add(st, wa, a);
-	}
 	st->nworkloads++;
 	d->admitted = true;
 	d->alloc = wa;

@@ -35,6 +35,34 @@ static int sockets_of(const struct np_provider *p, np_nodemask m)
 }
 
 /*
+ * The fewest nodes of p whose figures v[node id] add up to req: the
+ * largest first. *enough is false when all the nodes together fall short
+ * (the count is then all of them).
+ */
+static int largest_first(const struct np_provider *p, const uint64_t *v,
+			 uint64_t req, bool *enough)
+{
+	uint64_t a[NP_MAX_NUMA], sum = 0;
+	int k = 0, n = 0;
+
+	NP_NODEMASK_FOREACH (x, p->nodes)
+		a[n++] = v[x];
+	/* selection of the largest first, n <= 64 */
+	while (sum < req && k < n) {
+		int best = k;
+		for (int j = k + 1; j < n; j++)
+			if (a[j] > a[best])
+				best = j;
+		uint64_t t = a[k];
+		a[k] = a[best];
+		a[best] = t;
+		sum += a[k++];
+	}
+	*enough = sum >= req;
+	return k;
+}
+
+/*
  * The smallest width of a node set whose capacity holds the request: the
  * k nodes with the largest capacity are the best k nodes for one resource;
  * for several resources the per-resource widths give a lower bound, which
@@ -47,22 +75,9 @@ int np_provider_finish(struct np_provider *p)
 	if (p->kind == NP_PROV_NONE)
 		return 0;
 	for (int r = 0; r < p->nres; r++) {
-		uint64_t caps[NP_MAX_NUMA], sum = 0;
-		int k = 0, i = 0;
-		NP_NODEMASK_FOREACH(x, p->nodes)
-		caps[i++] = p->total[r][x];
-		/* selection of the largest first, n <= 64 */
-		while (sum < p->request[r] && k < n) {
-			int best = k;
-			for (int j = k + 1; j < n; j++)
-				if (caps[j] > caps[best])
-					best = j;
-			uint64_t t = caps[k];
-			caps[k] = caps[best];
-			caps[best] = t;
-			sum += caps[k++];
-		}
-		if (sum < p->request[r])
+		bool enough;
+		int k = largest_first(p, p->total[r], p->request[r], &enough);
+		if (!enough)
 			return -ENOSPC;
 		if (k > w)
 			w = k;
@@ -323,25 +338,12 @@ static np_nodemask greedy_cover(const struct np_hints_query *q)
  * the most free capacity are the best k for one resource. */
 static int narrowest_feasible(const struct np_provider *p)
 {
-	int n = 0, w = 0;
+	int w = 0;
 	if (p->kind == NP_PROV_NONE)
 		return 0;
 	for (int r = 0; r < p->nres; r++) {
-		uint64_t a[NP_MAX_NUMA], sum = 0;
-		int k = 0;
-		n = 0;
-		NP_NODEMASK_FOREACH(x, p->nodes)
-		a[n++] = p->avail[r][x];
-		while (sum < p->request[r] && k < n) {
-			int best = k;
-			for (int j = k + 1; j < n; j++)
-				if (a[j] > a[best])
-					best = j;
-			uint64_t tmp = a[k];
-			a[k] = a[best];
-			a[best] = tmp;
-			sum += a[k++];
-		}
+		bool enough;
+		int k = largest_first(p, p->avail[r], p->request[r], &enough);
 		if (k > w)
 			w = k;
 	}

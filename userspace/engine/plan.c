@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The what-if planner: JSON request -> engine -> JSON result. */
 #include "numaplace/plan.h"
+#include "engine/json_util.h"
 #include "numaplace/admit.h"
 #include "numaplace/merge.h"
 #include "numaplace/take.h"
 #include "numaplace/topology_json.h"
-#include "engine/json_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,33 +25,155 @@ static json_t *cpus_result(const np_cpuset *s)
 	return r;
 }
 
-/* Optional enum-like string field. */
-#define OPT_STR(obj, key, var)                                                 \
-	do {                                                                   \
-		r = np_json_str(obj, key, "", false, &var, err, errlen);       \
-		if (r && r != -ENOENT)                                         \
-			goto out;                                              \
-		r = 0;                                                         \
-	} while (0)
+/* Optional fields: 0 (read, or absent and left as they were) or -EINVAL. */
+static int opt_str(const json_t *obj, const char *key, const char **var,
+		   char *err, size_t errlen)
+{
+	int r = np_json_str(obj, key, "", false, var, err, errlen);
 
-#define OPT_BOOL(obj, key, var)                                                \
-	do {                                                                   \
-		r = np_json_bool(obj, key, "", false, &var, err, errlen);      \
-		if (r && r != -ENOENT)                                         \
-			goto out;                                              \
-		r = 0;                                                         \
-	} while (0)
+	return r == -ENOENT ? 0 : r;
+}
+
+static int opt_bool(const json_t *obj, const char *key, bool *var, char *err,
+		    size_t errlen)
+{
+	int r = np_json_bool(obj, key, "", false, var, err, errlen);
+
+	return r == -ENOENT ? 0 : r;
+}
+
+/* "exclusive_marks": [{"cpus", "policy"}] into the marked sets of q. */
+static int take_marks(const json_t *marks, struct np_take_req *q, char *err,
+		      size_t errlen)
+{
+	const json_t *m;
+	const char *s;
+	size_t i;
+	int r;
+
+	if (!json_is_array(marks))
+		return np_json_fail(err, errlen, "", "exclusive_marks",
+				    "expected an array");
+	json_array_foreach(marks, i, m)
+	{
+		char p[64];
+		np_cpuset c;
+		enum np_exclusive_policy ep;
+		snprintf(p, sizeof(p), "exclusive_marks[%zu]", i);
+		if ((r = np_json_cpuset(m, "cpus", p, true, &c, err, errlen)) ||
+		    (r = np_json_str(m, "policy", p, true, &s, err, errlen)))
+			return r;
+		if (np_exclusive_policy_parse(s, &ep) < 0)
+			return np_json_fail(err, errlen, p, "policy",
+					    "\"%s\" is not PCPULevel or "
+					    "NUMANodeLevel",
+					    s);
+		if (ep == NP_EXCL_PCPU_LEVEL)
+			np_cpuset_or(&q->pcpu_marked, &q->pcpu_marked, &c);
+		else if (ep == NP_EXCL_NUMA_NODE_LEVEL)
+			np_cpuset_or(&q->numa_marked, &q->numa_marked, &c);
+	}
+	return 0;
+}
+
+/* The Koordinator fields of a take request (it has "bind_policy"). */
+static int take_koord_fields(const json_t *req, struct np_take_req *q,
+			     char *err, size_t errlen)
+{
+	const json_t *marks;
+	const char *s = NULL;
+	int r;
+
+	q->koord = true;
+	if ((r = opt_str(req, "bind_policy", &s, err, errlen)))
+		return r;
+	if (s && np_bind_policy_parse(s, &q->bind_policy) < 0)
+		return np_json_fail(err, errlen, "", "bind_policy",
+				    "\"%s\" is not Default, FullPCPUs or "
+				    "SpreadByPCPUs",
+				    s);
+	if ((r = opt_bool(req, "required", &q->required, err, errlen)))
+		return r;
+	s = NULL;
+	if ((r = opt_str(req, "exclusive_policy", &s, err, errlen)))
+		return r;
+	if (s && np_exclusive_policy_parse(s, &q->exclusive_policy) < 0)
+		return np_json_fail(err, errlen, "", "exclusive_policy",
+				    "\"%s\" is not None, PCPULevel or "
+				    "NUMANodeLevel",
+				    s);
+	s = NULL;
+	if ((r = opt_str(req, "numa_strategy", &s, err, errlen)))
+		return r;
+	if (s && np_numa_strategy_parse(s, &q->numa_strategy) < 0)
+		return np_json_fail(err, errlen, "", "numa_strategy",
+				    "\"%s\" is not MostAllocated, "
+				    "LeastAllocated or DistributeEvenly",
+				    s);
+	r = np_json_cpuset(req, "preferred_cpus", "", false, &q->preferred, err,
+			   errlen);
+	if (r && r != -ENOENT)
+		return r;
+	q->has_preferred = r == 0;
+	marks = json_object_get(req, "exclusive_marks");
+	if (marks && !json_is_null(marks))
+		return take_marks(marks, q, err, errlen);
+	return 0;
+}
+
+/* The kubelet fields of a take request. */
+static int take_kubelet_fields(const json_t *req, struct np_take_req *q,
+			       char *err, size_t errlen)
+{
+	const char *s = NULL;
+	bool has_cur, has_base;
+	long long v;
+	int r;
+
+	if ((r = opt_str(req, "strategy", &s, err, errlen)))
+		return r;
+	if (s && strcmp(s, "packed") && strcmp(s, "spread"))
+		return np_json_fail(err, errlen, "", "strategy",
+				    "\"%s\" is not packed or spread", s);
+	q->strategy =
+	    s && !strcmp(s, "spread") ? NP_TAKE_SPREAD : NP_TAKE_PACKED;
+	if ((r = opt_bool(req, "distribute_across_numa",
+			  &q->distribute_across_numa, err, errlen)) ||
+	    (r = opt_bool(req, "prefer_uncore", &q->prefer_uncore, err,
+			  errlen)) ||
+	    (r = opt_bool(req, "align_by_socket", &q->align_by_socket, err,
+			  errlen)))
+		return r;
+	r = np_json_int(req, "group_size", "", false, 1, 64, &v, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	q->group_size = r == 0 ? (int)v : 1;
+	r = np_json_cpuset(req, "current", "", false, &q->current, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	has_cur = r == 0;
+	r = np_json_cpuset(req, "baseline", "", false, &q->baseline, err,
+			   errlen);
+	if (r && r != -ENOENT)
+		return r;
+	has_base = r == 0;
+	if (has_cur != has_base)
+		return np_json_fail(err, errlen, "",
+				    has_cur ? "baseline" : "current",
+				    "a resize needs both \"current\" and "
+				    "\"baseline\"");
+	q->resize = has_cur;
+	return 0;
+}
 
 static int plan_take(const json_t *req, json_t **result, char *err,
 		     size_t errlen)
 {
 	struct np_take_req q;
 	struct np_topology *t = NULL;
-	const char *s = NULL;
 	char why[512];
 	long long v;
 	np_cpuset out;
-	bool has_cur, has_base;
 	int r;
 
 	memset(&q, 0, sizeof(q));
@@ -66,117 +188,12 @@ static int plan_take(const json_t *req, json_t **result, char *err,
 			     errlen)))
 		goto out;
 	q.count = (int)v;
-	if (json_object_get(req, "bind_policy")) {
-		const json_t *marks;
-		q.koord = true;
-		OPT_STR(req, "bind_policy", s);
-		if (s && np_bind_policy_parse(s, &q.bind_policy) < 0) {
-			r = np_json_fail(err, errlen, "", "bind_policy",
-					 "\"%s\" is not Default, FullPCPUs or "
-					 "SpreadByPCPUs",
-					 s);
-			goto out;
-		}
-		OPT_BOOL(req, "required", q.required);
-		s = NULL;
-		OPT_STR(req, "exclusive_policy", s);
-		if (s && np_exclusive_policy_parse(s, &q.exclusive_policy) < 0) {
-			r = np_json_fail(err, errlen, "", "exclusive_policy",
-					 "\"%s\" is not None, PCPULevel or "
-					 "NUMANodeLevel",
-					 s);
-			goto out;
-		}
-		s = NULL;
-		OPT_STR(req, "numa_strategy", s);
-		if (s && np_numa_strategy_parse(s, &q.numa_strategy) < 0) {
-			r = np_json_fail(err, errlen, "", "numa_strategy",
-					 "\"%s\" is not MostAllocated, "
-					 "LeastAllocated or DistributeEvenly",
-					 s);
-			goto out;
-		}
-		r = np_json_cpuset(req, "preferred_cpus", "", false,
-				   &q.preferred, err, errlen);
-		if (r && r != -ENOENT)
-			goto out;
-		q.has_preferred = r == 0;
-		r = 0;
-		marks = json_object_get(req, "exclusive_marks");
-		if (marks && !json_is_null(marks)) {
-			size_t i;
-			const json_t *m;
-			if (!json_is_array(marks)) {
-				r = np_json_fail(err, errlen, "",
-						 "exclusive_marks",
-						 "expected an array");
-				goto out;
-			}
-			json_array_foreach(marks, i, m)
-			{
-				char p[64];
-				np_cpuset c;
-				enum np_exclusive_policy ep;
-				snprintf(p, sizeof(p), "exclusive_marks[%zu]", i);
-				if ((r = np_json_cpuset(m, "cpus", p, true, &c,
-							err, errlen)) ||
-				    (r = np_json_str(m, "policy", p, true, &s,
-						     err, errlen)))
-					goto out;
-				if (np_exclusive_policy_parse(s, &ep) < 0) {
-					r = np_json_fail(err, errlen, p, "policy",
-							 "\"%s\" is not "
-							 "PCPULevel or "
-							 "NUMANodeLevel",
-							 s);
-					goto out;
-				}
-				if (ep == NP_EXCL_PCPU_LEVEL)
-					np_cpuset_or(&q.pcpu_marked,
-						     &q.pcpu_marked, &c);
-				else if (ep == NP_EXCL_NUMA_NODE_LEVEL)
-					np_cpuset_or(&q.numa_marked,
-						     &q.numa_marked, &c);
-			}
-		}
-	} else {
-		s = NULL;
-		OPT_STR(req, "strategy", s);
-		if (s && strcmp(s, "packed") && strcmp(s, "spread")) {
-			r = np_json_fail(err, errlen, "", "strategy",
-					 "\"%s\" is not packed or spread", s);
-			goto out;
-		}
-		q.strategy = s && !strcmp(s, "spread") ? NP_TAKE_SPREAD
-						       : NP_TAKE_PACKED;
-		OPT_BOOL(req, "distribute_across_numa", q.distribute_across_numa);
-		OPT_BOOL(req, "prefer_uncore", q.prefer_uncore);
-		OPT_BOOL(req, "align_by_socket", q.align_by_socket);
-		r = np_json_int(req, "group_size", "", false, 1, 64, &v, err,
-				errlen);
-		if (r && r != -ENOENT)
-			goto out;
-		q.group_size = r == 0 ? (int)v : 1;
-		r = np_json_cpuset(req, "current", "", false, &q.current, err,
-				   errlen);
-		if (r && r != -ENOENT)
-			goto out;
-		has_cur = r == 0;
-		r = np_json_cpuset(req, "baseline", "", false, &q.baseline, err,
-				   errlen);
-		if (r && r != -ENOENT)
-			goto out;
-		has_base = r == 0;
-		r = 0;
-		if (has_cur != has_base) {
-			r = np_json_fail(err, errlen, "",
-					 has_cur ? "baseline" : "current",
-					 "a resize needs both \"current\" and "
-					 "\"baseline\"");
-			goto out;
-		}
-		q.resize = has_cur;
-	}
+	if (json_object_get(req, "bind_policy"))
+		r = take_koord_fields(req, &q, err, errlen);
+	else
+		r = take_kubelet_fields(req, &q, err, errlen);
+	if (r)
+		goto out;
 	r = np_take(&q, &out, why, sizeof(why));
 	if (r == -EINVAL || r == -ENOSPC) {
 		*result = error_result(why);
@@ -205,8 +222,9 @@ static int parse_mask(const json_t *v, const char *path, np_nodemask *m,
 		return 0;
 	}
 	if (!json_is_array(v))
-		return np_json_fail(err, errlen, path, "mask",
-				    "expected an array of NUMA node ids or null");
+		return np_json_fail(
+		    err, errlen, path, "mask",
+		    "expected an array of NUMA node ids or null");
 	json_array_foreach(v, i, e)
 	{
 		if (!json_is_integer(e) || json_integer_value(e) < 0 ||
@@ -226,9 +244,187 @@ static json_t *mask_json(np_nodemask m, bool any)
 	if (any)
 		return json_null();
 	a = json_array();
-	NP_NODEMASK_FOREACH(n, m)
-	json_array_append_new(a, json_integer(n));
+	NP_NODEMASK_FOREACH (n, m)
+		json_array_append_new(a, json_integer(n));
 	return a;
+}
+
+/* "policy" and "numa_nodes" into in; the node ids in order into ids. */
+static int merge_nodes(const json_t *req, struct np_merge_input *in, int *ids,
+		       int *nids, char *err, size_t errlen)
+{
+	const json_t *nodes, *e;
+	const char *s;
+	size_t i;
+	int r;
+
+	if ((r = np_json_str(req, "policy", "", true, &s, err, errlen)))
+		return r;
+	if (np_tm_policy_parse(s, &in->policy) < 0)
+		return np_json_fail(err, errlen, "", "policy",
+				    "\"%s\" is not none, best-effort, "
+				    "restricted or single-numa-node",
+				    s);
+	nodes = json_object_get(req, "numa_nodes");
+	if (!json_is_array(nodes) || json_array_size(nodes) == 0 ||
+	    json_array_size(nodes) > NP_MAX_NUMA)
+		return np_json_fail(err, errlen, "", "numa_nodes",
+				    "expected an array of 1..%d NUMA node ids",
+				    NP_MAX_NUMA);
+	json_array_foreach(nodes, i, e)
+	{
+		long long id = json_is_integer(e) ? json_integer_value(e) : -1;
+		if (id < 0 || id >= NP_MAX_NUMA ||
+		    (in->nodes & NP_NODEMASK_BIT(id)))
+			return np_json_fail(
+			    err, errlen, "", "numa_nodes",
+			    "element %zu is not a distinct node "
+			    "id 0..%d",
+			    i, NP_MAX_NUMA - 1);
+		in->nodes |= NP_NODEMASK_BIT(id);
+		ids[(*nids)++] = (int)id;
+	}
+	return 0;
+}
+
+/* "distances" (rows in the order of ids, or absent/null: the defaults). */
+static int merge_distances(const json_t *drows, const int *ids, int nids,
+			   uint16_t (*dist)[NP_MAX_NUMA], char *err,
+			   size_t errlen)
+{
+	for (int a = 0; a < NP_MAX_NUMA; a++)
+		for (int b = 0; b < NP_MAX_NUMA; b++)
+			dist[a][b] = a == b ? NP_DEFAULT_LOCAL_DISTANCE
+					    : NP_DEFAULT_REMOTE_DISTANCE;
+	if (!drows || json_is_null(drows))
+		return 0;
+	if (!json_is_array(drows) || (int)json_array_size(drows) != nids)
+		return np_json_fail(err, errlen, "", "distances",
+				    "expected %d rows (numa_nodes order)",
+				    nids);
+	for (int a = 0; a < nids; a++) {
+		const json_t *row = json_array_get(drows, (size_t)a);
+		if (!json_is_array(row) || (int)json_array_size(row) != nids)
+			return np_json_fail(err, errlen, "", "distances",
+					    "row %d: expected %d numbers", a,
+					    nids);
+		for (int b = 0; b < nids; b++) {
+			const json_t *x = json_array_get(row, (size_t)b);
+			if (!json_is_integer(x) || json_integer_value(x) < 1 ||
+			    json_integer_value(x) > 65535)
+				return np_json_fail(err, errlen, "",
+						    "distances",
+						    "[%d][%d]: expected an "
+						    "integer 1..65535",
+						    a, b);
+			dist[ids[a]][ids[b]] = (uint16_t)json_integer_value(x);
+		}
+	}
+	return 0;
+}
+
+/* How many hint lists and hints "providers" holds. */
+static int count_lists(const json_t *providers, size_t *nl, size_t *nh,
+		       char *err, size_t errlen)
+{
+	const json_t *p;
+	size_t i;
+
+	if (!json_is_array(providers))
+		return np_json_fail(err, errlen, "", "providers",
+				    "expected an array");
+	json_array_foreach(providers, i, p)
+	{
+		const char *res;
+		const json_t *hl;
+		if (json_is_null(p) ||
+		    (json_is_object(p) && !json_object_size(p))) {
+			(*nl)++;
+			continue;
+		}
+		if (!json_is_object(p)) {
+			char path[32];
+			snprintf(path, sizeof(path), "providers[%zu]", i);
+			return np_json_fail(err, errlen, path, NULL,
+					    "expected null or an object of "
+					    "resource: hints");
+		}
+		json_object_foreach((json_t *)p, res, hl)
+		{
+			(*nl)++;
+			if (json_is_array(hl))
+				*nh += json_array_size(hl);
+		}
+	}
+	return 0;
+}
+
+/* One hint {"mask", "preferred"} at path hp; its mask within nodes. */
+static int parse_hint(const json_t *e, const char *hp, np_nodemask nodes,
+		      struct np_hint *h, char *err, size_t errlen)
+{
+	int r;
+
+	if (!json_is_object(e))
+		return np_json_fail(err, errlen, hp, NULL,
+				    "expected an object");
+	if ((r = parse_mask(json_object_get(e, "mask"), hp, &h->mask, &h->any,
+			    err, errlen)))
+		return r;
+	if (!h->any && (h->mask & ~nodes))
+		return np_json_fail(err, errlen, hp, "mask",
+				    "names a node not in numa_nodes");
+	return np_json_bool(e, "preferred", hp, true, &h->preferred, err,
+			    errlen);
+}
+
+/* The hint lists of "providers" into lists[] and hints[] (sized by
+ * count_lists()); *nl = the number of lists. */
+static int fill_lists(const json_t *providers, np_nodemask nodes,
+		      struct np_hint_list *lists, struct np_hint *hints,
+		      size_t *nl, char *err, size_t errlen)
+{
+	const json_t *p, *e;
+	size_t i, j, nh = 0;
+	int r;
+
+	json_array_foreach(providers, i, p)
+	{
+		const char *res;
+		const json_t *hl;
+		if (json_is_null(p) || !json_object_size(p)) {
+			lists[(*nl)++].kind = NP_HL_NO_PREFERENCE;
+			continue;
+		}
+		json_object_foreach((json_t *)p, res, hl)
+		{
+			char path[160];
+			struct np_hint_list *L = &lists[(*nl)++];
+			snprintf(path, sizeof(path), "providers[%zu].%s", i,
+				 res);
+			if (json_is_null(hl)) {
+				L->kind = NP_HL_NO_PREFERENCE;
+				continue;
+			}
+			if (!json_is_array(hl))
+				return np_json_fail(err, errlen, path, NULL,
+						    "expected null or an array "
+						    "of hints");
+			L->kind =
+			    json_array_size(hl) ? NP_HL_LIST : NP_HL_IMPOSSIBLE;
+			L->hints = &hints[nh];
+			json_array_foreach(hl, j, e)
+			{
+				char hp[200];
+				snprintf(hp, sizeof(hp), "%s[%zu]", path, j);
+				if ((r = parse_hint(e, hp, nodes, &hints[nh++],
+						    err, errlen)))
+					return r;
+				L->n++;
+			}
+		}
+	}
+	return 0;
 }
 
 static int plan_merge(const json_t *req, json_t **result, char *err,
@@ -239,179 +435,37 @@ static int plan_merge(const json_t *req, json_t **result, char *err,
 	struct np_hint_list *lists = NULL;
 	struct np_hint *hints = NULL;
 	uint16_t(*dist)[NP_MAX_NUMA] = NULL;
-	const json_t *nodes, *providers, *drows, *p, *e;
-	const char *s;
-	size_t i, j, nh = 0, nl = 0;
+	const json_t *providers;
+	size_t nh = 0, nl = 0;
 	int ids[NP_MAX_NUMA], nids = 0, r;
 
-	if ((r = np_json_str(req, "policy", "", true, &s, err, errlen)))
+	if ((r = merge_nodes(req, &in, ids, &nids, err, errlen)) ||
+	    (r = opt_bool(req, "prefer_closest", &in.prefer_closest, err,
+			  errlen)))
 		goto out;
-	if (np_tm_policy_parse(s, &in.policy) < 0) {
-		r = np_json_fail(err, errlen, "", "policy",
-				 "\"%s\" is not none, best-effort, restricted or "
-				 "single-numa-node",
-				 s);
-		goto out;
-	}
-	nodes = json_object_get(req, "numa_nodes");
-	if (!json_is_array(nodes) || json_array_size(nodes) == 0 ||
-	    json_array_size(nodes) > NP_MAX_NUMA) {
-		r = np_json_fail(err, errlen, "", "numa_nodes",
-				 "expected an array of 1..%d NUMA node ids",
-				 NP_MAX_NUMA);
-		goto out;
-	}
-	json_array_foreach(nodes, i, e)
-	{
-		long long id = json_is_integer(e) ? json_integer_value(e) : -1;
-		if (id < 0 || id >= NP_MAX_NUMA ||
-		    (in.nodes & NP_NODEMASK_BIT(id))) {
-			r = np_json_fail(err, errlen, "", "numa_nodes",
-					 "element %zu is not a distinct node id "
-					 "0..%d",
-					 i, NP_MAX_NUMA - 1);
-			goto out;
-		}
-		in.nodes |= NP_NODEMASK_BIT(id);
-		ids[nids++] = (int)id;
-	}
-	OPT_BOOL(req, "prefer_closest", in.prefer_closest);
-	drows = json_object_get(req, "distances");
 	dist = calloc(NP_MAX_NUMA, sizeof(*dist));
 	if (!dist) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (int a = 0; a < NP_MAX_NUMA; a++)
-		for (int b = 0; b < NP_MAX_NUMA; b++)
-			dist[a][b] = a == b ? NP_DEFAULT_LOCAL_DISTANCE
-					    : NP_DEFAULT_REMOTE_DISTANCE;
-	if (drows && !json_is_null(drows)) {
-		if (!json_is_array(drows) ||
-		    (int)json_array_size(drows) != nids) {
-			r = np_json_fail(err, errlen, "", "distances",
-					 "expected %d rows (numa_nodes order)",
-					 nids);
-			goto out;
-		}
-		for (int a = 0; a < nids; a++) {
-			const json_t *row = json_array_get(drows, (size_t)a);
-			if (!json_is_array(row) ||
-			    (int)json_array_size(row) != nids) {
-				r = np_json_fail(err, errlen, "", "distances",
-						 "row %d: expected %d numbers",
-						 a, nids);
-				goto out;
-			}
-			for (int b = 0; b < nids; b++) {
-				const json_t *x = json_array_get(row, (size_t)b);
-				if (!json_is_integer(x) ||
-				    json_integer_value(x) < 1 ||
-				    json_integer_value(x) > 65535) {
-					r = np_json_fail(
-						err, errlen, "", "distances",
-						"[%d][%d]: expected an integer "
-						"1..65535",
-						a, b);
-					goto out;
-				}
-				dist[ids[a]][ids[b]] =
-					(uint16_t)json_integer_value(x);
-			}
-		}
-	}
+	if ((r = merge_distances(json_object_get(req, "distances"), ids, nids,
+				 dist, err, errlen)))
+		goto out;
 	in.distance = (const uint16_t(*)[NP_MAX_NUMA])dist;
 	providers = json_object_get(req, "providers");
-	if (!json_is_array(providers)) {
-		r = np_json_fail(err, errlen, "", "providers",
-				 "expected an array");
-		goto out;
-	}
 	/* Count lists and hints first, then fill: one allocation each. */
-	json_array_foreach(providers, i, p)
-	{
-		const char *res;
-		const json_t *hl;
-		if (json_is_null(p) || (json_is_object(p) && !json_object_size(p))) {
-			nl++;
-			continue;
-		}
-		if (!json_is_object(p)) {
-			char path[32];
-			snprintf(path, sizeof(path), "providers[%zu]", i);
-			r = np_json_fail(err, errlen, path, NULL,
-					 "expected null or an object of "
-					 "resource: hints");
-			goto out;
-		}
-		json_object_foreach((json_t *)p, res, hl)
-		{
-			nl++;
-			if (json_is_array(hl))
-				nh += json_array_size(hl);
-		}
-	}
+	if ((r = count_lists(providers, &nl, &nh, err, errlen)))
+		goto out;
 	lists = calloc(nl + 1, sizeof(*lists));
 	hints = calloc(nh + 1, sizeof(*hints));
 	if (!lists || !hints) {
 		r = -ENOMEM;
 		goto out;
 	}
-	nl = nh = 0;
-	json_array_foreach(providers, i, p)
-	{
-		const char *res;
-		const json_t *hl;
-		if (json_is_null(p) || !json_object_size(p)) {
-			lists[nl++].kind = NP_HL_NO_PREFERENCE;
-			continue;
-		}
-		json_object_foreach((json_t *)p, res, hl)
-		{
-			char path[160];
-			struct np_hint_list *L = &lists[nl++];
-			snprintf(path, sizeof(path), "providers[%zu].%s", i, res);
-			if (json_is_null(hl)) {
-				L->kind = NP_HL_NO_PREFERENCE;
-				continue;
-			}
-			if (!json_is_array(hl)) {
-				r = np_json_fail(err, errlen, path, NULL,
-						 "expected null or an array of "
-						 "hints");
-				goto out;
-			}
-			L->kind = json_array_size(hl) ? NP_HL_LIST
-						      : NP_HL_IMPOSSIBLE;
-			L->hints = &hints[nh];
-			json_array_foreach(hl, j, e)
-			{
-				char hp[200];
-				struct np_hint *h = &hints[nh++];
-				snprintf(hp, sizeof(hp), "%s[%zu]", path, j);
-				if (!json_is_object(e)) {
-					r = np_json_fail(err, errlen, hp, NULL,
-							 "expected an object");
-					goto out;
-				}
-				if ((r = parse_mask(json_object_get(e, "mask"),
-						    hp, &h->mask, &h->any, err,
-						    errlen)))
-					goto out;
-				if (!h->any && (h->mask & ~in.nodes)) {
-					r = np_json_fail(err, errlen, hp, "mask",
-							 "names a node not in "
-							 "numa_nodes");
-					goto out;
-				}
-				if ((r = np_json_bool(e, "preferred", hp, true,
-						      &h->preferred, err,
-						      errlen)))
-					goto out;
-				L->n++;
-			}
-		}
-	}
+	nl = 0;
+	if ((r = fill_lists(providers, in.nodes, lists, hints, &nl, err,
+			    errlen)))
+		goto out;
 	in.nlists = (int)nl;
 	in.lists = lists;
 	if ((r = np_merge(&in, &mres))) {
@@ -420,9 +474,9 @@ static int plan_merge(const json_t *req, json_t **result, char *err,
 				     "rejected by the merge");
 		goto out;
 	}
-	*result = json_pack("{s:o,s:b,s:b}", "mask",
-			    mask_json(mres.best.mask, mres.best.any), "preferred",
-			    mres.best.preferred, "admit", mres.admit);
+	*result = json_pack(
+	    "{s:o,s:b,s:b}", "mask", mask_json(mres.best.mask, mres.best.any),
+	    "preferred", mres.best.preferred, "admit", mres.admit);
 	if (!*result)
 		r = -ENOMEM;
 out:
@@ -487,12 +541,14 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 	}
 	if (kind && !strcmp(kind, "take") && json_is_string(expect)) {
 		np_cpuset a, b;
-		const char *got = json_string_value(json_object_get(result, "cpus"));
+		const char *got =
+		    json_string_value(json_object_get(result, "cpus"));
 		if (!got || np_cpuset_parse(&a, got, NULL, 0) ||
 		    np_cpuset_parse(&b, json_string_value(expect), NULL, 0) ||
 		    !np_cpuset_equal(&a, &b)) {
 			snprintf(why, len, "cpus: got \"%s\", expected \"%s\"",
-				 got ? got : "(none)", json_string_value(expect));
+				 got ? got : "(none)",
+				 json_string_value(expect));
 			return -1;
 		}
 		checked = true;
@@ -501,7 +557,8 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 		const json_t *gm = json_object_get(result, "mask");
 		bool gp = json_is_true(json_object_get(result, "preferred"));
 		bool ep = json_is_true(json_object_get(expect, "preferred"));
-		if (!mask_equal(gm, json_object_get(expect, "mask")) || gp != ep) {
+		if (!mask_equal(gm, json_object_get(expect, "mask")) ||
+		    gp != ep) {
 			char *g = json_dumps(result, JSON_COMPACT);
 			char *x = json_dumps(expect, JSON_COMPACT);
 			snprintf(why, len, "got %s, expected %s", g ? g : "?",
@@ -519,8 +576,8 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 		    json_is_true(json_object_get(result, "admit"))) {
 			snprintf(why, len, "admit: got %s, expected %s",
 				 json_is_true(json_object_get(result, "admit"))
-					 ? "true"
-					 : "false",
+				     ? "true"
+				     : "false",
 				 json_is_true(admit) ? "true" : "false");
 			return -1;
 		}

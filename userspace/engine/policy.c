@@ -6,6 +6,7 @@
  */
 #include "numaplace/admit.h"
 #include "numaplace/error.h"
+#include "numaplace/names.h"
 #include "engine/json_util.h"
 
 #include <errno.h>
@@ -15,51 +16,57 @@
 #include <strings.h>
 
 static const char *const qos_names[] = {
-	[NP_QOS_LSE] = "LSE",
-	[NP_QOS_LSR] = "LSR",
-	[NP_QOS_LS] = "LS",
-	[NP_QOS_BE] = "BE",
-	[NP_QOS_GUARANTEED] = "Guaranteed",
-	[NP_QOS_BURSTABLE] = "Burstable",
-	[NP_QOS_BESTEFFORT] = "BestEffort",
+    [NP_QOS_LSE] = "LSE",
+    [NP_QOS_LSR] = "LSR",
+    [NP_QOS_LS] = "LS",
+    [NP_QOS_BE] = "BE",
+    [NP_QOS_GUARANTEED] = "Guaranteed",
+    [NP_QOS_BURSTABLE] = "Burstable",
+    [NP_QOS_BESTEFFORT] = "BestEffort",
+};
+
+static const char *const cpu_policy_names[] = {
+    [NP_CPU_POLICY_NONE] = "none",
+    [NP_CPU_POLICY_STATIC] = "static",
+};
+
+static const char *const tm_scope_names[] = {
+    [NP_TM_SCOPE_CONTAINER] = "container",
+    [NP_TM_SCOPE_POD] = "pod",
 };
 
 int np_qos_parse(const char *s, enum np_qos *out)
 {
-	for (unsigned i = 0; i < sizeof(qos_names) / sizeof(qos_names[0]); i++)
-		if (!strcmp(s, qos_names[i])) {
-			*out = (enum np_qos)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = NP_NAME_FIND(qos_names, s);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum np_qos)i;
+	return 0;
 }
 
 const char *np_qos_name(enum np_qos q)
 {
-	if ((unsigned)q < sizeof(qos_names) / sizeof(qos_names[0]))
-		return qos_names[q];
-	return "?";
+	return NP_NAME_OF(qos_names, q);
 }
 
 int np_cpu_policy_parse(const char *s, enum np_cpu_policy *out)
 {
-	if (!strcmp(s, "none"))
-		*out = NP_CPU_POLICY_NONE;
-	else if (!strcmp(s, "static"))
-		*out = NP_CPU_POLICY_STATIC;
-	else
+	int i = NP_NAME_FIND(cpu_policy_names, s);
+
+	if (i < 0)
 		return -EINVAL;
+	*out = (enum np_cpu_policy)i;
 	return 0;
 }
 
 int np_tm_scope_parse(const char *s, enum np_tm_scope *out)
 {
-	if (!strcmp(s, "container"))
-		*out = NP_TM_SCOPE_CONTAINER;
-	else if (!strcmp(s, "pod"))
-		*out = NP_TM_SCOPE_POD;
-	else
+	int i = NP_NAME_FIND(tm_scope_names, s);
+
+	if (i < 0)
 		return -EINVAL;
+	*out = (enum np_tm_scope)i;
 	return 0;
 }
 
@@ -78,17 +85,13 @@ static int parse_boolish(const json_t *v, bool *out)
 	if (!json_is_string(v))
 		return -EINVAL;
 	s = json_string_value(v);
-	for (unsigned i = 0; i < 6; i++) {
-		if (!strcmp(s, t[i])) {
-			*out = true;
-			return 0;
-		}
-		if (!strcmp(s, f[i])) {
-			*out = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (NP_NAME_FIND(t, s) >= 0)
+		*out = true;
+	else if (NP_NAME_FIND(f, s) >= 0)
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 static const struct {
@@ -107,6 +110,94 @@ static const struct {
 	 offsetof(struct np_cpu_options, prefer_align_by_uncore)},
 };
 
+/* "cpu_policy_options": {option: true|false} (path: the policy's). */
+static int cpu_options_from_json(struct np_cpu_options *opt, const json_t *o,
+				 const char *path, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	char sub[160];
+
+	np_json_path(sub, sizeof(sub), path, "cpu_policy_options", 0);
+	if (!json_is_object(o))
+		return np_json_fail(err, errlen, sub, NULL,
+				    "expected an object of option: "
+				    "true|false");
+	json_object_foreach((json_t *)o, key, v)
+	{
+		unsigned i;
+		for (i = 0; i < sizeof(cpu_opts) / sizeof(cpu_opts[0]); i++)
+			if (!strcmp(key, cpu_opts[i].name))
+				break;
+		if (i == sizeof(cpu_opts) / sizeof(cpu_opts[0]))
+			return np_json_fail(err, errlen, sub, key,
+					    "unknown CPU policy option");
+		if (parse_boolish(v, (bool *)((char *)opt + cpu_opts[i].off)) <
+		    0)
+			return np_json_fail(err, errlen, sub, key,
+					    "expected true or false");
+	}
+	return 0;
+}
+
+/* "reserved_cpus": a cpu list string or a count. */
+static int reserved_from_json(struct np_node_policy *n, const json_t *j,
+			      const char *path, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(j, "reserved_cpus");
+
+	if (json_is_string(v)) {
+		char perr[200];
+		if (np_cpuset_parse(&n->reserved_cpus, json_string_value(v),
+				    perr, sizeof(perr)) < 0)
+			return np_json_fail(err, errlen, path, "reserved_cpus",
+					    "invalid cpu list: %s", perr);
+		n->reserved_explicit = true;
+		n->reserved_count = np_cpuset_count(&n->reserved_cpus);
+	} else if (v && !json_is_null(v)) {
+		long long c;
+		if (np_json_int(j, "reserved_cpus", path, true, 0, NP_MAX_CPUS,
+				&c, err, errlen))
+			return np_json_fail(err, errlen, path, "reserved_cpus",
+					    "expected a cpu list string or a "
+					    "count");
+		n->reserved_count = (int)c;
+	}
+	return 0;
+}
+
+/* "topology_policy_options" (path: the policy's). */
+static int tm_options_from_json(struct np_node_policy *n, const json_t *o,
+				const char *path, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	char sub[160];
+
+	np_json_path(sub, sizeof(sub), path, "topology_policy_options", 0);
+	if (!json_is_object(o))
+		return np_json_fail(err, errlen, sub, NULL,
+				    "expected an object");
+	json_object_foreach((json_t *)o, key, v)
+	{
+		if (!strcmp(key, "prefer-closest-numa-nodes")) {
+			if (parse_boolish(v, &n->prefer_closest) < 0)
+				return np_json_fail(err, errlen, sub, key,
+						    "expected true or false");
+		} else if (!strcmp(key, "max-allowable-numa-nodes")) {
+			/* accepted for kubelet compatibility: we have no
+			 * such limit */
+			if (!json_is_integer(v) && !json_is_string(v))
+				return np_json_fail(err, errlen, sub, key,
+						    "expected a number");
+		} else {
+			return np_json_fail(err, errlen, sub, key,
+					    "unknown topology policy option");
+		}
+	}
+	return 0;
+}
+
 int np_policy_from_json(struct np_node_policy *p, const json_t *j,
 			const char *path, char *err, size_t errlen)
 {
@@ -117,9 +208,8 @@ int np_policy_from_json(struct np_node_policy *p, const json_t *j,
 		"default_cpu_bind_policy", "numa_allocate_strategy",
 		NULL};
 	struct np_node_policy n = {0};
-	const json_t *o, *v;
-	const char *s, *key;
-	char sub[160];
+	const json_t *o;
+	const char *s;
 	int r;
 
 	if (!path)
@@ -138,46 +228,11 @@ int np_policy_from_json(struct np_node_policy *p, const json_t *j,
 	if (r && r != -ENOENT)
 		return r;
 	o = json_object_get(j, "cpu_policy_options");
-	if (o && !json_is_null(o)) {
-		np_json_path(sub, sizeof(sub), path, "cpu_policy_options", 0);
-		if (!json_is_object(o))
-			return np_json_fail(err, errlen, sub, NULL,
-					    "expected an object of option: "
-					    "true|false");
-		json_object_foreach((json_t *)o, key, v)
-		{
-			unsigned i;
-			for (i = 0; i < sizeof(cpu_opts) / sizeof(cpu_opts[0]);
-			     i++)
-				if (!strcmp(key, cpu_opts[i].name))
-					break;
-			if (i == sizeof(cpu_opts) / sizeof(cpu_opts[0]))
-				return np_json_fail(err, errlen, sub, key,
-						    "unknown CPU policy option");
-			if (parse_boolish(v, (bool *)((char *)&n.opt +
-						      cpu_opts[i].off)) < 0)
-				return np_json_fail(err, errlen, sub, key,
-						    "expected true or false");
-		}
-	}
-	v = json_object_get(j, "reserved_cpus");
-	if (json_is_string(v)) {
-		char perr[200];
-		if (np_cpuset_parse(&n.reserved_cpus, json_string_value(v),
-				    perr, sizeof(perr)) < 0)
-			return np_json_fail(err, errlen, path, "reserved_cpus",
-					    "invalid cpu list: %s", perr);
-		n.reserved_explicit = true;
-		n.reserved_count = np_cpuset_count(&n.reserved_cpus);
-	} else if (v && !json_is_null(v)) {
-		long long c;
-		if ((r = np_json_int(j, "reserved_cpus", path, true, 0,
-				     NP_MAX_CPUS, &c, err, errlen)))
-			return np_json_fail(err, errlen, path, "reserved_cpus",
-					    "expected a cpu list string or a "
-					    "count");
-		n.reserved_count = (int)c;
-	}
+	if (o && !json_is_null(o) &&
+	    (r = cpu_options_from_json(&n.opt, o, path, err, errlen)))
+		return r;
+	if ((r = reserved_from_json(&n, j, path, err, errlen)))
+		return r;
 	r = np_json_str(j, "topology_policy", path, false, &s, err, errlen);
 	if (r == 0 && np_tm_policy_parse(s, &n.tm_policy) < 0)
 		return np_json_fail(err, errlen, path, "topology_policy",
@@ -193,42 +248,16 @@ int np_policy_from_json(struct np_node_policy *p, const json_t *j,
 	if (r && r != -ENOENT)
 		return r;
 	o = json_object_get(j, "topology_policy_options");
-	if (o && !json_is_null(o)) {
-		np_json_path(sub, sizeof(sub), path, "topology_policy_options",
-			     0);
-		if (!json_is_object(o))
-			return np_json_fail(err, errlen, sub, NULL,
-					    "expected an object");
-		json_object_foreach((json_t *)o, key, v)
-		{
-			if (!strcmp(key, "prefer-closest-numa-nodes")) {
-				if (parse_boolish(v, &n.prefer_closest) < 0)
-					return np_json_fail(err, errlen, sub,
-							    key,
-							    "expected true or "
-							    "false");
-			} else if (!strcmp(key, "max-allowable-numa-nodes")) {
-				/* accepted for kubelet compatibility: we
-				 * have no such limit */
-				if (!json_is_integer(v) &&
-				    !json_is_string(v))
-					return np_json_fail(err, errlen, sub,
-							    key,
-							    "expected a number");
-			} else {
-				return np_json_fail(err, errlen, sub, key,
-						    "unknown topology policy "
-						    "option");
-			}
-		}
-	}
+	if (o && !json_is_null(o) &&
+	    (r = tm_options_from_json(&n, o, path, err, errlen)))
+		return r;
 	r = np_json_str(j, "default_cpu_bind_policy", path, false, &s, err,
 			errlen);
 	if (r == 0 && (np_bind_policy_parse(s, &n.default_bind) < 0 ||
 		       n.default_bind == NP_BIND_DEFAULT))
-		return np_json_fail(err, errlen, path, "default_cpu_bind_policy",
-				    "\"%s\" is not FullPCPUs or SpreadByPCPUs",
-				    s);
+		return np_json_fail(
+		    err, errlen, path, "default_cpu_bind_policy",
+		    "\"%s\" is not FullPCPUs or SpreadByPCPUs", s);
 	if (r && r != -ENOENT)
 		return r;
 	r = np_json_str(j, "numa_allocate_strategy", path, false, &s, err,

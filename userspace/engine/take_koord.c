@@ -62,8 +62,10 @@
  * available CPUs and taken first (min(count, |preferred|) of them, chosen
  * by the same policy), then the rest as usual from the other CPUs.
  */
-#include "numaplace/take.h"
+#include "engine/take_koord_internal.h"
 #include "numaplace/error.h"
+#include "numaplace/names.h"
+#include "numaplace/take.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,28 +92,31 @@ static const char *const strategy_names[] = {
     [NP_NUMA_DISTRIBUTE_EVENLY] = "DistributeEvenly",
 };
 
-#define NAMES_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static int name_index(const char *const *names, int n, const char *s)
-{
-	if (!s)
-		return -EINVAL;
-	for (int i = 0; i < n; i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	return -EINVAL;
-}
-
-int np_bind_policy_parse(const char *s, enum np_bind_policy *out)
+/*
+ * A name of names[] (or the empty string, which means empty_means) as its
+ * index; -EINVAL when unknown.
+ */
+static int koord_name_find(const char *const *names, int n, const char *s,
+			   int empty_means)
 {
 	int i;
 
+	if (s && !*s)
+		return empty_means;
+	i = np_name_find(names, n, s);
+	return i < 0 ? -EINVAL : i;
+}
+
+#define KOORD_NAME_FIND(tab, s, empty)                                         \
+	koord_name_find((tab), NP_NAMES_LEN(tab), (s), (empty))
+#define KOORD_NAME_OF(tab, v)                                                  \
+	np_name_of((tab), NP_NAMES_LEN(tab), (int)(v), "unknown")
+
+int np_bind_policy_parse(const char *s, enum np_bind_policy *out)
+{
 	/* An empty policy is Default, as in the pod annotation. */
-	if (s && !*s) {
-		*out = NP_BIND_DEFAULT;
-		return 0;
-	}
-	i = name_index(bind_names, NAMES_LEN(bind_names), s);
+	int i = KOORD_NAME_FIND(bind_names, s, NP_BIND_DEFAULT);
+
 	if (i < 0)
 		return i;
 	*out = (enum np_bind_policy)i;
@@ -120,14 +125,11 @@ int np_bind_policy_parse(const char *s, enum np_bind_policy *out)
 
 int np_exclusive_policy_parse(const char *s, enum np_exclusive_policy *out)
 {
-	int i;
-
 	/* "" and the proposal's "Default" mean no exclusivity. */
-	if (s && (!*s || strcmp(s, "Default") == 0)) {
-		*out = NP_EXCL_NONE;
-		return 0;
-	}
-	i = name_index(excl_names, NAMES_LEN(excl_names), s);
+	int i = s && !strcmp(s, "Default")
+		    ? NP_EXCL_NONE
+		    : KOORD_NAME_FIND(excl_names, s, NP_EXCL_NONE);
+
 	if (i < 0)
 		return i;
 	*out = (enum np_exclusive_policy)i;
@@ -136,14 +138,9 @@ int np_exclusive_policy_parse(const char *s, enum np_exclusive_policy *out)
 
 int np_numa_strategy_parse(const char *s, enum np_numa_strategy *out)
 {
-	int i;
-
 	/* Koordinator's default strategy is MostAllocated. */
-	if (s && !*s) {
-		*out = NP_NUMA_MOST_ALLOCATED;
-		return 0;
-	}
-	i = name_index(strategy_names, NAMES_LEN(strategy_names), s);
+	int i = KOORD_NAME_FIND(strategy_names, s, NP_NUMA_MOST_ALLOCATED);
+
 	if (i < 0)
 		return i;
 	*out = (enum np_numa_strategy)i;
@@ -152,543 +149,17 @@ int np_numa_strategy_parse(const char *s, enum np_numa_strategy *out)
 
 const char *np_bind_policy_name(enum np_bind_policy p)
 {
-	if ((int)p < 0 || (int)p >= NAMES_LEN(bind_names))
-		return "unknown";
-	return bind_names[p];
+	return KOORD_NAME_OF(bind_names, p);
 }
 
 const char *np_exclusive_policy_name(enum np_exclusive_policy p)
 {
-	if ((int)p < 0 || (int)p >= NAMES_LEN(excl_names))
-		return "unknown";
-	return excl_names[p];
+	return KOORD_NAME_OF(excl_names, p);
 }
 
 const char *np_numa_strategy_name(enum np_numa_strategy s)
 {
-	if ((int)s < 0 || (int)s >= NAMES_LEN(strategy_names))
-		return "unknown";
-	return strategy_names[s];
-}
-
-/* ---- accumulator ----------------------------------------------------- */
-
-#define NKEYS 6
-
-/* A sort key: lexicographic on k[], then v (the payload) ascending. */
-struct skey {
-	int k[NKEYS];
-	int v;
-};
-
-static int cmp_skey(const void *pa, const void *pb)
-{
-	const struct skey *x = pa, *y = pb;
-
-	for (int i = 0; i < NKEYS; i++)
-		if (x->k[i] != y->k[i])
-			return x->k[i] < y->k[i] ? -1 : 1;
-	return (x->v > y->v) - (x->v < y->v);
-}
-
-struct kacc {
-	const struct np_topology *t;
-	np_cpuset free;	  /* available CPUs not taken yet */
-	np_cpuset result; /* CPUs taken */
-	int need;
-	int dir;	 /* +1 MostAllocated (fewest free first), -1 others */
-	np_cpuset avoid; /* CPUs the exclusive policy steers away from */
-	bool whole;	 /* take whole cores only (required FullPCPUs) */
-
-	/* scratch */
-	int *list, *list2; /* max_cpu entries */
-	int *gid;	   /* ncores entries: core -> group */
-	int *gsize, *goff; /* max_cpu + 1 entries */
-	int *grouped;	   /* max_cpu entries */
-	int *order;	   /* max(nnuma, nsockets) entries */
-	struct skey *keys; /* max(max_cpu, nnuma, nsockets) entries */
-};
-
-static void acc_free(struct kacc *a)
-{
-	free(a->list);
-	free(a->list2);
-	free(a->gid);
-	free(a->gsize);
-	free(a->goff);
-	free(a->grouped);
-	free(a->order);
-	free(a->keys);
-}
-
-static int acc_init(struct kacc *a, const struct np_topology *t,
-		    const np_cpuset *avail, int need,
-		    const struct np_take_req *q)
-{
-	size_t ncpu = (size_t)t->max_cpu + 1, nunit, nk;
-
-	memset(a, 0, sizeof(*a));
-	a->t = t;
-	a->free = *avail;
-	a->need = need;
-	a->dir = q->numa_strategy == NP_NUMA_MOST_ALLOCATED ? 1 : -1;
-
-	nunit = (size_t)(t->nnuma > t->nsockets ? t->nnuma : t->nsockets) + 1;
-	nk = ncpu > nunit ? ncpu : nunit;
-	a->list = malloc(sizeof(int) * ncpu);
-	a->list2 = malloc(sizeof(int) * ncpu);
-	a->gid = malloc(sizeof(int) * ((size_t)t->ncores + 1));
-	a->gsize = malloc(sizeof(int) * ncpu);
-	a->goff = malloc(sizeof(int) * ncpu);
-	a->grouped = malloc(sizeof(int) * ncpu);
-	a->order = malloc(sizeof(int) * nunit);
-	a->keys = malloc(sizeof(*a->keys) * nk);
-	if (!a->list || !a->list2 || !a->gid || !a->gsize || !a->goff ||
-	    !a->grouped || !a->order || !a->keys) {
-		acc_free(a);
-		return -ENOMEM;
-	}
-
-	/* PCPULevel avoids the physical cores of CPUs allocated with
-	 * PCPULevel; NUMANodeLevel the nodes of CPUs allocated with
-	 * NUMANodeLevel. Marks made under the other policy do not matter. */
-	if (q->exclusive_policy == NP_EXCL_PCPU_LEVEL) {
-		NP_CPUSET_FOREACH (cpu, &q->pcpu_marked) {
-			if (cpu >= t->max_cpu || !t->cpu[cpu].present)
-				continue;
-			np_cpuset_or(&a->avoid, &a->avoid,
-				     &t->cores[t->cpu[cpu].core].cpus);
-		}
-	} else if (q->exclusive_policy == NP_EXCL_NUMA_NODE_LEVEL) {
-		NP_CPUSET_FOREACH (cpu, &q->numa_marked) {
-			if (cpu >= t->max_cpu || !t->cpu[cpu].present)
-				continue;
-			np_cpuset_or(&a->avoid, &a->avoid,
-				     &t->numa[t->cpu[cpu].numa].u.cpus);
-		}
-	}
-	return 0;
-}
-
-static void acc_take_cpu(struct kacc *a, int cpu)
-{
-	if (a->need <= 0 || !np_cpuset_test(&a->free, cpu))
-		return;
-	np_cpuset_clear(&a->free, cpu);
-	np_cpuset_set(&a->result, cpu);
-	a->need--;
-}
-
-/*
- * Take cpus[] in order until satisfied. In whole-core mode (required
- * FullPCPUs) cpus[] lists cores contiguously and a core is taken only when
- * all of its listed CPUs fit in what is needed; that matters only when
- * cores differ in size (hybrid CPUs, offline threads).
- */
-static void acc_take_list(struct kacc *a, const int *cpus, int n)
-{
-	const struct np_topology *t = a->t;
-
-	if (!a->whole) {
-		for (int i = 0; i < n && a->need > 0; i++)
-			acc_take_cpu(a, cpus[i]);
-		return;
-	}
-	for (int i = 0, j; i < n && a->need > 0; i = j) {
-		int core = t->cpu[cpus[i]].core;
-
-		for (j = i + 1; j < n && t->cpu[cpus[j]].core == core; j++)
-			;
-		if (j - i > a->need)
-			continue;
-		for (int k = i; k < j; k++)
-			acc_take_cpu(a, cpus[k]);
-	}
-}
-
-/* CPUs of the cores whose every online CPU is in s. */
-static void whole_cores(const struct np_topology *t, const np_cpuset *s,
-			np_cpuset *out)
-{
-	np_cpuset r;
-
-	np_cpuset_zero(&r);
-	for (int i = 0; i < t->ncores; i++) {
-		const struct np_unit *c = &t->cores[i];
-		if (c->ncpus > 0 && np_cpuset_subset(&c->cpus, s))
-			np_cpuset_or(&r, &r, &c->cpus);
-	}
-	*out = r;
-}
-
-/* The lowest CPU of s in every core that has one in s. */
-static void one_per_core(const struct np_topology *t, const np_cpuset *s,
-			 np_cpuset *out)
-{
-	np_cpuset r;
-
-	np_cpuset_zero(&r);
-	for (int i = 0; i < t->ncores; i++) {
-		np_cpuset in;
-		int first;
-
-		np_cpuset_and(&in, &t->cores[i].cpus, s);
-		first = np_cpuset_first(&in);
-		if (first >= 0)
-			np_cpuset_set(&r, first);
-	}
-	*out = r;
-}
-
-/*
- * s as a list, core by core: cores in the order of their lowest CPU in s,
- * the threads of a core by id. Nothing here assumes how SMT siblings are
- * numbered. Returns the length.
- */
-static int list_by_core(const struct np_topology *t, const np_cpuset *s,
-			int *out)
-{
-	np_cpuset left = *s;
-	int n = 0;
-
-	NP_CPUSET_FOREACH (cpu, s) {
-		np_cpuset sib;
-
-		if (!np_cpuset_test(&left, cpu))
-			continue;
-		np_cpuset_and(&sib, &t->cores[t->cpu[cpu].core].cpus, &left);
-		NP_CPUSET_FOREACH (c, &sib) {
-			out[n++] = c;
-		}
-		np_cpuset_andnot(&left, &left, &sib);
-	}
-	return n;
-}
-
-/*
- * Round-robin in[] over cores: the first listed thread of every core
- * (cores in order of first appearance), then the second, and so on.
- * out must not alias in.
- */
-static void spread_list(struct kacc *a, const int *in, int n, int *out)
-{
-	const struct np_topology *t = a->t;
-	int ng = 0, o = 0, maxsz = 0;
-
-	for (int i = 0; i < t->ncores; i++)
-		a->gid[i] = -1;
-	for (int i = 0; i < n; i++) {
-		int c = t->cpu[in[i]].core;
-		if (a->gid[c] < 0) {
-			a->gid[c] = ng;
-			a->gsize[ng++] = 0;
-		}
-		a->gsize[a->gid[c]]++;
-	}
-	for (int g = 0, off = 0; g < ng; g++) {
-		a->goff[g] = off;
-		off += a->gsize[g];
-		if (a->gsize[g] > maxsz)
-			maxsz = a->gsize[g];
-		a->gsize[g] = 0; /* refilled below */
-	}
-	for (int i = 0; i < n; i++) {
-		int g = a->gid[t->cpu[in[i]].core];
-		a->grouped[a->goff[g] + a->gsize[g]++] = in[i];
-	}
-	for (int r = 0; r < maxsz; r++)
-		for (int g = 0; g < ng; g++)
-			if (a->gsize[g] > r)
-				out[o++] = a->grouped[a->goff[g] + r];
-}
-
-/* Socket index of a NUMA node (of its lowest online CPU), -1 if none. */
-static int node_socket(const struct np_topology *t, int node)
-{
-	int first = np_cpuset_first(&t->numa[node].u.cpus);
-
-	return first < 0 ? -1 : t->cpu[first].socket;
-}
-
-/*
- * NUMA node indexes in strategy order: free CPUs (MostAllocated fewest
- * first, otherwise most first), then the socket's free CPUs the same way,
- * then the node id. Nodes without free CPUs are left out.
- */
-static int sorted_nodes(struct kacc *a)
-{
-	const struct np_topology *t = a->t;
-	int n = 0;
-
-	for (int i = 0; i < t->nnuma; i++) {
-		int nfree = np_cpuset_count_and(&t->numa[i].u.cpus, &a->free);
-		int s = node_socket(t, i);
-		struct skey *k = &a->keys[n];
-
-		if (!nfree)
-			continue;
-		memset(k, 0, sizeof(*k));
-		k->k[0] = a->dir * nfree;
-		k->k[1] = s < 0 ? 0
-				: a->dir * np_cpuset_count_and(
-					       &t->sockets[s].cpus, &a->free);
-		k->k[2] = t->numa[i].u.id;
-		k->v = i;
-		n++;
-	}
-	qsort(a->keys, (size_t)n, sizeof(*a->keys), cmp_skey);
-	for (int i = 0; i < n; i++)
-		a->order[i] = a->keys[i].v;
-	return n;
-}
-
-/* Socket indexes in strategy order (free CPUs, then id). */
-static int sorted_sockets(struct kacc *a)
-{
-	const struct np_topology *t = a->t;
-	int n = 0;
-
-	for (int i = 0; i < t->nsockets; i++) {
-		int sfree = np_cpuset_count_and(&t->sockets[i].cpus, &a->free);
-		struct skey *k = &a->keys[n];
-
-		if (!sfree)
-			continue;
-		memset(k, 0, sizeof(*k));
-		k->k[0] = a->dir * sfree;
-		k->k[1] = t->sockets[i].id;
-		k->v = i;
-		n++;
-	}
-	qsort(a->keys, (size_t)n, sizeof(*a->keys), cmp_skey);
-	for (int i = 0; i < n; i++)
-		a->order[i] = a->keys[i].v;
-	return n;
-}
-
-/*
- * If unit ∩ cand holds at least `need` CPUs, take the first `need` of them
- * (core by core, or round-robin over cores when spread); true when that
- * satisfied the request.
- */
-static bool take_if_fits(struct kacc *a, const np_cpuset *unit,
-			 const np_cpuset *cand, bool spread)
-{
-	np_cpuset c;
-	int n;
-
-	np_cpuset_and(&c, unit, cand);
-	if (np_cpuset_count(&c) < a->need)
-		return false;
-	n = list_by_core(a->t, &c, a->list);
-	if (spread) {
-		spread_list(a, a->list, n, a->list2);
-		acc_take_list(a, a->list2, n);
-	} else {
-		acc_take_list(a, a->list, n);
-	}
-	return a->need == 0;
-}
-
-/*
- * Last resort: every free CPU, ordered by (CPUs the exclusive policy
- * avoids last; sockets this result already uses first; socket free CPUs
- * and node free CPUs in strategy order; cores with fewer free threads
- * first; CPU id), handed out round-robin over cores (the CPUs the policy
- * allows, then the others).
- */
-static void take_fallback(struct kacc *a)
-{
-	const struct np_topology *t = a->t;
-	int n = 0, nok = 0;
-
-	NP_CPUSET_FOREACH (cpu, &a->free) {
-		const struct np_cpu *c = &t->cpu[cpu];
-		struct skey *k = &a->keys[n++];
-
-		k->k[0] = np_cpuset_test(&a->avoid, cpu);
-		k->k[1] = !np_cpuset_intersects(&t->sockets[c->socket].cpus,
-						&a->result);
-		k->k[2] = a->dir * np_cpuset_count_and(
-				       &t->sockets[c->socket].cpus, &a->free);
-		k->k[3] = a->dir * np_cpuset_count_and(&t->numa[c->numa].u.cpus,
-						       &a->free);
-		k->k[4] =
-		    np_cpuset_count_and(&t->cores[c->core].cpus, &a->free);
-		k->k[5] = cpu;
-		k->v = cpu;
-	}
-	qsort(a->keys, (size_t)n, sizeof(*a->keys), cmp_skey);
-	for (int i = 0; i < n; i++) {
-		a->list[i] = a->keys[i].v;
-		if (!a->keys[i].k[0])
-			nok = i + 1;
-	}
-	/* Round-robin the CPUs the policy allows first, on their own: a
-	 * second thread of our own core beats sharing a marked core. */
-	spread_list(a, a->list, nok, a->list2);
-	spread_list(a, a->list + nok, n - nok, a->list2 + nok);
-	acc_take_list(a, a->list2, n);
-}
-
-/* Whole free cores of a socket: CPUs and number of cores. */
-static int socket_whole(const struct kacc *a, int s, const np_cpuset *wc,
-			np_cpuset *out)
-{
-	const struct np_topology *t = a->t;
-	int ncores = 0;
-
-	np_cpuset_and(out, &t->sockets[s].cpus, wc);
-	for (int i = 0; i < t->ncores; i++)
-		if (t->cores[i].ncpus > 0 &&
-		    np_cpuset_subset(&t->cores[i].cpus, out))
-			ncores++;
-	return ncores;
-}
-
-static void take_full_pcpus(struct kacc *a)
-{
-	const struct np_topology *t = a->t;
-	np_cpuset wc, filtered;
-	int n;
-
-	whole_cores(t, &a->free, &wc);
-	np_cpuset_andnot(&filtered, &wc, &a->avoid);
-
-	/* 1. One NUMA node, first avoiding marked nodes/cores. */
-	n = sorted_nodes(a);
-	for (int pass = 0; pass < 2; pass++) {
-		const np_cpuset *cand = pass ? &wc : &filtered;
-
-		if (pass && np_cpuset_empty(&a->avoid))
-			break;
-		for (int i = 0; i < n; i++)
-			if (take_if_fits(a, &t->numa[a->order[i]].u.cpus, cand,
-					 false))
-				return;
-	}
-
-	/* 2. One socket. */
-	n = sorted_sockets(a);
-	for (int i = 0; i < n; i++)
-		if (take_if_fits(a, &t->sockets[a->order[i]].cpus, &wc, false))
-			return;
-
-	/* 3. The whole free cores of entire sockets, largest first (the
-	 *    strategy plays no part), while they fit in what is needed. */
-	n = 0;
-	for (int s = 0; s < t->nsockets; s++) {
-		np_cpuset in;
-		int cnt;
-
-		socket_whole(a, s, &wc, &in);
-		cnt = np_cpuset_count(&in);
-		if (!cnt)
-			continue;
-		memset(&a->keys[n], 0, sizeof(a->keys[n]));
-		a->keys[n].k[0] = -cnt;
-		a->keys[n].k[1] = t->sockets[s].id;
-		a->keys[n++].v = s;
-	}
-	qsort(a->keys, (size_t)n, sizeof(*a->keys), cmp_skey);
-	for (int i = 0; i < n; i++)
-		a->order[i] = a->keys[i].v;
-	for (int i = 0; i < n && a->need > 0; i++) {
-		np_cpuset in;
-		int m;
-
-		socket_whole(a, a->order[i], &wc, &in);
-		np_cpuset_and(&in, &in, &a->free);
-		if (np_cpuset_count(&in) > a->need)
-			continue;
-		m = list_by_core(t, &in, a->list);
-		acc_take_list(a, a->list, m);
-	}
-	if (a->need == 0)
-		return;
-
-	/* 4. Whole cores from the sockets with the fewest free cores. */
-	whole_cores(t, &a->free, &wc);
-	n = 0;
-	for (int s = 0; s < t->nsockets; s++) {
-		np_cpuset in;
-		int cores = socket_whole(a, s, &wc, &in);
-
-		if (!cores)
-			continue;
-		memset(&a->keys[n], 0, sizeof(a->keys[n]));
-		a->keys[n].k[0] = cores;
-		a->keys[n].k[1] = t->sockets[s].id;
-		a->keys[n++].v = s;
-	}
-	qsort(a->keys, (size_t)n, sizeof(*a->keys), cmp_skey);
-	for (int i = 0; i < n; i++)
-		a->order[i] = a->keys[i].v;
-	for (int i = 0; i < n && a->need > 0; i++) {
-		np_cpuset in;
-		int m;
-
-		socket_whole(a, a->order[i], &wc, &in);
-		m = list_by_core(t, &in, a->list);
-		acc_take_list(a, a->list, m);
-	}
-	if (a->need == 0)
-		return;
-
-	/* 5. Whatever is left; never for required FullPCPUs, which would
-	 *    split a core here (the request then fails). */
-	if (!a->whole)
-		take_fallback(a);
-}
-
-static void take_spread_by_pcpus(struct kacc *a)
-{
-	const struct np_topology *t = a->t;
-
-	/* Pass 0: one thread per core, avoiding marked cores/nodes.
-	 * Pass 1: every free CPU, threads round-robin over cores. */
-	for (int pass = 0; pass < 2; pass++) {
-		np_cpuset cand;
-		int n;
-
-		if (pass) {
-			cand = a->free;
-		} else {
-			np_cpuset_andnot(&cand, &a->free, &a->avoid);
-			one_per_core(t, &cand, &cand);
-		}
-		n = sorted_nodes(a);
-		for (int i = 0; i < n; i++)
-			if (take_if_fits(a, &t->numa[a->order[i]].u.cpus, &cand,
-					 true))
-				return;
-		n = sorted_sockets(a);
-		for (int i = 0; i < n; i++)
-			if (take_if_fits(a, &t->sockets[a->order[i]].cpus,
-					 &cand, true))
-				return;
-	}
-	take_fallback(a);
-}
-
-/* One accumulator run over avail for need CPUs. */
-static int accumulate(const struct np_take_req *q, enum np_bind_policy bind,
-		      const np_cpuset *avail, int need, np_cpuset *out)
-{
-	struct kacc a;
-	int r;
-
-	if ((r = acc_init(&a, q->topo, avail, need, q)))
-		return r;
-	a.whole = q->required && bind == NP_BIND_FULL_PCPUS;
-	if (bind == NP_BIND_FULL_PCPUS || q->topo->cpus_per_core == 1)
-		take_full_pcpus(&a);
-	else
-		take_spread_by_pcpus(&a);
-	r = a.need ? -ENOSPC : 0;
-	*out = a.result;
-	acc_free(&a);
-	return r;
+	return KOORD_NAME_OF(strategy_names, s);
 }
 
 /*
@@ -769,12 +240,12 @@ static int take_all(const struct np_take_req *q, enum np_bind_policy bind,
 		/* Required FullPCPUs: only preferred CPUs forming whole cores,
 		 * so that neither part splits a core. */
 		if (full_required)
-			whole_cores(q->topo, &pref, &pref);
+			np_koord_whole_cores(q->topo, &pref, &pref);
 		k = np_cpuset_count(&pref);
 		if (k > need)
 			k = need;
 		if (k > 0) {
-			if ((r = accumulate(q, bind, &pref, k, &got)))
+			if ((r = np_koord_accumulate(q, bind, &pref, k, &got)))
 				return r;
 			np_cpuset_or(res, res, &got);
 			np_cpuset_andnot(&avail, &avail, &got);
@@ -782,14 +253,14 @@ static int take_all(const struct np_take_req *q, enum np_bind_policy bind,
 		}
 	}
 	if (need > 0) {
-		if ((r = accumulate(q, bind, &avail, need, &got)))
+		if ((r = np_koord_accumulate(q, bind, &avail, need, &got)))
 			return r;
 		np_cpuset_or(res, res, &got);
 	}
 	if (np_cpuset_count(res) != q->count)
 		return -ENOSPC;
 	if (full_required) {
-		whole_cores(q->topo, res, &got);
+		np_koord_whole_cores(q->topo, res, &got);
 		if (!np_cpuset_equal(&got, res))
 			return -ENOSPC;
 	}
@@ -815,11 +286,11 @@ int np_take_koord(const struct np_take_req *q, np_cpuset *out, char *err,
 		return -EINVAL;
 	}
 	if ((int)q->bind_policy < 0 ||
-	    (int)q->bind_policy >= NAMES_LEN(bind_names) ||
+	    (int)q->bind_policy >= NP_NAMES_LEN(bind_names) ||
 	    (int)q->exclusive_policy < 0 ||
-	    (int)q->exclusive_policy >= NAMES_LEN(excl_names) ||
+	    (int)q->exclusive_policy >= NP_NAMES_LEN(excl_names) ||
 	    (int)q->numa_strategy < 0 ||
-	    (int)q->numa_strategy >= NAMES_LEN(strategy_names)) {
+	    (int)q->numa_strategy >= NP_NAMES_LEN(strategy_names)) {
 		NP_ERR("invalid bind policy, exclusive policy or NUMA strategy");
 		return -EINVAL;
 	}
@@ -853,7 +324,7 @@ int np_take_koord(const struct np_take_req *q, np_cpuset *out, char *err,
 			    q->count, t->cpus_per_core);
 			return -EINVAL;
 		}
-		whole_cores(t, &avail, &avail);
+		np_koord_whole_cores(t, &avail, &avail);
 		nwhole = np_cpuset_count(&avail);
 		if (q->count > nwhole) {
 			NP_ERR("required bind policy FullPCPUs cannot be met: "
@@ -865,7 +336,7 @@ int np_take_koord(const struct np_take_req *q, np_cpuset *out, char *err,
 	} else if (q->required && bind == NP_BIND_SPREAD_BY_PCPUS) {
 		int ncores;
 
-		one_per_core(t, &avail, &avail);
+		np_koord_one_per_core(t, &avail, &avail);
 		ncores = np_cpuset_count(&avail);
 		if (q->count > ncores) {
 			NP_ERR("required bind policy SpreadByPCPUs cannot be met: "

@@ -11,32 +11,16 @@
  * CPUs sort first, and "needs at least" compares with the CPUs a unit would
  * add. With an empty starting result this is exactly the fresh algorithm.
  */
-#include "numaplace/take.h"
+#include "engine/take_kubelet_internal.h"
 #include "numaplace/error.h"
+#include "numaplace/take.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum utype { U_NUMA, U_SOCKET, U_CORE, U_L3 };
-
-struct acc {
-	const struct np_topology *t;
-	np_cpuset details; /* available CPUs not taken yet */
-	np_cpuset result;
-	int need;
-	bool numa_first;
-};
-
-struct ulist {
-	int n;
-	int *idx;
-};
-
-static const np_cpuset *ucpus(const struct np_topology *t, enum utype ty,
-			      int i)
+static const np_cpuset *ucpus(const struct np_topology *t, enum utype ty, int i)
 {
 	switch (ty) {
 	case U_NUMA:
@@ -92,15 +76,6 @@ static int nunits(const struct np_topology *t, enum utype ty)
 	}
 }
 
-static void acc_take(struct acc *a, const np_cpuset *cpus)
-{
-	np_cpuset add;
-	np_cpuset_and(&add, cpus, &a->details);
-	np_cpuset_or(&a->result, &a->result, &add);
-	np_cpuset_andnot(&a->details, &a->details, &add);
-	a->need -= np_cpuset_count(&add);
-}
-
 struct skey {
 	int idx, owned, avail, id;
 };
@@ -115,16 +90,6 @@ static int cmp_skey(const void *pa, const void *pb)
 	if (x->avail != y->avail)
 		return x->avail - y->avail;
 	return (x->id > y->id) - (x->id < y->id);
-}
-
-static int ulist_push(struct ulist *l, int v)
-{
-	int *n = realloc(l->idx, sizeof(int) * (size_t)(l->n + 1));
-	if (!n)
-		return -ENOMEM;
-	l->idx = n;
-	l->idx[l->n++] = v;
-	return 0;
 }
 
 /* Append the units of type ty that hold available CPUs inside `within`,
@@ -145,16 +110,17 @@ static int append_sorted(struct acc *a, enum utype ty, const np_cpuset *within,
 		r = -ENOMEM;
 		goto out;
 	}
-	NP_CPUSET_FOREACH(cpu, &in)
-	{
+	NP_CPUSET_FOREACH (cpu, &in) {
 		int u = unit_of(t, ty, cpu);
 		if (seen[u])
 			continue;
 		seen[u] = 1;
 		keys[n].idx = u;
 		keys[n].id = uid(t, ty, u);
-		keys[n].avail = np_cpuset_count_and(ucpus(t, ty, u), &a->details);
-		keys[n].owned = np_cpuset_intersects(ucpus(t, ty, u), &a->result);
+		keys[n].avail =
+		    np_cpuset_count_and(ucpus(t, ty, u), &a->details);
+		keys[n].owned =
+		    np_cpuset_intersects(ucpus(t, ty, u), &a->result);
 		n++;
 	}
 	qsort(keys, (size_t)n, sizeof(*keys), cmp_skey);
@@ -166,14 +132,12 @@ out:
 	return r;
 }
 
-static int sorted_units(struct acc *a, enum utype ty, struct ulist *out);
-
 /* Sorted units of type ty nested under the sorted units of type parent. */
 static int nested(struct acc *a, enum utype parent, enum utype ty,
 		  struct ulist *out)
 {
 	struct ulist p = {0};
-	int r = sorted_units(a, parent, &p);
+	int r = np_kubelet_sorted_units(a, parent, &p);
 
 	for (int i = 0; i < p.n && !r; i++)
 		r = append_sorted(a, ty, ucpus(a->t, parent, p.idx[i]), out);
@@ -186,7 +150,7 @@ static int nested(struct acc *a, enum utype parent, enum utype ty,
  * and cores inside sockets; socket-first machines sort NUMA nodes inside
  * sockets and cores inside NUMA nodes. L3 groups sort inside NUMA nodes.
  */
-static int sorted_units(struct acc *a, enum utype ty, struct ulist *out)
+int np_kubelet_sorted_units(struct acc *a, enum utype ty, struct ulist *out)
 {
 	switch (ty) {
 	case U_NUMA:
@@ -198,7 +162,8 @@ static int sorted_units(struct acc *a, enum utype ty, struct ulist *out)
 			return nested(a, U_NUMA, U_SOCKET, out);
 		return append_sorted(a, U_SOCKET, &a->t->online, out);
 	case U_CORE:
-		return nested(a, a->numa_first ? U_SOCKET : U_NUMA, U_CORE, out);
+		return nested(a, a->numa_first ? U_SOCKET : U_NUMA, U_CORE,
+			      out);
 	default:
 		return nested(a, U_NUMA, U_L3, out);
 	}
@@ -219,8 +184,8 @@ static bool unit_free(const struct acc *a, enum utype ty, int u)
 		want = a->t->cpus_per_core;
 	else
 		want = np_cpuset_count(ucpus(a->t, ty, u));
-	return have == want && np_cpuset_intersects(ucpus(a->t, ty, u),
-						   &a->details);
+	return have == want &&
+	       np_cpuset_intersects(ucpus(a->t, ty, u), &a->details);
 }
 
 /* Number of CPUs unit u would add to the result. */
@@ -233,7 +198,7 @@ static int unit_new(const struct acc *a, enum utype ty, int u)
 static int take_full(struct acc *a, enum utype ty)
 {
 	struct ulist l = {0};
-	int r = sorted_units(a, ty, &l);
+	int r = np_kubelet_sorted_units(a, ty, &l);
 
 	for (int i = 0; i < l.n && !r; i++) {
 		int u = l.idx[i];
@@ -251,13 +216,12 @@ static int take_remaining(struct acc *a, bool spread)
 {
 	struct ulist l = {0};
 	enum utype ty = spread ? U_SOCKET : U_CORE;
-	int r = sorted_units(a, ty, &l);
+	int r = np_kubelet_sorted_units(a, ty, &l);
 
 	for (int i = 0; i < l.n && !r && a->need > 0; i++) {
 		np_cpuset c;
 		np_cpuset_and(&c, ucpus(a->t, ty, l.idx[i]), &a->details);
-		NP_CPUSET_FOREACH(cpu, &c)
-		{
+		NP_CPUSET_FOREACH (cpu, &c) {
 			np_cpuset one;
 			np_cpuset_zero(&one);
 			np_cpuset_set(&one, cpu);
@@ -304,15 +268,15 @@ static void take_partial_uncore(struct acc *a, int l3)
 	keys = malloc(sizeof(*keys) * (size_t)t->ncores);
 	if (!seen || !keys)
 		goto out;
-	NP_CPUSET_FOREACH(cpu, &in)
-	{
+	NP_CPUSET_FOREACH (cpu, &in) {
 		int c = t->cpu[cpu].core;
 		if (seen[c])
 			continue;
 		seen[c] = 1;
 		keys[n].idx = c;
 		keys[n].id = t->cores[c].id;
-		keys[n].owned = np_cpuset_intersects(&t->cores[c].cpus, &a->result);
+		keys[n].owned =
+		    np_cpuset_intersects(&t->cores[c].cpus, &a->result);
 		n++;
 	}
 	qsort(keys, (size_t)n, sizeof(*keys), cmp_ckey);
@@ -324,8 +288,8 @@ static void take_partial_uncore(struct acc *a, int l3)
 	while (cpc > 1 && np_cpuset_count(&pick) > a->need &&
 	       np_cpuset_count(&pick) - a->need < cpc) {
 		int last = -1;
-		NP_CPUSET_FOREACH(cpu, &pick)
-		last = cpu;
+		NP_CPUSET_FOREACH (cpu, &pick)
+			last = cpu;
 		np_cpuset_clear(&pick, last);
 	}
 	if (np_cpuset_count(&pick) == a->need)
@@ -338,7 +302,7 @@ out:
 static int take_uncore(struct acc *a)
 {
 	struct ulist l = {0};
-	int r = sorted_units(a, U_L3, &l);
+	int r = np_kubelet_sorted_units(a, U_L3, &l);
 
 	for (int i = 0; i < l.n && !r; i++) {
 		if (a->need >= a->t->cpus_per_l3)
@@ -353,8 +317,9 @@ static int take_uncore(struct acc *a)
 	return r;
 }
 
-static void acc_init(struct acc *a, const struct np_topology *t,
-		     const np_cpuset *avail, const np_cpuset *keep, int count)
+void np_kubelet_acc_init(struct acc *a, const struct np_topology *t,
+			 const np_cpuset *avail, const np_cpuset *keep,
+			 int count)
 {
 	memset(a, 0, sizeof(*a));
 	a->t = t;
@@ -369,14 +334,15 @@ static void acc_init(struct acc *a, const struct np_topology *t,
 	a->numa_first = t->nsockets >= t->nnuma;
 }
 
-static int take_packed(const struct np_topology *t, const np_cpuset *avail,
-		       const np_cpuset *keep, int count, bool spread,
-		       bool uncore, np_cpuset *out, char *err, size_t errlen)
+int np_kubelet_take_packed(const struct np_topology *t, const np_cpuset *avail,
+			   const np_cpuset *keep, int count, bool spread,
+			   bool uncore, np_cpuset *out, char *err,
+			   size_t errlen)
 {
 	struct acc a;
 	int r;
 
-	acc_init(&a, t, avail, keep, count);
+	np_kubelet_acc_init(&a, t, avail, keep, count);
 	if (a.need <= 0) {
 		*out = a.result;
 		return 0;
@@ -385,8 +351,8 @@ static int take_packed(const struct np_topology *t, const np_cpuset *avail,
 		np_cpuset all;
 		np_cpuset_or(&all, &a.details, &a.result);
 		NP_ERR("not enough cpus available to satisfy request: "
-		    "requested=%d, available=%d",
-		    count, np_cpuset_count(&all));
+		       "requested=%d, available=%d",
+		       count, np_cpuset_count(&all));
 		return -ENOSPC;
 	}
 	if ((r = take_full(&a, a.numa_first ? U_NUMA : U_SOCKET)) ||
@@ -411,336 +377,6 @@ done:
 	return 0;
 }
 
-/* Population standard deviation rounded to 3 decimals, mean rounded too:
- * the kubelet's balance score, reproduced so that ties break alike. */
-static double balance_score(const int *xs, int n)
-{
-	double sum = 0, m, s = 0;
-	for (int i = 0; i < n; i++)
-		sum += xs[i];
-	m = round(sum / n * 1000) / 1000;
-	for (int i = 0; i < n; i++)
-		s += (xs[i] - m) * (xs[i] - m);
-	return round(sqrt(s / n) * 1000) / 1000;
-}
-
-/* Next k-combination of positions 0..n-1 in lexicographic order. */
-static bool next_combo(int *c, int k, int n)
-{
-	int i = k - 1;
-	while (i >= 0 && c[i] == n - k + i)
-		i--;
-	if (i < 0)
-		return false;
-	c[i]++;
-	for (int j = i + 1; j < k; j++)
-		c[j] = c[j - 1] + 1;
-	return true;
-}
-
-struct dist_ctx {
-	const struct acc *a;
-	int nn;         /* nodes with usable CPUs, in sorted order */
-	int *node;      /* node index per position */
-	int *usable;    /* available + already ours, per position */
-	int *held;      /* already ours, per position */
-	np_nodemask must; /* positions that hold kept CPUs (as a bit set) */
-	int count, g;
-};
-
-/*
- * Score one combination: every node gets `distribution` CPUs (kept CPUs
- * count towards it), the remainder goes round-robin in groups of g over the
- * best subset of the nodes that still have g CPUs. Returns the balance or
- * INFINITY when the combination cannot work; fills *rem_best (positions).
- */
-/* A node's share: the distribution, or what it already holds rounded up to
- * whole groups when that is more. */
-static int node_share(const struct dist_ctx *d, int p, int distribution)
-{
-	int held = (d->held[p] + d->g - 1) / d->g * d->g;
-	return held > distribution ? held : distribution;
-}
-
-static double score_combo(const struct dist_ctx *d, const int *combo, int k,
-			  int *after, int *rem_best, int *nrem_best)
-{
-	int distribution = d->count / k / d->g * d->g;
-	int remainder = d->count - distribution * k, total = 0, groups = 0;
-	int rc[NP_MAX_NUMA], nrc = 0, sub[NP_MAX_NUMA], *tmp;
-	double best = INFINITY;
-	np_nodemask in = 0;
-
-	for (int i = 0; i < k; i++) {
-		int p = combo[i];
-		in |= NP_NODEMASK_BIT(p);
-		total += d->usable[p];
-		groups += d->usable[p] / d->g;
-		if (d->usable[p] < distribution)
-			return INFINITY;
-	}
-	if ((d->must & ~in) || total < d->count || groups * d->g < d->count)
-		return INFINITY;
-	for (int p = 0; p < d->nn; p++)
-		after[p] = d->usable[p] - ((in >> p) & 1 ? distribution : 0);
-	/* A node that already holds more than its share keeps it: the
-	 * excess comes out of the remainder first. */
-	for (int i = 0; i < k; i++) {
-		int p = combo[i], excess = node_share(d, p, distribution) -
-					  distribution;
-		if (excess > remainder)
-			return INFINITY;
-		remainder -= excess;
-		after[p] -= excess;
-	}
-	if (remainder == 0) {
-		*nrem_best = 0;
-		return balance_score(after, d->nn);
-	}
-	for (int i = 0; i < k; i++)
-		if (after[combo[i]] >= d->g)
-			rc[nrc++] = combo[i];
-	tmp = malloc(sizeof(int) * (size_t)d->nn);
-	if (!tmp)
-		return INFINITY;
-	for (int sk = nrc; sk >= 1; sk--) {
-		for (int i = 0; i < sk; i++)
-			sub[i] = i;
-		do {
-			int left = remainder, sum = 0;
-			bool progress = true;
-			double b;
-			for (int i = 0; i < sk; i++)
-				sum += after[rc[sub[i]]];
-			if (sum < remainder)
-				continue;
-			memcpy(tmp, after, sizeof(int) * (size_t)d->nn);
-			while (left > 0 && progress) {
-				progress = false;
-				for (int i = 0; i < sk && left > 0; i++) {
-					int p = rc[sub[i]];
-					if (tmp[p] < d->g)
-						continue;
-					tmp[p] -= d->g;
-					left -= d->g;
-					progress = true;
-				}
-			}
-			if (left > 0)
-				continue;
-			b = balance_score(tmp, d->nn);
-			if (b < best) {
-				best = b;
-				*nrem_best = sk;
-				for (int i = 0; i < sk; i++)
-					rem_best[i] = rc[sub[i]];
-			}
-		} while (next_combo(sub, sk, nrc));
-	}
-	free(tmp);
-	return best;
-}
-
-/*
- * Split count over the listed nodes as evenly as their free CPUs allow
- * (water-filling in groups of g): a node that cannot take its fair share
- * gives all it has and the others share the rest; ties go to the nodes in
- * sorted order.
- */
-static int take_waterfill(struct acc *a, const struct dist_ctx *d,
-			  bool spread, char *err, size_t errlen)
-{
-	const struct np_topology *t = a->t;
-	int share[NP_MAX_NUMA], left = d->count / d->g, nactive = d->nn;
-	bool fixed[NP_MAX_NUMA] = {0}, changed = true;
-
-	if (d->count % d->g || d->nn > NP_MAX_NUMA)
-		return -ENOSPC;
-	while (changed && nactive > 0) {
-		changed = false;
-		for (int p = 0; p < d->nn; p++) {
-			int cap = d->usable[p] / d->g;
-			if (fixed[p] || cap >= left / nactive)
-				continue;
-			share[p] = cap;
-			fixed[p] = true;
-			left -= cap;
-			nactive--;
-			changed = true;
-		}
-	}
-	for (int p = 0, extra = nactive ? left % nactive : 0; p < d->nn; p++)
-		if (!fixed[p]) {
-			share[p] = left / nactive + (extra > 0);
-			extra -= extra > 0;
-		}
-	for (int p = 0; p < d->nn; p++) {
-		np_cpuset nodeset, kept, got;
-		int r, want = share[p] * d->g;
-		if (want < d->held[p] || want > d->usable[p])
-			return -ENOSPC;
-		np_cpuset_and(&nodeset, &a->details, &t->numa[d->node[p]].u.cpus);
-		np_cpuset_and(&kept, &a->result, &t->numa[d->node[p]].u.cpus);
-		np_cpuset_or(&nodeset, &nodeset, &kept);
-		r = take_packed(t, &nodeset, &kept, want, spread, false, &got,
-				err, errlen);
-		if (r)
-			return r;
-		acc_take(a, &got);
-	}
-	return a->need == 0 ? 0 : -ENOSPC;
-}
-
-static int take_distributed(const struct np_topology *t, const np_cpuset *avail,
-			    const np_cpuset *keep, int count, int g,
-			    bool spread, bool waterfill, np_cpuset *out,
-			    char *err, size_t errlen)
-{
-	struct acc a;
-	struct ulist l = {0};
-	struct dist_ctx d = {0};
-	int combo[NP_MAX_NUMA], best_combo[NP_MAX_NUMA], rem[NP_MAX_NUMA];
-	int best_rem[NP_MAX_NUMA], nrem = 0, best_nrem = 0, *after = NULL;
-	int r = 0, groups_total, per_numa, needed, kmin, kmax, navail = 0;
-
-	if (g < 1)
-		g = 1;
-	if (count % g != 0)
-		return take_packed(t, avail, keep, count, spread, false, out,
-				   err, errlen);
-	acc_init(&a, t, avail, keep, count);
-	if (a.need <= 0) {
-		*out = a.result;
-		return 0;
-	}
-	if (a.need > np_cpuset_count(&a.details))
-		return take_packed(t, avail, keep, count, spread, false, out,
-				   err, errlen);
-	if ((r = sorted_units(&a, U_NUMA, &l)))
-		return r;
-	/* Nodes that only hold kept CPUs still take part in the split. */
-	for (int i = 0; i < t->nnuma; i++) {
-		bool listed = false;
-		for (int j = 0; j < l.n; j++)
-			listed |= l.idx[j] == i;
-		if (!listed && np_cpuset_intersects(&t->numa[i].u.cpus, &a.result) &&
-		    (r = ulist_push(&l, i)))
-			goto out;
-	}
-	d.a = &a;
-	d.nn = l.n;
-	d.node = l.idx;
-	d.count = count;
-	d.g = g;
-	d.usable = calloc((size_t)l.n + 1, sizeof(int));
-	d.held = calloc((size_t)l.n + 1, sizeof(int));
-	after = calloc((size_t)l.n + 1, sizeof(int));
-	if (!d.usable || !d.held || !after) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (int p = 0; p < l.n; p++) {
-		const np_cpuset *nc = &t->numa[l.idx[p]].u.cpus;
-		d.held[p] = np_cpuset_count_and(nc, &a.result);
-		d.usable[p] = np_cpuset_count_and(nc, &a.details) + d.held[p];
-		if (d.held[p])
-			d.must |= NP_NODEMASK_BIT(p);
-		if (np_cpuset_count_and(nc, &a.details))
-			navail++;
-	}
-	groups_total = (t->ncpus - 1) / g + 1;
-	per_numa = (groups_total - 1) / t->nnuma + 1;
-	needed = (count - 1) / g + 1;
-	kmin = (needed - 1) / per_numa + 1;
-	if (kmin < np_nodemask_count(d.must))
-		kmin = np_nodemask_count(d.must);
-	kmax = needed < navail ? needed : navail;
-	if (kmax < np_nodemask_count(d.must))
-		kmax = np_nodemask_count(d.must);
-	if (kmax > l.n)
-		kmax = l.n;
-	for (int k = kmin; k <= kmax; k++) {
-		double best = INFINITY;
-		bool found = false;
-		int distribution;
-
-		for (int i = 0; i < k; i++)
-			combo[i] = i;
-		do {
-			double b;
-			if (best == 0)
-				break;
-			b = score_combo(&d, combo, k, after, rem, &nrem);
-			if (b < best) {
-				best = b;
-				found = true;
-				memcpy(best_combo, combo, sizeof(int) * (size_t)k);
-				memcpy(best_rem, rem, sizeof(int) * (size_t)nrem);
-				best_nrem = nrem;
-			}
-		} while (next_combo(combo, k, l.n));
-		if (!found)
-			continue;
-		distribution = count / k / g * g;
-		for (int i = 0; i < k; i++) {
-			int p = best_combo[i];
-			np_cpuset nodeset, kept, got;
-			np_cpuset_and(&nodeset, &a.details, &t->numa[l.idx[p]].u.cpus);
-			np_cpuset_and(&kept, &a.result, &t->numa[l.idx[p]].u.cpus);
-			np_cpuset_or(&nodeset, &nodeset, &kept);
-			r = take_packed(t, &nodeset, &kept,
-					node_share(&d, p, distribution), spread,
-					false, &got, err, errlen);
-			if (r)
-				goto out;
-			acc_take(&a, &got);
-		}
-		for (int left = a.need; left > 0;) {
-			bool progress = false;
-			for (int i = 0; i < best_nrem && left > 0; i++) {
-				np_cpuset nodeset, got;
-				np_cpuset_and(&nodeset, &a.details,
-					      &t->numa[l.idx[best_rem[i]]].u.cpus);
-				if (np_cpuset_count(&nodeset) < g)
-					continue;
-				r = take_packed(t, &nodeset, NULL, g, spread, false,
-						&got, err, errlen);
-				if (r)
-					goto out;
-				acc_take(&a, &got);
-				left -= g;
-				progress = true;
-			}
-			if (!progress)
-				break;
-		}
-		if (a.need != 0) {
-			NP_ERR("accounting error: %d cpus left to allocate", a.need);
-			r = -EIO;
-			goto out;
-		}
-		*out = a.result;
-		goto out;
-	}
-	/* No even split possible: fill the aligned nodes, or pack. */
-	if (waterfill) {
-		struct acc saved = a;
-		if (take_waterfill(&a, &d, spread, err, errlen) == 0) {
-			*out = a.result;
-			r = 0;
-			goto out;
-		}
-		a = saved;
-	}
-	r = take_packed(t, avail, keep, count, spread, false, out, err, errlen);
-out:
-	free(l.idx);
-	free(d.usable);
-	free(d.held);
-	free(after);
-	return r;
-}
-
 int np_take_kubelet(const struct np_take_req *q, np_cpuset *out, char *err,
 		    size_t errlen)
 {
@@ -755,7 +391,8 @@ int np_take_kubelet(const struct np_take_req *q, np_cpuset *out, char *err,
 	np_cpuset_and(&avail, &q->available, &q->topo->online);
 	if (q->resize) {
 		if (!np_cpuset_subset(&q->baseline, &q->current)) {
-			NP_ERR("baseline CPUs are not a subset of the allocated "
+			NP_ERR(
+			    "baseline CPUs are not a subset of the allocated "
 			    "(current) CPUs");
 			return -EINVAL;
 		}
@@ -766,8 +403,8 @@ int np_take_kubelet(const struct np_take_req *q, np_cpuset *out, char *err,
 		} else {
 			if (q->count < np_cpuset_count(&q->baseline)) {
 				NP_ERR("cannot shrink to %d cpus: below the %d "
-				    "baseline (promised) cpus",
-				    q->count, np_cpuset_count(&q->baseline));
+				       "baseline (promised) cpus",
+				       q->count, np_cpuset_count(&q->baseline));
 				return -EINVAL;
 			}
 			keep = &q->baseline;
@@ -777,24 +414,23 @@ int np_take_kubelet(const struct np_take_req *q, np_cpuset *out, char *err,
 		/* Stay in the sockets of the CPUs we keep, if they suffice. */
 		np_cpuset sock, in;
 		np_cpuset_zero(&sock);
-		NP_CPUSET_FOREACH(cpu, keep)
-		{
+		NP_CPUSET_FOREACH (cpu, keep) {
 			if (cpu < q->topo->max_cpu && q->topo->cpu[cpu].present)
-				np_cpuset_or(&sock, &sock,
-					     &q->topo->sockets[q->topo->cpu[cpu].socket]
-						      .cpus);
+				np_cpuset_or(
+				    &sock, &sock,
+				    &q->topo->sockets[q->topo->cpu[cpu].socket]
+					 .cpus);
 		}
 		np_cpuset_and(&in, &avail, &sock);
 		if (np_cpuset_count(&in) >= q->count)
 			avail = in;
 	}
 	if (q->distribute_across_numa)
-		return take_distributed(q->topo, &avail, keep, q->count,
-					q->group_size, spread,
-					keep && q->align_by_socket, out, err,
-					errlen);
-	return take_packed(q->topo, &avail, keep, q->count, spread,
-			   q->prefer_uncore, out, err, errlen);
+		return np_kubelet_take_distributed(
+		    q->topo, &avail, keep, q->count, q->group_size, spread,
+		    keep && q->align_by_socket, out, err, errlen);
+	return np_kubelet_take_packed(q->topo, &avail, keep, q->count, spread,
+				      q->prefer_uncore, out, err, errlen);
 }
 
 int np_take(const struct np_take_req *q, np_cpuset *out, char *err,

@@ -72,94 +72,96 @@ static struct np_unit *make_units(const int *ids, int n)
 	return u;
 }
 
-int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
-		      int n, char *err, size_t errlen)
-{
-	struct np_topology *t = NULL;
-	int *sid = NULL, *nid = NULL, *cid = NULL, *lid = NULL;
-	struct np_cpu_desc *cc = NULL;
-	int r = -EINVAL;
+/* The sorted distinct ids of sockets, NUMA nodes, cores and L3s. */
+struct unit_ids {
+	int *sid, *nid, *cid, *lid;
+};
 
-	if (n <= 0) {
-		NP_ERR("cpus: no CPUs listed");
-		return -EINVAL;
-	}
-	/* Copy so that an unknown L3 (-1) can default to the socket's. */
-	cc = malloc(sizeof(*cc) * (size_t)n);
-	t = calloc(1, sizeof(*t));
-	if (!cc || !t) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	memcpy(cc, c, sizeof(*cc) * (size_t)n);
+/* Range checks on the records (an unknown L3 (-1) becomes the socket's);
+ * t->max_cpu. */
+static int check_records(struct np_topology *t, struct np_cpu_desc *cc, int n,
+			 char *err, size_t errlen)
+{
 	for (int i = 0; i < n; i++) {
 		if (cc[i].cpu < 0 || cc[i].cpu >= NP_MAX_CPUS) {
-			NP_ERR("cpus[%d].cpu: %d out of range 0..%d", i, cc[i].cpu,
-			    NP_MAX_CPUS - 1);
-			goto fail;
+			NP_ERR("cpus[%d].cpu: %d out of range 0..%d", i,
+			       cc[i].cpu, NP_MAX_CPUS - 1);
+			return -EINVAL;
 		}
 		if (cc[i].core < 0 || cc[i].socket < 0) {
-			NP_ERR("cpus[%d] (cpu %d): negative core or socket id", i,
-			    cc[i].cpu);
-			goto fail;
+			NP_ERR("cpus[%d] (cpu %d): negative core or socket id",
+			       i, cc[i].cpu);
+			return -EINVAL;
 		}
 		if (cc[i].numa < 0 || cc[i].numa >= NP_MAX_NUMA) {
 			NP_ERR("cpus[%d].numa: %d out of range 0..%d", i,
-			    cc[i].numa, NP_MAX_NUMA - 1);
-			goto fail;
+			       cc[i].numa, NP_MAX_NUMA - 1);
+			return -EINVAL;
 		}
 		if (cc[i].l3 < 0)
 			cc[i].l3 = cc[i].socket;
 		if (cc[i].cpu + 1 > t->max_cpu)
 			t->max_cpu = cc[i].cpu + 1;
 	}
+	return 0;
+}
+
+/* The CPU and unit arrays, the NUMA index and mask, default distances. */
+static int alloc_units(struct np_topology *t, const struct np_cpu_desc *cc,
+		       int n, struct unit_ids *id)
+{
 	t->cpu = calloc((size_t)t->max_cpu, sizeof(*t->cpu));
-	if (!t->cpu) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	t->nsockets = distinct_ids(cc, n, offsetof(struct np_cpu_desc, socket),
-				   &sid);
-	t->nnuma = distinct_ids(cc, n, offsetof(struct np_cpu_desc, numa), &nid);
-	t->ncores = distinct_ids(cc, n, offsetof(struct np_cpu_desc, core), &cid);
-	t->nl3 = distinct_ids(cc, n, offsetof(struct np_cpu_desc, l3), &lid);
-	if (t->nsockets < 0 || t->nnuma < 0 || t->ncores < 0 || t->nl3 < 0) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	t->sockets = make_units(sid, t->nsockets);
-	t->cores = make_units(cid, t->ncores);
-	t->l3s = make_units(lid, t->nl3);
+	if (!t->cpu)
+		return -ENOMEM;
+	t->nsockets =
+	    distinct_ids(cc, n, offsetof(struct np_cpu_desc, socket), &id->sid);
+	t->nnuma =
+	    distinct_ids(cc, n, offsetof(struct np_cpu_desc, numa), &id->nid);
+	t->ncores =
+	    distinct_ids(cc, n, offsetof(struct np_cpu_desc, core), &id->cid);
+	t->nl3 =
+	    distinct_ids(cc, n, offsetof(struct np_cpu_desc, l3), &id->lid);
+	if (t->nsockets < 0 || t->nnuma < 0 || t->ncores < 0 || t->nl3 < 0)
+		return -ENOMEM;
+	t->sockets = make_units(id->sid, t->nsockets);
+	t->cores = make_units(id->cid, t->ncores);
+	t->l3s = make_units(id->lid, t->nl3);
 	t->numa = calloc((size_t)t->nnuma, sizeof(*t->numa));
-	t->distance = calloc((size_t)t->nnuma * (size_t)t->nnuma,
-			     sizeof(uint32_t));
-	if (!t->sockets || !t->cores || !t->l3s || !t->numa || !t->distance) {
-		r = -ENOMEM;
-		goto fail;
-	}
+	t->distance =
+	    calloc((size_t)t->nnuma * (size_t)t->nnuma, sizeof(uint32_t));
+	if (!t->sockets || !t->cores || !t->l3s || !t->numa || !t->distance)
+		return -ENOMEM;
 	for (int i = 0; i < NP_MAX_NUMA; i++)
 		t->numa_index[i] = -1;
 	for (int i = 0; i < t->nnuma; i++) {
-		t->numa[i].u.id = nid[i];
-		t->numa_index[nid[i]] = i;
-		t->numa_mask |= NP_NODEMASK_BIT(nid[i]);
+		t->numa[i].u.id = id->nid[i];
+		t->numa_index[id->nid[i]] = i;
+		t->numa_mask |= NP_NODEMASK_BIT(id->nid[i]);
 		for (int j = 0; j < t->nnuma; j++)
 			t->distance[i * t->nnuma + j] =
-				i == j ? NP_DEFAULT_LOCAL_DISTANCE
-				       : NP_DEFAULT_REMOTE_DISTANCE;
+			    i == j ? NP_DEFAULT_LOCAL_DISTANCE
+				   : NP_DEFAULT_REMOTE_DISTANCE;
 	}
+	return 0;
+}
+
+/* Every CPU's unit indexes, the online/offline sets and unit CPU sets. */
+static int place_cpus(struct np_topology *t, const struct np_cpu_desc *cc,
+		      int n, const struct unit_ids *id, char *err,
+		      size_t errlen)
+{
 	for (int i = 0; i < n; i++) {
 		struct np_cpu *p = &t->cpu[cc[i].cpu];
 		if (p->present) {
 			NP_ERR("cpus[%d]: cpu %d listed twice", i, cc[i].cpu);
-			goto fail;
+			return -EINVAL;
 		}
 		p->present = true;
 		p->online = cc[i].online;
-		p->socket = index_of(sid, t->nsockets, cc[i].socket);
-		p->numa = index_of(nid, t->nnuma, cc[i].numa);
-		p->core = index_of(cid, t->ncores, cc[i].core);
-		p->l3 = index_of(lid, t->nl3, cc[i].l3);
+		p->socket = index_of(id->sid, t->nsockets, cc[i].socket);
+		p->numa = index_of(id->nid, t->nnuma, cc[i].numa);
+		p->core = index_of(id->cid, t->ncores, cc[i].core);
+		p->l3 = index_of(id->lid, t->nl3, cc[i].l3);
 		if (!p->online) {
 			np_cpuset_set(&t->offline, cc[i].cpu);
 			continue;
@@ -171,7 +173,14 @@ int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
 		np_cpuset_set(&t->cores[p->core].cpus, cc[i].cpu);
 		np_cpuset_set(&t->l3s[p->l3].cpus, cc[i].cpu);
 	}
-	/* A core must not straddle sockets or NUMA nodes. */
+	return 0;
+}
+
+/* A core must not straddle sockets or NUMA nodes; some CPU is online. */
+static int check_cores(const struct np_topology *t,
+		       const struct np_cpu_desc *cc, int n, char *err,
+		       size_t errlen)
+{
 	for (int i = 0; i < n; i++) {
 		const struct np_cpu *p = &t->cpu[cc[i].cpu];
 		int first = np_cpuset_first(&t->cores[p->core].cpus);
@@ -180,51 +189,78 @@ int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
 		if (t->cpu[first].socket != p->socket ||
 		    t->cpu[first].numa != p->numa) {
 			NP_ERR("cpus[%d]: core %d spans cpu %d and cpu %d in "
-			    "different sockets or NUMA nodes",
-			    i, cc[i].core, first, cc[i].cpu);
-			goto fail;
+			       "different sockets or NUMA nodes",
+			       i, cc[i].core, first, cc[i].cpu);
+			return -EINVAL;
 		}
 	}
 	if (t->ncpus == 0) {
 		NP_ERR("cpus: no CPU is online");
-		goto fail;
+		return -EINVAL;
 	}
-#define COUNT_UNITS(arr, cnt)                                                  \
-	for (int i = 0; i < (cnt); i++)                                        \
-		arr[i].ncpus = np_cpuset_count(&arr[i].cpus);
-	COUNT_UNITS(t->sockets, t->nsockets)
-	COUNT_UNITS(t->cores, t->ncores)
-	COUNT_UNITS(t->l3s, t->nl3)
+	return 0;
+}
+
+/* Units' CPU counts and the kubelet's CPUs per core, socket and L3. */
+static void count_units(struct np_topology *t)
+{
+	int nc = 0, ns = 0, nl = 0;
+
+	for (int i = 0; i < t->nsockets; i++)
+		t->sockets[i].ncpus = np_cpuset_count(&t->sockets[i].cpus);
+	for (int i = 0; i < t->ncores; i++)
+		t->cores[i].ncpus = np_cpuset_count(&t->cores[i].cpus);
+	for (int i = 0; i < t->nl3; i++)
+		t->l3s[i].ncpus = np_cpuset_count(&t->l3s[i].cpus);
 	for (int i = 0; i < t->nnuma; i++)
 		t->numa[i].u.ncpus = np_cpuset_count(&t->numa[i].u.cpus);
-#undef COUNT_UNITS
 	/* The kubelet counts only what it sees: units with online CPUs. */
-	{
-		int nc = 0, ns = 0, nl = 0;
-		for (int i = 0; i < t->ncores; i++)
-			nc += t->cores[i].ncpus > 0;
-		for (int i = 0; i < t->nsockets; i++)
-			ns += t->sockets[i].ncpus > 0;
-		for (int i = 0; i < t->nl3; i++)
-			nl += t->l3s[i].ncpus > 0;
-		t->cpus_per_core = t->ncpus / (nc ? nc : 1);
-		t->cpus_per_socket = t->ncpus / (ns ? ns : 1);
-		t->cpus_per_l3 = t->ncpus / (nl ? nl : 1);
-	}
+	for (int i = 0; i < t->ncores; i++)
+		nc += t->cores[i].ncpus > 0;
+	for (int i = 0; i < t->nsockets; i++)
+		ns += t->sockets[i].ncpus > 0;
+	for (int i = 0; i < t->nl3; i++)
+		nl += t->l3s[i].ncpus > 0;
+	t->cpus_per_core = t->ncpus / (nc ? nc : 1);
+	t->cpus_per_socket = t->ncpus / (ns ? ns : 1);
+	t->cpus_per_l3 = t->ncpus / (nl ? nl : 1);
 	if (t->cpus_per_core < 1)
 		t->cpus_per_core = 1;
-	free(sid);
-	free(nid);
-	free(cid);
-	free(lid);
-	free(cc);
+}
+
+int np_topology_build(struct np_topology **out, const struct np_cpu_desc *c,
+		      int n, char *err, size_t errlen)
+{
+	struct np_topology *t = NULL;
+	struct unit_ids id = {0};
+	struct np_cpu_desc *cc = NULL;
+	int r;
+
+	if (n <= 0) {
+		NP_ERR("cpus: no CPUs listed");
+		return -EINVAL;
+	}
+	/* Copy so that an unknown L3 (-1) can default to the socket's. */
+	cc = malloc(sizeof(*cc) * (size_t)n);
+	t = calloc(1, sizeof(*t));
+	if (!cc || !t) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(cc, c, sizeof(*cc) * (size_t)n);
+	if ((r = check_records(t, cc, n, err, errlen)) ||
+	    (r = alloc_units(t, cc, n, &id)) ||
+	    (r = place_cpus(t, cc, n, &id, err, errlen)) ||
+	    (r = check_cores(t, cc, n, err, errlen)))
+		goto out;
+	count_units(t);
 	*out = t;
-	return 0;
-fail:
-	free(sid);
-	free(nid);
-	free(cid);
-	free(lid);
+	t = NULL;
+out:
+	free(id.sid);
+	free(id.nid);
+	free(id.cid);
+	free(id.lid);
 	free(cc);
 	np_topology_free(t);
 	return r;

@@ -2,6 +2,7 @@
 /* JSON topology form: parse (ours and Koordinator's) and emit. */
 #include "numaplace/topology_json.h"
 #include "engine/json_util.h"
+#include "numaplace/names.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,27 +10,25 @@
 #include <string.h>
 
 static const char *const class_names[] = {
-	[NP_DEV_OTHER] = "other",
-	[NP_DEV_GPU] = "gpu",
-	[NP_DEV_NIC] = "nic",
+    [NP_DEV_OTHER] = "other",
+    [NP_DEV_GPU] = "gpu",
+    [NP_DEV_NIC] = "nic",
 };
 
 const char *np_device_class_name(enum np_device_class c)
 {
-	if ((unsigned)c < sizeof(class_names) / sizeof(class_names[0]))
-		return class_names[c];
-	return "other";
+	return np_name_of(class_names, NP_NAMES_LEN(class_names), (int)c,
+			  "other");
 }
 
 int np_device_class_parse(const char *s, enum np_device_class *out)
 {
-	for (unsigned i = 0; i < sizeof(class_names) / sizeof(class_names[0]);
-	     i++)
-		if (strcmp(s, class_names[i]) == 0) {
-			*out = (enum np_device_class)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = NP_NAME_FIND(class_names, s);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum np_device_class)i;
+	return 0;
 }
 
 /* One CPU record; koord = Koordinator's {"id","core","socket","node"}. */
@@ -112,8 +111,15 @@ static int parse_distances(struct np_topology *t, const json_t *rows,
 	return r;
 }
 
-static int parse_numa_nodes(struct np_topology *t, const json_t *arr,
-			    const char *path, char *err, size_t errlen)
+typedef int (*parse_elem_fn)(struct np_topology *t, const json_t *o,
+			     const char *p, char *err, size_t errlen);
+
+/* Array field key of the topology: every element, with only the allowed
+ * keys, to fn at path "PATH.KEY[i]". */
+static int parse_each(struct np_topology *t, const json_t *arr,
+		      const char *path, const char *key,
+		      const char *const *keys, parse_elem_fn fn, char *err,
+		      size_t errlen)
 {
 	char p[128];
 	size_t i;
@@ -121,159 +127,156 @@ static int parse_numa_nodes(struct np_topology *t, const json_t *arr,
 	int r;
 
 	if (!json_is_array(arr))
-		return np_json_fail(err, errlen, path, "numa_nodes",
+		return np_json_fail(err, errlen, path, key,
 				    "expected an array");
 	json_array_foreach(arr, i, o)
 	{
-		static const char *const keys[] = {"id", "memory", "memory_free",
-						   "hugepages", NULL};
-		struct np_numa_node *nn;
-		long long v;
-		json_t *hp, *h;
-		size_t k;
-
-		snprintf(p, sizeof(p), "%s.numa_nodes[%zu]", path, i);
-		if ((r = np_json_only_keys(o, keys, p, err, errlen)))
+		snprintf(p, sizeof(p), "%s.%s[%zu]", path, key, i);
+		if ((r = np_json_only_keys(o, keys, p, err, errlen)) ||
+		    (r = fn(t, o, p, err, errlen)))
 			return r;
-		if ((r = np_json_int(o, "id", p, true, 0, NP_MAX_NUMA - 1, &v,
-				     err, errlen)))
-			return r;
-		if (t->numa_index[v] < 0)
-			return np_json_fail(err, errlen, p, "id",
-					    "NUMA node %lld has no CPUs in "
-					    "\"cpus\"",
-					    v);
-		nn = &t->numa[t->numa_index[v]];
-		r = np_json_int(o, "memory", p, false, 0, INT64_MAX, &v, err,
-				errlen);
-		if (r == 0)
-			nn->mem_total = nn->mem_free = (uint64_t)v;
-		else if (r != -ENOENT)
-			return r;
-		r = np_json_int(o, "memory_free", p, false, 0, INT64_MAX, &v,
-				err, errlen);
-		if (r == 0) {
-			if ((uint64_t)v > nn->mem_total)
-				return np_json_fail(err, errlen, p,
-						    "memory_free",
-						    "exceeds \"memory\"");
-			nn->mem_free = (uint64_t)v;
-		} else if (r != -ENOENT) {
-			return r;
-		}
-		hp = json_object_get(o, "hugepages");
-		if (!hp)
-			continue;
-		if (!json_is_array(hp) ||
-		    json_array_size(hp) > NP_MAX_HUGEPAGE_SIZES)
-			return np_json_fail(err, errlen, p, "hugepages",
-					    "expected an array of at most %d "
-					    "page sizes",
-					    NP_MAX_HUGEPAGE_SIZES);
-		nn->nhuge = 0;
-		json_array_foreach(hp, k, h)
-		{
-			static const char *const hkeys[] = {"size_kb", "total",
-							    "free", NULL};
-			char hpth[160];
-			struct np_hugepages *g = &nn->huge[nn->nhuge];
-			snprintf(hpth, sizeof(hpth), "%s.hugepages[%zu]", p, k);
-			if ((r = np_json_only_keys(h, hkeys, hpth, err, errlen)))
-				return r;
-			if ((r = np_json_int(h, "size_kb", hpth, true, 4,
-					     16LL << 20, &v, err, errlen)))
-				return r;
-			g->size_kb = (uint64_t)v;
-			if ((r = np_json_int(h, "total", hpth, true, 0,
-					     1LL << 40, &v, err, errlen)))
-				return r;
-			g->total = g->free = (uint64_t)v;
-			r = np_json_int(h, "free", hpth, false, 0, (long long)g->total,
-					&v, err, errlen);
-			if (r == 0)
-				g->free = (uint64_t)v;
-			else if (r != -ENOENT)
-				return r;
-			nn->nhuge++;
-		}
 	}
 	return 0;
 }
 
-static int parse_devices(struct np_topology *t, const json_t *arr,
-			 const char *path, char *err, size_t errlen)
+/* "hugepages" of one NUMA node (at path p). */
+static int parse_hugepages(struct np_numa_node *nn, const json_t *hp,
+			   const char *p, char *err, size_t errlen)
 {
-	char p[128];
-	size_t i;
-	json_t *o;
+	static const char *const hkeys[] = {"size_kb", "total", "free", NULL};
+	long long v;
+	json_t *h;
+	size_t k;
 	int r;
 
-	if (!json_is_array(arr))
-		return np_json_fail(err, errlen, path, "devices",
-				    "expected an array");
-	json_array_foreach(arr, i, o)
+	if (!json_is_array(hp) || json_array_size(hp) > NP_MAX_HUGEPAGE_SIZES)
+		return np_json_fail(err, errlen, p, "hugepages",
+				    "expected an array of at most %d "
+				    "page sizes",
+				    NP_MAX_HUGEPAGE_SIZES);
+	nn->nhuge = 0;
+	json_array_foreach(hp, k, h)
 	{
-		static const char *const keys[] = {"id", "resource", "name",
-						   "class", "numa", NULL};
-		struct np_device d = {.numa = -1};
-		const char *s;
-		long long v;
-
-		snprintf(p, sizeof(p), "%s.devices[%zu]", path, i);
-		if ((r = np_json_only_keys(o, keys, p, err, errlen)))
+		char hpth[160];
+		struct np_hugepages *g = &nn->huge[nn->nhuge];
+		snprintf(hpth, sizeof(hpth), "%s.hugepages[%zu]", p, k);
+		if ((r = np_json_only_keys(h, hkeys, hpth, err, errlen)))
 			return r;
-		if ((r = np_json_str(o, "id", p, true, &s, err, errlen)))
+		if ((r = np_json_int(h, "size_kb", hpth, true, 4, 16LL << 20,
+				     &v, err, errlen)))
 			return r;
-		if (!*s || strlen(s) >= sizeof(d.id))
-			return np_json_fail(err, errlen, p, "id",
-					    "must be 1..%zu characters",
-					    sizeof(d.id) - 1);
-		strcpy(d.id, s);
-		if ((r = np_json_str(o, "resource", p, true, &s, err, errlen)))
+		g->size_kb = (uint64_t)v;
+		if ((r = np_json_int(h, "total", hpth, true, 0, 1LL << 40, &v,
+				     err, errlen)))
 			return r;
-		if (!*s || strlen(s) >= sizeof(d.resource))
-			return np_json_fail(err, errlen, p, "resource",
-					    "must be 1..%zu characters",
-					    sizeof(d.resource) - 1);
-		strcpy(d.resource, s);
-		r = np_json_str(o, "name", p, false, &s, err, errlen);
+		g->total = g->free = (uint64_t)v;
+		r = np_json_int(h, "free", hpth, false, 0, (long long)g->total,
+				&v, err, errlen);
 		if (r == 0)
-			snprintf(d.name, sizeof(d.name), "%s", s);
+			g->free = (uint64_t)v;
 		else if (r != -ENOENT)
 			return r;
-		r = np_json_str(o, "class", p, false, &s, err, errlen);
-		if (r == 0 && np_device_class_parse(s, &d.cls) < 0)
-			return np_json_fail(err, errlen, p, "class",
-					    "\"%s\" is not gpu, nic or other",
-					    s);
-		if (r && r != -ENOENT)
-			return r;
-		r = np_json_int(o, "numa", p, false, 0, NP_MAX_NUMA - 1, &v,
-				err, errlen);
-		if (r == 0) {
-			if (t->numa_index[v] < 0)
-				return np_json_fail(err, errlen, p, "numa",
-						    "NUMA node %lld does not "
-						    "exist",
-						    v);
-			d.numa = (int)v;
-		} else if (r != -ENOENT) {
-			return r;
-		}
-		for (int k = 0; k < t->ndevices; k++)
-			if (strcmp(t->devices[k].id, d.id) == 0)
-				return np_json_fail(err, errlen, p, "id",
-						    "duplicate device id \"%s\"",
-						    d.id);
-		if ((r = np_topology_add_device(t, &d)))
-			return r;
+		nn->nhuge++;
 	}
 	return 0;
+}
+
+/* One element of "numa_nodes" (at path p). */
+static int parse_numa_node(struct np_topology *t, const json_t *o,
+			   const char *p, char *err, size_t errlen)
+{
+	struct np_numa_node *nn;
+	const json_t *hp;
+	long long v;
+	int r;
+
+	if ((r = np_json_int(o, "id", p, true, 0, NP_MAX_NUMA - 1, &v, err,
+			     errlen)))
+		return r;
+	if (t->numa_index[v] < 0)
+		return np_json_fail(err, errlen, p, "id",
+				    "NUMA node %lld has no CPUs in \"cpus\"",
+				    v);
+	nn = &t->numa[t->numa_index[v]];
+	r = np_json_int(o, "memory", p, false, 0, INT64_MAX, &v, err, errlen);
+	if (r == 0)
+		nn->mem_total = nn->mem_free = (uint64_t)v;
+	else if (r != -ENOENT)
+		return r;
+	r = np_json_int(o, "memory_free", p, false, 0, INT64_MAX, &v, err,
+			errlen);
+	if (r == 0) {
+		if ((uint64_t)v > nn->mem_total)
+			return np_json_fail(err, errlen, p, "memory_free",
+					    "exceeds \"memory\"");
+		nn->mem_free = (uint64_t)v;
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	hp = json_object_get(o, "hugepages");
+	return hp ? parse_hugepages(nn, hp, p, err, errlen) : 0;
+}
+
+/* "devices": one element (at path p). */
+static int parse_device(struct np_topology *t, const json_t *o, const char *p,
+			char *err, size_t errlen)
+{
+	struct np_device d = {.numa = -1};
+	const char *s;
+	long long v;
+	int r;
+
+	if ((r = np_json_str(o, "id", p, true, &s, err, errlen)))
+		return r;
+	if (!*s || strlen(s) >= sizeof(d.id))
+		return np_json_fail(err, errlen, p, "id",
+				    "must be 1..%zu characters",
+				    sizeof(d.id) - 1);
+	strcpy(d.id, s);
+	if ((r = np_json_str(o, "resource", p, true, &s, err, errlen)))
+		return r;
+	if (!*s || strlen(s) >= sizeof(d.resource))
+		return np_json_fail(err, errlen, p, "resource",
+				    "must be 1..%zu characters",
+				    sizeof(d.resource) - 1);
+	strcpy(d.resource, s);
+	r = np_json_str(o, "name", p, false, &s, err, errlen);
+	if (r == 0)
+		snprintf(d.name, sizeof(d.name), "%s", s);
+	else if (r != -ENOENT)
+		return r;
+	r = np_json_str(o, "class", p, false, &s, err, errlen);
+	if (r == 0 && np_device_class_parse(s, &d.cls) < 0)
+		return np_json_fail(err, errlen, p, "class",
+				    "\"%s\" is not gpu, nic or other", s);
+	if (r && r != -ENOENT)
+		return r;
+	r = np_json_int(o, "numa", p, false, 0, NP_MAX_NUMA - 1, &v, err,
+			errlen);
+	if (r == 0) {
+		if (t->numa_index[v] < 0)
+			return np_json_fail(err, errlen, p, "numa",
+					    "NUMA node %lld does not "
+					    "exist",
+					    v);
+		d.numa = (int)v;
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	for (int k = 0; k < t->ndevices; k++)
+		if (strcmp(t->devices[k].id, d.id) == 0)
+			return np_json_fail(err, errlen, p, "id",
+					    "duplicate device id \"%s\"", d.id);
+	return np_topology_add_device(t, &d);
 }
 
 int np_topology_from_json(struct np_topology **out, const json_t *j,
 			  const char *path, char *err, size_t errlen)
 {
+	static const char *const node_keys[] = {"id", "memory", "memory_free",
+						"hugepages", NULL};
+	static const char *const device_keys[] = {"id",	   "resource", "name",
+						  "class", "numa",     NULL};
 	struct np_topology *t = NULL;
 	struct np_cpu_desc *d = NULL;
 	const json_t *arr, *o;
@@ -322,10 +325,12 @@ int np_topology_from_json(struct np_topology **out, const json_t *j,
 	    (r = parse_distances(t, o, path, err, errlen)))
 		goto out;
 	if ((o = json_object_get(j, "numa_nodes")) &&
-	    (r = parse_numa_nodes(t, o, path, err, errlen)))
+	    (r = parse_each(t, o, path, "numa_nodes", node_keys,
+			    parse_numa_node, err, errlen)))
 		goto out;
 	if ((o = json_object_get(j, "devices")) &&
-	    (r = parse_devices(t, o, path, err, errlen)))
+	    (r = parse_each(t, o, path, "devices", device_keys, parse_device,
+			    err, errlen)))
 		goto out;
 	*out = t;
 	t = NULL;
