@@ -70,7 +70,7 @@ BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
 all: $(BUILD)/numaplace $(BUILD)/numaplaced $(MEMTOUCH)
-.PHONY: all deps check check-unit check-asan check-clang check-vectors check-daemon check-bpf \
+.PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm bench demo clean format
 
 $(BUILD)/%.o: %.c
@@ -180,12 +180,16 @@ check-clang:
 check-vm: all
 	$(Q)tests/vm/run-all.sh $(BUILD)
 
+# The shape of the code: sizes, arrows between folders, one cgroup writer.
+check-layout: all
+	$(Q)tools/check-layout.sh $(BUILD)
+
 # The closing line adds up unit tests, vectors (gcc and sanitizer runs) and
 # VM scenarios.
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-unit check-vectors check-daemon check-bpf check-clang check-asan check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-bpf check-clang check-asan check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log
 
 # Test objects are intermediate files of pattern rules: keep them.

@@ -461,18 +461,12 @@ static int unusable(struct fx *x, const char *text, const char *what)
 	return n;
 }
 
-/* Logged once per content: anything else floods the log at every cycle
- * (every 10 s by default). Not so today for files that do not parse or
- * name no workload: that assertion is skipped (and says so) until it is
- * fixed, everything else above is asserted. */
+/* Logged once per content and reason: anything else floods the log at
+ * every cycle (every 10 s by default). */
 static void assert_said_once(int n, const char *what)
 {
-	if (n != 1) {
-		print_message("KNOWN BUG: %s logged %d times over 3 cycles "
-			      "(specdir.c scan_one logs it every cycle)\n",
-			      what, n);
-		skip();
-	}
+	if (n != 1)
+		fail_msg("%s logged %d times over 3 cycles", what, n);
 }
 
 static void test_invalid_json(void **state)

@@ -49,11 +49,12 @@ static bool same_as_loaded(struct np_daemon *d, const json_t *spec,
 	return same;
 }
 
-/* An invalid spec is reported once per content and reason. */
+/* An invalid spec is reported once per content and reason (a file that
+ * does not parse has no content: once per reason). */
 static void note_invalid(struct np_daemon *d, const char *path,
 			 const json_t *spec, const char *err)
 {
-	_cleanup_free_ char *c2 = canonical(spec);
+	_cleanup_free_ char *c2 = spec ? canonical(spec) : strdup("");
 	struct np_spec_note *n = np_note_find(d, path);
 
 	if (n && c2 && !strcmp(n->canon, c2) && !strcmp(n->reason, err))
@@ -97,14 +98,13 @@ static void scan_one(struct np_daemon *d, const char *path)
 
 	spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!spec) {
-		np_log(LOG_ERR, "spec %s: line %d: %s", path, jerr.line,
-		       jerr.text);
+		snprintf(err, sizeof(err), "line %d: %s", jerr.line, jerr.text);
+		note_invalid(d, path, NULL, err);
 		return;
 	}
 	name = json_string_value(json_object_get(spec, "name"));
 	if (!name) {
-		np_log(LOG_ERR, "spec %s: name: required field is missing",
-		       path);
+		note_invalid(d, path, spec, "name: required field is missing");
 		return;
 	}
 	if (unchanged(d, path, spec, name))
