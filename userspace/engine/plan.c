@@ -4,6 +4,7 @@
 #include "engine/json_util.h"
 #include "numaplace/admit.h"
 #include "numaplace/merge.h"
+#include "numaplace/names.h"
 #include "numaplace/take.h"
 #include "numaplace/topology_json.h"
 
@@ -125,18 +126,22 @@ static int take_koord_fields(const json_t *req, struct np_take_req *q,
 static int take_kubelet_fields(const json_t *req, struct np_take_req *q,
 			       char *err, size_t errlen)
 {
+	static const char *const strategy_names[] = {
+	    [NP_TAKE_PACKED] = "packed",
+	    [NP_TAKE_SPREAD] = "spread",
+	};
 	const char *s = NULL;
 	bool has_cur, has_base;
 	long long v;
-	int r;
+	int r, i;
 
 	if ((r = opt_str(req, "strategy", &s, err, errlen)))
 		return r;
-	if (s && strcmp(s, "packed") && strcmp(s, "spread"))
+	i = s ? NP_NAME_FIND(strategy_names, s) : NP_TAKE_PACKED;
+	if (i < 0)
 		return np_json_fail(err, errlen, "", "strategy",
 				    "\"%s\" is not packed or spread", s);
-	q->strategy =
-	    s && !strcmp(s, "spread") ? NP_TAKE_SPREAD : NP_TAKE_PACKED;
+	q->strategy = (enum np_take_strategy)i;
 	if ((r = opt_bool(req, "distribute_across_numa",
 			  &q->distribute_across_numa, err, errlen)) ||
 	    (r = opt_bool(req, "prefer_uncore", &q->prefer_uncore, err,
