@@ -21,32 +21,11 @@
 #include <cmocka.h>
 
 #include "daemon/daemon_internal.h"
-#include "fake_enforcer.h"
+#include "fake_daemon.h"
 
 struct fx {
-	char dir[64];
-	struct np_daemon d;
-	struct fake_enforcer *f;
+	struct fake_daemon fd; /* dir, d, f */
 };
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	if (!fp)
-		fail_msg("%s: %s", path, strerror(errno));
-	fputs(text, fp);
-	fclose(fp);
-}
-
-static np_cpuset cpus_0_7(void)
-{
-	np_cpuset all;
-
-	np_cpuset_zero(&all);
-	for (int c = 0; c < 8; c++)
-		np_cpuset_set(&all, c);
-	return all;
-}
 
 /* A daemon on the 2-node VM topology (CPUs 0-7, node 0 = 0,1,4,5, node 1 =
  * 2,3,6,7, reserved 0,4) with system.slice confined to the shared pool;
@@ -56,38 +35,12 @@ static np_cpuset cpus_0_7(void)
 static int setup(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
-	char path[128], cfg[1024], err[512];
-	struct fake_cgroup *host;
 
-	snprintf(x->dir, sizeof(x->dir), "/tmp/np-findings-XXXXXX");
-	assert_non_null(mkdtemp(x->dir));
-	snprintf(cfg, sizeof(cfg),
-		 "{\"node_policy\": {\"cpu_policy\": \"static\", "
-		 "\"reserved_cpus\": \"0,4\", \"topology_policy\": "
-		 "\"restricted\"},"
-		 " \"topology\": \"tests/data/topology/vm-2node.json\","
-		 " \"shared_cgroups\": [\"system.slice\"],"
-		 " \"spec_dir\": \"%s/specs\", \"state_dir\": \"%s/state\","
-		 " \"socket\": \"%s/np.sock\", \"verify\": {\"enabled\": "
-		 "\"off\"}}",
-		 x->dir, x->dir, x->dir);
-	snprintf(path, sizeof(path), "%s/np.json", x->dir);
-	write_file(path, cfg);
-	x->f = fake_enforcer_new();
-	assert_non_null(x->f);
-	host = fake_cg(x->f, 'h', "system.slice", true);
-	host->exists = true;
-	host->cpus = cpus_0_7();
-	host->mems = 0x3;
-	host = fake_cg(x->f, 'h', "numaplace.slice", true);
-	host->exists = true;
-	host->cpus = cpus_0_7();
-	host->mems = 0x3;
-	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
-		fail_msg("init: %s", err);
-	assert_string_equal(x->d.cfg.cgroup_parent, "numaplace.slice");
-	assert_int_equal(x->d.cfg.verify.on_intrusion, NP_ACT_REPORT);
-	assert_int_equal(x->d.cfg.verify.on_remote_memory, NP_ACT_REPORT);
+	assert_non_null(x);
+	fake_daemon_start(&x->fd, "findings");
+	assert_string_equal(x->fd.d.cfg.cgroup_parent, "numaplace.slice");
+	assert_int_equal(x->fd.d.cfg.verify.on_intrusion, NP_ACT_REPORT);
+	assert_int_equal(x->fd.d.cfg.verify.on_remote_memory, NP_ACT_REPORT);
 	*state = x;
 	return 0;
 }
@@ -95,13 +48,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *x = *state;
-	char cmd[128];
-
-	np_daemon_fini(&x->d);
-	assert_true(x->f->destroyed);
-	free(x->f);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
-	assert_int_equal(system(cmd), 0);
+	fake_daemon_stop(&x->fd);
 	free(x);
 	return 0;
 }
@@ -116,7 +63,7 @@ static void admit(struct fx *x, const char *spec)
 	req = json_loads(buf, 0, &je);
 	if (!req)
 		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->d, req);
+	resp = np_daemon_handle(&x->fd.d, req);
 	json_decref(req);
 	if (!json_is_true(json_object_get(resp, "ok")))
 		fail_msg("admit failed: %s",
@@ -136,8 +83,8 @@ static void admit(struct fx *x, const char *spec)
 
 static void assert_log(struct fx *x, const char *want)
 {
-	if (strcmp(fake_log(x->f), want))
-		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->f),
+	if (strcmp(fake_log(x->fd.f), want))
+		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->fd.f),
 			 want);
 }
 
@@ -160,13 +107,13 @@ static struct np_finding *add_finding(struct fx *x, struct np_findings *fs,
 				      enum np_finding_kind kind,
 				      const char *name)
 {
-	int i = np_state_find(&x->d.st, name);
+	int i = np_state_find(&x->fd.d.st, name);
 	const struct np_workload_alloc *a;
 	struct np_finding *f;
 	struct np_pools p;
 
 	assert_true(i >= 0);
-	a = &x->d.st.w[i];
+	a = &x->fd.d.st.w[i];
 	if (fs->n == fs->cap) {
 		fs->cap = fs->cap ? 2 * fs->cap : 4;
 		fs->f = realloc(fs->f, sizeof(*fs->f) * (size_t)fs->cap);
@@ -178,14 +125,14 @@ static struct np_finding *add_finding(struct fx *x, struct np_findings *fs,
 	f->wl = i;
 	snprintf(f->workload, sizeof(f->workload), "%s", a->req.name);
 	snprintf(f->cgroup, sizeof(f->cgroup), "%s", a->req.cgroup);
-	np_state_pools(&x->d.st, &p);
+	np_state_pools(&x->fd.d.st, &p);
 	for (int c = 0; c < a->ncontainers; c++) {
 		np_cpuset_or(&f->cpus, &f->cpus,
 			     a->c[c].exclusive ? &a->c[c].cpus : &p.shared);
 		f->mems |= a->c[c].mems;
 	}
 	if (!f->mems)
-		f->mems = x->d.topo->numa_mask;
+		f->mems = x->fd.d.topo->numa_mask;
 	f->pid = 4242;
 	snprintf(f->comm, sizeof(f->comm), "worker");
 	snprintf(f->what, sizeof(f->what), "test finding %d about %s",
@@ -199,16 +146,16 @@ static void act_one(struct fx *x, enum np_finding_kind kind, const char *name)
 	struct np_findings fs = {0};
 
 	add_finding(x, &fs, kind, name);
-	np_daemon_act_on_findings(&x->d, &fs);
+	np_daemon_act_on_findings(&x->fd.d, &fs);
 	np_findings_free(&fs);
 }
 
 static struct np_workload_alloc *alloc_of(struct fx *x, const char *name)
 {
-	int i = np_state_find(&x->d.st, name);
+	int i = np_state_find(&x->fd.d.st, name);
 
 	assert_true(i >= 0);
-	return &x->d.st.w[i];
+	return &x->fd.d.st.w[i];
 }
 
 /* A task ran outside its set / has a mask outside it: its cpuset is
@@ -222,13 +169,13 @@ static void test_outside_rewrite(void **state)
 
 	admit(x, LSE_WEB);
 	for (size_t k = 0; k < 2; k++) {
-		fake_log_clear(x->f);
+		fake_log_clear(x->fd.f);
 		act_one(x, kinds[k], "web");
 		assert_log(x, "set managed web cpus=1,5 +mems\n");
-		assert_int_equal(x->d.n.drift_repaired, 0);
+		assert_int_equal(x->fd.d.n.drift_repaired, 0);
 	}
-	assert_cpus(&fake_cg(x->f, 'm', "web", false)->cpus, "1,5");
-	assert_int_equal(fake_cg(x->f, 'm', "web", false)->mems, 0x1);
+	assert_cpus(&fake_cg(x->fd.f, 'm', "web", false)->cpus, "1,5");
+	assert_int_equal(fake_cg(x->fd.f, 'm', "web", false)->mems, 0x1);
 	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
 }
 
@@ -241,22 +188,22 @@ static void test_outside_drift(void **state)
 	struct fake_cgroup *web;
 
 	admit(x, LSE_WEB);
-	web = fake_cg(x->f, 'm', "web", false);
+	web = fake_cg(x->fd.f, 'm', "web", false);
 	np_cpuset_set(&web->cpus, 6);
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_RAN_OUTSIDE, "web");
 	assert_log(x, "set managed web cpus=1,5 +mems\n");
-	assert_int_equal(x->d.n.drift_repaired, 1);
+	assert_int_equal(x->fd.d.n.drift_repaired, 1);
 	assert_cpus(&web->cpus, "1,5");
-	fake_log_clear(x->f);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
-	assert_int_equal(x->d.n.drift_repaired, 1);
+	assert_int_equal(x->fd.d.n.drift_repaired, 1);
 	/* its mems widened by hand */
 	web->mems = 0x3;
 	act_one(x, NP_FIND_AUDIT_OUTSIDE, "web");
 	assert_log(x, "set managed web cpus=1,5 +mems\n");
-	assert_int_equal(x->d.n.drift_repaired, 2);
+	assert_int_equal(x->fd.d.n.drift_repaired, 2);
 	assert_int_equal(web->mems, 0x1);
 }
 
@@ -267,14 +214,14 @@ static void test_intrusion_report(void **state)
 	struct fx *x = *state;
 
 	admit(x, LSE_WEB);
-	assert_false(x->d.dirty);
-	fake_log_clear(x->f);
+	assert_false(x->fd.d.dirty);
+	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "web");
 	assert_log(x, "");
 	assert_false(alloc_of(x, "web")->req.partition);
 	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
-	assert_false(x->d.dirty);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_false(x->fd.d.dirty);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
 }
 
@@ -287,7 +234,7 @@ static const char *saved_isolation(struct fx *x, const char *name)
 	json_t *doc, *ws, *w;
 	size_t i;
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->dir);
+	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
 	doc = json_load_file(path, 0, &je);
 	if (!doc)
 		fail_msg("%s: %s", path, je.text);
@@ -321,30 +268,30 @@ static void test_intrusion_partition(void **state)
 
 	admit(x, LSE_WEB);
 	assert_string_equal(saved_isolation(x, "web"), "none");
-	x->d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
-	fake_log_clear(x->f);
+	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
+	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "web");
 	assert_log(x, "");
 	assert_true(alloc_of(x, "web")->req.partition);
-	assert_true(x->d.dirty);
+	assert_true(x->fd.d.dirty);
 	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "set host system.slice cpus=0,4\n"
 		      "set host numaplace.slice cpus=1-3,5-7\n"
 		      "partition host numaplace.slice root\n"
 		      "partition managed web isolated\n");
 	assert_int_equal(
-	    fake_cg(x->f, 'h', "numaplace.slice", false)->partition,
+	    fake_cg(x->fd.f, 'h', "numaplace.slice", false)->partition,
 	    NP_CGROUP_ROOT);
-	assert_int_equal(fake_cg(x->f, 'm', "web", false)->partition,
+	assert_int_equal(fake_cg(x->fd.f, 'm', "web", false)->partition,
 			 NP_CGROUP_ISOLATED);
-	assert_false(x->d.dirty);
+	assert_false(x->fd.d.dirty);
 	assert_string_equal(saved_isolation(x, "web"), "partition");
 	/* once: the next intrusion and the next cycle change nothing */
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "web");
-	assert_false(x->d.dirty);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_false(x->fd.d.dirty);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
 }
 
@@ -356,17 +303,17 @@ static void test_intrusion_shared(void **state)
 
 	admit(x, LS_API);
 	admit(x, LSE_WEB);
-	x->d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
-	fake_log_clear(x->f);
+	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
+	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "api");
 	assert_log(x, "");
 	assert_false(alloc_of(x, "api")->req.partition);
 	assert_false(alloc_of(x, "web")->req.partition);
-	assert_false(x->d.dirty);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_false(x->fd.d.dirty);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
 	assert_int_equal(
-	    fake_cg(x->f, 'h', "numaplace.slice", false)->partition,
+	    fake_cg(x->fd.f, 'h', "numaplace.slice", false)->partition,
 	    NP_CGROUP_MEMBER);
 	assert_string_equal(saved_isolation(x, "api"), "none");
 }
@@ -385,25 +332,25 @@ static void test_memory_migrate(void **state)
 	admit(x, LSE_DB);
 	assert_int_equal(alloc_of(x, "web")->c[0].mems, 0x1);
 	assert_int_equal(alloc_of(x, "db")->c[0].mems, 0x2);
-	x->d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
+	x->fd.d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
 	add_finding(x, &fs, NP_FIND_OUTSIDE_MEMS, "web");
 	add_finding(x, &fs, NP_FIND_REMOTE_FAULTS, "web");
 	add_finding(x, &fs, NP_FIND_REMOTE_FAULTS, "db");
 	add_finding(x, &fs, NP_FIND_OUTSIDE_MEMS, "db");
-	fake_log_clear(x->f);
-	np_daemon_act_on_findings(&x->d, &fs);
+	fake_log_clear(x->fd.f);
+	np_daemon_act_on_findings(&x->fd.d, &fs);
 	assert_log(x, "migrate web 1->0\n"
 		      "migrate db 0->1\n");
-	assert_false(x->d.dirty);
+	assert_false(x->fd.d.dirty);
 	/* within the interval: not again */
-	fake_log_clear(x->f);
-	np_daemon_act_on_findings(&x->d, &fs);
+	fake_log_clear(x->fd.f);
+	np_daemon_act_on_findings(&x->fd.d, &fs);
 	act_one(x, NP_FIND_REMOTE_FAULTS, "web");
 	assert_log(x, "");
 	/* once the interval has passed: again */
-	np_meta_find(&x->d, "web")->last_migrate -=
-	    (time_t)x->d.cfg.verify.migrate_interval_s;
-	np_daemon_act_on_findings(&x->d, &fs);
+	np_meta_find(&x->fd.d, "web")->last_migrate -=
+	    (time_t)x->fd.d.cfg.verify.migrate_interval_s;
+	np_daemon_act_on_findings(&x->fd.d, &fs);
 	assert_log(x, "migrate web 1->0\n");
 	np_findings_free(&fs);
 }
@@ -417,11 +364,11 @@ static void test_memory_report(void **state)
 	admit(x, LSE_WEB);
 	add_finding(x, &fs, NP_FIND_OUTSIDE_MEMS, "web");
 	add_finding(x, &fs, NP_FIND_REMOTE_FAULTS, "web");
-	fake_log_clear(x->f);
-	np_daemon_act_on_findings(&x->d, &fs);
-	np_daemon_act_on_findings(&x->d, &fs);
+	fake_log_clear(x->fd.f);
+	np_daemon_act_on_findings(&x->fd.d, &fs);
+	np_daemon_act_on_findings(&x->fd.d, &fs);
 	assert_log(x, "");
-	assert_int_equal(np_meta_find(&x->d, "web")->last_migrate, 0);
+	assert_int_equal(np_meta_find(&x->fd.d, "web")->last_migrate, 0);
 	np_findings_free(&fs);
 }
 
@@ -433,16 +380,16 @@ static void test_balancer(void **state)
 	struct np_counters before;
 
 	admit(x, LSE_WEB);
-	x->d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
-	x->d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
-	before = x->d.n;
-	fake_log_clear(x->f);
+	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
+	x->fd.d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
+	before = x->fd.d.n;
+	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_NUMA_BALANCER, "web");
 	assert_log(x, "");
-	assert_false(x->d.dirty);
+	assert_false(x->fd.d.dirty);
 	assert_false(alloc_of(x, "web")->req.partition);
-	assert_int_equal(np_meta_find(&x->d, "web")->last_migrate, 0);
-	assert_memory_equal(&before, &x->d.n, sizeof(before));
+	assert_int_equal(np_meta_find(&x->fd.d, "web")->last_migrate, 0);
+	assert_memory_equal(&before, &x->fd.d.n, sizeof(before));
 }
 
 /*
@@ -459,39 +406,37 @@ static void test_partition_restart(void **state)
 	char path[256], err[512];
 	bool kept;
 
-	snprintf(path, sizeof(path), "%s/specs", x->dir);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/specs/web.json", x->dir);
-	write_file(path, LSE_WEB);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
-	assert_int_equal(x->d.n.admitted, 1);
-	x->d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
+	snprintf(path, sizeof(path), "%s/specs/web.json", x->fd.dir);
+	fake_write_file(path, LSE_WEB);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	act_one(x, NP_FIND_INTRUSION, "web");
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_string_equal(saved_isolation(x, "web"), "partition");
 	/* restart on the same cgroups */
-	np_daemon_fini(&x->d);
-	assert_true(x->f->destroyed);
-	x->f->destroyed = false;
-	fake_log_clear(x->f);
-	snprintf(path, sizeof(path), "%s/np.json", x->dir);
-	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
+	np_daemon_fini(&x->fd.d);
+	assert_true(x->fd.f->destroyed);
+	x->fd.f->destroyed = false;
+	fake_log_clear(x->fd.f);
+	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
+	if (np_daemon_init_with(&x->fd.d, path, 0, &x->fd.f->e, err, sizeof(err)))
 		fail_msg("init: %s", err);
 	assert_true(alloc_of(x, "web")->req.partition);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
-	kept = x->d.n.released == 0 && alloc_of(x, "web")->req.partition;
+	kept = x->fd.d.n.released == 0 && alloc_of(x, "web")->req.partition;
 	if (!kept) {
 		print_message("KNOWN BUG: after a restart the partitioned "
 			      "workload was released %d time(s) and admitted "
 			      "again %s its partition; enforcer calls:\n%s",
-			      (int)x->d.n.released,
+			      (int)x->fd.d.n.released,
 			      alloc_of(x, "web")->req.partition ? "with"
 								: "without",
-			      fake_log(x->f));
+			      fake_log(x->fd.f));
 		skip();
 	}
-	assert_int_equal(x->d.n.admitted, 0);
+	assert_int_equal(x->fd.d.n.admitted, 0);
 	assert_log(x, "");
 	assert_string_equal(saved_isolation(x, "web"), "partition");
 }

@@ -18,58 +18,21 @@
 
 #include <cmocka.h>
 
-#include "fake_enforcer.h"
+#include "fake_daemon.h"
 #include "numaplace/daemon.h"
 
 struct fx {
-	char dir[64];
-	struct np_daemon d;
-	struct fake_enforcer *f;
+	struct fake_daemon fd; /* dir, d, f */
 };
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	if (!fp)
-		fail_msg("%s: %s", path, strerror(errno));
-	fputs(text, fp);
-	fclose(fp);
-}
 
 /* A daemon on the 2-node VM topology (CPUs 0-7, 0/4 1/5 2/6 3/7 are
  * siblings, reserved 0,4) with system.slice confined to the shared pool. */
 static int setup(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
-	char path[128], cfg[1024], err[512];
-	struct fake_cgroup *host;
-	np_cpuset all;
 
-	snprintf(x->dir, sizeof(x->dir), "/tmp/np-reconcile-XXXXXX");
-	assert_non_null(mkdtemp(x->dir));
-	snprintf(cfg, sizeof(cfg),
-		 "{\"node_policy\": {\"cpu_policy\": \"static\", "
-		 "\"reserved_cpus\": \"0,4\", \"topology_policy\": "
-		 "\"restricted\"},"
-		 " \"topology\": \"tests/data/topology/vm-2node.json\","
-		 " \"shared_cgroups\": [\"system.slice\"],"
-		 " \"spec_dir\": \"%s/specs\", \"state_dir\": \"%s/state\","
-		 " \"socket\": \"%s/np.sock\", \"verify\": {\"enabled\": "
-		 "\"off\"}}",
-		 x->dir, x->dir, x->dir);
-	snprintf(path, sizeof(path), "%s/np.json", x->dir);
-	write_file(path, cfg);
-	x->f = fake_enforcer_new();
-	assert_non_null(x->f);
-	np_cpuset_zero(&all);
-	for (int c = 0; c < 8; c++)
-		np_cpuset_set(&all, c);
-	host = fake_cg(x->f, 'h', "system.slice", true);
-	host->exists = true;
-	host->cpus = all;
-	host->mems = 0x3;
-	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
-		fail_msg("init: %s", err);
+	assert_non_null(x);
+	fake_daemon_start(&x->fd, "reconcile");
 	*state = x;
 	return 0;
 }
@@ -77,13 +40,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *x = *state;
-	char cmd[128];
-
-	np_daemon_fini(&x->d);
-	assert_true(x->f->destroyed);
-	free(x->f);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
-	assert_int_equal(system(cmd), 0);
+	fake_daemon_stop(&x->fd);
 	free(x);
 	return 0;
 }
@@ -95,7 +52,7 @@ static json_t *request(struct fx *x, const char *text)
 
 	if (!req)
 		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->d, req);
+	resp = np_daemon_handle(&x->fd.d, req);
 	json_decref(req);
 	if (!json_is_true(json_object_get(resp, "ok")))
 		fail_msg("request failed: %s",
@@ -120,8 +77,8 @@ static void admit(struct fx *x, const char *spec)
 
 static void assert_log(struct fx *x, const char *want)
 {
-	if (strcmp(fake_log(x->f), want))
-		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->f),
+	if (strcmp(fake_log(x->fd.f), want))
+		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->fd.f),
 			 want);
 }
 
@@ -135,8 +92,8 @@ static void test_admit_shared(void **state)
 	assert_log(x, "mkdir api\n"
 		      "write api cpuset.mems=0-1 (mems widen)\n"
 		      "write api cpuset.cpus=0-7 (widen)\n");
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(x->d.last_cycle.writes, 2);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(x->fd.d.last_cycle.writes, 2);
 }
 
 /*
@@ -150,22 +107,22 @@ static void test_exclusive_order(void **state)
 	int host, yield, grant;
 
 	admit(x, LS_API);
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	admit(x, LSE_WEB);
 	assert_log(x, "mkdir web\n"
 		      "set host system.slice cpus=0,2-4,6-7\n"
 		      "write web cpuset.mems=0 (mems widen)\n"
 		      "write api cpuset.cpus=0,2-4,6-7 (yield)\n"
 		      "write web cpuset.cpus=1,5 (widen)\n");
-	host = fake_log_find(x->f, "set host system.slice");
-	yield = fake_log_find(x->f, "write api cpuset.cpus");
-	grant = fake_log_find(x->f, "write web cpuset.cpus");
+	host = fake_log_find(x->fd.f, "set host system.slice");
+	yield = fake_log_find(x->fd.f, "write api cpuset.cpus");
+	grant = fake_log_find(x->fd.f, "write web cpuset.cpus");
 	assert_true(host < grant && yield < grant);
-	fake_log_clear(x->f);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
-	assert_int_equal(x->d.last_cycle.writes, 0);
-	assert_int_equal(x->d.n.drift_repaired, 0);
+	assert_int_equal(x->fd.d.last_cycle.writes, 0);
+	assert_int_equal(x->fd.d.n.drift_repaired, 0);
 }
 
 /* A hand-written cpuset is drift: counted and written back. */
@@ -175,13 +132,13 @@ static void test_drift(void **state)
 	struct fake_cgroup *web;
 
 	admit(x, LSE_WEB);
-	web = fake_cg(x->f, 'm', "web", false);
+	web = fake_cg(x->fd.f, 'm', "web", false);
 	assert_non_null(web);
 	np_cpuset_set(&web->cpus, 6);
-	fake_log_clear(x->f);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "write web cpuset.cpus=1,5 (release)\n");
-	assert_int_equal(x->d.n.drift_repaired, 1);
+	assert_int_equal(x->fd.d.n.drift_repaired, 1);
 }
 
 /* A release: the cgroup goes, its CPUs return to the shared cgroups. */
@@ -191,12 +148,12 @@ static void test_release(void **state)
 
 	admit(x, LS_API);
 	admit(x, LSE_WEB);
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	json_decref(request(x, "{\"op\": \"release\", \"name\": \"web\"}"));
 	assert_log(x, "rmdir web\n"
 		      "write api cpuset.cpus=0-7 (widen)\n"
 		      "set host system.slice cpus=0-7\n");
-	assert_int_equal(x->d.n.released, 1);
+	assert_int_equal(x->fd.d.n.released, 1);
 }
 
 /* A busy cgroup stays, on the shared pool, until it is empty. */
@@ -205,15 +162,15 @@ static void test_release_busy(void **state)
 	struct fx *x = *state;
 
 	admit(x, LSE_WEB);
-	fake_cg(x->f, 'm', "web", false)->busy = true;
-	fake_log_clear(x->f);
+	fake_cg(x->fd.f, 'm', "web", false)->busy = true;
+	fake_log_clear(x->fd.f);
 	json_decref(request(x, "{\"op\": \"release\", \"name\": \"web\"}"));
 	assert_log(x, "write web cpuset.mems=0-1 (mems widen)\n"
 		      "write web cpuset.cpus=0-7 (widen)\n"
 		      "set host system.slice cpus=0-7\n");
-	fake_cg(x->f, 'm', "web", false)->busy = false;
-	fake_log_clear(x->f);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	fake_cg(x->fd.f, 'm', "web", false)->busy = false;
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "rmdir web\n");
 }
 
@@ -222,14 +179,14 @@ static void test_apply_fails(void **state)
 {
 	struct fx *x = *state;
 
-	x->f->fail_apply = -EIO;
+	x->fd.f->fail_apply = -EIO;
 	admit(x, LSE_WEB);
-	assert_int_equal(x->d.n.write_errors, 1);
-	assert_null(strstr(fake_log(x->f), "write web"));
-	fake_log_clear(x->f);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
-	assert_non_null(strstr(fake_log(x->f), "write web cpuset.cpus=1,5"));
-	assert_int_equal(x->d.n.drift_repaired, 0);
+	assert_int_equal(x->fd.d.n.write_errors, 1);
+	assert_null(strstr(fake_log(x->fd.f), "write web"));
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_non_null(strstr(fake_log(x->fd.f), "write web cpuset.cpus=1,5"));
+	assert_int_equal(x->fd.d.n.drift_repaired, 0);
 }
 
 /* A cgroup removed by hand releases its workload. */
@@ -238,11 +195,11 @@ static void test_vanished(void **state)
 	struct fx *x = *state;
 
 	admit(x, LSE_WEB);
-	fake_cg(x->f, 'm', "web", false)->exists = false;
-	fake_log_clear(x->f);
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
-	assert_int_equal(x->d.n.vanished, 1);
-	assert_int_equal(x->d.st.nworkloads, 0);
+	fake_cg(x->fd.f, 'm', "web", false)->exists = false;
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.n.vanished, 1);
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
 	assert_log(x, "set host system.slice cpus=0-7\n");
 }
 

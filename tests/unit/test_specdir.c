@@ -24,23 +24,12 @@
 #include <cmocka.h>
 
 #include "daemon/daemon_internal.h"
-#include "fake_enforcer.h"
+#include "fake_daemon.h"
 
 struct fx {
-	char dir[64];
-	struct np_daemon d;
-	struct fake_enforcer *f;
+	struct fake_daemon fd; /* dir, d, f */
 	int saved_stderr; /* fd 2 while it is captured, else -1 */
 };
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	if (!fp)
-		fail_msg("%s: %s", path, strerror(errno));
-	fputs(text, fp);
-	fclose(fp);
-}
 
 /* The whole file (heap), or NULL when it does not exist. */
 static char *read_file(const char *path)
@@ -68,38 +57,10 @@ static char *read_file(const char *path)
 static int setup(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
-	char path[128], cfg[1024], err[512];
-	struct fake_cgroup *host;
-	np_cpuset all;
 
+	assert_non_null(x);
+	fake_daemon_start(&x->fd, "specdir");
 	x->saved_stderr = -1;
-	snprintf(x->dir, sizeof(x->dir), "/tmp/np-specdir-XXXXXX");
-	assert_non_null(mkdtemp(x->dir));
-	snprintf(path, sizeof(path), "%s/specs", x->dir);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(cfg, sizeof(cfg),
-		 "{\"node_policy\": {\"cpu_policy\": \"static\", "
-		 "\"reserved_cpus\": \"0,4\", \"topology_policy\": "
-		 "\"restricted\"},"
-		 " \"topology\": \"tests/data/topology/vm-2node.json\","
-		 " \"shared_cgroups\": [\"system.slice\"],"
-		 " \"spec_dir\": \"%s/specs\", \"state_dir\": \"%s/state\","
-		 " \"socket\": \"%s/np.sock\", \"verify\": {\"enabled\": "
-		 "\"off\"}}",
-		 x->dir, x->dir, x->dir);
-	snprintf(path, sizeof(path), "%s/np.json", x->dir);
-	write_file(path, cfg);
-	x->f = fake_enforcer_new();
-	assert_non_null(x->f);
-	np_cpuset_zero(&all);
-	for (int c = 0; c < 8; c++)
-		np_cpuset_set(&all, c);
-	host = fake_cg(x->f, 'h', "system.slice", true);
-	host->exists = true;
-	host->cpus = all;
-	host->mems = 0x3;
-	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
-		fail_msg("init: %s", err);
 	*state = x;
 	return 0;
 }
@@ -114,23 +75,19 @@ static char *capture_end(struct fx *x)
 	assert_int_equal(dup2(x->saved_stderr, STDERR_FILENO), STDERR_FILENO);
 	close(x->saved_stderr);
 	x->saved_stderr = -1;
-	snprintf(path, sizeof(path), "%s/stderr", x->dir);
+	snprintf(path, sizeof(path), "%s/stderr", x->fd.dir);
 	return read_file(path);
 }
 
 static int teardown(void **state)
 {
 	struct fx *x = *state;
-	char cmd[128], *rest = capture_end(x);
+	char *rest = capture_end(x);
 
 	if (rest) /* a failed assertion while captured: show the log */
 		fputs(rest, stderr);
 	free(rest);
-	np_daemon_fini(&x->d);
-	assert_true(x->f->destroyed);
-	free(x->f);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
-	assert_int_equal(system(cmd), 0);
+	fake_daemon_stop(&x->fd);
 	free(x);
 	return 0;
 }
@@ -142,7 +99,7 @@ static void capture_begin(struct fx *x)
 	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/stderr", x->dir);
+	snprintf(path, sizeof(path), "%s/stderr", x->fd.dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	x->saved_stderr = dup(STDERR_FILENO);
@@ -178,7 +135,7 @@ static int count_lines(const char *text, ...)
 
 static void spec_path(struct fx *x, const char *file, char *out, size_t n)
 {
-	snprintf(out, n, "%s/specs/%s", x->dir, file);
+	snprintf(out, n, "%s/specs/%s", x->fd.dir, file);
 }
 
 static void put_spec(struct fx *x, const char *file, const char *text)
@@ -186,7 +143,7 @@ static void put_spec(struct fx *x, const char *file, const char *text)
 	char path[256];
 
 	spec_path(x, file, path, sizeof(path));
-	write_file(path, text);
+	fake_write_file(path, text);
 }
 
 static void del_spec(struct fx *x, const char *file)
@@ -199,13 +156,13 @@ static void del_spec(struct fx *x, const char *file)
 
 static void reconcile(struct fx *x)
 {
-	assert_int_equal(np_daemon_reconcile(&x->d), 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 }
 
 static void assert_log(struct fx *x, const char *want)
 {
-	if (strcmp(fake_log(x->f), want))
-		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->f),
+	if (strcmp(fake_log(x->fd.f), want))
+		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->fd.f),
 			 want);
 }
 
@@ -214,7 +171,7 @@ static void assert_log(struct fx *x, const char *want)
 static const char *cpus_of(struct fx *x, const char *name)
 {
 	static char buf[256];
-	int i = np_state_find(&x->d.st, name);
+	int i = np_state_find(&x->fd.d.st, name);
 	np_cpuset all;
 	char *s;
 
@@ -222,8 +179,8 @@ static const char *cpus_of(struct fx *x, const char *name)
 	if (i < 0)
 		return buf;
 	np_cpuset_zero(&all);
-	for (int c = 0; c < x->d.st.w[i].ncontainers; c++)
-		np_cpuset_or(&all, &all, &x->d.st.w[i].c[c].cpus);
+	for (int c = 0; c < x->fd.d.st.w[i].ncontainers; c++)
+		np_cpuset_or(&all, &all, &x->fd.d.st.w[i].c[c].cpus);
 	s = np_cpuset_str(&all);
 	assert_non_null(s);
 	snprintf(buf, sizeof(buf), "%s", s);
@@ -235,7 +192,7 @@ static char *state_text(struct fx *x)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->dir);
+	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
 	return read_file(path);
 }
 
@@ -246,7 +203,7 @@ static json_t *state_body(struct fx *x)
 	json_error_t je;
 	json_t *doc, *body;
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->dir);
+	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
 	doc = json_load_file(path, 0, &je);
 	if (!doc)
 		fail_msg("%s: %s", path, je.text);
@@ -313,16 +270,16 @@ static void test_new_spec(void **state)
 	put_spec(x, "web.json", WEB);
 	reconcile(x);
 	assert_log(x, WEB_ADMITTED);
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(x->d.n.released, 0);
-	assert_true(np_state_find(&x->d.st, "web") >= 0);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(x->fd.d.n.released, 0);
+	assert_true(np_state_find(&x->fd.d.st, "web") >= 0);
 	assert_string_equal(cpus_of(x, "web"), "1,5");
-	m = np_meta_find(&x->d, "web");
+	m = np_meta_find(&x->fd.d, "web");
 	assert_non_null(m);
 	spec_path(x, "web.json", path, sizeof(path));
 	assert_string_equal(m->spec_file, path);
 	assert_true(m->established);
-	assert_true(fake_cg(x->f, 'm', "web", false) != NULL);
+	assert_true(fake_cg(x->fd.f, 'm', "web", false) != NULL);
 }
 
 /* An unchanged file does nothing, also when it is rewritten with the same
@@ -336,15 +293,15 @@ static void test_unchanged(void **state)
 	reconcile(x);
 	before = state_text(x);
 	assert_non_null(before);
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	reconcile(x);
 	reconcile(x);
 	put_spec(x, "web.json", WEB_REFORMATTED);
 	reconcile(x);
 	assert_log(x, "");
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(x->d.n.released, 0);
-	assert_int_equal(x->d.n.cycles, 4);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(x->fd.d.n.released, 0);
+	assert_int_equal(x->fd.d.n.cycles, 4);
 	after = state_text(x);
 	assert_string_equal(before, after);
 	free(before);
@@ -361,26 +318,26 @@ static void test_changed(void **state)
 	put_spec(x, "web.json", WEB);
 	reconcile(x);
 	assert_string_equal(cpus_of(x, "web"), "1,5");
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	put_spec(x, "web.json", WEB4);
 	reconcile(x);
-	assert_int_equal(x->d.n.released, 1);
-	assert_int_equal(x->d.n.admitted, 2);
-	assert_int_equal(x->d.st.nworkloads, 1);
+	assert_int_equal(x->fd.d.n.released, 1);
+	assert_int_equal(x->fd.d.n.admitted, 2);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
 	now = cpus_of(x, "web");
 	/* four CPUs of one node (restricted): node 1, the only one with
 	 * four unreserved CPUs */
 	assert_string_equal(now, "2-3,6-7");
-	assert_int_equal(fake_log_find(x->f, "rmdir web"), 0);
-	assert_int_equal(fake_log_find(x->f, "mkdir web"), 1);
-	assert_true(fake_log_find(x->f, "write web cpuset.cpus=2-3,6-7") > 1);
-	assert_true(fake_log_find(x->f, "set host system.slice cpus=0-1,4-5") >
+	assert_int_equal(fake_log_find(x->fd.f, "rmdir web"), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "mkdir web"), 1);
+	assert_true(fake_log_find(x->fd.f, "write web cpuset.cpus=2-3,6-7") > 1);
+	assert_true(fake_log_find(x->fd.f, "set host system.slice cpus=0-1,4-5") >
 		    1);
 	/* and then it is steady */
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	reconcile(x);
 	assert_log(x, "");
-	assert_int_equal(x->d.n.admitted, 2);
+	assert_int_equal(x->fd.d.n.admitted, 2);
 }
 
 /* A removed file releases its workload: its cgroup is removed and its
@@ -393,27 +350,27 @@ static void test_removed(void **state)
 	put_spec(x, "web.json", WEB);
 	put_spec(x, "api.json", API);
 	reconcile(x);
-	assert_int_equal(x->d.n.admitted, 2);
-	fake_log_clear(x->f);
+	assert_int_equal(x->fd.d.n.admitted, 2);
+	fake_log_clear(x->fd.f);
 	del_spec(x, "web.json");
 	reconcile(x);
 	assert_log(x, "rmdir web\n"
 		      "write api cpuset.cpus=0-7 (widen)\n"
 		      "set host system.slice cpus=0-7\n");
-	assert_int_equal(x->d.n.released, 1);
-	assert_int_equal(np_state_find(&x->d.st, "web"), -1);
-	assert_true(np_state_find(&x->d.st, "api") >= 0);
-	assert_null(np_meta_find(&x->d, "web"));
-	assert_null(fake_cg(x->f, 'm', "web", false));
+	assert_int_equal(x->fd.d.n.released, 1);
+	assert_int_equal(np_state_find(&x->fd.d.st, "web"), -1);
+	assert_true(np_state_find(&x->fd.d.st, "api") >= 0);
+	assert_null(np_meta_find(&x->fd.d, "web"));
+	assert_null(fake_cg(x->fd.f, 'm', "web", false));
 	body = state_body(x);
 	assert_null(state_wl_by(body, "name", "web"));
 	assert_non_null(state_wl_by(body, "name", "api"));
 	json_decref(body);
 	/* released once */
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	reconcile(x);
 	assert_log(x, "");
-	assert_int_equal(x->d.n.released, 1);
+	assert_int_equal(x->fd.d.n.released, 1);
 }
 
 /*
@@ -431,17 +388,17 @@ static int unusable(struct fx *x, const char *text, const char *what)
 	reconcile(x);
 	before = state_text(x);
 	assert_non_null(before);
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	put_spec(x, "bad.json", text);
 	capture_begin(x);
 	for (int i = 0; i < 3; i++)
 		reconcile(x);
 	log = capture_end(x);
 	assert_log(x, "");
-	assert_int_equal(x->d.st.nworkloads, 1);
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(x->d.n.rejected, 0);
-	assert_int_equal(x->d.n.released, 0);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(x->fd.d.n.rejected, 0);
+	assert_int_equal(x->fd.d.n.released, 0);
 	after = state_text(x);
 	assert_string_equal(before, after);
 	spec_path(x, "bad.json", path, sizeof(path));
@@ -455,9 +412,9 @@ static int unusable(struct fx *x, const char *text, const char *what)
 	/* fixed: admitted on the next cycle */
 	put_spec(x, "bad.json", API);
 	reconcile(x);
-	assert_int_equal(x->d.n.admitted, 2);
-	assert_true(np_state_find(&x->d.st, "api") >= 0);
-	assert_true(fake_log_find(x->f, "mkdir api") >= 0);
+	assert_int_equal(x->fd.d.n.admitted, 2);
+	assert_true(np_state_find(&x->fd.d.st, "api") >= 0);
+	assert_true(fake_log_find(x->fd.f, "mkdir api") >= 0);
 	return n;
 }
 
@@ -518,13 +475,13 @@ static void test_rejected(void **state)
 	for (int i = 0; i < 3; i++)
 		reconcile(x);
 	log = capture_end(x);
-	assert_int_equal(x->d.n.rejected, 1);
-	assert_int_equal(x->d.nrej, 1);
-	assert_string_equal(x->d.rej[0].workload, "big");
-	assert_true(x->d.rej[0].reason[0] != '\0');
+	assert_int_equal(x->fd.d.n.rejected, 1);
+	assert_int_equal(x->fd.d.nrej, 1);
+	assert_string_equal(x->fd.d.rej[0].workload, "big");
+	assert_true(x->fd.d.rej[0].reason[0] != '\0');
 	assert_int_equal(count_lines(log, "rejected big", NULL), 1);
-	assert_int_equal(x->d.n.admitted, 0);
-	assert_int_equal(x->d.st.nworkloads, 0);
+	assert_int_equal(x->fd.d.n.admitted, 0);
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
 	assert_log(x, "");
 	free(log);
 	/* it fits now */
@@ -532,8 +489,8 @@ static void test_rejected(void **state)
 		 "{\"name\": \"big\", \"cgroup\": \"big\", \"qos\": \"LSE\", "
 		 "\"containers\": [{\"name\": \"main\", \"cpu\": \"4\"}]}");
 	reconcile(x);
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(x->d.n.rejected, 1);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(x->fd.d.n.rejected, 1);
 	assert_string_equal(cpus_of(x, "big"), "2-3,6-7");
 }
 
@@ -549,34 +506,34 @@ static void test_retired(void **state)
 
 	put_spec(x, "web.json", WEB);
 	reconcile(x);
-	web = fake_cg(x->f, 'm', "web", false);
+	web = fake_cg(x->fd.f, 'm', "web", false);
 	assert_non_null(web);
 	/* rmdir by hand: gone, and a new one would start empty */
 	web->exists = false;
 	np_cpuset_zero(&web->cpus);
 	web->mems = 0;
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	reconcile(x);
-	assert_int_equal(x->d.n.vanished, 1);
-	assert_int_equal(x->d.n.released, 1);
-	assert_int_equal(np_state_find(&x->d.st, "web"), -1);
+	assert_int_equal(x->fd.d.n.vanished, 1);
+	assert_int_equal(x->fd.d.n.released, 1);
+	assert_int_equal(np_state_find(&x->fd.d.st, "web"), -1);
 	assert_log(x, "set host system.slice cpus=0-7\n");
-	fake_log_clear(x->f);
+	fake_log_clear(x->fd.f);
 	reconcile(x);
 	reconcile(x);
 	put_spec(x, "web.json", WEB_REFORMATTED);
 	reconcile(x);
 	assert_log(x, "");
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(np_state_find(&x->d.st, "web"), -1);
-	assert_null(fake_cg(x->f, 'm', "web", false));
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(np_state_find(&x->fd.d.st, "web"), -1);
+	assert_null(fake_cg(x->fd.f, 'm', "web", false));
 	/* changed: admitted again */
 	put_spec(x, "web.json", WEB4);
 	reconcile(x);
-	assert_int_equal(x->d.n.admitted, 2);
+	assert_int_equal(x->fd.d.n.admitted, 2);
 	assert_string_equal(cpus_of(x, "web"), "2-3,6-7");
-	assert_int_equal(fake_log_find(x->f, "mkdir web"), 0);
-	assert_true(fake_log_find(x->f, "write web cpuset.cpus=2-3,6-7") > 0);
+	assert_int_equal(fake_log_find(x->fd.f, "mkdir web"), 0);
+	assert_true(fake_log_find(x->fd.f, "write web cpuset.cpus=2-3,6-7") > 0);
 }
 
 /* Only NAME.json files that are not dotfiles are specs. */
@@ -600,11 +557,11 @@ static void test_ignored_names(void **state)
 	/* the shortest name that is one */
 	put_spec(x, "z.json", API);
 	reconcile(x);
-	assert_int_equal(x->d.st.nworkloads, 1);
-	assert_true(np_state_find(&x->d.st, "api") >= 0);
-	assert_int_equal(x->d.n.admitted, 1);
-	assert_int_equal(x->d.n.rejected, 0);
-	assert_int_equal(fake_log_find(x->f, "mkdir w"), -1);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	assert_true(np_state_find(&x->fd.d.st, "api") >= 0);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_int_equal(x->fd.d.n.rejected, 0);
+	assert_int_equal(fake_log_find(x->fd.f, "mkdir w"), -1);
 }
 
 /* ---- durability: the state file before the enforcer ---- */
@@ -628,7 +585,7 @@ static void spy_expect(const char *call, const char *cgroup, bool listed,
 	size_t i;
 
 	/* not state_body(): no assertion may jump out of the daemon */
-	snprintf(path, sizeof(path), "%s/state/state.json", spy_fx->dir);
+	snprintf(path, sizeof(path), "%s/state/state.json", spy_fx->fd.dir);
 	doc = json_load_file(path, 0, NULL);
 	body = json_object_get(doc, "body");
 	if (!body) {
@@ -682,7 +639,7 @@ static int spy_remove(struct np_enforcer *e, const char *cgroup)
 
 static void spy_install(struct fx *x)
 {
-	real_ops = x->f->e.ops;
+	real_ops = x->fd.f->e.ops;
 	spy_ops = *real_ops;
 	spy_ops.prepare = spy_prepare;
 	spy_ops.apply = spy_apply;
@@ -690,7 +647,7 @@ static void spy_install(struct fx *x)
 	spy_fx = x;
 	spy_checks = 0;
 	spy_bad[0] = '\0';
-	x->f->e.ops = &spy_ops;
+	x->fd.f->e.ops = &spy_ops;
 }
 
 /*
@@ -710,7 +667,7 @@ static void test_state_first(void **state)
 	put_spec(x, "web.json", WEB);
 	put_spec(x, "api.json", API);
 	reconcile(x);
-	assert_int_equal(x->d.n.admitted, 2);
+	assert_int_equal(x->fd.d.n.admitted, 2);
 	/* two prepares and one apply of two cgroups, at least */
 	assert_true(spy_checks >= 4);
 	if (spy_bad[0])
@@ -744,7 +701,7 @@ static void test_state_first(void **state)
 	spy_checks = 0;
 	del_spec(x, "web.json");
 	reconcile(x);
-	assert_int_equal(x->d.n.released, 1);
+	assert_int_equal(x->fd.d.n.released, 1);
 	assert_true(spy_checks >= 1);
 	if (spy_bad[0])
 		fail_msg("%s", spy_bad);

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "fake_daemon.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+void fake_write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (!fp)
+		fail_msg("%s: %s", path, strerror(errno));
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void host_cgroup(struct fake_enforcer *f, const char *name)
+{
+	struct fake_cgroup *c = fake_cg(f, 'h', name, true);
+
+	assert_non_null(c);
+	c->exists = true;
+	np_cpuset_zero(&c->cpus);
+	for (int cpu = 0; cpu < 8; cpu++)
+		np_cpuset_set(&c->cpus, cpu);
+	c->mems = 0x3;
+}
+
+void fake_daemon_start(struct fake_daemon *x, const char *name)
+{
+	char path[128], cfg[1024], err[512];
+
+	memset(x, 0, sizeof(*x));
+	snprintf(x->dir, sizeof(x->dir), "/tmp/np-%s-XXXXXX", name);
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(path, sizeof(path), "%s/specs", x->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(cfg, sizeof(cfg),
+		 "{\"node_policy\": {\"cpu_policy\": \"static\", "
+		 "\"reserved_cpus\": \"0,4\", \"topology_policy\": "
+		 "\"restricted\"},"
+		 " \"topology\": \"tests/data/topology/vm-2node.json\","
+		 " \"shared_cgroups\": [\"system.slice\"],"
+		 " \"spec_dir\": \"%s/specs\", \"state_dir\": \"%s/state\","
+		 " \"socket\": \"%s/np.sock\", \"verify\": {\"enabled\": "
+		 "\"off\"}}",
+		 x->dir, x->dir, x->dir);
+	snprintf(path, sizeof(path), "%s/np.json", x->dir);
+	fake_write_file(path, cfg);
+	x->f = fake_enforcer_new();
+	assert_non_null(x->f);
+	host_cgroup(x->f, "system.slice");
+	host_cgroup(x->f, "numaplace.slice");
+	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
+		fail_msg("init: %s", err);
+}
+
+void fake_daemon_stop(struct fake_daemon *x)
+{
+	char cmd[128];
+
+	np_daemon_fini(&x->d);
+	assert_true(x->f->destroyed);
+	free(x->f);
+	x->f = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
+	assert_int_equal(system(cmd), 0);
+}
