@@ -68,7 +68,7 @@ out=$(grep -nE '\b(open|openat|fopen|read|write|pread|close|fclose|socket|syscal
 [ -z "$out" ] && ok "engine/ does no I/O" || bad "I/O in engine/:"$'\n'"$out"
 
 # 4. one cgroup writer
-writers='np_cgroup_(write_cpus|write_mems|set_partition|plan_apply|prepare|open)\('
+writers='np_cgroup_(write_cpus|write_mems|set_partition|plan_apply|prepare|open|move_pid)\('
 out=$(grep -nE "$writers" $srcs | grep -vE '^userspace/(cgroup|enforce)/')
 [ -z "$out" ] && ok "only userspace/enforce/ calls the cgroup write primitives" ||
 	bad "cgroup writes outside the enforcer:"$'\n'"$out"

@@ -35,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "numaplace/cpuset.h"
 #include "numaplace/strmap.h"
@@ -183,6 +184,13 @@ int np_cgroup_write_cpus(const struct np_cgroup_root *root, const char *cgroup,
 int np_cgroup_write_mems(const struct np_cgroup_root *root, const char *cgroup,
 			 np_nodemask mems, np_nodemask *granted, char *err,
 			 size_t errlen);
+
+/*
+ * Move pid into cgroup, a direct child of the managed parent (created when
+ * create and missing), by writing cgroup.procs. 0 or -errno with a message.
+ */
+int np_cgroup_move_pid(const struct np_cgroup_root *root, const char *cgroup,
+		       pid_t pid, bool create, char *err, size_t errlen);
 
 /* ---- partitions --------------------------------------------------------- */
 

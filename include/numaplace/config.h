@@ -27,6 +27,10 @@ struct np_verify_config {
 	unsigned migrate_interval_s; /* at most one page migration per period */
 };
 
+/* How cgroups are changed ("cgroup_driver"): auto picks systemd when PID 1
+ * is systemd and its bus answers. */
+enum np_cgroup_driver { NP_DRIVER_AUTO, NP_DRIVER_SYSTEMD, NP_DRIVER_CGROUPFS };
+
 struct np_config {
 	struct np_node_policy policy;
 	char topology[NP_PATH_MAX];   /* topology source, "live" by default */
@@ -36,6 +40,8 @@ struct np_config {
 	/* Cgroups outside the managed parent that are confined to the shared
 	 * pool (e.g. "system.slice": host daemons off exclusive CPUs). */
 	int nshared;
+	bool shared_set; /* given in the file (else defaults per driver) */
+	enum np_cgroup_driver driver;
 	char shared_cgroups[NP_MAX_SHARED_CGROUPS][NP_PATH_MAX];
 	bool create_cgroups;       /* mkdir missing workload cgroups */
 	char spec_dir[NP_PATH_MAX];
@@ -56,5 +62,13 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 int np_config_load(struct np_config *c, const char *path, char *err,
 		   size_t errlen);
 json_t *np_config_to_json(const struct np_config *c);
+const char *np_cgroup_driver_name(enum np_cgroup_driver d);
+/* shared_cgroups under the systemd driver when the file gives none:
+ * system.slice, user.slice, init.scope, machine.slice. */
+void np_config_systemd_defaults(struct np_config *c);
+/* What the systemd driver needs of the configuration (cgroup_parent a
+ * slice, shared_cgroups units, no fake root); errors name the key. */
+int np_config_check_systemd(const struct np_config *c, char *err,
+			    size_t errlen);
 
 #endif

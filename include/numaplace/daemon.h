@@ -73,6 +73,7 @@ struct np_daemon {
 	struct np_node_state st;
 	/* Apply: the only way the daemon changes cgroups. */
 	struct np_enforcer *enf;
+	uint32_t host_pending; /* shared_cgroups[i] is not there yet: bit i */
 	int nmeta;
 	struct np_wl_meta *meta;
 	int nwritten;

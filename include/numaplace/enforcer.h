@@ -5,10 +5,11 @@
  * holds"). The reconcile stage decides; an enforcer backend applies.
  *
  * Backends: cgroupfs (userspace/enforce/cgroupfs.c; the daemon writes the
- * cgroup files below its managed parent and the host cgroups it was given)
- * and, in tests, a fake that records every call. A systemd backend (unit
- * properties over the bus) plugs in here: nothing above this interface
- * changes when it does.
+ * cgroup files below its managed parent and the host cgroups it was given),
+ * systemd (userspace/enforce/systemd.c; host units and the delegated scope
+ * that is the managed parent get their CPUs as unit properties over the
+ * bus, cgroup files are written only below the delegation point) and, in
+ * tests, a fake that records every call.
  *
  * Two trees: NP_ENF_MANAGED, the managed parent (workload cgroups are named
  * relative to it), and NP_ENF_HOST, the hierarchy root (host cgroups such
@@ -34,6 +35,10 @@ struct np_enforcer;
 
 struct np_enforcer_ops {
 	const char *name;
+	/* It can make the managed parent a partition root (the chain of
+	 * partitions from the hierarchy root that isolation "partition"
+	 * needs). */
+	bool partitions;
 	/* A new reconcile cycle: what read() cached is stale. */
 	void (*cycle)(struct np_enforcer *e);
 	/* cpuset.cpus and cpuset.mems of a managed cgroup, read at most once
@@ -80,6 +85,9 @@ struct np_enforcer_ops {
 	int (*parent_fd)(struct np_enforcer *e);
 	/* The managed tree is not a real cgroup2 hierarchy (tests). */
 	bool (*fake)(struct np_enforcer *e);
+	/* A clean shutdown: give the host cgroups their CPUs back (NULL:
+	 * nothing to do). */
+	int (*shutdown)(struct np_enforcer *e, char *err, size_t errlen);
 	void (*destroy)(struct np_enforcer *e);
 };
 
@@ -96,6 +104,54 @@ int np_enforcer_cgroupfs_open(struct np_enforcer **out,
 			      const struct np_cgroup_opts *o,
 			      const char *const *host, int nhost, char *err,
 			      size_t errlen);
+
+/*
+ * The systemd backend. Workload cgroups live below a transient scope with
+ * Delegate=yes (o->scope in o->slice), started if it is not running, with
+ * a small holder process so that it stays up while empty; its path
+ * relative to the hierarchy root goes into managed[]. Host cgroups
+ * (host[0..nhost), each the cgroup of a unit: NAME.slice, NAME.scope,
+ * NAME.service) get AllowedCPUs through SetUnitProperties(runtime); what
+ * they had before is kept in o->state_dir/host-units.json and given back
+ * at shutdown (an explicit full range where they had none: an empty
+ * AllowedCPUs= does not give CPUs back).
+ */
+struct np_enforcer_systemd_opts {
+	const char *root;	 /* the cgroup2 mount; NULL: discovered */
+	const char *slice;	 /* "numaplace.slice" */
+	const char *scope;	 /* "numaplace-workloads.scope" */
+	const char *bus_address; /* NULL: systemd's private socket, then
+				    the system bus */
+	const char *state_dir;	 /* host-units.json */
+	const char *const *holder_argv; /* the scope's first process */
+	np_cpuset online;	 /* the scope's CPUs; host units' full range */
+	np_cpuset nodes;	 /* every memory node (as numbers) */
+};
+
+int np_enforcer_systemd_open(struct np_enforcer **out,
+			     const struct np_enforcer_systemd_opts *o,
+			     const char *const *host, int nhost, char *managed,
+			     size_t managed_len, char *err, size_t errlen);
+
+/*
+ * A unit name numaplace may touch: NAME.slice, NAME.scope or NAME.service,
+ * at most 255 bytes, characters [A-Za-z0-9:_.\-@], no '/' and no "..".
+ * -EINVAL with a message naming what is wrong.
+ */
+int np_systemd_unit_check(const char *unit, char *err, size_t errlen);
+
+/*
+ * The unit whose cgroup is path (relative to the hierarchy root): its last
+ * component, which must be a unit name (np_systemd_unit_check) whose suffix
+ * matches; "a.slice/a-b.slice" and "system.slice/x.service" are units,
+ * "np/w1" is not (-EINVAL).
+ */
+int np_systemd_unit_of_cgroup(const char *path, char *unit, size_t len, char *err,
+			 size_t errlen);
+
+/* PID 1 is systemd (sd_booted()) and its bus answers; *why says what was
+ * tried when not. */
+bool np_systemd_usable(const char *bus_address, char *why, size_t len);
 
 static inline void np_enf_destroy(struct np_enforcer *e)
 {

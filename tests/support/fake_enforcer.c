@@ -239,6 +239,7 @@ static void fk_destroy(struct np_enforcer *e)
 
 static const struct np_enforcer_ops fake_ops = {
 	.name = "fake",
+	.partitions = true,
 	.cycle = fk_cycle,
 	.read = fk_read,
 	.inspect = fk_inspect,

@@ -3,6 +3,7 @@
 #include "numaplace/config.h"
 #include "engine/json_util.h"
 
+#include "numaplace/enforcer.h"
 #include "numaplace/quantity.h"
 
 #include <errno.h>
@@ -199,6 +200,114 @@ static int rel_cgroup(const char *s, const char *key, char *out, size_t len,
 	return 0;
 }
 
+static int shared_from_json(struct np_config *n, const json_t *v, char *err,
+			    size_t errlen)
+{
+	size_t i;
+	const json_t *e;
+	int r;
+
+	if (!v || json_is_null(v))
+		return 0;
+	n->shared_set = true;
+	if (!json_is_array(v) || json_array_size(v) > NP_MAX_SHARED_CGROUPS)
+		return np_json_fail(err, errlen, "config", "shared_cgroups",
+				    "expected an array of at most %d cgroup "
+				    "paths",
+				    NP_MAX_SHARED_CGROUPS);
+	json_array_foreach(v, i, e)
+	{
+		char key[48];
+		snprintf(key, sizeof(key), "shared_cgroups[%zu]", i);
+		if (!json_is_string(e))
+			return np_json_fail(err, errlen, "config", key,
+					    "expected a string");
+		if ((r = rel_cgroup(json_string_value(e), key,
+				    n->shared_cgroups[n->nshared], NP_PATH_MAX,
+				    err, errlen)))
+			return r;
+		n->nshared++;
+	}
+	return 0;
+}
+
+static const char *const drivers[] = {"auto", "systemd", "cgroupfs", NULL};
+
+/* Under systemd the managed parent is a slice (the delegated scope of the
+ * workloads goes into it) and host cgroups are units. */
+int np_config_check_systemd(const struct np_config *n, char *err,
+			    size_t errlen)
+{
+	char unit[256], e2[512];
+	int r;
+
+	if (n->fake_cgroup_root)
+		return np_json_fail(err, errlen, "config", "cgroup_driver",
+				    "\"systemd\" cannot use a fake_cgroup_root");
+	if (strchr(n->cgroup_parent, '/') ||
+	    np_systemd_unit_check(n->cgroup_parent, e2, sizeof(e2)) ||
+	    strlen(n->cgroup_parent) < 7 ||
+	    strcmp(n->cgroup_parent + strlen(n->cgroup_parent) - 6, ".slice"))
+		return np_json_fail(err, errlen, "config", "cgroup_parent",
+				    "under cgroup_driver \"systemd\" it names "
+				    "a slice unit (such as \"numaplace.slice\"), "
+				    "not \"%s\"",
+				    n->cgroup_parent);
+	for (int i = 0; i < n->nshared; i++)
+		if ((r = np_systemd_unit_of_cgroup(n->shared_cgroups[i], unit,
+						   sizeof(unit), e2,
+						   sizeof(e2)))) {
+			char key[48];
+			snprintf(key, sizeof(key), "shared_cgroups[%d]", i);
+			return np_json_fail(err, errlen, "config", key, "%s",
+					    e2);
+		}
+	return 0;
+}
+
+static int driver_from_json(struct np_config *n, const json_t *j, char *err,
+			    size_t errlen)
+{
+	const char *s;
+	int r = np_json_str(j, "cgroup_driver", "config", false, &s, err,
+			    errlen);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	for (int i = 0; drivers[i]; i++)
+		if (!strcmp(s, drivers[i])) {
+			n->driver = (enum np_cgroup_driver)i;
+			return n->driver == NP_DRIVER_SYSTEMD
+				   ? np_config_check_systemd(n, err, errlen)
+				   : 0;
+		}
+	return np_json_fail(err, errlen, "config", "cgroup_driver",
+			    "\"%s\": expected \"auto\", \"systemd\" or "
+			    "\"cgroupfs\"",
+			    s);
+}
+
+const char *np_cgroup_driver_name(enum np_cgroup_driver d)
+{
+	return drivers[d];
+}
+
+/* The host units confined under systemd when shared_cgroups is not
+ * given (those that do not exist are pending). */
+void np_config_systemd_defaults(struct np_config *c)
+{
+	static const char *const units[] = {"system.slice", "user.slice",
+					    "init.scope", "machine.slice"};
+	if (c->shared_set)
+		return;
+	c->nshared = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		snprintf(c->shared_cgroups[c->nshared++], NP_PATH_MAX, "%s",
+			 units[i]);
+}
+
 int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 			size_t errlen)
 {
@@ -207,7 +316,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"cgroup_root",	    "cgroup_parent",   "shared_cgroups",
 		"create_cgroups",   "spec_dir",	       "state_dir",
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
-		"verify",	    NULL};
+		"verify",	    "cgroup_driver",   NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -250,30 +359,9 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	} else if (r != -ENOENT) {
 		return r;
 	}
-	v = json_object_get(j, "shared_cgroups");
-	if (v && !json_is_null(v)) {
-		size_t i;
-		const json_t *e;
-		if (!json_is_array(v) || json_array_size(v) > NP_MAX_SHARED_CGROUPS)
-			return np_json_fail(err, errlen, "config",
-					    "shared_cgroups",
-					    "expected an array of at most %d "
-					    "cgroup paths",
-					    NP_MAX_SHARED_CGROUPS);
-		json_array_foreach(v, i, e)
-		{
-			char key[48];
-			snprintf(key, sizeof(key), "shared_cgroups[%zu]", i);
-			if (!json_is_string(e))
-				return np_json_fail(err, errlen, "config", key,
-						    "expected a string");
-			if ((r = rel_cgroup(json_string_value(e), key,
-					    n.shared_cgroups[n.nshared],
-					    NP_PATH_MAX, err, errlen)))
-				return r;
-			n.nshared++;
-		}
-	}
+	if ((r = shared_from_json(&n, json_object_get(j, "shared_cgroups"),
+				  err, errlen)))
+		return r;
 	r = np_json_bool(j, "create_cgroups", "config", false, &n.create_cgroups,
 			 err, errlen);
 	if (r && r != -ENOENT)
@@ -285,6 +373,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	if (n.fake_cgroup_root && !n.cgroup_root[0])
 		return np_json_fail(err, errlen, "config", "fake_cgroup_root",
 				    "needs an explicit cgroup_root");
+	if ((r = driver_from_json(&n, j, err, errlen)))
+		return r;
 	if ((r = abs_path(j, "spec_dir", n.spec_dir, sizeof(n.spec_dir), false,
 			  err, errlen)) ||
 	    (r = abs_path(j, "state_dir", n.state_dir, sizeof(n.state_dir),
@@ -343,10 +433,11 @@ json_t *np_config_to_json(const struct np_config *c)
 		      "outside_mems_bytes",
 		      (json_int_t)c->verify.outside_mems_bytes,
 		      "migrate_interval_s", (int)c->verify.migrate_interval_s);
-	return json_pack("{s:o,s:s,s:f,s:s,s:s,s:o,s:b,s:s,s:s,s:s,s:s,s:b,s:o}",
+	return json_pack("{s:o,s:s,s:f,s:s,s:s,s:s,s:o,s:b,s:s,s:s,s:s,s:s,s:b,s:o}",
 			 "node_policy", np_policy_to_json(&c->policy),
 			 "topology", c->topology, "reconcile_period_s",
-			 c->reconcile_period_ms / 1000.0, "cgroup_root",
+			 c->reconcile_period_ms / 1000.0, "cgroup_driver",
+			 drivers[c->driver], "cgroup_root",
 			 c->cgroup_root, "cgroup_parent", c->cgroup_parent,
 			 "shared_cgroups", sh, "create_cgroups",
 			 c->create_cgroups, "spec_dir", c->spec_dir,

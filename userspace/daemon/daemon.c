@@ -76,21 +76,6 @@ static void raise_nofile(void)
 	}
 }
 
-static int open_enforcer(struct np_daemon *d, char *err, size_t errlen)
-{
-	struct np_cgroup_opts o = {0};
-	const char *host[NP_MAX_SHARED_CGROUPS];
-
-	o.root = d->cfg.cgroup_root[0] ? d->cfg.cgroup_root : NULL;
-	o.parent = d->cfg.cgroup_parent;
-	o.allow_fake = d->cfg.fake_cgroup_root;
-	o.create_parent = true;
-	for (int i = 0; i < d->cfg.nshared; i++)
-		host[i] = d->cfg.shared_cgroups[i];
-	return np_enforcer_cgroupfs_open(&d->enf, &o, host, d->cfg.nshared,
-					 err, errlen);
-}
-
 /* The state file: allocations, and the daemon's part (spec origins,
  * pending cgroups); then what changed while the daemon was down. */
 static int load_state(struct np_daemon *d, unsigned flags, char *err,
@@ -183,7 +168,7 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 		return r;
 	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
 		return r;
-	if (!d->enf && (r = open_enforcer(d, err, errlen)))
+	if (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen)))
 		return r;
 	if ((r = load_state(d, flags, err, errlen)))
 		return r;
@@ -372,5 +357,6 @@ int np_daemon_run(struct np_daemon *d)
 	}
 	sd_notify(0, "STOPPING=1");
 	np_log(LOG_INFO, "stopping");
+	np_daemon_shutdown_enforcer(d);
 	return 0;
 }

@@ -39,6 +39,10 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
  * the shared pool). -ENOENT: unknown. */
 int np_daemon_release(struct np_daemon *d, const char *name, const char *why);
 
+/* driver.c: the enforcer of config.cgroup_driver; a clean stop */
+int np_daemon_open_enforcer(struct np_daemon *d, char *err, size_t errlen);
+void np_daemon_shutdown_enforcer(struct np_daemon *d);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

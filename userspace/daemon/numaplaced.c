@@ -2,10 +2,13 @@
 /* numaplaced: entry point of the node controller (see daemon.c). */
 #include "numaplace/config.h"
 #include "numaplace/daemon.h"
+#include "numaplace/enforcer.h"
 #include "numaplace/state_file.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,31 @@ static void usage(FILE *f)
 		"                      and start with no allocations\n"
 		"      --once          run one reconcile cycle and exit\n",
 		NP_CONFIG_DEFAULT_PATH);
+}
+
+/* Which cgroup driver the daemon would use here, and why. */
+static int print_driver(const struct np_config *cfg)
+{
+	char why[512] = "";
+	bool sd;
+
+	if (cfg->driver == NP_DRIVER_CGROUPFS) {
+		printf("cgroup driver: cgroupfs (configured)\n");
+		return 0;
+	}
+	sd = !cfg->fake_cgroup_root &&
+	     np_systemd_usable(NULL, why, sizeof(why));
+	if (cfg->driver == NP_DRIVER_SYSTEMD && !sd) {
+		fprintf(stderr,
+			"numaplaced: config.cgroup_driver is \"systemd\", but "
+			"%s\n",
+			why);
+		return 2;
+	}
+	printf("cgroup driver: %s (%s%s)\n", sd ? "systemd" : "cgroupfs",
+		       cfg->driver == NP_DRIVER_SYSTEMD ? "configured; " : "auto: ",
+		       cfg->fake_cgroup_root ? "a fake cgroup root" : why);
+	return 0;
 }
 
 static int check_config(const char *path)
@@ -48,6 +76,11 @@ static int check_config(const char *path)
 		np_topology_free(t);
 		return 2;
 	}
+	if (print_driver(&cfg)) {
+		np_state_free(&st);
+		np_topology_free(t);
+		return 2;
+	}
 	printf("%s: configuration is valid\n", path);
 	out = json_pack("{s:o,s:o}", "config", np_config_to_json(&cfg), "pools",
 			np_pools_to_json(&st));
@@ -57,6 +90,23 @@ static int check_config(const char *path)
 	np_state_free(&st);
 	np_topology_free(t);
 	return 0;
+}
+
+/*
+ * Under the systemd driver, the first process of the delegated workload
+ * scope: it keeps the scope up while no workload runs (systemd stops an
+ * empty scope). It only sleeps; the scope's stop (SIGTERM) ends it.
+ */
+static __attribute__((noreturn)) int scope_holder(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	for (;;)
+		pause();
 }
 
 int main(int argc, char **argv)
@@ -76,6 +126,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int c, r;
 
+	if (argc == 2 && !strcmp(argv[1], "--scope-holder"))
+		return scope_holder();
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':

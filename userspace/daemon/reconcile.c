@@ -214,6 +214,34 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 }
 
 /*
+ * A host cgroup that exists and has cpuset files (prepared when it first
+ * appears); one that does not is pending, said once each way.
+ */
+static bool host_ready(struct np_daemon *d, int i, struct np_cgroup_state *cs)
+{
+	const char *cg = d->cfg.shared_cgroups[i];
+	bool was = !(d->host_pending & (1u << i));
+	char err[512];
+
+	if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, cg, cs, err,
+				 sizeof(err)) &&
+	    (d->enf->ops->prepare(d->enf, NP_ENF_HOST, cg, false, err,
+				  sizeof(err)) ||
+	     d->enf->ops->inspect(d->enf, NP_ENF_HOST, cg, cs, err,
+				  sizeof(err)))) {
+		if (was)
+			np_log(LOG_INFO, "shared cgroup %s is pending: %s", cg,
+			       err);
+		d->host_pending |= 1u << i;
+		return false;
+	}
+	if (!was)
+		np_log(LOG_INFO, "shared cgroup %s is there now: confined", cg);
+	d->host_pending &= ~(1u << i);
+	return true;
+}
+
+/*
  * Host cgroups confined to the shared pool (config.shared_cgroups) live
  * outside the managed parent, so they are written around the main plan:
  * before it, shrunk to what they keep (old ∩ pool), so that no CPU granted
@@ -236,12 +264,15 @@ static int shared_cgroups_phase(struct np_daemon *d, bool before)
 		char err[512];
 		int r;
 
-		if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, cg, &cs, err,
-					 sizeof(err)))
-			continue; /* gone or not there yet: nothing to do */
+		if (!host_ready(d, i, &cs))
+			continue; /* not there yet: pending */
 		if (before) {
-			np_cpuset_and(&want, &cs.cpus, &p.shared);
-			if (np_cpuset_empty(&cs.cpus) || np_cpuset_empty(&want) ||
+			/* an empty cpuset.cpus runs on the parent's CPUs */
+			const np_cpuset *old = np_cpuset_empty(&cs.cpus)
+						       ? &cs.cpus_effective
+						       : &cs.cpus;
+			np_cpuset_and(&want, old, &p.shared);
+			if (np_cpuset_empty(&want) ||
 			    np_cpuset_equal(&want, &cs.cpus))
 				continue;
 		} else {

@@ -175,9 +175,19 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 		return -ENOMEM;
 	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
 		goto out;
-	r = np_admit(&d->st, w, dec, err, errlen);
-	if (r)
+	if (w->partition && d->enf && !d->enf->ops->partitions) {
+		/* the chain of root partitions would run through cgroups
+		 * the enforcer may not write (systemd's) */
+		memset(dec, 0, sizeof(*dec));
+		snprintf(dec->workload, sizeof(dec->workload), "%s", w->name);
+		snprintf(dec->reason, sizeof(dec->reason),
+			 "isolation \"partition\" is not available with the "
+			 "%s cgroup driver",
+			 d->enf->ops->name);
+		snprintf(dec->resource, sizeof(dec->resource), "isolation");
+	} else if ((r = np_admit(&d->st, w, dec, err, errlen))) {
 		goto out;
+	}
 	if (!dec->admitted) {
 		struct np_spec_note *n = spec_file ? np_note_find(d, spec_file) : NULL;
 		/* A spec file is retried every cycle; say it once per reason. */

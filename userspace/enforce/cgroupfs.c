@@ -193,6 +193,7 @@ static void cgfs_destroy(struct np_enforcer *e)
 
 static const struct np_enforcer_ops cgroupfs_ops = {
 	.name = "cgroupfs",
+	.partitions = true,
 	.cycle = cgfs_cycle,
 	.read = cgfs_read,
 	.inspect = cgfs_inspect,
@@ -232,8 +233,11 @@ int np_enforcer_cgroupfs_open(struct np_enforcer **out,
 	if ((r = np_cgroup_open(&c->host, &top, err, errlen)))
 		goto fail;
 	c->host_open = true;
+	/* A host cgroup that does not exist yet (user.slice before the
+	 * first login) is pending: the cycle prepares it when it appears. */
 	for (int i = 0; i < nhost; i++)
-		if ((r = np_cgroup_prepare(&c->host, host[i], 0, err, errlen)))
+		if ((r = np_cgroup_prepare(&c->host, host[i], 0, err, errlen)) &&
+		    r != -ENOENT)
 			goto fail;
 	*out = &c->e;
 	return 0;

@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The systemd enforcer backend. Under systemd, PID 1 owns every cgroup: at
+ * daemon-reload or set-property it rewrites cpuset.cpus of units from their
+ * AllowedCPUs, including the own cpuset of a Delegate=yes unit; only the
+ * cgroups below a delegation point are left alone. So:
+ *
+ *   - host units (system.slice, init.scope, ...) get AllowedCPUs and
+ *     AllowedMemoryNodes through SetUnitProperties(runtime=true), never a
+ *     cgroup file write;
+ *   - workload cgroups live below a transient scope with Delegate=yes
+ *     (numaplace-workloads.scope in numaplace.slice); everything below it
+ *     is written through the cgroupfs backend rooted at the scope; the
+ *     scope's own set is a unit property too.
+ *
+ * A scope stops when its cgroup is empty, so a holder process (which only
+ * sleeps) keeps it up; it lives in the leaf ".np+holder" (no workload
+ * cgroup can have that name: '+' is refused in specs), which leaves the
+ * scope itself free of processes so that it can enable cpuset below.
+ */
+#include "systemd_bus.h"
+#include "basic/fileio.h"
+#include "numaplace/cleanup.h"
+#include "numaplace/enforcer.h"
+#include "numaplace/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#define HOLDER ".np+holder"
+#define ORIGINALS "host-units.json"
+#define ORIGINALS_MAX (1 << 20)
+
+struct host_unit {
+	char cgroup[NP_CGROUP_PATH_MAX];
+	char unit[256];
+	bool recorded;	/* its original AllowedCPUs are in the file */
+	bool orig_cpus_set;
+	np_cpuset orig_cpus;
+	bool orig_mems_set;
+	np_cpuset orig_mems;
+};
+
+struct sdenf {
+	struct np_enforcer e;
+	struct np_enforcer *fs; /* cgroupfs, rooted at the delegated scope */
+	struct np_cgroup_root host; /* the hierarchy root, read only */
+	bool host_open;
+	sd_bus *bus;
+	char address[256]; /* "" = default */
+	char managed[NP_CGROUP_PATH_MAX];
+	char slice[256], scope[256];
+	char state_dir[NP_CGROUP_PATH_MAX];
+	np_cpuset online, nodes;
+	int nunits;
+	struct host_unit *units; /* host cgroups, then units met later */
+};
+
+#define SD(e) ((struct sdenf *)(e))
+
+/* ---- bus calls, reconnecting once when systemd dropped the connection -- */
+
+static bool bus_lost(int r)
+{
+	return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE ||
+	       r == -ESHUTDOWN;
+}
+
+static int reconnect(struct sdenf *s, char *err, size_t errlen)
+{
+	const char *via;
+
+	s->bus = sd_bus_flush_close_unref(s->bus);
+	return np_sd_connect(&s->bus, s->address[0] ? s->address : NULL, &via,
+			     err, errlen);
+}
+
+static int set_allowed(struct sdenf *s, const char *unit,
+		       const np_cpuset *cpus, const np_cpuset *mems, char *err,
+		       size_t errlen)
+{
+	int r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
+	if (bus_lost(r) && !reconnect(s, err, errlen))
+		r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
+	return r;
+}
+
+static int unit_info(struct sdenf *s, const char *unit,
+		     struct np_sd_unit_info *ui, char *err, size_t errlen)
+{
+	int r = np_sd_unit_info(s->bus, unit, ui, err, errlen);
+	if (bus_lost(r) && !reconnect(s, err, errlen))
+		r = np_sd_unit_info(s->bus, unit, ui, err, errlen);
+	return r;
+}
+
+/* ---- what host units had before numaplace changed them ---------------- */
+
+static json_t *set_json(bool set, const np_cpuset *c)
+{
+	char buf[8192];
+	if (!set || np_cpuset_format(c, buf, sizeof(buf)) < 0)
+		return json_null();
+	return json_string(buf);
+}
+
+static int save_originals(struct sdenf *s, char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *units = json_object(), *doc = NULL;
+	_cleanup_free_ char *txt = NULL;
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	if (!units)
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	for (int i = 0; i < s->nunits; i++) {
+		const struct host_unit *u = &s->units[i];
+		if (u->recorded)
+			json_object_set_new(
+			    units, u->unit,
+			    json_pack("{s:o,s:o}", "cpus",
+				      set_json(u->orig_cpus_set, &u->orig_cpus),
+				      "mems",
+				      set_json(u->orig_mems_set,
+					       &u->orig_mems)));
+	}
+	doc = json_pack("{s:i,s:O}", "version", 1, "units", units);
+	if (!doc || !(txt = json_dumps(doc, JSON_SORT_KEYS)))
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	dfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return np_errno(err, errlen, -errno, "state directory %s",
+				s->state_dir);
+	if ((r = np_write_atomic_at(dfd, ORIGINALS, txt, strlen(txt), 0600)))
+		return np_errno(err, errlen, r, "writing %s/%s", s->state_dir,
+				ORIGINALS);
+	return 0;
+}
+
+static struct host_unit *unit_find(struct sdenf *s, const char *unit)
+{
+	for (int i = 0; i < s->nunits; i++)
+		if (!strcmp(s->units[i].unit, unit))
+			return &s->units[i];
+	return NULL;
+}
+
+static struct host_unit *unit_add(struct sdenf *s, const char *unit,
+				  const char *cgroup)
+{
+	struct host_unit *u = unit_find(s, unit), *g;
+
+	if (u)
+		return u;
+	g = realloc(s->units, sizeof(*g) * (size_t)(s->nunits + 1));
+	if (!g)
+		return NULL;
+	s->units = g;
+	u = &s->units[s->nunits++];
+	memset(u, 0, sizeof(*u));
+	snprintf(u->unit, sizeof(u->unit), "%s", unit);
+	snprintf(u->cgroup, sizeof(u->cgroup), "%s", cgroup ? cgroup : "");
+	return u;
+}
+
+static int parse_orig(const json_t *v, const char *unit, const char *key,
+		      bool *set, np_cpuset *c, char *err, size_t errlen)
+{
+	char e2[256];
+
+	if (json_is_null(v)) {
+		*set = false;
+		return 0;
+	}
+	if (!json_is_string(v) ||
+	    np_cpuset_parse(c, json_string_value(v), e2, sizeof(e2)))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: units.%s.%s: a CPU list or null is "
+			       "expected",
+			       ORIGINALS, unit, key);
+	*set = !np_cpuset_empty(c);
+	return 0;
+}
+
+/* The file of an earlier run (a crash keeps it): its originals win over
+ * what the units show now, which is numaplace's own doing. */
+static int load_originals(struct sdenf *s, char *err, size_t errlen)
+{
+	_cleanup_free_ char *txt = NULL;
+	_cleanup_json_ json_t *doc = NULL;
+	_cleanup_close_ int dfd = open(s->state_dir,
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *unit;
+	json_t *units, *v;
+	json_error_t je;
+	int r;
+
+	if (dfd < 0)
+		return np_errno(err, errlen, -errno, "state directory %s",
+				s->state_dir);
+	r = np_read_at(dfd, ORIGINALS, NP_READ_NOFOLLOW | NP_READ_REGULAR,
+		       ORIGINALS_MAX, &txt, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return np_errno(err, errlen, r, "reading %s/%s", s->state_dir,
+				ORIGINALS);
+	if (!(doc = json_loads(txt, 0, &je)))
+		return np_errf(err, errlen, -EINVAL, "%s/%s: %s (line %d)",
+			       s->state_dir, ORIGINALS, je.text, je.line);
+	if (json_integer_value(json_object_get(doc, "version")) != 1 ||
+	    !json_is_object(units = json_object_get(doc, "units")))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s/%s: version 1 and an object \"units\" are "
+			       "expected",
+			       s->state_dir, ORIGINALS);
+	json_object_foreach(units, unit, v)
+	{
+		struct host_unit *u;
+		if ((r = np_systemd_unit_check(unit, err, errlen)) < 0)
+			return np_errf(err, errlen, r, "%s: units: %s",
+				       ORIGINALS, err);
+		if (!json_is_object(v) || json_object_size(v) != 2)
+			return np_errf(err, errlen, -EINVAL,
+				       "%s: units.%s: an object with cpus and "
+				       "mems is expected",
+				       ORIGINALS, unit);
+		if (!(u = unit_add(s, unit, NULL)))
+			return np_errf(err, errlen, -ENOMEM, "out of memory");
+		if ((r = parse_orig(json_object_get(v, "cpus"), unit, "cpus",
+				    &u->orig_cpus_set, &u->orig_cpus, err,
+				    errlen)) ||
+		    (r = parse_orig(json_object_get(v, "mems"), unit, "mems",
+				    &u->orig_mems_set, &u->orig_mems, err,
+				    errlen)))
+			return r;
+		u->recorded = true;
+	}
+	return 0;
+}
+
+/* Write-ahead: what the unit has now is on disk before it is changed. */
+static int record(struct sdenf *s, struct host_unit *u, char *err,
+		  size_t errlen)
+{
+	struct np_sd_unit_info ui;
+	int r;
+
+	if (u->recorded)
+		return 0;
+	if ((r = unit_info(s, u->unit, &ui, err, errlen)) < 0)
+		return r;
+	if (ui.load != NP_SD_LOADED)
+		return np_errf(err, errlen, -ENOENT,
+			       "unit %s is not loaded (pending until it "
+			       "exists)",
+			       u->unit);
+	u->orig_cpus_set = ui.has_cpus;
+	u->orig_cpus = ui.cpus;
+	u->orig_mems_set = ui.has_mems;
+	u->orig_mems = ui.mems;
+	u->recorded = true;
+	if ((r = save_originals(s, err, errlen)) < 0)
+		u->recorded = false;
+	return r;
+}
+
+/* ---- enforcer operations ----------------------------------------------- */
+
+static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
+			   const np_cpuset *cpus, const np_nodemask *mems,
+			   char *err, size_t errlen);
+
+static void sd_cycle(struct np_enforcer *e)
+{
+	SD(e)->fs->ops->cycle(SD(e)->fs);
+}
+
+static int sd_read(struct np_enforcer *e, const char *cgroup, np_cpuset *cpus,
+		   np_nodemask *mems, char *err, size_t errlen)
+{
+	return SD(e)->fs->ops->read(SD(e)->fs, cgroup, cpus, mems, err, errlen);
+}
+
+static int sd_inspect(struct np_enforcer *e, enum np_enf_tree t,
+		      const char *cgroup, struct np_cgroup_state *st,
+		      char *err, size_t errlen)
+{
+	if (t == NP_ENF_MANAGED)
+		return SD(e)->fs->ops->inspect(SD(e)->fs, t, cgroup, st, err,
+					       errlen);
+	return np_cgroup_inspect(&SD(e)->host, cgroup, st, err, errlen);
+}
+
+static int sd_prepare(struct np_enforcer *e, enum np_enf_tree t,
+		      const char *cgroup, bool create, char *err,
+		      size_t errlen)
+{
+	struct np_cgroup_state st;
+	int r;
+
+	if (t == NP_ENF_MANAGED)
+		return SD(e)->fs->ops->prepare(SD(e)->fs, t, cgroup, create,
+					       err, errlen);
+	if (create)
+		return np_errf(err, errlen, -EPERM,
+			       "%s: under the systemd driver, cgroups outside "
+			       "%s are systemd's to create",
+			       cgroup, SD(e)->managed);
+	if (!np_cgroup_inspect(&SD(e)->host, cgroup, &st, err, errlen))
+		return 0;
+	if (faccessat(SD(e)->host.root_fd, cgroup, F_OK, AT_SYMLINK_NOFOLLOW))
+		return np_errno(err, errlen, -errno, "cgroup %s", cgroup);
+	/* There, without cpuset files: systemd enables the controller for
+	 * a unit once it has AllowedCPUs. */
+	if ((r = set_unit_cpuset(SD(e), cgroup, &SD(e)->online, NULL, err,
+				 errlen)) < 0)
+		return r;
+	return np_cgroup_inspect(&SD(e)->host, cgroup, &st, err, errlen);
+}
+
+static int sd_apply(struct np_enforcer *e, const struct np_cgroup_change *ch,
+		    int n, int *writes, char *err, size_t errlen)
+{
+	return SD(e)->fs->ops->apply(SD(e)->fs, ch, n, writes, err, errlen);
+}
+
+static int nodes_of(np_nodemask m, np_cpuset *out)
+{
+	np_cpuset_zero(out);
+	for (int i = 0; i < 64; i++)
+		if (m >> i & 1)
+			np_cpuset_set(out, i);
+	return 0;
+}
+
+/* A host cgroup (or the scope) through its unit; then read back. */
+static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
+			   const np_cpuset *cpus, const np_nodemask *mems,
+			   char *err, size_t errlen)
+{
+	char unit[256], want[4096], got[4096];
+	struct np_cgroup_state st;
+	struct host_unit *u;
+	np_cpuset nodes;
+	int r;
+
+	if (!strcmp(cgroup, s->managed))
+		snprintf(unit, sizeof(unit), "%s", s->scope);
+	else if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit), err,
+					   errlen)) < 0)
+		return r;
+	if (!(u = unit_add(s, unit, cgroup)))
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	if (strcmp(unit, s->scope) && (r = record(s, u, err, errlen)) < 0)
+		return r;
+	if (mems)
+		nodes_of(*mems, &nodes);
+	if ((r = set_allowed(s, unit, cpus, mems ? &nodes : NULL, err,
+			     errlen)) < 0)
+		return r;
+	/* systemd accepts CPUs that do not exist and applies nothing */
+	if (np_cgroup_inspect(&s->host, cgroup, &st, NULL, 0))
+		return 0; /* not realized yet: it gets the set when it is */
+	if (np_cpuset_equal(&st.cpus, cpus))
+		return 0;
+	np_cpuset_format(cpus, want, sizeof(want));
+	np_cpuset_format(&st.cpus, got, sizeof(got));
+	np_errmsg(err, errlen,
+		  "systemd took AllowedCPUs=%s for %s, but its cgroup holds "
+		  "%s",
+		  want, unit, got);
+	return 1;
+}
+
+static int sd_set_cpuset(struct np_enforcer *e, enum np_enf_tree t,
+			 const char *cgroup, const np_cpuset *cpus,
+			 const np_nodemask *mems, char *err, size_t errlen)
+{
+	if (t == NP_ENF_MANAGED)
+		return SD(e)->fs->ops->set_cpuset(SD(e)->fs, t, cgroup, cpus,
+						  mems, err, errlen);
+	return set_unit_cpuset(SD(e), cgroup, cpus, mems, err, errlen);
+}
+
+static int sd_set_partition(struct np_enforcer *e, enum np_enf_tree t,
+			    const char *cgroup, enum np_cgroup_partition p,
+			    char *err, size_t errlen)
+{
+	if (t == NP_ENF_MANAGED)
+		return SD(e)->fs->ops->set_partition(SD(e)->fs, t, cgroup, p,
+						     err, errlen);
+	return np_errf(err, errlen, -EOPNOTSUPP,
+		       "%s: cpuset partitions of systemd's own cgroups are not "
+		       "made by the systemd driver (isolation \"partition\" "
+		       "needs the cgroupfs driver for now)",
+		       cgroup);
+}
+
+static int sd_remove(struct np_enforcer *e, const char *cgroup)
+{
+	return SD(e)->fs->ops->remove(SD(e)->fs, cgroup);
+}
+
+static void sd_forget(struct np_enforcer *e, const char *cgroup)
+{
+	SD(e)->fs->ops->forget(SD(e)->fs, cgroup);
+}
+
+/* Below the delegation point only: systemd enables the controllers down
+ * to the scope (Delegate=yes). */
+static int sd_enable_controller(struct np_enforcer *e, const char *ctrl,
+				char *err, size_t errlen)
+{
+	return SD(e)->fs->ops->enable_controller(SD(e)->fs, ctrl, err, errlen);
+}
+
+static int sd_migrate(struct np_enforcer *e, const char *cgroup,
+		      np_nodemask from, np_nodemask to,
+		      struct np_migrate_result *res, char *err, size_t errlen)
+{
+	return SD(e)->fs->ops->migrate_memory(SD(e)->fs, cgroup, from, to, res,
+					      err, errlen);
+}
+
+static int sd_parent_fd(struct np_enforcer *e)
+{
+	return SD(e)->fs->ops->parent_fd(SD(e)->fs);
+}
+
+static bool sd_fake(struct np_enforcer *e)
+{
+	(void)e;
+	return false;
+}
+
+/* Host units get back what they had; where they had no AllowedCPUs, the
+ * explicit full range (an empty one would leave the cgroup as it is). */
+static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
+{
+	struct sdenf *s = SD(e);
+	int first = 0;
+
+	for (int i = 0; i < s->nunits; i++) {
+		const struct host_unit *u = &s->units[i];
+		char e2[512];
+		int r;
+		if (!u->recorded)
+			continue;
+		r = set_allowed(s, u->unit,
+				u->orig_cpus_set ? &u->orig_cpus : &s->online,
+				u->orig_mems_set ? &u->orig_mems : &s->nodes,
+				e2, sizeof(e2));
+		if (r < 0 && !first)
+			first = np_errf(err, errlen, r, "%s", e2);
+	}
+	if (!first) {
+		_cleanup_close_ int dfd = open(
+		    s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0 && unlinkat(dfd, ORIGINALS, 0) && errno != ENOENT)
+			first = np_errno(err, errlen, -errno, "removing %s/%s",
+					 s->state_dir, ORIGINALS);
+		for (int i = 0; i < s->nunits; i++)
+			s->units[i].recorded = false;
+	}
+	return first;
+}
+
+static void sd_destroy(struct np_enforcer *e)
+{
+	struct sdenf *s = SD(e);
+
+	np_enf_destroy(s->fs);
+	if (s->host_open)
+		np_cgroup_close(&s->host);
+	sd_bus_flush_close_unref(s->bus);
+	free(s->units);
+	free(s);
+}
+
+static const struct np_enforcer_ops systemd_ops = {
+	.name = "systemd",
+	.cycle = sd_cycle,
+	.read = sd_read,
+	.inspect = sd_inspect,
+	.prepare = sd_prepare,
+	.apply = sd_apply,
+	.set_cpuset = sd_set_cpuset,
+	.set_partition = sd_set_partition,
+	.remove = sd_remove,
+	.forget = sd_forget,
+	.enable_controller = sd_enable_controller,
+	.migrate_memory = sd_migrate,
+	.parent_fd = sd_parent_fd,
+	.fake = sd_fake,
+	.shutdown = sd_shutdown,
+	.destroy = sd_destroy,
+};
+
+/* ---- opening: the bus, the delegated scope, the host units ------------- */
+
+/* Double fork: the holder's parent is PID 1, not numaplaced, and it
+ * outlives a crash of the daemon. Returns the holder's pid. */
+static pid_t spawn_holder(const char *const *argv, char *err, size_t errlen)
+{
+	int p[2], st;
+	pid_t child, holder = -1;
+
+	if (pipe2(p, O_CLOEXEC))
+		return np_errno(err, errlen, -errno, "pipe");
+	child = fork();
+	if (child < 0) {
+		close(p[0]);
+		close(p[1]);
+		return np_errno(err, errlen, -errno, "fork");
+	}
+	if (!child) {
+		pid_t g;
+		setsid();
+		g = fork();
+		if (g == 0) {
+			int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (fd >= 0) {
+				dup2(fd, 0);
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+			execv(argv[0], (char *const *)argv);
+			_exit(127);
+		}
+		(void)!write(p[1], &g, sizeof(g));
+		_exit(g < 0);
+	}
+	close(p[1]);
+	if (read(p[0], &holder, sizeof(holder)) != sizeof(holder))
+		holder = -1;
+	close(p[0]);
+	waitpid(child, &st, 0);
+	if (holder <= 0)
+		return np_errf(err, errlen, -ECHILD,
+			       "could not start the scope's holder process");
+	return holder;
+}
+
+static int start_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
+		       pid_t *holder, char *err, size_t errlen)
+{
+	char desc[512];
+	pid_t pid;
+	int r;
+
+	if ((pid = spawn_holder(o->holder_argv, err, errlen)) < 0)
+		return (int)pid;
+	snprintf(desc, sizeof(desc),
+		 "numaplace workloads (delegated; holder %s)",
+		 o->holder_argv[0]);
+	r = np_sd_start_scope(s->bus, s->scope, s->slice, pid, &s->online,
+			      &s->nodes, desc, 10000, err, errlen);
+	if (r < 0) {
+		kill(pid, SIGKILL);
+		return r;
+	}
+	*holder = pid;
+	return 0;
+}
+
+static int open_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
+		      char *err, size_t errlen)
+{
+	struct np_cgroup_opts fo = {0};
+	struct np_sd_unit_info ui;
+	char root[NP_CGROUP_PATH_MAX * 2];
+	pid_t holder = 0;
+	int r;
+
+	if ((r = unit_info(s, s->scope, &ui, err, errlen)) < 0)
+		return r;
+	if (strcmp(ui.active, "active") &&
+	    (r = start_scope(s, o, &holder, err, errlen)) < 0)
+		return r;
+	if (snprintf(root, sizeof(root), "%s/%s", s->host.path, s->managed) >=
+	    (int)sizeof(root))
+		return np_errf(err, errlen, -ENAMETOOLONG, "scope path too long");
+	fo.root = root;
+	fo.parent = "";
+	if ((r = np_enforcer_cgroupfs_open(&s->fs, &fo, NULL, 0, err,
+					   errlen)) < 0)
+		return r;
+	if (holder) {
+		struct np_cgroup_root sr;
+		if ((r = np_cgroup_open(&sr, &fo, err, errlen)) < 0)
+			return r;
+		r = np_cgroup_move_pid(&sr, HOLDER, holder, true, err, errlen);
+		np_cgroup_close(&sr);
+	}
+	return r;
+}
+
+static int open_host_units(struct sdenf *s, const char *const *host,
+			   int nhost, char *err, size_t errlen)
+{
+	char unit[256], e2[512];
+	int r;
+
+	for (int i = 0; i < nhost; i++) {
+		if ((r = np_systemd_unit_of_cgroup(host[i], unit, sizeof(unit), e2,
+					      sizeof(e2))) < 0)
+			return np_errf(err, errlen, r, "shared_cgroups[%d]: %s",
+				       i, e2);
+		if (!unit_add(s, unit, host[i]))
+			return np_errf(err, errlen, -ENOMEM, "out of memory");
+		/* the file's units, met before, learn their cgroups now */
+		snprintf(unit_find(s, unit)->cgroup, sizeof(s->units[0].cgroup),
+			 "%s", host[i]);
+	}
+	return 0;
+}
+
+int np_enforcer_systemd_open(struct np_enforcer **out,
+			     const struct np_enforcer_systemd_opts *o,
+			     const char *const *host, int nhost, char *managed,
+			     size_t managed_len, char *err, size_t errlen)
+{
+	struct np_cgroup_opts ho = {.root = o->root, .parent = ""};
+	struct sdenf *s = calloc(1, sizeof(*s));
+	char slice_path[NP_CGROUP_PATH_MAX];
+	const char *via;
+	int r;
+
+	*out = NULL;
+	if (!s)
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	s->e.ops = &systemd_ops;
+	s->online = o->online;
+	s->nodes = o->nodes;
+	snprintf(s->address, sizeof(s->address), "%s",
+		 o->bus_address ? o->bus_address : "");
+	snprintf(s->state_dir, sizeof(s->state_dir), "%s", o->state_dir);
+	snprintf(s->slice, sizeof(s->slice), "%s", o->slice);
+	snprintf(s->scope, sizeof(s->scope), "%s", o->scope);
+	if ((r = np_sd_slice_path(o->slice, slice_path, sizeof(slice_path),
+				  err, errlen)) < 0 ||
+	    (r = np_systemd_unit_check(o->scope, err, errlen)) < 0)
+		goto fail;
+	if ((size_t)snprintf(s->managed, sizeof(s->managed), "%.2000s%s%.255s",
+			     slice_path, slice_path[0] ? "/" : "",
+			     o->scope) >= sizeof(s->managed)) {
+		r = np_errf(err, errlen, -ENAMETOOLONG, "scope path too long");
+		goto fail;
+	}
+	if ((r = np_sd_connect(&s->bus, o->bus_address, &via, err, errlen)) <
+	    0)
+		goto fail;
+	if ((r = np_cgroup_open(&s->host, &ho, err, errlen)) < 0)
+		goto fail;
+	s->host_open = true;
+	if ((r = load_originals(s, err, errlen)) < 0 ||
+	    (r = open_host_units(s, host, nhost, err, errlen)) < 0 ||
+	    (r = open_scope(s, o, err, errlen)) < 0)
+		goto fail;
+	snprintf(managed, managed_len, "%s", s->managed);
+	np_errmsg(err, errlen, "%s", via);
+	*out = &s->e;
+	return 0;
+fail:
+	sd_destroy(&s->e);
+	return r;
+}
+
+bool np_systemd_usable(const char *bus_address, char *why, size_t len)
+{
+	const char *via;
+	sd_bus *b = NULL;
+
+	if (sd_booted() <= 0) {
+		np_errmsg(why, len, "PID 1 is not systemd");
+		return false;
+	}
+	if (np_sd_connect(&b, bus_address, &via, why, len) < 0)
+		return false;
+	sd_bus_flush_close_unref(b);
+	np_errmsg(why, len, "PID 1 is systemd and answers on %s", via);
+	return true;
+}

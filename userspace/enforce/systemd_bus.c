@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * systemd's D-Bus API, the calls the systemd enforcer backend makes
+ * (see systemd_bus.h). Property types as systemd 252 sends them:
+ * AllowedCPUs and AllowedMemoryNodes are "ay" bit masks, padded to 8 bytes.
+ */
+#include "systemd_bus.h"
+#include "numaplace/enforcer.h"
+#include "numaplace/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+#define SD_UNIT "org.freedesktop.systemd1.Unit"
+
+/* "what: message (name)" from a bus error, return r. */
+static int bus_fail(char *err, size_t errlen, int r, const sd_bus_error *e,
+		    const char *what)
+{
+	if (e && sd_bus_error_is_set(e))
+		return np_errf(err, errlen, r < 0 ? r : -EIO, "%s: %s (%s)",
+			       what, e->message ? e->message : "", e->name);
+	return np_errno(err, errlen, r < 0 ? r : -EIO, "%s", what);
+}
+
+static int try_connect(sd_bus **out, const char *address)
+{
+	sd_bus *b = NULL;
+	int r;
+
+	if ((r = sd_bus_new(&b)) < 0)
+		return r;
+	if ((r = sd_bus_set_address(b, address)) >= 0 &&
+	    (r = sd_bus_start(b)) >= 0) {
+		*out = b;
+		return 0;
+	}
+	sd_bus_unref(b);
+	return r;
+}
+
+static int ping(sd_bus *b, char *err, size_t errlen)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_call_method(b, SD_DEST, SD_PATH, "org.freedesktop.DBus.Peer",
+				   "Ping", &e, NULL, "");
+	if (r < 0)
+		bus_fail(err, errlen, r, &e, "Ping of systemd's manager");
+	sd_bus_error_free(&e);
+	return r < 0 ? r : 0;
+}
+
+int np_sd_connect(sd_bus **out, const char *address, const char **via,
+		  char *err, size_t errlen)
+{
+	char e1[256] = "", e2[256] = "";
+	sd_bus *b = NULL;
+	int r;
+
+	*out = NULL;
+	if (address) {
+		*via = address;
+		if ((r = try_connect(&b, address)) < 0)
+			return np_errno(err, errlen, r, "bus %s", address);
+	} else {
+		*via = "/run/systemd/private";
+		r = try_connect(&b, NP_SD_PRIVATE);
+		if (r >= 0 && (r = ping(b, e1, sizeof(e1))) < 0) {
+			sd_bus_unref(b);
+			b = NULL;
+		} else if (r < 0) {
+			np_errno(e1, sizeof(e1), r, "connect");
+		}
+		if (!b) {
+			*via = "system bus";
+			if ((r = sd_bus_open_system(&b)) < 0) {
+				np_errno(e2, sizeof(e2), r, "connect");
+				return np_errf(err, errlen, r,
+					       "systemd does not answer: "
+					       "/run/systemd/private: %s; "
+					       "system bus: %s",
+					       e1, e2);
+			}
+		}
+	}
+	if ((r = ping(b, err, errlen)) < 0) {
+		sd_bus_unref(b);
+		return r;
+	}
+	*out = b;
+	return 0;
+}
+
+static bool unit_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == ':' || c == '_' || c == '.' ||
+	       c == '-' || c == '@' || c == '\\';
+}
+
+int np_systemd_unit_check(const char *unit, char *err, size_t errlen)
+{
+	static const char *const suffix[] = {".slice", ".scope", ".service"};
+	size_t n = strlen(unit);
+	bool ok = false;
+
+	if (!n)
+		return np_errf(err, errlen, -EINVAL, "unit name is empty");
+	if (n > 255)
+		return np_errf(err, errlen, -EINVAL,
+			       "unit name is longer than 255 characters");
+	if (strchr(unit, '/') || strstr(unit, ".."))
+		return np_errf(err, errlen, -EINVAL,
+			       "unit name \"%.300s\" must not contain '/' or "
+			       "\"..\"",
+			       unit);
+	for (size_t i = 0; i < n; i++)
+		if (!unit_char(unit[i]))
+			return np_errf(err, errlen, -EINVAL,
+				       "unit name \"%.300s\": character '%c' "
+				       "is not allowed",
+				       unit, unit[i]);
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		size_t s = strlen(suffix[i]);
+		ok |= n > s && !strcmp(unit + n - s, suffix[i]);
+	}
+	if (!ok)
+		return np_errf(err, errlen, -EINVAL,
+			       "\"%.300s\" is not a slice, scope or service "
+			       "unit name (NAME.slice, NAME.scope or "
+			       "NAME.service)",
+			       unit);
+	return 0;
+}
+
+int np_systemd_unit_of_cgroup(const char *path, char *unit, size_t len, char *err,
+			 size_t errlen)
+{
+	const char *last = strrchr(path, '/');
+	int r;
+
+	last = last ? last + 1 : path;
+	if ((r = np_systemd_unit_check(last, err, errlen)) < 0)
+		return np_errf(err, errlen, r,
+			       "cgroup \"%.300s\" is not a systemd unit's "
+			       "cgroup (under the systemd driver a host "
+			       "cgroup must be a unit: NAME.slice, NAME.scope "
+			       "or NAME.service)",
+			       path);
+	if ((size_t)snprintf(unit, len, "%s", last) >= len)
+		return np_errf(err, errlen, -ENAMETOOLONG, "unit name too long");
+	return 0;
+}
+
+int np_sd_slice_path(const char *slice, char *out, size_t len, char *err,
+		     size_t errlen)
+{
+	size_t n = strlen(slice), used = 0;
+	int r;
+
+	if ((r = np_systemd_unit_check(slice, err, errlen)) < 0)
+		return r;
+	if (n < 7 || strcmp(slice + n - 6, ".slice"))
+		return np_errf(err, errlen, -EINVAL,
+			       "\"%.300s\" is not a slice (NAME.slice)", slice);
+	out[0] = '\0';
+	if (!strcmp(slice, "-.slice"))
+		return 0;
+	/* each '-' opens a parent: a-b-c.slice is in a.slice/a-b.slice */
+	for (size_t i = 0; i + 6 <= n; i++) {
+		if (slice[i] != '-' && i != n - 6)
+			continue;
+		if (i == 0 || slice[i - 1] == '-')
+			return np_errf(err, errlen, -EINVAL,
+				       "slice \"%.300s\" has an empty "
+				       "component",
+				       slice);
+		int w = snprintf(out + used, len - used, "%s%.*s.slice",
+				 used ? "/" : "", (int)i, slice);
+		if (w < 0 || (size_t)w >= len - used)
+			return np_errf(err, errlen, -ENAMETOOLONG,
+				       "slice path too long");
+		used += (size_t)w;
+	}
+	return 0;
+}
+
+size_t np_sd_mask_from_cpuset(const np_cpuset *s, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	memset(out, 0, cap);
+	NP_CPUSET_FOREACH(cpu, s)
+	{
+		if ((size_t)cpu / 8 >= cap)
+			break;
+		out[cpu / 8] |= (uint8_t)(1u << (cpu % 8));
+		n = (size_t)cpu / 8 + 1;
+	}
+	return n;
+}
+
+void np_sd_mask_to_cpuset(const uint8_t *m, size_t n, np_cpuset *s)
+{
+	np_cpuset_zero(s);
+	for (size_t k = 0; k < n; k++)
+		for (int b = 0; b < 8; b++)
+			if ((m[k] >> b) & 1 && k * 8 + (size_t)b < NP_MAX_CPUS)
+				np_cpuset_set(s, (int)(k * 8) + b);
+}
+
+static const char *unit_iface(const char *unit)
+{
+	const char *dot = strrchr(unit, '.');
+	if (dot && !strcmp(dot, ".slice"))
+		return "org.freedesktop.systemd1.Slice";
+	if (dot && !strcmp(dot, ".scope"))
+		return "org.freedesktop.systemd1.Scope";
+	return "org.freedesktop.systemd1.Service";
+}
+
+static int get_mask(sd_bus *bus, const char *path, const char *iface,
+		    const char *prop, bool *has, np_cpuset *s,
+		    sd_bus_error *e)
+{
+	sd_bus_message *reply = NULL;
+	const void *p = NULL;
+	size_t n = 0;
+	int r = sd_bus_get_property(bus, SD_DEST, path, iface, prop, e, &reply,
+				    "ay");
+	if (r >= 0)
+		r = sd_bus_message_read_array(reply, 'y', &p, &n);
+	if (r >= 0) {
+		np_sd_mask_to_cpuset(p, n, s);
+		*has = !np_cpuset_empty(s);
+	}
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static int get_str(sd_bus *bus, const char *path, const char *prop,
+		   char *out, size_t len, sd_bus_error *e)
+{
+	char *s = NULL;
+	int r = sd_bus_get_property_string(bus, SD_DEST, path, SD_UNIT, prop,
+					   e, &s);
+	if (r >= 0)
+		snprintf(out, len, "%s", s);
+	free(s);
+	return r;
+}
+
+int np_sd_unit_info(sd_bus *bus, const char *unit, struct np_sd_unit_info *ui,
+		    char *err, size_t errlen)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *path = NULL;
+	char load[32] = "", what[320];
+	int r;
+
+	memset(ui, 0, sizeof(*ui));
+	snprintf(what, sizeof(what), "LoadUnit(%s)", unit);
+	r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "LoadUnit",
+			       &e, &reply, "s", unit);
+	if (r >= 0 && (r = sd_bus_message_read(reply, "o", &path)) >= 0 &&
+	    (r = get_str(bus, path, "LoadState", load, sizeof(load), &e)) >= 0 &&
+	    (r = get_str(bus, path, "ActiveState", ui->active,
+			 sizeof(ui->active), &e)) >= 0) {
+		ui->load = !strcmp(load, "loaded")	? NP_SD_LOADED
+			   : !strcmp(load, "not-found") ? NP_SD_NOT_FOUND
+							: NP_SD_OTHER;
+		snprintf(what, sizeof(what), "AllowedCPUs of %s", unit);
+		if (ui->load == NP_SD_LOADED &&
+		    (r = get_mask(bus, path, unit_iface(unit), "AllowedCPUs",
+				  &ui->has_cpus, &ui->cpus, &e)) >= 0)
+			r = get_mask(bus, path, unit_iface(unit),
+				     "AllowedMemoryNodes", &ui->has_mems,
+				     &ui->mems, &e);
+	}
+	if (r < 0)
+		bus_fail(err, errlen, r, &e, what);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&e);
+	return r < 0 ? r : 0;
+}
+
+static int append_mask(sd_bus_message *m, const char *name,
+		       const np_cpuset *s)
+{
+	uint8_t mask[NP_MAX_CPUS / 8];
+	size_t n = np_sd_mask_from_cpuset(s, mask, sizeof(mask));
+	int r;
+
+	if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
+	    (r = sd_bus_message_append(m, "s", name)) < 0 ||
+	    (r = sd_bus_message_open_container(m, 'v', "ay")) < 0 ||
+	    (r = sd_bus_message_append_array(m, 'y', mask, n)) < 0 ||
+	    (r = sd_bus_message_close_container(m)) < 0)
+		return r;
+	return sd_bus_message_close_container(m);
+}
+
+static int call(sd_bus *bus, sd_bus_message *m, const char *what, char *err,
+		size_t errlen, sd_bus_message **reply)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_call(bus, m, 0, &e, reply);
+	if (r < 0)
+		bus_fail(err, errlen, r, &e, what);
+	sd_bus_error_free(&e);
+	return r < 0 ? r : 0;
+}
+
+int np_sd_set_allowed(sd_bus *bus, const char *unit, const np_cpuset *cpus,
+		      const np_cpuset *mems, char *err, size_t errlen)
+{
+	sd_bus_message *m = NULL;
+	char what[320];
+	int r;
+
+	snprintf(what, sizeof(what), "SetUnitProperties(%s)", unit);
+	if (np_cpuset_empty(cpus) || (mems && np_cpuset_empty(mems)))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: an empty set does not give CPUs back; "
+			       "refused",
+			       what);
+	if ((r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH,
+						 SD_MANAGER,
+						 "SetUnitProperties")) < 0 ||
+	    (r = sd_bus_message_append(m, "sb", unit, 1)) < 0 ||
+	    (r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
+	    (r = append_mask(m, "AllowedCPUs", cpus)) < 0 ||
+	    (mems && (r = append_mask(m, "AllowedMemoryNodes", mems)) < 0) ||
+	    (r = sd_bus_message_close_container(m)) < 0) {
+		sd_bus_message_unref(m);
+		return np_errno(err, errlen, r, "%s: building the message",
+				what);
+	}
+	r = call(bus, m, what, err, errlen, NULL);
+	sd_bus_message_unref(m);
+	return r;
+}
+
+static int append_scope_props(sd_bus_message *m, const char *slice, pid_t pid,
+			      const np_cpuset *cpus, const np_cpuset *mems,
+			      const char *description)
+{
+	int r;
+
+	if ((r = sd_bus_message_open_container(m, 'a', "(sv)")) < 0 ||
+	    (r = sd_bus_message_append(m, "(sv)", "Slice", "s", slice)) < 0 ||
+	    (r = sd_bus_message_append(m, "(sv)", "Delegate", "b", 1)) < 0 ||
+	    (r = sd_bus_message_append(m, "(sv)", "Description", "s",
+				       description)) < 0 ||
+	    (r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1,
+				       (uint32_t)pid)) < 0 ||
+	    (r = append_mask(m, "AllowedCPUs", cpus)) < 0 ||
+	    (r = append_mask(m, "AllowedMemoryNodes", mems)) < 0 ||
+	    (r = sd_bus_message_close_container(m)) < 0)
+		return r;
+	/* no auxiliary units */
+	if ((r = sd_bus_message_open_container(m, 'a', "(sa(sv))")) < 0)
+		return r;
+	return sd_bus_message_close_container(m);
+}
+
+int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
+		      pid_t pid, const np_cpuset *cpus, const np_cpuset *mems,
+		      const char *description, int timeout_ms, char *err,
+		      size_t errlen)
+{
+	struct np_sd_unit_info ui;
+	sd_bus_message *m = NULL;
+	char what[320];
+	int r;
+
+	snprintf(what, sizeof(what), "StartTransientUnit(%s)", scope);
+	if ((r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH,
+						 SD_MANAGER,
+						 "StartTransientUnit")) < 0 ||
+	    (r = sd_bus_message_append(m, "ss", scope, "fail")) < 0 ||
+	    (r = append_scope_props(m, slice, pid, cpus, mems,
+				    description)) < 0) {
+		sd_bus_message_unref(m);
+		return np_errno(err, errlen, r, "%s: building the message",
+				what);
+	}
+	r = call(bus, m, what, err, errlen, NULL);
+	sd_bus_message_unref(m);
+	if (r < 0)
+		return r;
+	/* The start job of a scope is quick: wait for its outcome. */
+	for (int waited = 0;; waited += 20) {
+		if ((r = np_sd_unit_info(bus, scope, &ui, err, errlen)) < 0)
+			return r;
+		if (!strcmp(ui.active, "active"))
+			return 0;
+		if (!strcmp(ui.active, "failed") || waited >= timeout_ms)
+			return np_errf(err, errlen, -ETIMEDOUT,
+				       "%s: the scope is %s after %d ms", what,
+				       ui.active, waited);
+		nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+	}
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The few calls of systemd's D-Bus API that the systemd enforcer backend
+ * makes (org.freedesktop.systemd1, through sd-bus), and unit names.
+ * Every function returns 0 or a negative errno with the message in err.
+ */
+#ifndef NUMAPLACE_ENFORCE_SYSTEMD_BUS_H
+#define NUMAPLACE_ENFORCE_SYSTEMD_BUS_H
+
+#include "numaplace/cpuset.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+/* systemd's private socket: answers root without the bus daemon. */
+#define NP_SD_PRIVATE "unix:path=/run/systemd/private"
+
+/*
+ * Connect: to address when given, else the private socket, then the system
+ * bus. *via says which ("/run/systemd/private" or "system bus"). The
+ * connection is checked with a Ping of PID 1's manager object.
+ */
+int np_sd_connect(sd_bus **out, const char *address, const char **via,
+		  char *err, size_t errlen);
+
+/* The cgroup path of a slice: "a-b.slice" -> "a.slice/a-b.slice";
+ * "-.slice" -> "". */
+int np_sd_slice_path(const char *slice, char *out, size_t len, char *err,
+		     size_t errlen);
+
+/* CPUs or nodes as systemd's AllowedCPUs/AllowedMemoryNodes "ay": bit b
+ * of byte k is CPU 8k+b. Returns the length (0 for an empty set). */
+size_t np_sd_mask_from_cpuset(const np_cpuset *s, uint8_t *out, size_t cap);
+void np_sd_mask_to_cpuset(const uint8_t *m, size_t n, np_cpuset *s);
+
+enum np_sd_load { NP_SD_LOADED, NP_SD_NOT_FOUND, NP_SD_OTHER };
+
+struct np_sd_unit_info {
+	enum np_sd_load load;
+	char active[32];      /* ActiveState: active, inactive, ... */
+	bool has_cpus;        /* AllowedCPUs is set (non-empty) */
+	np_cpuset cpus;       /* AllowedCPUs */
+	bool has_mems;
+	np_cpuset mems;       /* AllowedMemoryNodes, as node numbers */
+};
+
+/* LoadUnit, then LoadState, ActiveState, AllowedCPUs and
+ * AllowedMemoryNodes of the unit. */
+int np_sd_unit_info(sd_bus *bus, const char *unit, struct np_sd_unit_info *ui,
+		    char *err, size_t errlen);
+
+/*
+ * SetUnitProperties(unit, runtime=true, AllowedCPUs [, AllowedMemoryNodes]):
+ * mems NULL leaves the memory nodes alone. An empty cpus is refused: it
+ * does not give CPUs back (the cgroup keeps its old set).
+ */
+int np_sd_set_allowed(sd_bus *bus, const char *unit, const np_cpuset *cpus,
+		      const np_cpuset *mems, char *err, size_t errlen);
+
+/*
+ * StartTransientUnit of a scope in slice with Delegate=yes, the given
+ * CPUs and memory nodes, and pid as its first process; waits (up to
+ * timeout_ms) for the start job to finish.
+ */
+int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
+		      pid_t pid, const np_cpuset *cpus, const np_cpuset *mems,
+		      const char *description, int timeout_ms, char *err,
+		      size_t errlen);
+
+#endif
