@@ -80,6 +80,10 @@ struct np_workload_req {
 	/* Heap string owned by the request, < NP_PATH_MAX bytes (set by
 	 * np_workload_req_from_json, copied by np_workload_req_copy). */
 	char *cgroup;
+	/* A systemd unit ("unit": NAME.service, .scope or .slice) whose
+	 * AllowedCPUs numaplace sets, instead of a cgroup of its own (cgroup
+	 * is "" then); heap, NULL when none. */
+	char *unit;
 	enum np_qos qos;
 	int ncontainers;
 	/* ncontainers entries on the heap, owned by the request (or by the
@@ -183,6 +187,13 @@ struct np_decision {
 	 * valid until the state next changes), else NULL. */
 	const struct np_workload_alloc *alloc;
 };
+
+/*
+ * A unit name numaplace may touch: NAME.slice, NAME.scope or NAME.service,
+ * at most 255 bytes, characters [A-Za-z0-9:_.\-@\\], no '/' and no "..".
+ * Pure. -EINVAL with a message naming what is wrong.
+ */
+int np_systemd_unit_check(const char *unit, char *err, size_t errlen);
 
 int np_qos_parse(const char *s, enum np_qos *out);
 const char *np_qos_name(enum np_qos q);

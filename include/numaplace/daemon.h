@@ -41,6 +41,7 @@ struct np_wl_meta {
 	bool partition_done;         /* isolated partition set (or refused) */
 	time_t last_migrate;         /* verify.on_remote_memory = "migrate" */
 	unsigned long seen_scan;     /* last spec scan that found its file */
+	bool unit_pending;           /* its unit does not exist yet (said) */
 };
 
 /* A spec file that is not admitted: rejected (retried every cycle, logged
@@ -95,6 +96,10 @@ struct np_daemon {
 		long duration_us;
 	} last_cycle;
 	int epfd, tfd, sfd, ifd;
+	int efd; /* the enforcer's events (the systemd bus), -1 if none */
+	/* cgroup_parent as configured (the systemd driver puts its scope
+	 * below it into cfg.cgroup_parent) */
+	char cfg_parent[NP_PATH_MAX];
 	struct np_ctl_server *ctl; /* the control socket */
 	bool stop;
 	bool dirty; /* state must be saved */

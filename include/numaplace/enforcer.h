@@ -23,6 +23,7 @@
 #ifndef NUMAPLACE_ENFORCER_H
 #define NUMAPLACE_ENFORCER_H
 
+#include "numaplace/admit.h"
 #include "numaplace/cgroup.h"
 #include "numaplace/numa_mem.h"
 
@@ -85,6 +86,26 @@ struct np_enforcer_ops {
 	int (*parent_fd)(struct np_enforcer *e);
 	/* The managed tree is not a real cgroup2 hierarchy (tests). */
 	bool (*fake)(struct np_enforcer *e);
+	/* Workloads that are systemd units ("unit" in the spec); NULL in
+	 * backends that have none. The unit gets cpus and the memory nodes
+	 * mems as AllowedCPUs/AllowedMemoryNodes: 1 done, 0 already so (no
+	 * call made unless force); -ENOENT while the unit does not exist
+	 * (pending). */
+	int (*set_unit)(struct np_enforcer *e, const char *unit,
+			const np_cpuset *cpus, np_nodemask mems, bool force,
+			char *err, size_t errlen);
+	/* What the unit's cgroup holds: -ENOENT while it has none (not
+	 * running). */
+	int (*read_unit)(struct np_enforcer *e, const char *unit,
+			 np_cpuset *cpus, char *err, size_t errlen);
+	/* Released: the unit gets back what it had before. */
+	int (*release_unit)(struct np_enforcer *e, const char *unit, char *err,
+			    size_t errlen);
+	/* A descriptor to poll for the backend's events (-1: none), and
+	 * what to do when it is readable: true when a unit the daemon
+	 * watches started, stopped or changed (worth a cycle now). */
+	int (*event_fd)(struct np_enforcer *e);
+	bool (*process_events)(struct np_enforcer *e);
 	/* A clean shutdown: give the host cgroups their CPUs back (NULL:
 	 * nothing to do). */
 	int (*shutdown)(struct np_enforcer *e, char *err, size_t errlen);
@@ -132,13 +153,6 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 			     const struct np_enforcer_systemd_opts *o,
 			     const char *const *host, int nhost, char *managed,
 			     size_t managed_len, char *err, size_t errlen);
-
-/*
- * A unit name numaplace may touch: NAME.slice, NAME.scope or NAME.service,
- * at most 255 bytes, characters [A-Za-z0-9:_.\-@], no '/' and no "..".
- * -EINVAL with a message naming what is wrong.
- */
-int np_systemd_unit_check(const char *unit, char *err, size_t errlen);
 
 /*
  * The unit whose cgroup is path (relative to the hierarchy root): its last

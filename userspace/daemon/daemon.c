@@ -157,7 +157,7 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 	int r;
 
 	memset(d, 0, sizeof(*d));
-	d->epfd = d->tfd = d->sfd = d->ifd = -1;
+	d->epfd = d->tfd = d->sfd = d->ifd = d->efd = -1;
 	d->enf = enf;
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	d->failpoint_admit_saved = np_failpoint("admit-saved");
@@ -237,12 +237,19 @@ static void reload(struct np_daemon *d)
 		     err);
 		return;
 	}
+	if (d->enf && !strcmp(d->enf->ops->name, "systemd"))
+		np_config_systemd_defaults(&c);
 	if (memcmp(&c.policy, &d->cfg.policy, sizeof(c.policy)) ||
-	    strcmp(c.cgroup_parent, d->cfg.cgroup_parent) ||
-	    strcmp(c.state_dir, d->cfg.state_dir)) {
-		np_log(LOG_ERR, "reload: node_policy, cgroup_parent and state_dir "
-			      "need a restart (and a state reset for a policy "
-			      "change); keeping the running configuration");
+	    strcmp(c.cgroup_parent, d->cfg_parent) ||
+	    strcmp(c.state_dir, d->cfg.state_dir) ||
+	    c.driver != d->cfg.driver || c.nshared != d->cfg.nshared ||
+	    memcmp(c.shared_cgroups, d->cfg.shared_cgroups,
+		   sizeof(c.shared_cgroups[0]) * (size_t)c.nshared)) {
+		np_log(LOG_ERR, "reload: node_policy, cgroup_parent, "
+				"cgroup_driver, shared_cgroups and state_dir "
+				"need a restart (and a state reset for a "
+				"policy change); keeping the running "
+				"configuration");
 		return;
 	}
 	d->cfg.reconcile_period_ms = c.reconcile_period_ms;
@@ -265,6 +272,28 @@ static void reload(struct np_daemon *d)
 	d->cfg.verify.outside_mems_bytes = c.verify.outside_mems_bytes;
 	d->cfg.verify.migrate_interval_s = c.verify.migrate_interval_s;
 	np_log(LOG_INFO, "configuration reloaded");
+}
+
+/*
+ * The enforcer's events (systemd: a watched unit started or stopped): a
+ * cycle now rather than a period later. Drained after every wakeup, since
+ * the bus may have queued signals while the cycle made its calls.
+ */
+static void enforcer_events(struct np_daemon *d)
+{
+	int fd;
+
+	if (d->efd < 0)
+		return;
+	if (d->enf->ops->process_events(d->enf))
+		np_daemon_reconcile(d);
+	fd = d->enf->ops->event_fd(d->enf); /* new after a reconnect */
+	if (fd != d->efd) {
+		d->efd = fd;
+		if (fd >= 0 && add_fd(d, fd))
+			np_log(LOG_ERR, "cannot watch the enforcer's events: %s",
+			       strerror(errno));
+	}
 }
 
 static json_t *handle_request(void *ctx, const json_t *req)
@@ -313,6 +342,9 @@ int np_daemon_run(struct np_daemon *d)
 	if ((r = add_fd(d, d->sfd)) || (r = add_fd(d, d->tfd)) ||
 	    (r = add_fd(d, d->ifd)) || (r = add_fd(d, np_ctl_server_fd(d->ctl))))
 		return r;
+	if (d->enf->ops->event_fd && (d->efd = d->enf->ops->event_fd(d->enf)) >= 0 &&
+	    (r = add_fd(d, d->efd)))
+		return r;
 	np_daemon_reconcile(d);
 	sd_notifyf(0, "READY=1\nSTATUS=%d workloads, reconciling every %u ms",
 		   d->st.nworkloads, d->cfg.reconcile_period_ms);
@@ -354,6 +386,7 @@ int np_daemon_run(struct np_daemon *d)
 				np_ctl_server_dispatch(d->ctl);
 			}
 		}
+		enforcer_events(d);
 	}
 	sd_notify(0, "STOPPING=1");
 	np_log(LOG_INFO, "stopping");

@@ -43,6 +43,11 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why);
 int np_daemon_open_enforcer(struct np_daemon *d, char *err, size_t errlen);
 void np_daemon_shutdown_enforcer(struct np_daemon *d);
 
+/* units.c: workloads that are systemd units */
+int np_daemon_units_phase(struct np_daemon *d, bool before);
+int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
+			 char *why, size_t len);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

@@ -57,6 +57,8 @@ static int open_systemd(struct np_daemon *d, const char *const *host,
 	       "delegated scope %s",
 	       via, managed);
 	/* From here on the managed parent is the scope. */
+	snprintf(d->cfg_parent, sizeof(d->cfg_parent), "%s",
+		 d->cfg.cgroup_parent);
 	snprintf(d->cfg.cgroup_parent, sizeof(d->cfg.cgroup_parent), "%s",
 		 managed);
 	return 0;
@@ -93,8 +95,11 @@ int np_daemon_open_enforcer(struct np_daemon *d, char *err, size_t errlen)
 		np_config_systemd_defaults(&d->cfg);
 	for (int i = 0; i < d->cfg.nshared; i++)
 		host[i] = d->cfg.shared_cgroups[i];
-	if (drv == NP_DRIVER_CGROUPFS)
+	if (drv == NP_DRIVER_CGROUPFS) {
+		snprintf(d->cfg_parent, sizeof(d->cfg_parent), "%s",
+			 d->cfg.cgroup_parent);
 		return open_cgroupfs(d, host, err, errlen);
+	}
 	if ((r = open_systemd(d, host, err, errlen)) < 0) {
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", err);

@@ -141,8 +141,11 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		return -ENOMEM;
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
-		struct desired *wd = &v[k++];
+		struct desired *wd;
 		bool excl = true; /* exclusive only when every container is */
+		if (a->req.unit)
+			continue; /* units.c */
+		wd = &v[k++];
 		wd->path = a->req.cgroup;
 		wd->wl = i;
 		wd->m = np_meta_find(d, a->req.name);
@@ -438,8 +441,8 @@ static void release_vanished(struct np_daemon *d)
 		char name[NP_NAME_MAX];
 		np_cpuset cpus;
 		np_nodemask mems;
-		if (!m || !m->established)
-			continue;
+		if (!m || !m->established || d->st.w[i].req.unit)
+			continue; /* a stopped unit is not a removed one */
 		if (d->enf->ops->read(d->enf, d->st.w[i].req.cgroup, &cpus,
 				      &mems, err, sizeof(err)) != -ENOENT)
 			continue;
@@ -611,6 +614,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		goto done;
 	}
 	writes += shared_cgroups_phase(d, true);
+	writes += np_daemon_units_phase(d, true);
 	parent_partition(d);
 	if ((r = build_desired(d, &pools, &v, &n)))
 		goto done;
@@ -620,6 +624,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		goto done;
 	/* a failed write leaves the rest of the cycle to do all the same */
 	r = apply_changes(d, &c, &writes);
+	writes += np_daemon_units_phase(d, false);
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
 	for (int i = 0; i < n; i++) {

@@ -142,7 +142,7 @@ static int prepare_cgroups(struct np_daemon *d, const struct np_workload_req *w,
 	bool create = d->cfg.create_cgroups;
 	int r;
 
-	if (!d->enf)
+	if (!d->enf || w->unit) /* a unit's cgroup is systemd's */
 		return 0;
 	r = d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, w->cgroup, create,
 				 err, errlen);
@@ -175,7 +175,14 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 		return -ENOMEM;
 	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
 		goto out;
-	if (w->partition && d->enf && !d->enf->ops->partitions) {
+	if (np_daemon_unit_check(d, w, dec->reason, sizeof(dec->reason))) {
+		char why[sizeof(dec->reason)];
+		snprintf(why, sizeof(why), "%s", dec->reason);
+		memset(dec, 0, sizeof(*dec));
+		snprintf(dec->workload, sizeof(dec->workload), "%s", w->name);
+		snprintf(dec->reason, sizeof(dec->reason), "%s", why);
+		snprintf(dec->resource, sizeof(dec->resource), "unit");
+	} else if (w->partition && d->enf && !d->enf->ops->partitions) {
 		/* the chain of root partitions would run through cgroups
 		 * the enforcer may not write (systemd's) */
 		memset(dec, 0, sizeof(*dec));
@@ -266,8 +273,17 @@ out:
  * up to the workload's; busy ones stay, and so does the workload's. */
 static void remove_cgroups(struct np_daemon *d, const struct np_workload_req *req)
 {
+	char err[1024];
+
 	if (!d->enf)
 		return;
+	if (req->unit) {
+		if (d->enf->ops->release_unit(d->enf, req->unit, err,
+					      sizeof(err)) < 0)
+			np_log(LOG_ERR, "released %s, but its unit %s: %s",
+			       req->name, req->unit, err);
+		return;
+	}
 	d->enf->ops->forget(d->enf, req->cgroup);
 	for (int c = 0; c < req->ncontainers; c++) {
 		char sub[2 * NP_PATH_MAX], *slash;

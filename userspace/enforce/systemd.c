@@ -18,7 +18,7 @@
  * cgroup can have that name: '+' is refused in specs), which leaves the
  * scope itself free of processes so that it can enable cpuset below.
  */
-#include "systemd_bus.h"
+#include "systemd_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/enforcer.h"
@@ -35,37 +35,6 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#define HOLDER ".np+holder"
-#define ORIGINALS "host-units.json"
-#define ORIGINALS_MAX (1 << 20)
-
-struct host_unit {
-	char cgroup[NP_CGROUP_PATH_MAX];
-	char unit[256];
-	bool recorded;	/* its original AllowedCPUs are in the file */
-	bool orig_cpus_set;
-	np_cpuset orig_cpus;
-	bool orig_mems_set;
-	np_cpuset orig_mems;
-};
-
-struct sdenf {
-	struct np_enforcer e;
-	struct np_enforcer *fs; /* cgroupfs, rooted at the delegated scope */
-	struct np_cgroup_root host; /* the hierarchy root, read only */
-	bool host_open;
-	sd_bus *bus;
-	char address[256]; /* "" = default */
-	char managed[NP_CGROUP_PATH_MAX];
-	char slice[256], scope[256];
-	char state_dir[NP_CGROUP_PATH_MAX];
-	np_cpuset online, nodes;
-	int nunits;
-	struct host_unit *units; /* host cgroups, then units met later */
-};
-
-#define SD(e) ((struct sdenf *)(e))
-
 /* ---- bus calls, reconnecting once when systemd dropped the connection -- */
 
 static bool bus_lost(int r)
@@ -74,202 +43,41 @@ static bool bus_lost(int r)
 	       r == -ESHUTDOWN;
 }
 
-static int reconnect(struct sdenf *s, char *err, size_t errlen)
+int np_sdenf_reconnect(struct sdenf *s, char *err, size_t errlen)
 {
 	const char *via;
 
+	int r;
+
 	s->bus = sd_bus_flush_close_unref(s->bus);
-	return np_sd_connect(&s->bus, s->address[0] ? s->address : NULL, &via,
-			     err, errlen);
+	r = np_sd_connect(&s->bus, s->address[0] ? s->address : NULL, &via,
+			  err, errlen);
+	if (r >= 0) {
+		/* what happened while we were away: look again */
+		for (int i = 0; i < s->nunits; i++)
+			s->units[i].dirty = true;
+		s->events = true;
+		r = np_sdenf_watch(s, err, errlen);
+	}
+	return r;
 }
 
-static int set_allowed(struct sdenf *s, const char *unit,
+int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
 		       const np_cpuset *cpus, const np_cpuset *mems, char *err,
 		       size_t errlen)
 {
 	int r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
-	if (bus_lost(r) && !reconnect(s, err, errlen))
+	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen))
 		r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
 	return r;
 }
 
-static int unit_info(struct sdenf *s, const char *unit,
-		     struct np_sd_unit_info *ui, char *err, size_t errlen)
+int np_sdenf_unit_info(struct sdenf *s, const char *unit, bool load_it,
+		       struct np_sd_unit_info *ui, char *err, size_t errlen)
 {
-	int r = np_sd_unit_info(s->bus, unit, ui, err, errlen);
-	if (bus_lost(r) && !reconnect(s, err, errlen))
-		r = np_sd_unit_info(s->bus, unit, ui, err, errlen);
-	return r;
-}
-
-/* ---- what host units had before numaplace changed them ---------------- */
-
-static json_t *set_json(bool set, const np_cpuset *c)
-{
-	char buf[8192];
-	if (!set || np_cpuset_format(c, buf, sizeof(buf)) < 0)
-		return json_null();
-	return json_string(buf);
-}
-
-static int save_originals(struct sdenf *s, char *err, size_t errlen)
-{
-	_cleanup_json_ json_t *units = json_object(), *doc = NULL;
-	_cleanup_free_ char *txt = NULL;
-	_cleanup_close_ int dfd = -1;
-	int r;
-
-	if (!units)
-		return np_errf(err, errlen, -ENOMEM, "out of memory");
-	for (int i = 0; i < s->nunits; i++) {
-		const struct host_unit *u = &s->units[i];
-		if (u->recorded)
-			json_object_set_new(
-			    units, u->unit,
-			    json_pack("{s:o,s:o}", "cpus",
-				      set_json(u->orig_cpus_set, &u->orig_cpus),
-				      "mems",
-				      set_json(u->orig_mems_set,
-					       &u->orig_mems)));
-	}
-	doc = json_pack("{s:i,s:O}", "version", 1, "units", units);
-	if (!doc || !(txt = json_dumps(doc, JSON_SORT_KEYS)))
-		return np_errf(err, errlen, -ENOMEM, "out of memory");
-	dfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return np_errno(err, errlen, -errno, "state directory %s",
-				s->state_dir);
-	if ((r = np_write_atomic_at(dfd, ORIGINALS, txt, strlen(txt), 0600)))
-		return np_errno(err, errlen, r, "writing %s/%s", s->state_dir,
-				ORIGINALS);
-	return 0;
-}
-
-static struct host_unit *unit_find(struct sdenf *s, const char *unit)
-{
-	for (int i = 0; i < s->nunits; i++)
-		if (!strcmp(s->units[i].unit, unit))
-			return &s->units[i];
-	return NULL;
-}
-
-static struct host_unit *unit_add(struct sdenf *s, const char *unit,
-				  const char *cgroup)
-{
-	struct host_unit *u = unit_find(s, unit), *g;
-
-	if (u)
-		return u;
-	g = realloc(s->units, sizeof(*g) * (size_t)(s->nunits + 1));
-	if (!g)
-		return NULL;
-	s->units = g;
-	u = &s->units[s->nunits++];
-	memset(u, 0, sizeof(*u));
-	snprintf(u->unit, sizeof(u->unit), "%s", unit);
-	snprintf(u->cgroup, sizeof(u->cgroup), "%s", cgroup ? cgroup : "");
-	return u;
-}
-
-static int parse_orig(const json_t *v, const char *unit, const char *key,
-		      bool *set, np_cpuset *c, char *err, size_t errlen)
-{
-	char e2[256];
-
-	if (json_is_null(v)) {
-		*set = false;
-		return 0;
-	}
-	if (!json_is_string(v) ||
-	    np_cpuset_parse(c, json_string_value(v), e2, sizeof(e2)))
-		return np_errf(err, errlen, -EINVAL,
-			       "%s: units.%s.%s: a CPU list or null is "
-			       "expected",
-			       ORIGINALS, unit, key);
-	*set = !np_cpuset_empty(c);
-	return 0;
-}
-
-/* The file of an earlier run (a crash keeps it): its originals win over
- * what the units show now, which is numaplace's own doing. */
-static int load_originals(struct sdenf *s, char *err, size_t errlen)
-{
-	_cleanup_free_ char *txt = NULL;
-	_cleanup_json_ json_t *doc = NULL;
-	_cleanup_close_ int dfd = open(s->state_dir,
-				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	const char *unit;
-	json_t *units, *v;
-	json_error_t je;
-	int r;
-
-	if (dfd < 0)
-		return np_errno(err, errlen, -errno, "state directory %s",
-				s->state_dir);
-	r = np_read_at(dfd, ORIGINALS, NP_READ_NOFOLLOW | NP_READ_REGULAR,
-		       ORIGINALS_MAX, &txt, NULL);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return np_errno(err, errlen, r, "reading %s/%s", s->state_dir,
-				ORIGINALS);
-	if (!(doc = json_loads(txt, 0, &je)))
-		return np_errf(err, errlen, -EINVAL, "%s/%s: %s (line %d)",
-			       s->state_dir, ORIGINALS, je.text, je.line);
-	if (json_integer_value(json_object_get(doc, "version")) != 1 ||
-	    !json_is_object(units = json_object_get(doc, "units")))
-		return np_errf(err, errlen, -EINVAL,
-			       "%s/%s: version 1 and an object \"units\" are "
-			       "expected",
-			       s->state_dir, ORIGINALS);
-	json_object_foreach(units, unit, v)
-	{
-		struct host_unit *u;
-		if ((r = np_systemd_unit_check(unit, err, errlen)) < 0)
-			return np_errf(err, errlen, r, "%s: units: %s",
-				       ORIGINALS, err);
-		if (!json_is_object(v) || json_object_size(v) != 2)
-			return np_errf(err, errlen, -EINVAL,
-				       "%s: units.%s: an object with cpus and "
-				       "mems is expected",
-				       ORIGINALS, unit);
-		if (!(u = unit_add(s, unit, NULL)))
-			return np_errf(err, errlen, -ENOMEM, "out of memory");
-		if ((r = parse_orig(json_object_get(v, "cpus"), unit, "cpus",
-				    &u->orig_cpus_set, &u->orig_cpus, err,
-				    errlen)) ||
-		    (r = parse_orig(json_object_get(v, "mems"), unit, "mems",
-				    &u->orig_mems_set, &u->orig_mems, err,
-				    errlen)))
-			return r;
-		u->recorded = true;
-	}
-	return 0;
-}
-
-/* Write-ahead: what the unit has now is on disk before it is changed. */
-static int record(struct sdenf *s, struct host_unit *u, char *err,
-		  size_t errlen)
-{
-	struct np_sd_unit_info ui;
-	int r;
-
-	if (u->recorded)
-		return 0;
-	if ((r = unit_info(s, u->unit, &ui, err, errlen)) < 0)
-		return r;
-	if (ui.load != NP_SD_LOADED)
-		return np_errf(err, errlen, -ENOENT,
-			       "unit %s is not loaded (pending until it "
-			       "exists)",
-			       u->unit);
-	u->orig_cpus_set = ui.has_cpus;
-	u->orig_cpus = ui.cpus;
-	u->orig_mems_set = ui.has_mems;
-	u->orig_mems = ui.mems;
-	u->recorded = true;
-	if ((r = save_originals(s, err, errlen)) < 0)
-		u->recorded = false;
+	int r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
+	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen))
+		r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
 	return r;
 }
 
@@ -358,13 +166,13 @@ static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
 	else if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit), err,
 					   errlen)) < 0)
 		return r;
-	if (!(u = unit_add(s, unit, cgroup)))
+	if (!(u = np_sdenf_unit_add(s, unit, cgroup)))
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
-	if (strcmp(unit, s->scope) && (r = record(s, u, err, errlen)) < 0)
+	if (strcmp(unit, s->scope) && (r = np_sdenf_record(s, u, err, errlen)) < 0)
 		return r;
 	if (mems)
 		nodes_of(*mems, &nodes);
-	if ((r = set_allowed(s, unit, cpus, mems ? &nodes : NULL, err,
+	if ((r = np_sdenf_set_allowed(s, unit, cpus, mems ? &nodes : NULL, err,
 			     errlen)) < 0)
 		return r;
 	/* systemd accepts CPUs that do not exist and applies nothing */
@@ -453,9 +261,9 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 		const struct host_unit *u = &s->units[i];
 		char e2[512];
 		int r;
-		if (!u->recorded)
+		if (!u->recorded || !u->host)
 			continue;
-		r = set_allowed(s, u->unit,
+		r = np_sdenf_set_allowed(s, u->unit,
 				u->orig_cpus_set ? &u->orig_cpus : &s->online,
 				u->orig_mems_set ? &u->orig_mems : &s->nodes,
 				e2, sizeof(e2));
@@ -463,13 +271,11 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 			first = np_errf(err, errlen, r, "%s", e2);
 	}
 	if (!first) {
-		_cleanup_close_ int dfd = open(
-		    s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0 && unlinkat(dfd, ORIGINALS, 0) && errno != ENOENT)
-			first = np_errno(err, errlen, -errno, "removing %s/%s",
-					 s->state_dir, ORIGINALS);
+		/* workload units keep theirs, and their records */
 		for (int i = 0; i < s->nunits; i++)
-			s->units[i].recorded = false;
+			if (s->units[i].host)
+				s->units[i].recorded = false;
+		first = np_sdenf_save_originals(s, err, errlen);
 	}
 	return first;
 }
@@ -501,6 +307,11 @@ static const struct np_enforcer_ops systemd_ops = {
 	.migrate_memory = sd_migrate,
 	.parent_fd = sd_parent_fd,
 	.fake = sd_fake,
+	.set_unit = np_sdenf_set_unit,
+	.read_unit = np_sdenf_read_unit,
+	.release_unit = np_sdenf_release_unit,
+	.event_fd = np_sdenf_event_fd,
+	.process_events = np_sdenf_process_events,
 	.shutdown = sd_shutdown,
 	.destroy = sd_destroy,
 };
@@ -581,7 +392,7 @@ static int open_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
 	pid_t holder = 0;
 	int r;
 
-	if ((r = unit_info(s, s->scope, &ui, err, errlen)) < 0)
+	if ((r = np_sdenf_unit_info(s, s->scope, false, &ui, err, errlen)) < 0)
 		return r;
 	if (strcmp(ui.active, "active") &&
 	    (r = start_scope(s, o, &holder, err, errlen)) < 0)
@@ -615,11 +426,12 @@ static int open_host_units(struct sdenf *s, const char *const *host,
 					      sizeof(e2))) < 0)
 			return np_errf(err, errlen, r, "shared_cgroups[%d]: %s",
 				       i, e2);
-		if (!unit_add(s, unit, host[i]))
+		struct host_unit *u = np_sdenf_unit_add(s, unit, host[i]);
+		if (!u)
 			return np_errf(err, errlen, -ENOMEM, "out of memory");
 		/* the file's units, met before, learn their cgroups now */
-		snprintf(unit_find(s, unit)->cgroup, sizeof(s->units[0].cgroup),
-			 "%s", host[i]);
+		snprintf(u->cgroup, sizeof(u->cgroup), "%s", host[i]);
+		u->host = true;
 	}
 	return 0;
 }
@@ -662,9 +474,10 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 	if ((r = np_cgroup_open(&s->host, &ho, err, errlen)) < 0)
 		goto fail;
 	s->host_open = true;
-	if ((r = load_originals(s, err, errlen)) < 0 ||
+	if ((r = np_sdenf_load_originals(s, err, errlen)) < 0 ||
 	    (r = open_host_units(s, host, nhost, err, errlen)) < 0 ||
-	    (r = open_scope(s, o, err, errlen)) < 0)
+	    (r = open_scope(s, o, err, errlen)) < 0 ||
+	    (r = np_sdenf_watch(s, err, errlen)) < 0)
 		goto fail;
 	snprintf(managed, managed_len, "%s", s->managed);
 	np_errmsg(err, errlen, "%s", via);

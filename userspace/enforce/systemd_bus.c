@@ -97,48 +97,6 @@ int np_sd_connect(sd_bus **out, const char *address, const char **via,
 	return 0;
 }
 
-static bool unit_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == ':' || c == '_' || c == '.' ||
-	       c == '-' || c == '@' || c == '\\';
-}
-
-int np_systemd_unit_check(const char *unit, char *err, size_t errlen)
-{
-	static const char *const suffix[] = {".slice", ".scope", ".service"};
-	size_t n = strlen(unit);
-	bool ok = false;
-
-	if (!n)
-		return np_errf(err, errlen, -EINVAL, "unit name is empty");
-	if (n > 255)
-		return np_errf(err, errlen, -EINVAL,
-			       "unit name is longer than 255 characters");
-	if (strchr(unit, '/') || strstr(unit, ".."))
-		return np_errf(err, errlen, -EINVAL,
-			       "unit name \"%.300s\" must not contain '/' or "
-			       "\"..\"",
-			       unit);
-	for (size_t i = 0; i < n; i++)
-		if (!unit_char(unit[i]))
-			return np_errf(err, errlen, -EINVAL,
-				       "unit name \"%.300s\": character '%c' "
-				       "is not allowed",
-				       unit, unit[i]);
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		size_t s = strlen(suffix[i]);
-		ok |= n > s && !strcmp(unit + n - s, suffix[i]);
-	}
-	if (!ok)
-		return np_errf(err, errlen, -EINVAL,
-			       "\"%.300s\" is not a slice, scope or service "
-			       "unit name (NAME.slice, NAME.scope or "
-			       "NAME.service)",
-			       unit);
-	return 0;
-}
-
 int np_systemd_unit_of_cgroup(const char *path, char *unit, size_t len, char *err,
 			 size_t errlen)
 {
@@ -244,20 +202,20 @@ static int get_mask(sd_bus *bus, const char *path, const char *iface,
 	return r;
 }
 
-static int get_str(sd_bus *bus, const char *path, const char *prop,
-		   char *out, size_t len, sd_bus_error *e)
+static int get_str(sd_bus *bus, const char *path, const char *iface,
+		   const char *prop, char *out, size_t len, sd_bus_error *e)
 {
 	char *s = NULL;
-	int r = sd_bus_get_property_string(bus, SD_DEST, path, SD_UNIT, prop,
-					   e, &s);
+	int r = sd_bus_get_property_string(bus, SD_DEST, path, iface, prop, e,
+					   &s);
 	if (r >= 0)
 		snprintf(out, len, "%s", s);
 	free(s);
 	return r;
 }
 
-int np_sd_unit_info(sd_bus *bus, const char *unit, struct np_sd_unit_info *ui,
-		    char *err, size_t errlen)
+int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
+		    struct np_sd_unit_info *ui, char *err, size_t errlen)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
@@ -266,12 +224,24 @@ int np_sd_unit_info(sd_bus *bus, const char *unit, struct np_sd_unit_info *ui,
 	int r;
 
 	memset(ui, 0, sizeof(*ui));
-	snprintf(what, sizeof(what), "LoadUnit(%s)", unit);
-	r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "LoadUnit",
-			       &e, &reply, "s", unit);
+	/* GetUnit unless asked to load: asking about a unit that is not
+	 * there must not make systemd load (and announce, and drop) a
+	 * stub every time. */
+	snprintf(what, sizeof(what), "%s(%s)", load_it ? "LoadUnit" : "GetUnit",
+		 unit);
+	r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER,
+			       load_it ? "LoadUnit" : "GetUnit", &e, &reply,
+			       "s", unit);
+	if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit")) {
+		ui->load = NP_SD_NOT_FOUND;
+		snprintf(ui->active, sizeof(ui->active), "inactive");
+		sd_bus_error_free(&e);
+		return 0;
+	}
 	if (r >= 0 && (r = sd_bus_message_read(reply, "o", &path)) >= 0 &&
-	    (r = get_str(bus, path, "LoadState", load, sizeof(load), &e)) >= 0 &&
-	    (r = get_str(bus, path, "ActiveState", ui->active,
+	    (r = get_str(bus, path, SD_UNIT, "LoadState", load, sizeof(load),
+			 &e)) >= 0 &&
+	    (r = get_str(bus, path, SD_UNIT, "ActiveState", ui->active,
 			 sizeof(ui->active), &e)) >= 0) {
 		ui->load = !strcmp(load, "loaded")	? NP_SD_LOADED
 			   : !strcmp(load, "not-found") ? NP_SD_NOT_FOUND
@@ -283,6 +253,13 @@ int np_sd_unit_info(sd_bus *bus, const char *unit, struct np_sd_unit_info *ui,
 			r = get_mask(bus, path, unit_iface(unit),
 				     "AllowedMemoryNodes", &ui->has_mems,
 				     &ui->mems, &e);
+		if (r >= 0 && ui->load == NP_SD_LOADED) {
+			char cg[sizeof(ui->cgroup) + 1] = "";
+			r = get_str(bus, path, unit_iface(unit), "ControlGroup",
+				    cg, sizeof(cg), &e);
+			snprintf(ui->cgroup, sizeof(ui->cgroup), "%s",
+				 cg[0] == '/' ? cg + 1 : cg);
+		}
 	}
 	if (r < 0)
 		bus_fail(err, errlen, r, &e, what);
@@ -398,7 +375,8 @@ int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
 		return r;
 	/* The start job of a scope is quick: wait for its outcome. */
 	for (int waited = 0;; waited += 20) {
-		if ((r = np_sd_unit_info(bus, scope, &ui, err, errlen)) < 0)
+		if ((r = np_sd_unit_info(bus, scope, false, &ui, err, errlen)) <
+		    0)
 			return r;
 		if (!strcmp(ui.active, "active"))
 			return 0;

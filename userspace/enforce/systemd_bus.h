@@ -45,12 +45,15 @@ struct np_sd_unit_info {
 	np_cpuset cpus;       /* AllowedCPUs */
 	bool has_mems;
 	np_cpuset mems;       /* AllowedMemoryNodes, as node numbers */
+	char cgroup[1024];    /* ControlGroup without the leading '/'; ""
+				 while it has none */
 };
 
-/* LoadUnit, then LoadState, ActiveState, AllowedCPUs and
- * AllowedMemoryNodes of the unit. */
-int np_sd_unit_info(sd_bus *bus, const char *unit, struct np_sd_unit_info *ui,
-		    char *err, size_t errlen);
+/* GetUnit (NP_SD_NOT_FOUND when systemd has not loaded it; load_it:
+ * LoadUnit, which loads a unit that has a file), then LoadState, ActiveState, AllowedCPUs,
+ * AllowedMemoryNodes and ControlGroup of the unit. */
+int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
+		    struct np_sd_unit_info *ui, char *err, size_t errlen);
 
 /*
  * SetUnitProperties(unit, runtime=true, AllowedCPUs [, AllowedMemoryNodes]):

@@ -338,12 +338,44 @@ static int resource_spec_from_json(struct np_workload_req *w, const json_t *rs,
 	return 0;
 }
 
+/*
+ * Where the workload's CPUs go: its "cgroup" below the managed parent (the
+ * name when absent), or a systemd "unit" (then cgroup is "", and
+ * containers may not have cgroups of their own: they would be below the
+ * unit's cgroup, which is systemd's).
+ */
+static int get_target(const json_t *j, const char *path,
+		      struct np_workload_req *w, char *err, size_t errlen)
+{
+	const char *s;
+	char e2[400];
+	int r = np_json_str(j, "unit", path, false, &s, err, errlen);
+
+	if (r == -ENOENT) {
+		r = get_cgroup(j, path, false, &w->cgroup, err, errlen);
+		if (r == -ENOENT)
+			r = (w->cgroup = strdup(w->name)) ? 0 : -ENOMEM;
+		return r;
+	}
+	if (r)
+		return r;
+	if (json_object_get(j, "cgroup"))
+		return np_json_fail(err, errlen, path, "unit",
+				    "a workload has a unit or a cgroup, not "
+				    "both");
+	if (np_systemd_unit_check(s, e2, sizeof(e2)))
+		return np_json_fail(err, errlen, path, "unit", "%s", e2);
+	if (!(w->unit = strdup(s)) || !(w->cgroup = strdup("")))
+		return -ENOMEM;
+	return 0;
+}
+
 int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 			      const char *path, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
 	    "name",	    "cgroup",	 "qos", "containers",
-	    "resourceSpec", "isolation", NULL};
+	    "resourceSpec", "isolation", "unit", NULL};
 	const json_t *cs, *c, *rs;
 	const char *s;
 	size_t i;
@@ -356,10 +388,7 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		return r;
 	if ((r = get_name(j, path, w->name, sizeof(w->name), err, errlen)))
 		return r;
-	r = get_cgroup(j, path, false, &w->cgroup, err, errlen);
-	if (r == -ENOENT)
-		r = (w->cgroup = strdup(w->name)) ? 0 : -ENOMEM;
-	if (r)
+	if ((r = get_target(j, path, w, err, errlen)))
 		return r;
 	if ((r = np_json_str(j, "qos", path, true, &s, err, errlen)))
 		return r;
@@ -394,6 +423,13 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 					    "CPU");
 	}
 	w->ncontainers = (int)json_array_size(cs);
+	for (int k = 0; w->unit && k < w->ncontainers; k++)
+		if (w->c[k].cgroup && w->c[k].cgroup[0])
+			return np_json_fail(err, errlen, path, "unit",
+					    "the containers of a unit workload "
+					    "have no cgroups of their own "
+					    "(\"%s\" has)",
+					    w->c[k].name);
 	rs = json_object_get(j, "resourceSpec");
 	if (rs && !json_is_null(rs) &&
 	    (r = resource_spec_from_json(w, rs, path, err, errlen)))
@@ -423,7 +459,10 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 	json_t *o = json_object(), *cs = json_array();
 
 	json_object_set_new(o, "name", json_string(w->name));
-	json_object_set_new(o, "cgroup", json_string(w->cgroup));
+	if (w->unit)
+		json_object_set_new(o, "unit", json_string(w->unit));
+	else
+		json_object_set_new(o, "cgroup", json_string(w->cgroup));
 	json_object_set_new(o, "qos", json_string(np_qos_name(w->qos)));
 	for (int i = 0; i < w->ncontainers; i++) {
 		const struct np_container_req *c = &w->c[i];

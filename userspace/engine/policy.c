@@ -440,6 +440,8 @@ void np_workload_req_free(struct np_workload_req *w)
 	free_containers(w);
 	free(w->cgroup);
 	w->cgroup = NULL;
+	free(w->unit);
+	w->unit = NULL;
 }
 
 int np_workload_req_copy(struct np_workload_req *dst,
@@ -448,8 +450,12 @@ int np_workload_req_copy(struct np_workload_req *dst,
 	*dst = *src;
 	dst->c = NULL;
 	dst->ncontainers = 0;
-	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")))
+	dst->unit = NULL;
+	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")) ||
+	    (src->unit && !(dst->unit = strdup(src->unit)))) {
+		np_workload_req_free(dst);
 		return -ENOMEM;
+	}
 	if (src->ncontainers <= 0)
 		return 0;
 	dst->c = calloc((size_t)src->ncontainers, sizeof(*dst->c));

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Workloads that are systemd units ("unit" in the spec): numaplace does
+ * not own their cgroups, so their CPUs and memory nodes are unit
+ * properties, set through the enforcer (AllowedCPUs, AllowedMemoryNodes;
+ * systemd keeps them across restarts of the unit and daemon-reloads). A
+ * unit that does not exist yet is pending and gets its CPUs when it
+ * appears. Shared ones follow their pool: narrowed before the main plan
+ * (with the host cgroups), set after it.
+ */
+#include "daemon_internal.h"
+#include "numaplace/enforcer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static void unit_want(const struct np_daemon *d,
+		      const struct np_workload_alloc *a,
+		      const struct np_pools *p, np_cpuset *cpus,
+		      np_nodemask *mems, bool *shared)
+{
+	np_cpuset_zero(cpus);
+	*mems = 0;
+	*shared = false;
+	for (int i = 0; i < a->ncontainers; i++) {
+		if (a->c[i].exclusive)
+			np_cpuset_or(cpus, cpus, &a->c[i].cpus);
+		else
+			*shared = true;
+		*mems |= a->c[i].mems;
+	}
+	if (*shared)
+		np_cpuset_or(cpus, cpus,
+			     a->qos_class == NP_QOS_BE ? &p->be : &p->shared);
+	if (!*mems)
+		*mems = d->topo->numa_mask;
+}
+
+static void pending(struct np_wl_meta *m, const char *unit, const char *why)
+{
+	if (m->unit_pending)
+		return;
+	m->unit_pending = true;
+	np_log(LOG_INFO, "workload %s: unit %s is pending (%s)", m->name, unit,
+	       why);
+}
+
+static int one_unit(struct np_daemon *d, const struct np_workload_alloc *a,
+		    const struct np_pools *p, bool before)
+{
+	const char *unit = a->req.unit;
+	struct np_wl_meta *m = np_meta_find(d, a->req.name);
+	np_cpuset want, cur;
+	np_nodemask mems;
+	char err[1024];
+	bool shared, running;
+	int r;
+
+	if (!m)
+		return 0;
+	unit_want(d, a, p, &want, &mems, &shared);
+	r = d->enf->ops->read_unit(d->enf, unit, &cur, err, sizeof(err));
+	if (r < 0 && r != -ENOENT) {
+		np_log(LOG_ERR, "workload %s: unit %s: %s", a->req.name, unit,
+		       err);
+		return 0;
+	}
+	running = r == 0;
+	if (before) {
+		/* only shared units give CPUs up before the plan */
+		if (!shared || !running)
+			return 0;
+		np_cpuset_and(&want, &want, &cur);
+		if (np_cpuset_empty(&want))
+			return 0;
+	}
+	if (running && np_cpuset_equal(&cur, &want))
+		goto done;
+	if (running && m->established && !before)
+		np_daemon_drift(d, unit, &cur, &want, " (unit)");
+	r = d->enf->ops->set_unit(d->enf, unit, &want, mems, running, err,
+				  sizeof(err));
+	if (r == -ENOENT) {
+		pending(m, unit, err);
+		return 0;
+	}
+	if (r < 0) {
+		np_log(LOG_ERR, "workload %s: unit %s: %s", a->req.name, unit,
+		       err);
+		d->n.write_errors++;
+		return 0;
+	}
+	if (r > 0) {
+		char *s = np_cpuset_str(&want);
+		np_log(LOG_INFO, "workload %s: unit %s has AllowedCPUs=%s%s",
+		       a->req.name, unit, s ? s : "?",
+		       running ? "" : " (applies when it runs)");
+		free(s);
+	}
+done:
+	m->unit_pending = false;
+	if (!before && !m->established) {
+		m->established = true;
+		d->dirty = true;
+	}
+	return r > 0;
+}
+
+int np_daemon_units_phase(struct np_daemon *d, bool before)
+{
+	struct np_pools p;
+	int writes = 0;
+
+	if (!d->enf || !d->enf->ops->set_unit)
+		return 0;
+	np_state_pools(&d->st, &p);
+	for (int i = 0; i < d->st.nworkloads; i++)
+		if (d->st.w[i].req.unit)
+			writes += one_unit(d, &d->st.w[i], &p, before);
+	return writes;
+}
+
+/* Can this workload be admitted with this enforcer? 0 or a rejection
+ * reason in why. */
+int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
+			 char *why, size_t len)
+{
+	if (!w->unit)
+		return 0;
+	if (d->enf && !d->enf->ops->set_unit) {
+		snprintf(why, len,
+			 "unit %s: workloads that are systemd units need the "
+			 "systemd cgroup driver (this daemon runs %s)",
+			 w->unit, d->enf->ops->name);
+		return -EOPNOTSUPP;
+	}
+	for (int i = 0; i < d->st.nworkloads; i++)
+		if (d->st.w[i].req.unit && !strcmp(d->st.w[i].req.unit, w->unit) &&
+		    strcmp(d->st.w[i].req.name, w->name)) {
+			snprintf(why, len, "unit %s is workload %s's already",
+				 w->unit, d->st.w[i].req.name);
+			return -EBUSY;
+		}
+	return 0;
+}

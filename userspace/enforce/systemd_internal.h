@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The systemd enforcer backend's parts (systemd.c: operations and opening;
+ * systemd_units.c: what units had before, workloads that are units). */
+#ifndef NUMAPLACE_ENFORCE_SYSTEMD_INTERNAL_H
+#define NUMAPLACE_ENFORCE_SYSTEMD_INTERNAL_H
+
+#include "systemd_bus.h"
+#include "numaplace/enforcer.h"
+
+#define HOLDER ".np+holder"
+#define ORIGINALS "host-units.json"
+#define ORIGINALS_MAX (1 << 20)
+
+struct host_unit {
+	char cgroup[NP_CGROUP_PATH_MAX];
+	char unit[256];
+	bool recorded;	/* its original AllowedCPUs are in the file */
+	bool orig_cpus_set;
+	np_cpuset orig_cpus;
+	bool orig_mems_set;
+	np_cpuset orig_mems;
+	bool host;	/* named in shared_cgroups */
+	/* a workload's unit: what numaplace last set, and whether a bus
+	 * signal said it changed (started, stopped, reloaded) since */
+	bool known;
+	np_cpuset last_cpus, last_mems;
+	bool dirty;
+	bool queried; /* asked systemd about it since the last signal */
+	bool pending; /* not loaded when last asked */
+};
+
+struct sdenf {
+	struct np_enforcer e;
+	struct np_enforcer *fs; /* cgroupfs, rooted at the delegated scope */
+	struct np_cgroup_root host; /* the hierarchy root, read only */
+	bool host_open;
+	sd_bus *bus;
+	char address[256]; /* "" = default */
+	char managed[NP_CGROUP_PATH_MAX];
+	char slice[256], scope[256];
+	char state_dir[NP_CGROUP_PATH_MAX];
+	np_cpuset online, nodes;
+	int nunits;
+	struct host_unit *units; /* host cgroups, then units met later */
+	bool events;		 /* a watched unit changed (bus signal) */
+};
+
+#define SD(e) ((struct sdenf *)(e))
+
+/* systemd.c: bus calls that reconnect once when the bus went away */
+int np_sdenf_reconnect(struct sdenf *s, char *err, size_t errlen);
+int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
+			 const np_cpuset *cpus, const np_cpuset *mems,
+			 char *err, size_t errlen);
+int np_sdenf_unit_info(struct sdenf *s, const char *unit, bool load_it,
+		       struct np_sd_unit_info *ui, char *err, size_t errlen);
+
+/* systemd_units.c */
+struct host_unit *np_sdenf_unit_find(struct sdenf *s, const char *unit);
+struct host_unit *np_sdenf_unit_add(struct sdenf *s, const char *unit,
+				    const char *cgroup);
+int np_sdenf_save_originals(struct sdenf *s, char *err, size_t errlen);
+int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen);
+/* Write-ahead: what the unit has now is on disk before it is changed;
+ * -ENOENT while the unit is not loaded. */
+int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
+		    size_t errlen);
+
+/* Subscribe to the manager's signals about units (again after a
+ * reconnect). */
+int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen);
+int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
+		      const np_cpuset *cpus, np_nodemask mems, bool force,
+		      char *err, size_t errlen);
+int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
+		       np_cpuset *cpus, char *err, size_t errlen);
+int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
+			  size_t errlen);
+int np_sdenf_event_fd(struct np_enforcer *e);
+bool np_sdenf_process_events(struct np_enforcer *e);
+
+#endif

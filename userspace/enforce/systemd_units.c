@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The systemd backend's memory of units: what each unit it changed had
+ * before (host-units.json in the state directory, written before the
+ * change, so that a crash still knows what to give back), and workloads
+ * that are systemd units.
+ */
+#include "systemd_internal.h"
+#include "basic/fileio.h"
+#include "numaplace/cleanup.h"
+#include "numaplace/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- what host units had before numaplace changed them ---------------- */
+
+static json_t *set_json(bool set, const np_cpuset *c)
+{
+	char buf[8192];
+	if (!set || np_cpuset_format(c, buf, sizeof(buf)) < 0)
+		return json_null();
+	return json_string(buf);
+}
+
+int np_sdenf_save_originals(struct sdenf *s, char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *units = json_object(), *doc = NULL;
+	_cleanup_free_ char *txt = NULL;
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	if (!units)
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	for (int i = 0; i < s->nunits; i++) {
+		const struct host_unit *u = &s->units[i];
+		if (u->recorded)
+			json_object_set_new(
+			    units, u->unit,
+			    json_pack("{s:o,s:o}", "cpus",
+				      set_json(u->orig_cpus_set, &u->orig_cpus),
+				      "mems",
+				      set_json(u->orig_mems_set,
+					       &u->orig_mems)));
+	}
+	doc = json_pack("{s:i,s:O}", "version", 1, "units", units);
+	if (!doc || !(txt = json_dumps(doc, JSON_SORT_KEYS)))
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	dfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return np_errno(err, errlen, -errno, "state directory %s",
+				s->state_dir);
+	if ((r = np_write_atomic_at(dfd, ORIGINALS, txt, strlen(txt), 0600)))
+		return np_errno(err, errlen, r, "writing %s/%s", s->state_dir,
+				ORIGINALS);
+	return 0;
+}
+
+struct host_unit *np_sdenf_unit_find(struct sdenf *s, const char *unit)
+{
+	for (int i = 0; i < s->nunits; i++)
+		if (!strcmp(s->units[i].unit, unit))
+			return &s->units[i];
+	return NULL;
+}
+
+struct host_unit *np_sdenf_unit_add(struct sdenf *s, const char *unit,
+				  const char *cgroup)
+{
+	struct host_unit *u = np_sdenf_unit_find(s, unit), *g;
+
+	if (u)
+		return u;
+	g = realloc(s->units, sizeof(*g) * (size_t)(s->nunits + 1));
+	if (!g)
+		return NULL;
+	s->units = g;
+	u = &s->units[s->nunits++];
+	memset(u, 0, sizeof(*u));
+	snprintf(u->unit, sizeof(u->unit), "%s", unit);
+	snprintf(u->cgroup, sizeof(u->cgroup), "%s", cgroup ? cgroup : "");
+	return u;
+}
+
+static int parse_orig(const json_t *v, const char *unit, const char *key,
+		      bool *set, np_cpuset *c, char *err, size_t errlen)
+{
+	char e2[256];
+
+	if (json_is_null(v)) {
+		*set = false;
+		return 0;
+	}
+	if (!json_is_string(v) ||
+	    np_cpuset_parse(c, json_string_value(v), e2, sizeof(e2)))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: units.%s.%s: a CPU list or null is "
+			       "expected",
+			       ORIGINALS, unit, key);
+	*set = !np_cpuset_empty(c);
+	return 0;
+}
+
+/* The file of an earlier run (a crash keeps it): its originals win over
+ * what the units show now, which is numaplace's own doing. */
+int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen)
+{
+	_cleanup_free_ char *txt = NULL;
+	_cleanup_json_ json_t *doc = NULL;
+	_cleanup_close_ int dfd = open(s->state_dir,
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *unit;
+	json_t *units, *v;
+	json_error_t je;
+	int r;
+
+	if (dfd < 0)
+		return np_errno(err, errlen, -errno, "state directory %s",
+				s->state_dir);
+	r = np_read_at(dfd, ORIGINALS, NP_READ_NOFOLLOW | NP_READ_REGULAR,
+		       ORIGINALS_MAX, &txt, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return np_errno(err, errlen, r, "reading %s/%s", s->state_dir,
+				ORIGINALS);
+	if (!(doc = json_loads(txt, 0, &je)))
+		return np_errf(err, errlen, -EINVAL, "%s/%s: %s (line %d)",
+			       s->state_dir, ORIGINALS, je.text, je.line);
+	if (json_integer_value(json_object_get(doc, "version")) != 1 ||
+	    !json_is_object(units = json_object_get(doc, "units")))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s/%s: version 1 and an object \"units\" are "
+			       "expected",
+			       s->state_dir, ORIGINALS);
+	json_object_foreach(units, unit, v)
+	{
+		struct host_unit *u;
+		if ((r = np_systemd_unit_check(unit, err, errlen)) < 0)
+			return np_errf(err, errlen, r, "%s: units: %s",
+				       ORIGINALS, err);
+		if (!json_is_object(v) || json_object_size(v) != 2)
+			return np_errf(err, errlen, -EINVAL,
+				       "%s: units.%s: an object with cpus and "
+				       "mems is expected",
+				       ORIGINALS, unit);
+		if (!(u = np_sdenf_unit_add(s, unit, NULL)))
+			return np_errf(err, errlen, -ENOMEM, "out of memory");
+		if ((r = parse_orig(json_object_get(v, "cpus"), unit, "cpus",
+				    &u->orig_cpus_set, &u->orig_cpus, err,
+				    errlen)) ||
+		    (r = parse_orig(json_object_get(v, "mems"), unit, "mems",
+				    &u->orig_mems_set, &u->orig_mems, err,
+				    errlen)))
+			return r;
+		u->recorded = true;
+	}
+	return 0;
+}
+
+/* Write-ahead: what the unit has now is on disk before it is changed. */
+int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
+		  size_t errlen)
+{
+	struct np_sd_unit_info ui;
+	int r;
+
+	if (u->recorded)
+		return 0;
+	if ((r = np_sdenf_unit_info(s, u->unit, true, &ui, err, errlen)) < 0)
+		return r;
+	if (ui.load != NP_SD_LOADED)
+		return np_errf(err, errlen, -ENOENT,
+			       "unit %s is not loaded (pending until it "
+			       "exists)",
+			       u->unit);
+	u->orig_cpus_set = ui.has_cpus;
+	u->orig_cpus = ui.cpus;
+	u->orig_mems_set = ui.has_mems;
+	u->orig_mems = ui.mems;
+	u->recorded = true;
+	if ((r = np_sdenf_save_originals(s, err, errlen)) < 0)
+		u->recorded = false;
+	return r;
+}
+
+
+/* ---- workloads that are units ------------------------------------------ */
+
+int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
+		      const np_cpuset *cpus, np_nodemask mems, bool force,
+		      char *err, size_t errlen)
+{
+	struct sdenf *s = SD(e);
+	struct host_unit *u = np_sdenf_unit_add(s, unit, NULL);
+	np_cpuset nodes;
+	int r;
+
+	if (!u)
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	np_cpuset_zero(&nodes);
+	for (int i = 0; i < 64; i++)
+		if (mems >> i & 1)
+			np_cpuset_set(&nodes, i);
+	if (!force && u->known && np_cpuset_equal(&u->last_cpus, cpus) &&
+	    np_cpuset_equal(&u->last_mems, &nodes))
+		return 0;
+	/* not there when last asked, and no signal since: still pending */
+	if (!u->recorded && u->queried && !u->dirty && !u->cgroup[0] &&
+	    !force && u->pending)
+		return np_errf(err, errlen, -ENOENT, "unit %s is not there",
+			       unit);
+	if ((r = np_sdenf_record(s, u, err, errlen)) < 0) {
+		u->pending = r == -ENOENT;
+		return r;
+	}
+	u->pending = false;
+	if ((r = np_sdenf_set_allowed(s, unit, cpus, &nodes, err, errlen)) < 0)
+		return r;
+	u->known = true;
+	u->last_cpus = *cpus;
+	u->last_mems = nodes;
+	return 1;
+}
+
+/* The unit's cgroup is asked of systemd only when a signal said the unit
+ * changed (or never yet): a cycle with nothing changed makes no call. */
+int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
+		       np_cpuset *cpus, char *err, size_t errlen)
+{
+	struct sdenf *s = SD(e);
+	struct host_unit *u = np_sdenf_unit_add(s, unit, NULL);
+	struct np_cgroup_state st;
+	int r;
+
+	if (!u)
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	if (u->dirty || !u->cgroup[0]) {
+		struct np_sd_unit_info ui;
+		if (!u->dirty && u->queried)
+			return np_errf(err, errlen, -ENOENT,
+				       "unit %s is not running", unit);
+		if ((r = np_sdenf_unit_info(s, unit, false, &ui, err, errlen)) < 0)
+			return r;
+		u->dirty = false;
+		u->queried = true;
+		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
+		if (ui.load != NP_SD_LOADED || !ui.cgroup[0])
+			return np_errf(err, errlen, -ENOENT,
+				       "unit %s is %s", unit,
+				       ui.load == NP_SD_LOADED
+					       ? "not running"
+					       : "not there (pending)");
+	}
+	if ((r = np_cgroup_inspect(&s->host, u->cgroup, &st, err, errlen)) < 0) {
+		u->cgroup[0] = '\0'; /* stopped: a signal says when it runs */
+		return r;
+	}
+	*cpus = st.cpus;
+	return 0;
+}
+
+int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
+			  size_t errlen)
+{
+	struct sdenf *s = SD(e);
+	struct host_unit *u = np_sdenf_unit_find(s, unit);
+	int r;
+
+	if (!u || !u->recorded)
+		return 0;
+	r = np_sdenf_set_allowed(s, unit,
+				 u->orig_cpus_set ? &u->orig_cpus : &s->online,
+				 u->orig_mems_set ? &u->orig_mems : &s->nodes,
+				 err, errlen);
+	/* a unit that is gone has nothing to give back */
+	if (r < 0 && r != -ENOENT && r != -ENXIO)
+		return r;
+	u->recorded = u->known = false;
+	return np_sdenf_save_originals(s, err, errlen);
+}
+
+/* ---- bus signals ---------------------------------------------------------- */
+
+static int on_unit_signal(sd_bus_message *m, void *arg, sd_bus_error *ret)
+{
+	struct sdenf *s = arg;
+	const char *member = sd_bus_message_get_member(m), *unit = NULL;
+	struct host_unit *u;
+	uint32_t id;
+	const char *job;
+
+	(void)ret;
+	if (!member)
+		return 0;
+	if (!strcmp(member, "JobRemoved"))
+		(void)sd_bus_message_read(m, "uos", &id, &job, &unit);
+	else
+		(void)sd_bus_message_read(m, "s", &unit);
+	if (unit && (u = np_sdenf_unit_find(s, unit)) && !u->host) {
+		u->dirty = true;
+		u->pending = false;
+		s->events = true;
+	}
+	return 0;
+}
+
+int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen)
+{
+	static const char *const sig[] = {"UnitNew", "UnitRemoved",
+					  "JobRemoved"};
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r;
+
+	for (size_t i = 0; i < sizeof(sig) / sizeof(sig[0]); i++)
+		if ((r = sd_bus_match_signal(s->bus, NULL,
+					     "org.freedesktop.systemd1",
+					     "/org/freedesktop/systemd1",
+					     "org.freedesktop.systemd1.Manager",
+					     sig[i], on_unit_signal, s)) < 0)
+			return np_errno(err, errlen, r, "watching %s", sig[i]);
+	r = sd_bus_call_method(s->bus, "org.freedesktop.systemd1",
+			       "/org/freedesktop/systemd1",
+			       "org.freedesktop.systemd1.Manager", "Subscribe",
+			       &e, NULL, "");
+	if (r < 0)
+		np_errf(err, errlen, r, "Subscribe: %s",
+			e.message ? e.message : strerror(-r));
+	sd_bus_error_free(&e);
+	return r < 0 ? r : 0;
+}
+
+int np_sdenf_event_fd(struct np_enforcer *e)
+{
+	return sd_bus_get_fd(SD(e)->bus);
+}
+
+bool np_sdenf_process_events(struct np_enforcer *e)
+{
+	struct sdenf *s = SD(e);
+	bool any;
+	int r;
+
+	while ((r = sd_bus_process(s->bus, NULL)) > 0)
+		;
+	if (r < 0) {
+		char err[512];
+		/* systemd re-executed or the bus went away: the next cycle
+		 * looks at every unit again */
+		if (np_sdenf_reconnect(s, err, sizeof(err)) < 0)
+			return false;
+	}
+	any = s->events;
+	s->events = false;
+	return any;
+}
