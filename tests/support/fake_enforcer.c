@@ -256,6 +256,79 @@ static const struct np_enforcer_ops fake_ops = {
 	.destroy = fk_destroy,
 };
 
+/* Units: tree 'u'; a unit that exists is loaded and running, its cpus
+ * are what its cgroup holds. */
+static int fk_set_unit(struct np_enforcer *e, const char *unit,
+		       const np_cpuset *cpus, np_nodemask mems, bool force,
+		       char *err, size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), 'u', unit, false);
+	char *s, m[64];
+
+	if (!c) {
+		snprintf(err, errlen, "unit %s not loaded", unit);
+		return -ENOENT;
+	}
+	if (!force && np_cpuset_equal(&c->cpus, cpus) && c->mems == mems)
+		return 0;
+	c->cpus = *cpus;
+	c->mems = mems;
+	s = np_cpuset_str(cpus);
+	np_nodemask_format(mems, m, sizeof(m));
+	logf_(F(e), "set-unit %s cpus=%s mems=%s", unit, s ? s : "?", m);
+	free(s);
+	return 1;
+}
+
+static int fk_read_unit(struct np_enforcer *e, const char *unit,
+			np_cpuset *cpus, char *err, size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), 'u', unit, false);
+
+	if (!c) {
+		snprintf(err, errlen, "unit %s not loaded", unit);
+		return -ENOENT;
+	}
+	*cpus = c->cpus;
+	return 0;
+}
+
+static int fk_release_unit(struct np_enforcer *e, const char *unit,
+			   char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	logf_(F(e), "release-unit %s", unit);
+	return 0;
+}
+
+static const struct np_enforcer_ops fake_units_ops = {
+	.name = "fake-units",
+	.partitions = true,
+	.cycle = fk_cycle,
+	.read = fk_read,
+	.inspect = fk_inspect,
+	.prepare = fk_prepare,
+	.apply = fk_apply,
+	.set_cpuset = fk_set_cpuset,
+	.set_partition = fk_set_partition,
+	.remove = fk_remove,
+	.forget = fk_forget,
+	.enable_controller = fk_enable,
+	.migrate_memory = fk_migrate,
+	.parent_fd = fk_parent_fd,
+	.fake = fk_fake,
+	.set_unit = fk_set_unit,
+	.read_unit = fk_read_unit,
+	.release_unit = fk_release_unit,
+	.destroy = fk_destroy,
+};
+
+void fake_enable_units(struct fake_enforcer *f)
+{
+	f->e.ops = &fake_units_ops;
+}
+
 struct fake_enforcer *fake_enforcer_new(void)
 {
 	struct fake_enforcer *f = calloc(1, sizeof(*f));

@@ -39,6 +39,9 @@ struct fake_enforcer *fake_enforcer_new(void);
 /* The cgroup (tree 'm' or 'h'), created when create; NULL if absent. */
 struct fake_cgroup *fake_cg(struct fake_enforcer *f, char tree,
 			    const char *path, bool create);
+/* Give it the unit operations (workloads that are systemd units); units
+ * are tree 'u' ("exists": loaded and running). */
+void fake_enable_units(struct fake_enforcer *f);
 /* Forget the log. */
 void fake_log_clear(struct fake_enforcer *f);
 /* The log lines joined with '\n' (a static buffer). */

@@ -203,6 +203,110 @@ static void test_vanished(void **state)
 	assert_log(x, "set host system.slice cpus=0-7\n");
 }
 
+
+/* The rejection of a request (the answer's "reason"). */
+static char *rejected(struct fx *x, const char *spec)
+{
+	static char reason[512];
+	char buf[1024];
+	json_error_t je;
+	json_t *req, *resp;
+
+	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
+	req = json_loads(buf, 0, &je);
+	assert_non_null(req);
+	resp = np_daemon_handle(&x->fd.d, req);
+	json_decref(req);
+	snprintf(reason, sizeof(reason), "%s", json_dumps(resp, 0));
+	json_decref(resp);
+	return reason;
+}
+
+static struct np_wl_meta *meta(struct fx *x, const char *name)
+{
+	for (int i = 0; i < x->fd.d.nmeta; i++)
+		if (!strcmp(x->fd.d.meta[i].name, name))
+			return &x->fd.d.meta[i];
+	fail_msg("no workload %s", name);
+	return NULL;
+}
+
+#define LSE_SVC                                                                \
+	"{\"name\": \"svc\", \"unit\": \"busy.service\", \"qos\": \"LSE\", "   \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
+
+/* An enforcer without units (cgroupfs) refuses a unit workload, and says
+ * why; nothing is written. */
+static void test_unit_needs_systemd(void **state)
+{
+	struct fx *x = *state;
+	char *r;
+
+	fake_log_clear(x->fd.f);
+	r = rejected(x, LSE_SVC);
+	if (!strstr(r, "need the systemd cgroup driver (this daemon runs fake)"))
+		fail_msg("answer: %s", r);
+	assert_log(x, "");
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
+}
+
+/*
+ * A unit workload: the host slice yields before the unit gets its CPUs (a
+ * unit property, no cgroup of numaplace's), nothing while nothing
+ * changes, a hand change repaired through the enforcer, released units
+ * get theirs back; a second workload cannot take the same unit.
+ */
+static void test_unit_workload(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *u;
+	char *r;
+
+	fake_enable_units(x->fd.f);
+	u = fake_cg(x->fd.f, 'u', "busy.service", true);
+	u->exists = true;
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	admit(x, LSE_SVC);
+	assert_log(x, "set host system.slice cpus=0,2-4,6-7\n"
+		      "set-unit busy.service cpus=1,5 mems=0\n");
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "");
+	np_cpuset_set(&u->cpus, 2);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "set-unit busy.service cpus=1,5 mems=0\n");
+	assert_int_equal(x->fd.d.n.drift_repaired, 1);
+	r = rejected(x, "{\"name\": \"two\", \"unit\": \"busy.service\", "
+			"\"qos\": \"LS\", \"containers\": [{\"name\": \"m\", "
+			"\"cpu\": \"1\"}]}");
+	if (!strstr(r, "unit busy.service is workload svc's already"))
+		fail_msg("answer: %s", r);
+	fake_log_clear(x->fd.f);
+	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
+}
+
+/* A unit that is not there yet is pending: admitted, no call, then its
+ * CPUs when it appears. */
+static void test_unit_pending(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *u;
+
+	fake_enable_units(x->fd.f);
+	admit(x, LSE_SVC);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
+	assert_true(meta(x, "svc")->unit_pending);
+	u = fake_cg(x->fd.f, 'u', "busy.service", true);
+	u->exists = true;
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "set-unit busy.service cpus=1,5 mems=0\n");
+	assert_false(meta(x, "svc")->unit_pending);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +319,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_apply_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unit_needs_systemd, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -186,6 +187,69 @@ static void test_config(void **state)
 	}
 }
 
+static int spec_of(const char *txt, struct np_workload_req *w, char *err,
+		   size_t errlen)
+{
+	json_error_t je;
+	json_t *j = json_loads(txt, 0, &je);
+	int r;
+	assert_non_null(j);
+	r = np_workload_req_from_json(w, j, "spec", err, errlen);
+	json_decref(j);
+	return r;
+}
+
+/* "unit" in a workload spec: checked, exclusive with cgroup, round trip. */
+static void test_unit_spec(void **state)
+{
+	static const struct {
+		const char *json, *says;
+	} bad[] = {
+		{"{\"name\":\"a\",\"unit\":\"a/b.service\",\"qos\":\"LS\","
+		 "\"containers\":[{\"name\":\"m\",\"cpu\":\"1\"}]}",
+		 "spec.unit: unit name \"a/b.service\" must not contain"},
+		{"{\"name\":\"a\",\"unit\":\"x.mount\",\"qos\":\"LS\","
+		 "\"containers\":[{\"name\":\"m\",\"cpu\":\"1\"}]}",
+		 "spec.unit: \"x.mount\" is not a slice, scope or service"},
+		{"{\"name\":\"a\",\"unit\":\"x.service\",\"cgroup\":\"a\","
+		 "\"qos\":\"LS\",\"containers\":[{\"name\":\"m\",\"cpu\":\"1\"}]}",
+		 "spec.unit: a workload has a unit or a cgroup, not both"},
+		{"{\"name\":\"a\",\"unit\":\"x.service\",\"qos\":\"LS\","
+		 "\"containers\":[{\"name\":\"m\",\"cpu\":\"1\",\"cgroup\":\"c\"}]}",
+		 "spec.unit: the containers of a unit workload have no cgroups"},
+	};
+	struct np_workload_req w, copy;
+	char err[512], *txt;
+	json_t *j;
+	(void)state;
+	assert_int_equal(spec_of("{\"name\":\"a\",\"unit\":\"busy.service\","
+				 "\"qos\":\"LSE\",\"containers\":[{\"name\":"
+				 "\"m\",\"cpu\":\"2\"}]}",
+				 &w, err, sizeof(err)),
+			 0);
+	assert_string_equal(w.unit, "busy.service");
+	assert_string_equal(w.cgroup, "");
+	assert_int_equal(np_workload_req_copy(&copy, &w), 0);
+	assert_string_equal(copy.unit, "busy.service");
+	j = np_workload_req_to_json(&copy);
+	txt = json_dumps(j, JSON_SORT_KEYS);
+	assert_non_null(strstr(txt, "\"unit\": \"busy.service\""));
+	assert_null(strstr(txt, "\"cgroup\""));
+	free(txt);
+	json_decref(j);
+	np_workload_req_free(&copy);
+	np_workload_req_free(&w);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_not_equal(spec_of(bad[i].json, &w, err, sizeof(err)),
+				     0);
+		np_workload_req_free(&w);
+		if (!strstr(err, bad[i].says))
+			fail_msg("%s: \"%s\" does not say \"%s\"", bad[i].json,
+				 err, bad[i].says);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_slice_path),
 		cmocka_unit_test(test_masks),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_unit_spec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
