@@ -89,45 +89,10 @@ done
 [[ -d $scen ]] || die "--scenarios $scen: not a directory"
 
 # ---- topologies --------------------------------------------------------------
-# Each defines: qemu -smp, per-node cpus and memory, the distance matrix
-# (rows ':'-separated, values ','), and SMT threads per core.  The same
-# facts are passed to the guest as np.* parameters for the scenarios.
-case $topo in
-2node)
-	smp=8,sockets=2,cores=2,threads=2
-	nodecpus=(0-3 4-7)
-	nodemem=1G
-	dist="10,20:20,10"
-	smt=2
-	;;
-4node)
-	# Two sockets, each split into two nodes (like sub-NUMA clustering):
-	# 10 local, 12 the other node of the same socket, 20/22 cross-socket.
-	smp=16,sockets=2,cores=4,threads=2
-	nodecpus=(0-3 4-7 8-11 12-15)
-	nodemem=512M
-	dist="10,12,20,22:12,10,22,20:20,22,10,12:22,20,12,10"
-	smt=2
-	;;
-"") die "--topology is required (2node or 4node)" ;;
-*) die "unknown topology '$topo' (2node or 4node)" ;;
-esac
-nnodes=${#nodecpus[@]}
-ncpus=${smp%%,*}
-
-numa=()
-IFS=: read -r -a rows <<<"$dist"
-for ((i = 0; i < nnodes; i++)); do
-	numa+=(-object "memory-backend-ram,id=m$i,size=$nodemem"
-		-numa "node,nodeid=$i,cpus=${nodecpus[i]},memdev=m$i")
-done
-for ((i = 0; i < nnodes; i++)); do
-	IFS=, read -r -a row <<<"${rows[i]}"
-	for ((j = i + 1; j < nnodes; j++)); do
-		numa+=(-numa "dist,src=$i,dst=$j,val=${row[j]}")
-	done
-done
-nodecpus_param=$(IFS=:; echo "${nodecpus[*]}")
+# shellcheck source=topology.sh
+. "$HERE/topology.sh"
+[[ -n $topo ]] || die "--topology is required (2node or 4node)"
+np_vm_topology "$topo" || die "unknown topology '$topo' (2node or 4node)"
 
 # ---- prepare -------------------------------------------------------------------
 "$HERE/deps.sh"

@@ -22,8 +22,16 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 static void adopt_unknown_cgroups(struct np_daemon *d)
 {
@@ -348,9 +356,29 @@ int np_daemon_run(struct np_daemon *d)
 	np_daemon_reconcile(d);
 	sd_notifyf(0, "READY=1\nSTATUS=%d workloads, reconciling every %u ms",
 		   d->st.nworkloads, d->cfg.reconcile_period_ms);
+	/* The watchdog (WatchdogSec= of the unit) is pinged from the loop
+	 * at half its interval, whatever the reconcile period: a loop that
+	 * stops turning stops the pings. */
+	uint64_t wd_usec = 0, next_ping = 0;
+	if (sd_watchdog_enabled(0, &wd_usec) <= 0)
+		wd_usec = 0;
 	while (!d->stop) {
 		struct epoll_event ev[8];
-		int n = epoll_wait(d->epfd, ev, 8, -1);
+		int timeout = -1;
+		if (wd_usec) {
+			uint64_t now = now_usec();
+			if (now >= next_ping) {
+				sd_notifyf(0,
+					   "WATCHDOG=1\nSTATUS=%d workloads, "
+					   "%llu drift repaired, %llu rejected",
+					   d->st.nworkloads,
+					   (unsigned long long)d->n.drift_repaired,
+					   (unsigned long long)d->n.rejected);
+				next_ping = now + wd_usec / 2;
+			}
+			timeout = (int)((next_ping - now) / 1000) + 1;
+		}
+		int n = epoll_wait(d->epfd, ev, 8, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -361,12 +389,6 @@ int np_daemon_run(struct np_daemon *d)
 				uint64_t x;
 				(void)!read(fd, &x, sizeof(x));
 				np_daemon_reconcile(d);
-				sd_notifyf(0,
-					   "WATCHDOG=1\nSTATUS=%d workloads, "
-					   "%llu drift repaired, %llu rejected",
-					   d->st.nworkloads,
-					   (unsigned long long)d->n.drift_repaired,
-					   (unsigned long long)d->n.rejected);
 			} else if (fd == d->sfd) {
 				struct signalfd_siginfo si;
 				while (read(fd, &si, sizeof(si)) == sizeof(si)) {

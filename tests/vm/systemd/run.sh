@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# tests/vm/systemd/run.sh --topology 2node|4node [--bin PATH]... [options]
+#
+# Boot Debian's kernel under qemu (TCG) with systemd 252 as PID 1 (cgroup
+# v2, dbus, journald) and run tests/vm/systemd/scenarios inside, each as a
+# transient unit of the test unit sdtest.service.  The root is the cached
+# Debian base of mkroot.sh plus a small archive made here with the
+# project's files: each --bin into /usr/local/sbin (with the libraries ldd
+# lists), tools/numaplaced.service installed (not enabled), the scenarios
+# under /sdtest.  Exit 0 only if the guest printed NP-DONE with no failure
+# and at least one PASS; 1 otherwise; 2 on a usage error.
+#
+# Options:
+#   --topology T          2node or 4node (tests/vm/topology.sh)
+#   --scenarios DIR       default tests/vm/systemd/scenarios
+#   --bin PATH            a program for /usr/local/sbin (repeatable)
+#   --only GLOB[,GLOB]    run only matching scenarios
+#   --timeout SECONDS     hard limit for the whole VM run (default 900)
+#   --scenario-timeout S  limit for each scenario (default 300)
+#   --boot-timeout S      no NP-BOOT S seconds after qemu started: boot
+#                         again (default 150)
+#   --boot-attempts N     default 3
+#   --quiet               print only the results
+# Logs: build/vm/last-sd-<topology>.log (the test channel, ttyS1) and
+# build/vm/last-sd-<topology>.console.log (kernel and systemd, ttyS0).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VMHERE=$(cd "$HERE/.." && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+VMDIR=$ROOT/build/vm
+
+usage() {
+	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+die() { echo "systemd/run.sh: $*" >&2; exit 2; }
+
+topo= scen=$HERE/scenarios hard_timeout=900 scen_timeout=300
+boot_timeout=${NP_VM_BOOT_TIMEOUT:-150} boot_attempts=${NP_VM_BOOT_ATTEMPTS:-3}
+only= quiet=0
+bins=()
+while (($#)); do
+	case $1 in
+	--topology) topo=${2:-}; shift 2 ;;
+	--scenarios) scen=${2:-}; shift 2 ;;
+	--bin) bins+=("${2:-}"); shift 2 ;;
+	--only) only=${2:-}; shift 2 ;;
+	--timeout) hard_timeout=${2:-}; shift 2 ;;
+	--scenario-timeout) scen_timeout=${2:-}; shift 2 ;;
+	--boot-timeout) boot_timeout=${2:-}; shift 2 ;;
+	--boot-attempts) boot_attempts=${2:-}; shift 2 ;;
+	--quiet) quiet=1; shift ;;
+	-h | --help) usage ;;
+	*) echo "systemd/run.sh: unknown argument: $1" >&2; usage ;;
+	esac
+done
+for n in "$hard_timeout" "$scen_timeout" "$boot_timeout" "$boot_attempts"; do
+	[[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || die "timeouts and counts are positive integers"
+done
+[[ -d $scen ]] || die "--scenarios $scen: not a directory"
+[[ -n $topo ]] || die "--topology is required (2node or 4node)"
+# shellcheck source=../topology.sh
+. "$VMHERE/topology.sh"
+np_vm_topology "$topo" || die "unknown topology '$topo' (2node or 4node)"
+
+"$VMHERE/deps.sh"
+kernel=$("$VMHERE/fetch-kernel.sh")
+[[ -f $kernel ]] || die "kernel $kernel not found"
+base=$("$HERE/mkroot.sh")
+
+mkdir -p "$VMDIR"
+run=$(mktemp -d "$VMDIR/sdrun-$topo.XXXXXX")
+qpid=
+tpid=
+# shellcheck disable=SC2317 # invoked via trap
+cleanup() {
+	[[ -n $qpid ]] && kill "$qpid" 2>/dev/null
+	[[ -n $tpid ]] && kill "$tpid" 2>/dev/null
+	rm -rf "$run"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the project's archive ------------------------------------------------------
+st=$run/overlay
+mkdir -p "$st"/usr/local/sbin "$st"/etc/systemd/system/multi-user.target.wants \
+	"$st"/sdtest/scenarios "$st"/etc/numaplace
+# The base has bin, lib, lib64 -> usr/...: files go to their usr/ path.
+usrpath() {
+	local p
+	p=$(readlink -f "$1")
+	case $p in /bin/* | /sbin/* | /lib/* | /lib64/*) p=/usr$p ;; esac
+	echo "$p"
+}
+copy_libs() {
+	local out lib dst
+	out=$(ldd "$1" 2>&1) || return 0
+	! grep -q 'not found' <<<"$out" || die "$1: unresolved libraries: $out"
+	while read -r lib; do
+		dst=$st$(usrpath "$lib")
+		[[ -e $dst ]] && continue
+		mkdir -p "$(dirname "$dst")"
+		cp -L "$lib" "$dst"
+	done < <(awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' <<<"$out")
+}
+for b in "${bins[@]}"; do
+	[[ -f $b && -x $b ]] || die "--bin $b: not an executable file"
+	install -m 0755 "$b" "$st/usr/local/sbin/$(basename "$b")"
+	copy_libs "$b"
+done
+install -m 0644 "$ROOT/tools/numaplaced.service" "$st/etc/systemd/system/"
+install -m 0644 "$ROOT/tools/numaplace.example.json" "$st/etc/numaplace/example.json"
+install -m 0644 "$HERE/sdtest.service" "$st/etc/systemd/system/"
+ln -s ../sdtest.service "$st/etc/systemd/system/multi-user.target.wants/sdtest.service"
+install -m 0755 "$HERE/runner.sh" "$st/sdtest/"
+install -m 0644 "$VMHERE/lib.sh" "$HERE/sdlib.sh" "$st/sdtest/"
+cp -a "$scen"/. "$st/sdtest/scenarios/"
+# The kernel makes no missing parents: directories come too (the base's
+# bin, lib, ... are links, hence the usr/ paths above).
+(cd "$st" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort |
+	cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$run/overlay.cpio.gz"
+# Concatenated archives: the kernel unpacks one after the other.
+cat "$base" "$run/overlay.cpio.gz" >"$run/initrd.gz"
+
+cmdline="console=ttyS0 quiet panic=-1 systemd.unified_cgroup_hierarchy=1 systemd.show_status=0"
+cmdline+=" np.topo=$topo np.nodes=$nnodes np.cpus=$ncpus np.smt=$smt"
+cmdline+=" np.nodecpus=$nodecpus_param np.dist=$dist np.timeout=$scen_timeout"
+[[ -n $only ]] && cmdline+=" np.only=$only"
+
+# ---- boot -----------------------------------------------------------------------------
+res=$run/results.log
+con=$run/console.log
+# shellcheck disable=SC2054 # qemu's option syntax
+qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu Skylake-Server
+	-m 2048 -smp "$smp" "${numa[@]}"
+	-kernel "$kernel" -initrd "$run/initrd.gz" -append "$cmdline" -no-reboot
+	-display none -monitor none -serial "file:$con" -serial "file:$res")
+echo "systemd/run.sh: booting $topo with systemd as PID 1 ($ncpus CPUs, $nnodes nodes), timeout ${hard_timeout}s" >&2
+start=$(date +%s.%N)
+deadline=$(($(date +%s) + hard_timeout))
+attempt=0 stalled=0 qrc=0
+while :; do
+	attempt=$((attempt + 1))
+	: >"$res"
+	: >"$con"
+	remaining=$((deadline - $(date +%s)))
+	((remaining > 0)) || { qrc=124; break; }
+	timeout -k 10 "$remaining" "${qemu[@]}" </dev/null >"$run/qemu.out" 2>&1 &
+	qpid=$!
+	if ((!quiet)); then
+		tail -n +1 --pid="$qpid" -f "$res" | tr -d '\r' &
+		tpid=$!
+	fi
+	t0=$(date +%s) booted=0 stalled=0
+	while kill -0 "$qpid" 2>/dev/null; do
+		if ((!booted)); then
+			if grep -q '^NP-BOOT' "$res"; then
+				booted=1
+			elif (($(date +%s) - t0 >= boot_timeout)); then
+				stalled=1
+				kill "$qpid" 2>/dev/null || true
+				break
+			fi
+		fi
+		sleep 0.5
+	done
+	set +e
+	wait "$qpid"
+	qrc=$?
+	set -e
+	qpid=
+	[[ -n $tpid ]] && { wait "$tpid" 2>/dev/null || true; tpid=; }
+	((stalled)) || break
+	tr -d '\r' <"$con" >"$VMDIR/stalled-sd-$topo.$attempt.log"
+	echo "systemd/run.sh: $topo: no NP-BOOT after ${boot_timeout}s (attempt $attempt/$boot_attempts," \
+		"console in build/vm/stalled-sd-$topo.$attempt.log)" >&2
+	((attempt < boot_attempts)) || break
+done
+wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e - s}')
+clog=$VMDIR/last-sd-$topo.log
+tr -d '\r' <"$res" >"$clog"
+tr -d '\r' <"$con" >"$VMDIR/last-sd-$topo.console.log"
+
+# ---- report ---------------------------------------------------------------------------
+results=$(grep -E '^NP-RESULT [^ ]+ (PASS|FAIL|SKIP)' "$clog" || true)
+done_line=$(grep -Eo '^NP-DONE [0-9]+ [0-9]+' "$clog" | tail -n1 || true)
+boot=$(grep -Eo '^NP-BOOT uptime=[0-9.]+' "$clog" | head -n1 | cut -d= -f2 || true)
+npass=$(grep -c '^NP-RESULT [^ ]* PASS' <<<"$results" || true)
+nfail=$(grep -c '^NP-RESULT [^ ]* FAIL' <<<"$results" || true)
+nskip=$(grep -c '^NP-RESULT [^ ]* SKIP' <<<"$results" || true)
+echo "== systemd $topo results"
+[[ -n $results ]] && while read -r line; do echo "  ${line#NP-RESULT }"; done <<<"$results"
+ok=1 why=
+if ((stalled)); then
+	ok=0 why="guest did not boot within ${boot_timeout}s in $attempt attempt(s)"
+elif ((qrc == 124 || qrc == 137)); then
+	ok=0 why="hard timeout after ${hard_timeout}s"
+elif [[ -z $done_line ]]; then
+	ok=0 why="no NP-DONE on the test channel (qemu exit $qrc)"
+else
+	read -r _ dpass dfail <<<"$done_line"
+	if ((dfail > 0 || nfail > 0)); then
+		ok=0 why="$dfail scenario(s) failed"
+	elif ((dpass == 0 || npass == 0)); then
+		ok=0 why="no scenario passed"
+	fi
+fi
+summary="systemd $topo: pass=$npass fail=$nfail skip=$nskip, wall ${wall}s (test start at guest uptime ${boot:-?}s), log $clog"
+if ((ok)); then
+	echo "systemd/run.sh: OK $summary"
+	exit 0
+fi
+if [[ -z $done_line ]]; then
+	echo "-- last lines of the test channel:" >&2
+	tail -n 20 "$clog" >&2
+	echo "-- last console lines:" >&2
+	tail -n 20 "$VMDIR/last-sd-$topo.console.log" >&2
+fi
+echo "systemd/run.sh: FAILED ($why) $summary" >&2
+exit 1

@@ -1,0 +1,58 @@
+#!/bin/bash
+# a. numaplaced.service from tools/ starts under systemd, reports ready,
+#    picks the systemd driver by itself, and the watchdog works: pinged
+#    while the loop turns, and a stopped loop gets restarted.
+. /sdtest/sdlib.sh
+journal_on_fail numaplaced
+on_exit "systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
+
+write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 30'
+# --check-config says which driver it will use and that the file is good.
+out=$($NPD --check-config --config $CONF 2>&1) || fail "--check-config: $out"
+echo "$out" | grep -i driver || fail "--check-config does not name the cgroup driver"
+# A short watchdog (the unit's is 60 s) and a reconcile period longer than
+# it: the pings must not depend on the period.
+mkdir -p /run/systemd/system/numaplaced.service.d
+printf '[Service]\nWatchdogSec=4\n' >/run/systemd/system/numaplaced.service.d/wd.conf
+systemctl daemon-reload
+start_numaplaced
+assert_eq "$(prop numaplaced.service WatchdogUSec)" 4s "WatchdogUSec from the drop-in"
+assert_eq "$(prop numaplaced.service ActiveState)/$(prop numaplaced.service SubState)" active/running "numaplaced state"
+assert_eq "$(prop numaplaced.service Type)" notify "unit type"
+# READY=1 came through: a notify unit is active only after it.
+pid=$(prop numaplaced.service MainPID)
+[ "$pid" -gt 0 ] || fail "no MainPID"
+
+# The systemd driver: the workloads' scope is a transient unit with
+# Delegate=yes in numaplace.slice, numaplaced did not mkdir it.
+try_for 10 test "$(prop numaplace-workloads.scope ActiveState)" = active ||
+	fail "numaplace-workloads.scope: $(prop numaplace-workloads.scope ActiveState)"
+assert_eq "$(prop numaplace-workloads.scope Delegate)" yes "scope Delegate"
+assert_eq "$(prop numaplace-workloads.scope Slice)" numaplace.slice "scope slice"
+cg=$(prop numaplace-workloads.scope ControlGroup)
+assert_eq "$cg" /numaplace.slice/numaplace-workloads.scope "scope cgroup"
+# The holder that keeps the empty scope up sits in a leaf, so that the
+# scope itself holds no process and can have children with cpusets.
+[ -z "$(cat /sys/fs/cgroup$cg/cgroup.procs)" ] || fail "processes in the scope's own cgroup: $(cat /sys/fs/cgroup$cg/cgroup.procs)"
+[ -n "$(cat "/sys/fs/cgroup$cg/.np+holder/cgroup.procs")" ] || fail "no holder in $cg/.np+holder"
+journalctl -u numaplaced --no-pager | grep -q 'cgroup driver auto: systemd' ||
+	fail "the log does not say the driver auto picked"
+
+# Watchdog: 12 s at WatchdogSec=4 with a 30 s period, still the same pid.
+t1=$(prop numaplaced.service WatchdogTimestampMonotonic)
+sleep 12
+assert_eq "$(prop numaplaced.service MainPID)" "$pid" "MainPID after 12 s"
+assert_eq "$(prop numaplaced.service NRestarts)" 0 "restarts while pinging"
+t2=$(prop numaplaced.service WatchdogTimestampMonotonic)
+[ "$t2" -gt "$t1" ] || fail "no watchdog ping in 12 s ($t1 -> $t2)"
+# A loop that stops turning: SIGSTOP, the watchdog fires, Restart=on-failure.
+kill -STOP "$pid"
+sleep 8
+log "after SIGSTOP: $(systemctl show -p Result -p ActiveState -p SubState -p NRestarts -p WatchdogTimestampMonotonic numaplaced.service | tr '\n' ' ') now $(cut -d' ' -f1 /proc/uptime)"
+try_for 30 test "$(prop numaplaced.service NRestarts)" -ge 1 || fail "no restart 30 s after SIGSTOP"
+try_for 30 test "$(prop numaplaced.service ActiveState)" = active || fail "not active again after the watchdog restart"
+npid=$(prop numaplaced.service MainPID)
+[ "$npid" != "$pid" ] || fail "same pid after the watchdog restart"
+journalctl -u numaplaced --no-pager | grep -qi 'watchdog' || fail "journal does not mention the watchdog"
+log "watchdog restart: pid $pid -> $npid"
+pass
