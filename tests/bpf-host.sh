@@ -10,7 +10,7 @@
 #   - a task in a cgroup nested below the watched one counts for it;
 #   - a task on an allowed CPU: nothing;
 #   - hooks this kernel refuses (fentry here) are disabled, not fatal;
-#   - pins are 0600 in <pin>/v1, bpftool prints named fields, and
+#   - pins are 0600 in <pin>/v2, bpftool prints named fields, and
 #     `numaplace violations --json` reads the same counters.
 set -uo pipefail
 build=${1:-build}
@@ -156,22 +156,22 @@ check "the nested task's time counts for w (ticks $rt, ~132 expected)" [ "$rt" -
 # (f) pins and bpftool
 npins=0
 badpins=
-for f in "$PIN"/v1/*; do
+for f in "$PIN"/v2/*; do
 	npins=$((npins + 1))
 	[ "$(stat -c %a "$f")" = 600 ] || badpins+=" $(basename "$f"):$(stat -c %a "$f")"
 done
-check "$npins pins in $PIN/v1, all mode 0600${badpins:+ (not:$badpins)}" \
-	[ -e "$PIN/v1/np_counters" -a -z "$badpins" ]
-check "pin directory is 0700" [ "$(stat -c %a "$PIN/v1")" = 700 ]
+check "$npins pins in $PIN/v2, all mode 0600${badpins:+ (not:$badpins)}" \
+	[ -e "$PIN/v2/np_counters" -a -z "$badpins" ]
+check "pin directory is 0700" [ "$(stat -c %a "$PIN/v2")" = 700 ]
 if command -v bpftool >/dev/null; then
-	check "bpftool dumps named counter fields" sh -c "bpftool map dump pinned $PIN/v1/np_counters | grep -q '\"run_outside\"'"
-	check "bpftool dumps the slot table" sh -c "bpftool map dump pinned $PIN/v1/np_slots | grep -q '\"name\"'"
+	check "bpftool dumps named counter fields" sh -c "bpftool map dump pinned $PIN/v2/np_counters | grep -q '\"run_outside\"'"
+	check "bpftool dumps the slot table" sh -c "bpftool map dump pinned $PIN/v2/np_slots | grep -q '\"name\"'"
 	# (g) the CLI reads what bpftool reads: w's counters summed over CPUs
 	# (-j prints raw bytes plus a BTF-"formatted" copy)
 	# (intrusions on CPU 0 go on: other host tasks run there, so CLI,
 	# bpftool, CLI must be in order)
 	bcnt() {
-		bpftool -j map lookup pinned "$PIN/v1/np_counters" key 3 0 0 0 |
+		bpftool -j map lookup pinned "$PIN/v2/np_counters" key 3 0 0 0 |
 			python3 -c "import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; d=d.get('formatted',d); print(sum(v['value']['$1'] for v in d['values']))"
 	}
 	for k in run_outside run_outside_ticks intrude_cgroup intrude_ticks; do

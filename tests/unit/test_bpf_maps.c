@@ -261,13 +261,13 @@ static void test_pins(void **state)
 			 -ENAMETOOLONG);
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	long_path[sizeof(long_path) - 1] = 0;
-	assert_int_equal(np_bpf_pin_dir(long_path, 5, "/x"), -ENAMETOOLONG); /* "/x/v1" + NUL */
+	assert_int_equal(np_bpf_pin_dir(long_path, 5, "/x"), -ENAMETOOLONG); /* "/x/v2" + NUL */
 	assert_int_equal(np_bpf_pin_dir(long_path, sizeof(long_path), "/x"), 0);
 	assert_string_equal(long_path, "/x/" NP_BPF_PIN_SUBDIR);
-	assert_int_equal(np_bpf_maps_open_pinned(&m, "/nonexistent/np/v1", err,
+	assert_int_equal(np_bpf_maps_open_pinned(&m, "/nonexistent/np/v2", err,
 						 sizeof(err)),
 			 -ENOENT);
-	assert_non_null(strstr(err, "/nonexistent/np/v1/np_policy"));
+	assert_non_null(strstr(err, "/nonexistent/np/v2/np_policy"));
 	assert_non_null(strstr(err, "numaplaced has not loaded"));
 	assert_int_equal(m.policy, -1);
 	np_bpf_maps_close(&m); /* safe on a closed set */
