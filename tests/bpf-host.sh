@@ -229,8 +229,8 @@ if [ -r /proc/sys/vm/stat_refresh ]; then
 	ks=$(dlt "$tmp/k1" "$tmp/k2" 0.kthread.switches)
 	check "20 vm/stat_refresh runs are kthread switches on CPU 0 (+$ks)" [ "$ks" -ge 10 ]
 	kw=$("$build/numaplace" violations --pin-path "$PIN" --json --all w |
-		python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(' '.join(sorted(set(i['kind'] for i in t if i['comm'].startswith('kworker/0:')))))")
-	check "kworker/0:* intruders are of kind kthread only ($kw)" [ "$kw" = kthread ]
+		python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(' '.join(sorted(set(i['kind'] + '/' + i['intrude_kind'] for i in t if i['comm'].startswith('kworker/0:')))))")
+	check "kworker/0:* intruders are of kind kthread only ($kw)" [ "$kw" = kthread/kthread ]
 else
 	ok "no /proc/sys/vm/stat_refresh here: kthread switches not provoked"
 fi

@@ -38,12 +38,11 @@ static void violations_usage(FILE *f)
 	    "outside its CPUs, transitions (settle window, not violations),\n"
 	    "migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
 	    "intrusions on its exclusive CPUs by source with the top\n"
-	    "intruders and by kind of intruder (user task, kernel thread,\n"
-	    "hardirq, softirq: what each suggests), NUMA hinting fault pages (local, remote, outside its\n"
-	    "memory nodes), NUMA balancer moves, samples. \"-\" is zero; a "
-	    "line\n"
-	    "with nothing to show is left out. Works while numaplaced is\n"
-	    "stopped. Needs root.\n"
+	    "intruders and by kind (user task, kernel thread, hardirq,\n"
+	    "softirq: what each suggests), NUMA hinting fault pages (local,\n"
+	    "remote, outside its memory nodes), NUMA balancer moves,\n"
+	    "samples. \"-\" is zero; a line with nothing to show is left\n"
+	    "out. Works while numaplaced is stopped. Needs root.\n"
 	    "\n"
 	    "  -j, --json           one JSON object (one line per interval "
 	    "with\n"
@@ -170,10 +169,14 @@ static json_t *intruders_json(const struct view *v, uint32_t slot)
 		memcpy(comm, top[i].key.comm, NP_BPF_COMM_LEN);
 		comm[NP_BPF_COMM_LEN] = 0;
 		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
+		uint32_t ik = top[i].key.kind == NP_BPF_INTRUDER_KTHREAD
+				  ? NP_BPF_IK_KTHREAD
+				  : NP_BPF_IK_USER;
 		json_array_append_new(
 		    a, json_pack(
-			   "{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
+			   "{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
 			   "kind", np_bpf_intruder_kind_name(top[i].key.kind),
+			   "intrude_kind", np_bpf_intrude_kind_name(ik),
 			   "cgroup_id", (json_int_t)top[i].key.cgid, "cgroup",
 			   path[0] ? json_string(path) : json_null(),
 			   "switches", (json_int_t)top[i].val.switches, "ticks",
