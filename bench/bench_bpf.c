@@ -11,6 +11,11 @@
  *     CPU is another one: every switch in counts, samples, rate-limits).
  *  2. end to end: interleaved pairs of `perf bench sched pipe` without and
  *     with the programs attached; median of the paired differences.
+ *  3. the interrupt programs (irq_handler_entry/exit, softirq_entry/exit)
+ *     under the same loads plus O_DIRECT disk writes: when the CPU is not
+ *     exclusive (one ARRAY lookup and return) and when it is (CPU 1 owned
+ *     by another slot: every switch, tick and interrupt there is counted
+ *     as an intrusion by kind).
  * Prints figures; asserts nothing.
  */
 #include "numaplace/bpf_load.h"
@@ -89,6 +94,14 @@ static char *pipe_argv[] = {"perf", "bench", "-f", "simple", "sched", "pipe",
 			    "-l", "100000", NULL};
 static char *msg_argv[] = {"perf", "bench", "-f", "simple", "sched",
 			   "messaging", "-g", "2", "-l", "100", NULL};
+static char io_of[300];
+static char *io_argv[] = {"dd", "if=/dev/zero", io_of, "bs=4k",
+			  "count=20000", "oflag=direct", NULL};
+
+static const char *const progs[] = {"np_sched_switch", "np_irq_entry",
+				    "np_irq_exit", "np_softirq_entry",
+				    "np_softirq_exit"};
+#define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
 static int load(struct np_bpf_loader **l, uint64_t parent_id)
 {
@@ -123,19 +136,40 @@ static void set_policy(struct np_bpf_loader *l, uint64_t cgid, int allowed_cpu)
 static void measure(struct np_bpf_loader *l, const char *what, const char *cg,
 		    char *const argv[])
 {
-	uint64_t n0 = 0, c0 = 0, n1 = 0, c1 = 0;
+	uint64_t n0[NPROGS] = {0}, c0[NPROGS] = {0}, n1[NPROGS] = {0},
+		 c1[NPROGS] = {0};
 	double t;
 
-	np_bpf_prog_stats(l, "np_sched_switch", &n0, &c0);
+	for (size_t i = 0; i < NPROGS; i++)
+		np_bpf_prog_stats(l, progs[i], &n0[i], &c0[i]);
 	t = run_in(cg, 1, argv);
-	np_bpf_prog_stats(l, "np_sched_switch", &n1, &c1);
-	if (t < 0 || c1 == c0) {
-		printf("  %-44s failed (is perf installed?)\n", what);
+	for (size_t i = 0; i < NPROGS; i++)
+		np_bpf_prog_stats(l, progs[i], &n1[i], &c1[i]);
+	if (t < 0 || c1[0] == c0[0]) {
+		printf("  %-44s failed (is %s installed?)\n", what, argv[0]);
 		return;
 	}
 	printf("  %-44s %7.1f ns/event  (%llu events, %.2f s)\n", what,
-	       (double)(n1 - n0) / (double)(c1 - c0),
-	       (unsigned long long)(c1 - c0), t);
+	       (double)(n1[0] - n0[0]) / (double)(c1[0] - c0[0]),
+	       (unsigned long long)(c1[0] - c0[0]), t);
+	printf("    ");
+	for (size_t i = 1; i < NPROGS; i++)
+		printf(" %s %.1f ns (%llu)", progs[i] + 3,
+		       c1[i] > c0[i] ? (double)(n1[i] - n0[i]) /
+					       (double)(c1[i] - c0[i])
+				     : 0.0,
+		       (unsigned long long)(c1[i] - c0[i]));
+	printf("\n");
+}
+
+/* CPU 1 owned by slot 1 (no policy: nothing runs as it), or by nobody. */
+static void own_cpu1(struct np_bpf_loader *l, bool owned)
+{
+	const struct np_bpf_maps *m = np_bpf_loader_maps(l);
+	struct np_bpf_owner o = {.slot_plus1 = owned ? 2 : 0};
+	__u32 cpu = 1;
+
+	bpf_map_update_elem(m->cpu_owner, &cpu, &o, BPF_ANY);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -161,6 +195,7 @@ int main(int argc, char **argv)
 	snprintf(parent, sizeof(parent), "%s/np-bench-%d", cgroot, getpid());
 	snprintf(child, sizeof(child), "%s/w", parent);
 	snprintf(pins, sizeof(pins), "/sys/fs/bpf/np-bench-%d", getpid());
+	snprintf(io_of, sizeof(io_of), "of=/var/tmp/np-bench-io-%d", getpid());
 	if (mkdir(parent, 0755) || mkdir(child, 0755)) {
 		perror(parent);
 		return 1;
@@ -183,6 +218,12 @@ int main(int argc, char **argv)
 		pipe_argv);
 	measure(l, "violating path (every switch), sched messaging", child,
 		msg_argv);
+	measure(l, "miss path, disk writes (O_DIRECT)", NULL, io_argv);
+	own_cpu1(l, true);
+	printf("== CPU 1 exclusive (owned by another slot): intrusion path\n");
+	measure(l, "intrusion path, sched pipe", NULL, pipe_argv);
+	measure(l, "intrusion path, disk writes (O_DIRECT)", NULL, io_argv);
+	own_cpu1(l, false);
 	np_bpf_unload(l);
 	l = NULL;
 	/* stats cost two clock reads per run: off for the A/B */
@@ -214,6 +255,7 @@ out:
 	np_bpf_unload(l);
 	if (sfd >= 0)
 		close(sfd);
+	unlink(io_of + 3);
 	rmdir(child);
 	rmdir(parent);
 	{

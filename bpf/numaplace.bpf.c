@@ -111,6 +111,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } np_episodes SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NP_BPF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct np_bpf_cpu_intrude);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} np_cpu_intrude SEC(".maps");
+
+_Static_assert(sizeof(struct np_bpf_cpu_intrude) == 128,
+	       "np_cpu_intrude entries are two cache lines");
+
 /* Has `p` been outside (or intruding) for at least the grace time? Only
  * called on the violation paths. */
 static __always_inline bool np_persistent(struct task_struct *p, __u64 now)
@@ -187,6 +198,29 @@ static __always_inline __u64 np_cgid(struct cgroup *c)
 static __always_inline struct np_bpf_counters *np_counters_of(__u32 slot)
 {
 	return bpf_map_lookup_elem(&np_counters, &slot);
+}
+
+/* `cpu`'s np_cpu_intrude entry, for the owner `own` names: the first
+ * event after the owner changed starts it from zero (in-flight IRQ entry
+ * times are kept: the exit checks them against the settle window). */
+static __always_inline struct np_bpf_cpu_intrude *
+np_cpu_intrude_of(__u32 cpu, const struct np_bpf_owner *own, __u64 now)
+{
+	struct np_bpf_cpu_intrude *ci = bpf_map_lookup_elem(&np_cpu_intrude, &cpu);
+
+	if (ci && ci->owner_slot_plus1 != own->slot_plus1) {
+		ci->owner_slot_plus1 = own->slot_plus1;
+		ci->since_ns = now;
+		ci->user = 0;
+		ci->user_ticks = 0;
+		ci->kthread = 0;
+		ci->kthread_ticks = 0;
+		ci->hardirq = 0;
+		ci->hardirq_ns = 0;
+		ci->softirq = 0;
+		ci->softirq_ns = 0;
+	}
+	return ci;
 }
 
 /* A violation sample, rate-limited per CPU per workload; the counters
@@ -285,6 +319,7 @@ static __always_inline void np_intrusion(struct np_bpf_owner *own,
 					 __u32 cpu)
 {
 	__u32 owner = own->slot_plus1 - 1, kind;
+	struct np_bpf_cpu_intrude *ci;
 	struct np_bpf_counters *cnt;
 	__u64 now;
 
@@ -313,6 +348,13 @@ static __always_inline void np_intrusion(struct np_bpf_owner *own,
 		cnt->intrude_cgroup++;
 	}
 	np_intruder_seen(owner, kind, p, cgid, cpu, now, false);
+	ci = np_cpu_intrude_of(cpu, own, now);
+	if (ci) {
+		if (kind == NP_BPF_INTRUDER_KTHREAD)
+			ci->kthread++;
+		else
+			ci->user++;
+	}
 	/* per-CPU kernel threads (kworker/N, ksoftirqd/N) are counted, not
 	 * reported: no cpuset keeps them away */
 	if (kind != NP_BPF_INTRUDER_KTHREAD)
@@ -378,6 +420,48 @@ int BPF_PROG(np_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/* A cpu-clock sample of `p` (workload `pol`, or none) on `cpu`, which
+ * `own` owns: intruder time, user task or kernel thread. */
+static __always_inline void np_tick_intrusion(struct np_bpf_owner *own,
+					      struct np_bpf_policy *pol,
+					      struct task_struct *p,
+					      struct cgroup *cg, __u32 cpu)
+{
+	__u32 owner = own->slot_plus1 - 1;
+	struct np_bpf_cpu_intrude *ci;
+	struct np_bpf_counters *cnt;
+	__u64 now;
+
+	if (pol && (pol->flags & NP_BPF_POL_BE) &&
+	    (own->flags & NP_BPF_OWNER_BE_OK))
+		return;
+	cnt = np_counters_of(owner);
+	if (!cnt)
+		return;
+	now = bpf_ktime_get_ns();
+	if (p->flags & NP_PF_KTHREAD) {
+		/* counted, not reported (as its switches) */
+		if (now < own->settle_until_ns)
+			return;
+		cnt->intrude_kthread_ticks++;
+		ci = np_cpu_intrude_of(cpu, own, now);
+		if (ci)
+			ci->kthread_ticks++;
+		return;
+	}
+	if (now < own->settle_until_ns || !np_persistent(p, now)) {
+		cnt->transition++;
+		return;
+	}
+	cnt->intrude_ticks++;
+	ci = np_cpu_intrude_of(cpu, own, now);
+	if (ci)
+		ci->user_ticks++;
+	np_intruder_seen(owner,
+			 pol ? NP_BPF_INTRUDER_WORKLOAD : NP_BPF_INTRUDER_CGROUP,
+			 p, np_cgid(cg), cpu, now, true);
+}
+
 /* Software cpu-clock sampler: time-weighted (a switch count is not time). */
 SEC("perf_event")
 int np_tick(void *ctx)
@@ -394,26 +478,119 @@ int np_tick(void *ctx)
 	if (pol && !np_bpf_cpu_allowed(pol, cpu))
 		np_outside(pol, p, np_cgid(cg), cpu, true);
 	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
-	if (own && own->slot_plus1 &&
-	    !(pol && pol->slot + 1 == own->slot_plus1) &&
-	    !(p->flags & NP_PF_KTHREAD) &&
-	    !(pol && (pol->flags & NP_BPF_POL_BE) &&
-	      (own->flags & NP_BPF_OWNER_BE_OK))) {
-		struct np_bpf_counters *cnt = np_counters_of(own->slot_plus1 - 1);
-		__u64 now = bpf_ktime_get_ns();
+	if (own && own->slot_plus1 && !(pol && pol->slot + 1 == own->slot_plus1))
+		np_tick_intrusion(own, pol, p, cg, cpu);
+	return 0;
+}
 
-		if (!cnt)
-			return 0;
-		if (now < own->settle_until_ns || !np_persistent(p, now)) {
-			cnt->transition++;
-		} else {
-			cnt->intrude_ticks++;
-			np_intruder_seen(own->slot_plus1 - 1,
-					 pol ? NP_BPF_INTRUDER_WORKLOAD
-					     : NP_BPF_INTRUDER_CGROUP,
-					 p, np_cgid(cg), cpu, now, true);
+/*
+ * Interrupt time on exclusive CPUs. Entry: one ARRAY lookup (the CPU's
+ * owner) and return when the CPU is not owned; else the entry time goes
+ * into the CPU's np_cpu_intrude entry. Exit: the same lookup, then the
+ * pair is counted for the owner, unless it started before the owner's
+ * settle window ended (also an entry from before the owner changed: every
+ * change sets a settle time at or after it). Hardirq handlers do not nest
+ * and softirqs do not nest on one CPU; a hardirq inside a softirq has its
+ * own start field.
+ */
+static __always_inline struct np_bpf_owner *np_owned(__u32 *cpu)
+{
+	struct np_bpf_owner *own;
+
+	*cpu = bpf_get_smp_processor_id();
+	own = bpf_map_lookup_elem(&np_cpu_owner, cpu);
+	return own && own->slot_plus1 ? own : NULL;
+}
+
+static __always_inline void np_irq_enter(bool soft)
+{
+	struct np_bpf_cpu_intrude *ci;
+	__u32 cpu;
+
+	if (!np_owned(&cpu))
+		return;
+	ci = bpf_map_lookup_elem(&np_cpu_intrude, &cpu);
+	if (!ci)
+		return;
+	if (soft)
+		ci->softirq_start_ns = bpf_ktime_get_ns();
+	else
+		ci->hardirq_start_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline void np_irq_leave(bool soft)
+{
+	struct np_bpf_owner *own;
+	struct np_bpf_cpu_intrude *ci;
+	struct np_bpf_counters *cnt;
+	__u64 start, now, d;
+	__u32 cpu;
+
+	own = np_owned(&cpu);
+	if (!own)
+		return;
+	ci = bpf_map_lookup_elem(&np_cpu_intrude, &cpu);
+	if (!ci)
+		return;
+	start = soft ? ci->softirq_start_ns : ci->hardirq_start_ns;
+	if (!start)
+		return;
+	if (soft)
+		ci->softirq_start_ns = 0;
+	else
+		ci->hardirq_start_ns = 0;
+	if (start < own->settle_until_ns)
+		return;
+	now = bpf_ktime_get_ns();
+	d = now > start ? now - start : 0;
+	ci = np_cpu_intrude_of(cpu, own, now);
+	cnt = np_counters_of(own->slot_plus1 - 1);
+	if (soft) {
+		if (ci) {
+			ci->softirq++;
+			ci->softirq_ns += d;
+		}
+		if (cnt) {
+			cnt->intrude_softirq++;
+			cnt->intrude_softirq_ns += d;
+		}
+	} else {
+		if (ci) {
+			ci->hardirq++;
+			ci->hardirq_ns += d;
+		}
+		if (cnt) {
+			cnt->intrude_hardirq++;
+			cnt->intrude_hardirq_ns += d;
 		}
 	}
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(np_irq_entry, int irq, struct irqaction *action)
+{
+	np_irq_enter(false);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(np_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	np_irq_leave(false);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(np_softirq_entry, unsigned int vec_nr)
+{
+	np_irq_enter(true);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(np_softirq_exit, unsigned int vec_nr)
+{
+	np_irq_leave(true);
 	return 0;
 }
 

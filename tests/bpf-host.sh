@@ -10,8 +10,14 @@
 #   - a task in a cgroup nested below the watched one counts for it;
 #   - a task on an allowed CPU: nothing;
 #   - hooks this kernel refuses (fentry here) are disabled, not fatal;
-#   - pins are 0600 in <pin>/v1, bpftool prints named fields, and
-#     `numaplace violations --json` reads the same counters.
+#   - pins are 0600 in <pin>/v2, bpftool prints named fields, and
+#     `numaplace violations --json` reads the same counters;
+#   - intrusions by kind, per exclusive CPU (np_cpu_intrude): only owned
+#     CPUs have entries; a user busy loop on the owned CPU is user time,
+#     not kernel-thread time; kworkers woken on it (vm/stat_refresh runs a
+#     work item on every CPU) are kthread switches; hardirqs and softirqs
+#     on owned CPUs follow /proc/interrupts and /proc/softirqs for the same
+#     window, with their time bounded by the window.
 set -uo pipefail
 build=${1:-build}
 pass=0
@@ -156,22 +162,22 @@ check "the nested task's time counts for w (ticks $rt, ~132 expected)" [ "$rt" -
 # (f) pins and bpftool
 npins=0
 badpins=
-for f in "$PIN"/v1/*; do
+for f in "$PIN"/v2/*; do
 	npins=$((npins + 1))
 	[ "$(stat -c %a "$f")" = 600 ] || badpins+=" $(basename "$f"):$(stat -c %a "$f")"
 done
-check "$npins pins in $PIN/v1, all mode 0600${badpins:+ (not:$badpins)}" \
-	[ -e "$PIN/v1/np_counters" -a -z "$badpins" ]
-check "pin directory is 0700" [ "$(stat -c %a "$PIN/v1")" = 700 ]
+check "$npins pins in $PIN/v2, all mode 0600${badpins:+ (not:$badpins)}" \
+	[ -e "$PIN/v2/np_counters" -a -z "$badpins" ]
+check "pin directory is 0700" [ "$(stat -c %a "$PIN/v2")" = 700 ]
 if command -v bpftool >/dev/null; then
-	check "bpftool dumps named counter fields" sh -c "bpftool map dump pinned $PIN/v1/np_counters | grep -q '\"run_outside\"'"
-	check "bpftool dumps the slot table" sh -c "bpftool map dump pinned $PIN/v1/np_slots | grep -q '\"name\"'"
+	check "bpftool dumps named counter fields" sh -c "bpftool map dump pinned $PIN/v2/np_counters | grep -q '\"run_outside\"'"
+	check "bpftool dumps the slot table" sh -c "bpftool map dump pinned $PIN/v2/np_slots | grep -q '\"name\"'"
 	# (g) the CLI reads what bpftool reads: w's counters summed over CPUs
 	# (-j prints raw bytes plus a BTF-"formatted" copy)
 	# (intrusions on CPU 0 go on: other host tasks run there, so CLI,
 	# bpftool, CLI must be in order)
 	bcnt() {
-		bpftool -j map lookup pinned "$PIN/v1/np_counters" key 3 0 0 0 |
+		bpftool -j map lookup pinned "$PIN/v2/np_counters" key 3 0 0 0 |
 			python3 -c "import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; d=d.get('formatted',d); print(sum(v['value']['$1'] for v in d['values']))"
 	}
 	for k in run_outside run_outside_ticks intrude_cgroup intrude_ticks; do
@@ -181,6 +187,107 @@ if command -v bpftool >/dev/null; then
 		check "numaplace violations and bpftool agree on w's $k ($c1 <= $b <= $c2)" \
 			[ -n "$b" -a "$c1" -le "${b:-0}" -a "${b:-0}" -le "$c2" ]
 	done
+fi
+# (h) intrusions by kind, per exclusive CPU
+snap() { # FILE: "CPU.KIND.FIELD N" and "all.KIND.FIELD N" lines, "cpus LIST"
+	"$build/numaplace" violations --pin-path "$PIN" --json w | python3 -c '
+import json, sys
+w = json.load(sys.stdin)["workloads"][0]
+for c in w["cpus"]:
+    for k, v in c["kinds"].items():
+        for f, n in v.items():
+            print("%d.%s.%s %d" % (c["cpu"], k, f, n))
+for k, v in w["intrusions_by_kind"].items():
+    for f, n in v.items():
+        print("all.%s.%s %d" % (k, f, n))
+print("cpus " + ",".join(str(c["cpu"]) for c in w["cpus"]))
+print("counters_user %d" % (w["counters"]["intrude_workload"] + w["counters"]["intrude_cgroup"]))
+' >"$1"
+}
+get() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+dlt() { echo $(($(get "$2" "$3") - $(get "$1" "$3"))); }
+snap "$tmp/k0"
+check "per-CPU entries only for the CPU w owns (CPUs: $(get "$tmp/k0" cpus))" [ "$(get "$tmp/k0" cpus)" = 0 ]
+check "user switches by kind = intrude_workload + intrude_cgroup ($(get "$tmp/k0" all.user.switches))" \
+	[ "$(get "$tmp/k0" all.user.switches)" = "$(get "$tmp/k0" counters_user)" ]
+# user: a busy loop of an unmanaged cgroup pinned on CPU 0 for 2 s
+busy "$P" 0 np-hog
+sleep 2
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+pids=()
+snap "$tmp/k1"
+du=$(dlt "$tmp/k0" "$tmp/k1" 0.user.ticks)
+dk=$(dlt "$tmp/k0" "$tmp/k1" 0.kthread.ticks)
+dall=$(dlt "$tmp/k0" "$tmp/k1" all.user.ticks)
+check "a user busy loop on CPU 0 is user time there (user ticks +$du, kthread ticks +$dk)" [ "$du" -gt 50 -a $((dk * 4)) -lt "$du" ]
+check "CPU 0's user ticks add up to w's user ticks (CPU +$du, w +$dall)" [ $((dall - du)) -le 5 -a $((du - dall)) -le 5 ]
+# kthread: each read of vm/stat_refresh runs a work item on every CPU
+# (schedule_on_each_cpu) and waits for it: a kworker switches in on CPU 0
+if [ -r /proc/sys/vm/stat_refresh ]; then
+	for i in $(seq 20); do cat /proc/sys/vm/stat_refresh; done
+	snap "$tmp/k2"
+	ks=$(dlt "$tmp/k1" "$tmp/k2" 0.kthread.switches)
+	check "20 vm/stat_refresh runs are kthread switches on CPU 0 (+$ks)" [ "$ks" -ge 10 ]
+	kw=$("$build/numaplace" violations --pin-path "$PIN" --json --all w |
+		python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(' '.join(sorted(set(i['kind'] + '/' + i['intrude_kind'] for i in t if i['comm'].startswith('kworker/0:')))))")
+	check "kworker/0:* intruders are of kind kthread only ($kw)" [ "$kw" = kthread/kthread ]
+else
+	ok "no /proc/sys/vm/stat_refresh here: kthread switches not provoked"
+fi
+# IRQs: every CPU w's from now on; disk writes (O_DIRECT: device
+# interrupts) and loopback pings (NET_RX softirqs) for 3 s; per CPU,
+# the counts follow /proc/interrupts (numbered lines) and /proc/softirqs
+irqs() { awk 'NR > 1 && $1 ~ /^[0-9]+:$/ { for (c = 0; c < '"$ncpu"'; c++) n[c] += $(c + 2) } END { for (c = 0; c < '"$ncpu"'; c++) printf "%d ", n[c] }' /proc/interrupts; }
+sirqs() { awk 'NR > 1 { for (c = 0; c < '"$ncpu"'; c++) n[c] += $(c + 2) } END { for (c = 0; c < '"$ncpu"'; c++) printf "%d ", n[c] }' /proc/softirqs; }
+for c in $(seq 0 $((ncpu - 1))); do say "owner $c 3" >/dev/null; done
+sleep 0.2
+read -r -a H0 <<<"$(irqs)"
+read -r -a S0 <<<"$(sirqs)"
+snap "$tmp/i0"
+t0=$(date +%s%N)
+for c in $(seq 0 $((ncpu - 1))); do
+	taskset -c "$c" dd if=/dev/zero of="$tmp/io$c" bs=4k count=100000 oflag=direct 2>/dev/null &
+	pids+=($!)
+done
+ping -f -c 100000 -w 3 127.0.0.1 >/dev/null 2>&1 &
+pids+=($!)
+sleep 3
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+wait "${pids[@]}" 2>/dev/null
+pids=()
+snap "$tmp/i1"
+t1=$(date +%s%N)
+read -r -a H1 <<<"$(irqs)"
+read -r -a S1 <<<"$(sirqs)"
+win=$((t1 - t0))
+hsum=0
+for c in $(seq 0 $((ncpu - 1))); do
+	H=$((H1[c] - H0[c]))
+	S=$((S1[c] - S0[c]))
+	h=$(dlt "$tmp/i0" "$tmp/i1" "$c.hardirq.count")
+	hn=$(dlt "$tmp/i0" "$tmp/i1" "$c.hardirq.ns")
+	s=$(dlt "$tmp/i0" "$tmp/i1" "$c.softirq.count")
+	sn=$(dlt "$tmp/i0" "$tmp/i1" "$c.softirq.ns")
+	check "CPU $c softirqs: $s counted, /proc/softirqs +$S" [ "$S" -gt 0 -a $((2 * s)) -ge "$S" -a "$s" -le $((S + 3)) ]
+	check "CPU $c softirq time ${sn} ns: some, within the ${win} ns window" [ "$sn" -gt 0 -a "$sn" -lt "$win" ]
+	if [ "$H" -ge 20 ]; then
+		hsum=$((hsum + H))
+		check "CPU $c hardirqs: $h counted, /proc/interrupts +$H, ${hn} ns" \
+			[ $((2 * h)) -ge "$H" -a "$h" -le $((2 * H + 5)) -a "$hn" -gt 0 -a "$hn" -lt "$win" ]
+	else
+		ok "CPU $c: $H device interrupt(s) only in the window (/proc/interrupts), $h counted: not compared"
+	fi
+done
+check "device interrupts seen on some CPU during the disk writes ($hsum)" [ "$hsum" -ge 20 ]
+rm -f "$tmp"/io*
+txt=$("$build/numaplace" violations --pin-path "$PIN" --per-cpu w 2>&1)
+sed 's/^/     | /' <<<"$txt"
+check "the text form has the kinds with what they suggest" \
+	grep -Eq "^    hardirq .*IRQ affinity" <<<"$txt"
+check "the text form has one line per CPU with --per-cpu" grep -Eq "^  CPU 0 +user [0-9]+ switch" <<<"$txt"
+if command -v bpftool >/dev/null; then
+	check "bpftool dumps np_cpu_intrude with named fields (CPU 0's owner slot+1 is 4)" sh -c \
+		"bpftool -j map lookup pinned $PIN/v2/np_cpu_intrude key 0 0 0 0 | python3 -c \"import json,sys; d=json.load(sys.stdin); d=d.get('formatted',d); sys.exit(d['value']['owner_slot_plus1'] != 4 or 'softirq_ns' not in d['value'])\""
 fi
 # (g) plain output reads the same
 check "numaplace violations marks w" sh -c "'$build/numaplace' violations --pin-path $PIN w | grep -q 'w  cgroup w .*VIOLATION'"

@@ -10,6 +10,7 @@
 #include "numaplace/cgroup_id.h"
 #include "numaplace/config.h"
 #include "stop_signal.h"
+#include "violations_kinds.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -29,18 +30,19 @@ static void violations_usage(FILE *f)
 	    f,
 	    "usage: numaplace violations [--json] [--watch [SECONDS]] "
 	    "[--pin-path DIR] [--all]\n"
-	    "                            [--config FILE] [WORKLOAD...]\n"
+	    "                            [--per-cpu] [--config FILE] "
+	    "[WORKLOAD...]\n"
 	    "\n"
 	    "Per workload (every one, or the named ones), from the pinned BPF\n"
 	    "maps in <bpf_pin_path>/%s, summed over CPUs: switches and time\n"
 	    "outside its CPUs, transitions (settle window, not violations),\n"
 	    "migrations (across L3, across NUMA nodes, to a disallowed CPU),\n"
 	    "intrusions on its exclusive CPUs by source with the top\n"
-	    "intruders, NUMA hinting fault pages (local, remote, outside its\n"
-	    "memory nodes), NUMA balancer moves, samples. \"-\" is zero; a "
-	    "line\n"
-	    "with nothing to show is left out. Works while numaplaced is\n"
-	    "stopped. Needs root.\n"
+	    "intruders and by kind (user task, kernel thread, hardirq,\n"
+	    "softirq: what each suggests), NUMA hinting fault pages (local,\n"
+	    "remote, outside its memory nodes), NUMA balancer moves,\n"
+	    "samples. \"-\" is zero; a line with nothing to show is left\n"
+	    "out. Works while numaplaced is stopped. Needs root.\n"
 	    "\n"
 	    "  -j, --json           one JSON object (one line per interval "
 	    "with\n"
@@ -54,6 +56,8 @@ static void violations_usage(FILE *f)
 	    "                       %s)\n"
 	    "  -a, --all            every line, also all-zero ones, and every\n"
 	    "                       intruder instead of the top %d\n"
+	    "  -C, --per-cpu        intrusions by kind per exclusive CPU too\n"
+	    "                       (always in --json: \"cpus\")\n"
 	    "  -c, --config FILE    numaplaced's config, for bpf_pin_path\n"
 	    "                       (default %s)\n"
 	    "  -h, --help           this text\n"
@@ -75,7 +79,7 @@ struct view {
 	const struct np_bpf_maps *m;
 	const char *mnt; /* cgroup2 mount, NULL when there is none */
 	unsigned tick_hz;
-	bool all, watch;
+	bool all, watch, per_cpu;
 };
 
 static int read_rows(const struct np_bpf_maps *m, struct row **out, int *n)
@@ -165,10 +169,14 @@ static json_t *intruders_json(const struct view *v, uint32_t slot)
 		memcpy(comm, top[i].key.comm, NP_BPF_COMM_LEN);
 		comm[NP_BPF_COMM_LEN] = 0;
 		intruder_cgroup(v, top[i].key.cgid, path, sizeof(path));
+		uint32_t ik = top[i].key.kind == NP_BPF_INTRUDER_KTHREAD
+				  ? NP_BPF_IK_KTHREAD
+				  : NP_BPF_IK_USER;
 		json_array_append_new(
 		    a, json_pack(
-			   "{s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
+			   "{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:i,s:i}", "comm", comm,
 			   "kind", np_bpf_intruder_kind_name(top[i].key.kind),
+			   "intrude_kind", np_bpf_intrude_kind_name(ik),
 			   "cgroup_id", (json_int_t)top[i].key.cgid, "cgroup",
 			   path[0] ? json_string(path) : json_null(),
 			   "switches", (json_int_t)top[i].val.switches, "ticks",
@@ -254,6 +262,7 @@ static void print_block(const struct view *v, const struct row *r,
 	static const struct field smp[] = {F("sent", samples),
 					   F("dropped", samples_dropped)};
 	const struct np_bpf_counters *c = &r->c;
+	struct np_bpf_kinds kt, kd;
 	struct np_bpf_intruder *top;
 	bool shown = false;
 	int n;
@@ -296,6 +305,13 @@ static void print_block(const struct view *v, const struct row *r,
 		shown = true;
 	}
 	free(top);
+	np_bpf_kinds_of_counters(&kt, c);
+	np_bpf_kinds_of_counters(&kd, d);
+	shown |= vk_print(&kt, &kd, v->all, v->watch, v->tick_hz);
+	if (v->per_cpu) {
+		vk_print_cpus(v->m, r->slot, v->tick_hz);
+		shown = true;
+	}
 	if (line(v, "NUMA faults", faults, 4, c, d)) {
 		if (c->fault_pages_local + c->fault_pages_remote)
 			printf("  remote-ratio %.2f", ratio(c));
@@ -412,13 +428,14 @@ static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 	    {"watch", optional_argument, NULL, 'w'},
 	    {"pin-path", required_argument, NULL, 'p'},
 	    {"all", no_argument, NULL, 'a'},
+	    {"per-cpu", no_argument, NULL, 'C'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jw::p:ac:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jw::p:aCc:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			a->json = true;
@@ -432,6 +449,9 @@ static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 			break;
 		case 'a':
 			v->all = true;
+			break;
+		case 'C':
+			v->per_cpu = true;
 			break;
 		case 'c':
 			a->cfg = optarg;
@@ -571,6 +591,11 @@ static json_t *row_json(const struct view *v, const struct row *r,
 	    ratio(&r->c), "violation", np_bpf_counters_any_violation(&r->c),
 	    "top_intruders", intruders_json(v, r->slot));
 
+	struct np_bpf_kinds k;
+
+	np_bpf_kinds_of_counters(&k, &r->c);
+	json_object_set_new(w, "intrusions_by_kind", vk_kinds_json(&k));
+	json_object_set_new(w, "cpus", vk_cpus_json(v->m, r->slot));
 	if (v->watch)
 		json_object_set_new(w, "delta",
 				    first ? json_null() : counters_json(d));

@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #endif
 
-#define NP_BPF_ABI_VERSION 1
-#define NP_BPF_PIN_SUBDIR "v1"
+#define NP_BPF_ABI_VERSION 2
+#define NP_BPF_PIN_SUBDIR "v2"
 
 #define NP_BPF_MAX_CPUS 4096
 #define NP_BPF_CPU_WORDS (NP_BPF_MAX_CPUS / 64)
@@ -43,6 +43,7 @@
 #define NP_BPF_MAP_EVENTS "np_events"
 #define NP_BPF_MAP_RATE "np_rate"
 #define NP_BPF_MAP_EPISODES "np_episodes"
+#define NP_BPF_MAP_CPU_INTRUDE "np_cpu_intrude"
 #define NP_BPF_EPISODE_ENTRIES 8192
 
 /* np_policy: HASH, key = cgroup v2 id (inode of the workload's cgroup
@@ -97,6 +98,14 @@ struct np_bpf_counters {
 	__u64 intrude_cgroup;     /* ... a task of another workload, of an */
 	__u64 intrude_kthread;    /* unmanaged cgroup, a kernel thread */
 	__u64 intrude_ticks;      /* cpu-clock samples of intruders (no kthreads) */
+	/* By kind beyond user tasks (see np_cpu_intrude for the per-CPU
+	 * split): kernel-thread time, device interrupt handlers and softirq
+	 * vectors run on its exclusive CPUs, and their time. */
+	__u64 intrude_kthread_ticks; /* cpu-clock samples of kernel threads */
+	__u64 intrude_hardirq;    /* irq_handler_entry..exit pairs */
+	__u64 intrude_hardirq_ns;
+	__u64 intrude_softirq;    /* softirq_entry..exit pairs (one a vector) */
+	__u64 intrude_softirq_ns;
 	__u64 migrations;         /* set_task_cpu() of its tasks */
 	__u64 migrate_xl3;        /* ... across L3 domains */
 	__u64 migrate_xnuma;      /* ... across NUMA nodes */
@@ -154,6 +163,58 @@ struct np_bpf_intruder_val {
 	__u32 last_cpu;
 };
 
+/*
+ * np_cpu_intrude: ARRAY, key = CPU, written by the programs only (each CPU
+ * its own entry, so plain adds; an interrupt landing in the middle of one
+ * may lose an increment). Who intruded on an exclusive CPU, by kind, since
+ * its current owner took it: the entry is for `owner_slot_plus1` (as in
+ * np_cpu_owner); the first event after the owner changed restarts it from
+ * zero, so an entry whose owner no longer owns the CPU (np_cpu_owner says
+ * another or none) keeps what was counted while it did. Nothing is
+ * counted inside the owner's settle window. The per-workload totals (that
+ * survive an owner change) are the intrude_* fields of np_counters.
+ *
+ * Kinds, and what each suggests:
+ *   user    a task of another workload or of an unmanaged cgroup: a cgroup
+ *           cpuset is wrong (switches in; cpu-clock ticks while running);
+ *   kthread a kernel thread (PF_KTHREAD): per-CPU kworkers and the like,
+ *           only host isolation (isolcpus/nohz_full, housekeeping) moves
+ *           them;
+ *   hardirq device interrupt handlers (irq/irq_handler_entry..exit: the
+ *           numbered lines of /proc/interrupts; the local timer and IPIs
+ *           are architecture vectors and not seen): IRQ affinity;
+ *   softirq softirq vectors run on the CPU (irq/softirq_entry..exit, in
+ *           interrupt exit or ksoftirqd; /proc/softirqs), their time
+ *           includes hardirqs taken meanwhile: IRQ affinity and host
+ *           isolation.
+ * 128 bytes (two cache lines) so that neighbouring CPUs' entries, each
+ * written by its own CPU, rarely share a line.
+ */
+enum np_bpf_intrude_kind {
+	NP_BPF_IK_USER = 0,
+	NP_BPF_IK_KTHREAD = 1,
+	NP_BPF_IK_HARDIRQ = 2,
+	NP_BPF_IK_SOFTIRQ = 3,
+	NP_BPF_IK_N = 4,
+};
+
+struct np_bpf_cpu_intrude {
+	__u32 owner_slot_plus1; /* the owner counted for (0: never owned) */
+	__u32 pad;
+	__u64 since_ns;     /* bpf_ktime_get_ns of its first event */
+	__u64 user;         /* switches in to user tasks */
+	__u64 user_ticks;   /* cpu-clock samples of user tasks */
+	__u64 kthread;      /* switches in to kernel threads */
+	__u64 kthread_ticks;
+	__u64 hardirq;      /* interrupt handlers run */
+	__u64 hardirq_ns;
+	__u64 softirq;      /* softirq vectors run */
+	__u64 softirq_ns;
+	__u64 hardirq_start_ns; /* in flight: entry time (0: none) */
+	__u64 softirq_start_ns;
+	__u64 reserved[4];
+};
+
 /* np_info: ARRAY of one, written by the daemon for readers. */
 enum np_bpf_signal {
 	NP_BPF_SIG_SWITCH = 1 << 0,   /* tp_btf/sched_switch */
@@ -163,6 +224,7 @@ enum np_bpf_signal {
 	NP_BPF_SIG_BALANCER = 1 << 4, /* tp_btf/sched_{move,swap,stick}_numa */
 	NP_BPF_SIG_AUDIT = 1 << 5,    /* iter/task */
 	NP_BPF_SIG_NUMA_BALANCING = 1 << 6, /* kernel.numa_balancing on */
+	NP_BPF_SIG_IRQ = 1 << 7, /* tp_btf/irq_handler_*, softirq_* */
 };
 
 struct np_bpf_info {

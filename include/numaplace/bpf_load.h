@@ -2,7 +2,7 @@
 /*
  * Load and attach the verification programs (bpf/numaplace.bpf.c): probe
  * every optional hook, disable what this kernel refuses (not fatal) and say
- * why, pin the maps under <pin_path>/v1 (mode 0600), reconcile pins of an
+ * why, pin the maps under <pin_path>/v<ABI> (mode 0600), reconcile pins of an
  * older layout. No logging: warnings are returned as text.
  */
 #ifndef NUMAPLACE_BPF_LOAD_H
@@ -24,7 +24,7 @@ struct np_bpf_load_opts {
 };
 
 /* Signals, in the order of enum np_bpf_signal bits. */
-#define NP_BPF_NSIGNALS 7
+#define NP_BPF_NSIGNALS 8
 extern const char *const np_bpf_signal_names[NP_BPF_NSIGNALS];
 
 struct np_bpf_loader;

@@ -17,14 +17,14 @@
 
 struct np_bpf_maps {
 	int policy, cpu_owner, cpu_topo, counters, slots, intruders, info,
-		events, rate;
+		events, rate, cpu_intrude;
 	int ncpus;         /* possible CPUs: per-CPU values per entry */
 	unsigned nslots;   /* max_entries of the per-workload maps */
 };
 
 /* All fds -1. */
 void np_bpf_maps_init(struct np_bpf_maps *m);
-/* Open the maps pinned in DIR (e.g. /sys/fs/bpf/numaplace/v1). err names
+/* Open the maps pinned in DIR (e.g. /sys/fs/bpf/numaplace/v2). err names
  * the missing pin and says what to do. */
 int np_bpf_maps_open_pinned(struct np_bpf_maps *m, const char *dir, char *err,
 			    size_t errlen);
@@ -55,8 +55,8 @@ extern const char *const np_bpf_counter_names[];
 /* Read one slot's counters, summed over CPUs. */
 int np_bpf_counters_read(const struct np_bpf_maps *m, uint32_t slot,
 			 struct np_bpf_counters *sum);
-/* Zero one slot's counters and rate state (a slot handed to a new
- * workload starts from zero). */
+/* Zero one slot's counters and rate state, and the np_cpu_intrude entries
+ * counted for it (a slot handed to a new workload starts from zero). */
 int np_bpf_slot_reset(const struct np_bpf_maps *m, uint32_t slot);
 
 /*
@@ -91,6 +91,43 @@ int np_bpf_intruders_top(const struct np_bpf_maps *m, uint32_t slot,
 			 struct np_bpf_intruder *out, int max);
 
 const char *np_bpf_intruder_kind_name(uint32_t kind);
+
+/*
+ * Intrusions by kind (enum np_bpf_intrude_kind: user, kthread, hardirq,
+ * softirq). count: switches in (user, kthread) or handlers/vectors run
+ * (hardirq, softirq); ticks: cpu-clock samples (user, kthread; 0 for
+ * IRQs); ns: time in the handlers (hardirq, softirq; 0 for tasks).
+ */
+struct np_bpf_kinds {
+	uint64_t count[NP_BPF_IK_N];
+	uint64_t ticks[NP_BPF_IK_N];
+	uint64_t ns[NP_BPF_IK_N];
+};
+
+/* A workload's totals by kind (user = other workloads + other cgroups). */
+void np_bpf_kinds_of_counters(struct np_bpf_kinds *out,
+			      const struct np_bpf_counters *c);
+/* One CPU's entry of np_cpu_intrude by kind. */
+void np_bpf_kinds_of_cpu(struct np_bpf_kinds *out,
+			 const struct np_bpf_cpu_intrude *ci);
+bool np_bpf_kinds_any(const struct np_bpf_kinds *k);
+/* "user", "kthread", "hardirq", "softirq" ("unknown" past them). */
+const char *np_bpf_intrude_kind_name(uint32_t kind);
+/* What a kind suggests, as a short phrase. */
+const char *np_bpf_intrude_kind_hint(uint32_t kind);
+
+/* The np_cpu_intrude entries counted for one owner slot, by CPU. owned:
+ * np_cpu_owner still gives the CPU to that slot (else the entry keeps what
+ * was counted while it did). */
+struct np_bpf_cpu_row {
+	uint32_t cpu;
+	bool owned;
+	struct np_bpf_cpu_intrude v;
+};
+
+/* Up to max rows, CPUs in order; the number found or a negative errno. */
+int np_bpf_cpu_intrude_read(const struct np_bpf_maps *m, uint32_t slot,
+			    struct np_bpf_cpu_row *out, int max);
 const char *np_bpf_event_kind_name(uint32_t kind);
 
 #endif

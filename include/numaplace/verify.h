@@ -10,6 +10,7 @@
 #ifndef NUMAPLACE_VERIFY_H
 #define NUMAPLACE_VERIFY_H
 
+#include "numaplace/bpf_abi.h"
 #include "numaplace/config.h"
 #include "numaplace/topology.h"
 
@@ -58,6 +59,16 @@ struct np_finding {
 	 *   REMOTE_FAULTS remote pages, all pages, pages outside its mems */
 	uint64_t n[3];
 	double ratio; /* REMOTE_FAULTS: remote / all */
+	/* INTRUSION, by kind of intruder (enum np_bpf_intrude_kind: user,
+	 * kthread, hardirq, softirq), this cycle: switches in or handlers
+	 * run, and time (cpu-clock ticks for tasks, ns for IRQs). The finding
+	 * is made for user tasks only (a cpuset that is wrong somewhere, which
+	 * the daemon may act on); kernel threads and IRQs are evidence here,
+	 * never a cause: no cpuset keeps them off a CPU. */
+	uint64_t kind_count[NP_BPF_IK_N];
+	uint64_t kind_time[NP_BPF_IK_N];
+	/* INTRUSION: np_bpf_intruder_kind of the named task (pid, comm) */
+	uint32_t intruder_kind;
 	/* The whole finding as one sentence (the daemon logs it). */
 	char what[900];
 };

@@ -4,7 +4,8 @@
  * cannot enforce (tests/bpf-host.sh): loads and attaches them like the
  * daemon does, then takes commands on stdin, one per line:
  *   policy CGROUP_DIR SLOT NAME CPULIST [excl]   watch a cgroup
- *   owner CPU SLOT                               CPU owned by SLOT
+ *   owner CPU SLOT                               CPU owned by SLOT from now
+ *                                                (settle time: now)
  *   signals                                      print the signals JSON
  *   audit                                        print audit records
  *   events                                       print the ring buffer's samples
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
@@ -94,7 +96,13 @@ int main(int argc, char **argv)
 					printf("ok\n");
 			}
 		} else if (sscanf(line, "owner %u %u", &cpu, &slot) == 2) {
+			struct timespec ts;
 			struct np_bpf_owner ow = {.slot_plus1 = slot + 1};
+			/* as the daemon: a change starts a settle window, here
+			 * ending now (an IRQ that began before is not counted) */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ow.settle_until_ns = (__u64)ts.tv_sec * 1000000000ULL +
+					     (__u64)ts.tv_nsec;
 			printf(bpf_map_update_elem(m->cpu_owner, &cpu, &ow, BPF_ANY)
 				       ? "error: owner\n"
 				       : "ok\n");

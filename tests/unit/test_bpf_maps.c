@@ -92,6 +92,10 @@ static void test_what_is_a_violation(void **state)
 	/* counted, but not violations: transitions, kernel threads, plain
 	 * migrations, local and remote faults (judged by ratio), the NUMA
 	 * balancer (it moves tasks within their CPUs), samples */
+	/* nor kernel-thread time and interrupts on its exclusive CPUs: no
+	 * cpuset keeps them away (host isolation, IRQ affinity) */
+	c.intrude_kthread_ticks = c.intrude_hardirq = c.intrude_hardirq_ns =
+		c.intrude_softirq = c.intrude_softirq_ns = 5;
 	c.transition = c.intrude_kthread = c.migrations = c.migrate_xl3 =
 		c.migrate_xnuma = c.faults = c.fault_pages_local =
 			c.fault_pages_remote = c.numa_move = c.numa_swap =
@@ -261,13 +265,13 @@ static void test_pins(void **state)
 			 -ENAMETOOLONG);
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	long_path[sizeof(long_path) - 1] = 0;
-	assert_int_equal(np_bpf_pin_dir(long_path, 5, "/x"), -ENAMETOOLONG); /* "/x/v1" + NUL */
+	assert_int_equal(np_bpf_pin_dir(long_path, 5, "/x"), -ENAMETOOLONG); /* "/x/v2" + NUL */
 	assert_int_equal(np_bpf_pin_dir(long_path, sizeof(long_path), "/x"), 0);
 	assert_string_equal(long_path, "/x/" NP_BPF_PIN_SUBDIR);
-	assert_int_equal(np_bpf_maps_open_pinned(&m, "/nonexistent/np/v1", err,
+	assert_int_equal(np_bpf_maps_open_pinned(&m, "/nonexistent/np/v2", err,
 						 sizeof(err)),
 			 -ENOENT);
-	assert_non_null(strstr(err, "/nonexistent/np/v1/np_policy"));
+	assert_non_null(strstr(err, "/nonexistent/np/v2/np_policy"));
 	assert_non_null(strstr(err, "numaplaced has not loaded"));
 	assert_int_equal(m.policy, -1);
 	np_bpf_maps_close(&m); /* safe on a closed set */
@@ -333,6 +337,165 @@ static void test_intruders_top(void **state)
 	np_bpf_maps_close(&m);
 }
 
+/* The names userspace prints are the field names bpftool prints. */
+static void test_counter_names_are_fields(void **state)
+{
+	static const struct {
+		size_t off;
+		const char *name;
+	} f[] = {
+		{offsetof(struct np_bpf_counters, intrude_ticks), "intrude_ticks"},
+		{offsetof(struct np_bpf_counters, intrude_kthread_ticks),
+		 "intrude_kthread_ticks"},
+		{offsetof(struct np_bpf_counters, intrude_hardirq),
+		 "intrude_hardirq"},
+		{offsetof(struct np_bpf_counters, intrude_hardirq_ns),
+		 "intrude_hardirq_ns"},
+		{offsetof(struct np_bpf_counters, intrude_softirq),
+		 "intrude_softirq"},
+		{offsetof(struct np_bpf_counters, intrude_softirq_ns),
+		 "intrude_softirq_ns"},
+		{offsetof(struct np_bpf_counters, migrations), "migrations"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		assert_string_equal(np_bpf_counter_names[f[i].off / 8], f[i].name);
+	assert_int_equal(sizeof(struct np_bpf_cpu_intrude), 128);
+}
+
+/* Kinds: user = other workloads + other cgroups; kthread; IRQs with ns. */
+static void test_kinds_decode(void **state)
+{
+	struct np_bpf_counters c;
+	struct np_bpf_cpu_intrude ci;
+	struct np_bpf_kinds k;
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	np_bpf_kinds_of_counters(&k, &c);
+	assert_false(np_bpf_kinds_any(&k));
+	c.intrude_workload = 2;
+	c.intrude_cgroup = 3;
+	c.intrude_ticks = 7;
+	c.intrude_kthread = 11;
+	c.intrude_kthread_ticks = 13;
+	c.intrude_hardirq = 17;
+	c.intrude_hardirq_ns = 19000;
+	c.intrude_softirq = 23;
+	c.intrude_softirq_ns = 29000;
+	c.run_outside = 1000; /* not an intrusion */
+	np_bpf_kinds_of_counters(&k, &c);
+	assert_true(np_bpf_kinds_any(&k));
+	assert_int_equal(k.count[NP_BPF_IK_USER], 5);
+	assert_int_equal(k.ticks[NP_BPF_IK_USER], 7);
+	assert_int_equal(k.ns[NP_BPF_IK_USER], 0);
+	assert_int_equal(k.count[NP_BPF_IK_KTHREAD], 11);
+	assert_int_equal(k.ticks[NP_BPF_IK_KTHREAD], 13);
+	assert_int_equal(k.count[NP_BPF_IK_HARDIRQ], 17);
+	assert_int_equal(k.ns[NP_BPF_IK_HARDIRQ], 19000);
+	assert_int_equal(k.ticks[NP_BPF_IK_HARDIRQ], 0);
+	assert_int_equal(k.count[NP_BPF_IK_SOFTIRQ], 23);
+	assert_int_equal(k.ns[NP_BPF_IK_SOFTIRQ], 29000);
+
+	memset(&ci, 0xff, sizeof(ci)); /* in-flight and reserved ignored */
+	ci.user = 1;
+	ci.user_ticks = 2;
+	ci.kthread = 3;
+	ci.kthread_ticks = 4;
+	ci.hardirq = 5;
+	ci.hardirq_ns = 6;
+	ci.softirq = 7;
+	ci.softirq_ns = 8;
+	np_bpf_kinds_of_cpu(&k, &ci);
+	assert_int_equal(k.count[NP_BPF_IK_USER], 1);
+	assert_int_equal(k.ticks[NP_BPF_IK_USER], 2);
+	assert_int_equal(k.count[NP_BPF_IK_KTHREAD], 3);
+	assert_int_equal(k.ticks[NP_BPF_IK_KTHREAD], 4);
+	assert_int_equal(k.count[NP_BPF_IK_HARDIRQ], 5);
+	assert_int_equal(k.ns[NP_BPF_IK_HARDIRQ], 6);
+	assert_int_equal(k.count[NP_BPF_IK_SOFTIRQ], 7);
+	assert_int_equal(k.ns[NP_BPF_IK_SOFTIRQ], 8);
+	assert_int_equal(k.ns[NP_BPF_IK_USER] + k.ticks[NP_BPF_IK_SOFTIRQ], 0);
+
+	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_USER), "user");
+	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_KTHREAD),
+			    "kthread");
+	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_HARDIRQ),
+			    "hardirq");
+	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_SOFTIRQ),
+			    "softirq");
+	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_N), "unknown");
+	assert_non_null(strstr(np_bpf_intrude_kind_hint(NP_BPF_IK_USER),
+			       "cpuset"));
+	assert_non_null(strstr(np_bpf_intrude_kind_hint(NP_BPF_IK_KTHREAD),
+			       "host isolation"));
+	assert_non_null(strstr(np_bpf_intrude_kind_hint(NP_BPF_IK_HARDIRQ),
+			       "IRQ affinity"));
+}
+
+static void put_cpu(const struct np_bpf_maps *m, uint32_t cpu,
+		    uint32_t entry_owner, uint32_t map_owner, uint64_t softirq)
+{
+	struct np_bpf_cpu_intrude v = {.owner_slot_plus1 = entry_owner,
+				       .softirq = softirq, .user = 1};
+	struct np_bpf_owner o = {.slot_plus1 = map_owner};
+	assert_int_equal(bpf_map_update_elem(m->cpu_intrude, &cpu, &v, BPF_ANY),
+			 0);
+	assert_int_equal(bpf_map_update_elem(m->cpu_owner, &cpu, &o, BPF_ANY),
+			 0);
+}
+
+/* The per-CPU entries of one owner slot, whether it still owns each CPU,
+ * and a slot reset clearing its entries only. Real BPF maps (root). */
+static void test_cpu_intrude_read_and_reset(void **state)
+{
+	struct np_bpf_cpu_row rows[8];
+	struct np_bpf_maps m;
+	(void)state;
+	np_bpf_maps_init(&m);
+	m.cpu_intrude = bpf_map_create(BPF_MAP_TYPE_ARRAY, "np_test_ci", 4,
+				       sizeof(struct np_bpf_cpu_intrude),
+				       NP_BPF_MAX_CPUS, NULL);
+	m.cpu_owner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "np_test_own", 4,
+				     sizeof(struct np_bpf_owner),
+				     NP_BPF_MAX_CPUS, NULL);
+	m.counters = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "np_test_cnt",
+				    4, sizeof(struct np_bpf_counters), 8, NULL);
+	m.rate = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "np_test_rate", 4,
+				sizeof(struct np_bpf_rate), 8, NULL);
+	if (m.cpu_intrude < 0 || m.cpu_owner < 0 || m.counters < 0 ||
+	    m.rate < 0) {
+		printf("# skipped: cannot create a BPF map here (%s)\n",
+		       strerror(errno));
+		np_bpf_maps_close(&m);
+		skip();
+	}
+	m.ncpus = 5;
+	m.nslots = 8;
+	put_cpu(&m, 0, 4, 4, 10); /* slot 3, still its */
+	put_cpu(&m, 1, 4, 6, 11); /* counted for slot 3, now slot 5's */
+	put_cpu(&m, 2, 2, 2, 12); /* slot 1 */
+	put_cpu(&m, 4, 4, 0, 14); /* slot 3, now nobody's */
+	put_cpu(&m, 5, 4, 4, 15); /* past ncpus: not read */
+	assert_int_equal(np_bpf_cpu_intrude_read(&m, 3, rows, 8), 3);
+	assert_int_equal(rows[0].cpu, 0);
+	assert_true(rows[0].owned);
+	assert_int_equal(rows[0].v.softirq, 10);
+	assert_int_equal(rows[1].cpu, 1);
+	assert_false(rows[1].owned);
+	assert_int_equal(rows[2].cpu, 4);
+	assert_false(rows[2].owned);
+	assert_int_equal(np_bpf_cpu_intrude_read(&m, 3, rows, 2), 2);
+	assert_int_equal(np_bpf_cpu_intrude_read(&m, 1, rows, 8), 1);
+	assert_int_equal(rows[0].cpu, 2);
+	assert_int_equal(np_bpf_cpu_intrude_read(&m, 7, rows, 8), 0);
+	/* a slot handed to a new workload: its CPUs' entries start anew */
+	assert_int_equal(np_bpf_slot_reset(&m, 3), 0);
+	assert_int_equal(np_bpf_cpu_intrude_read(&m, 3, rows, 8), 0);
+	assert_int_equal(np_bpf_cpu_intrude_read(&m, 1, rows, 8), 1);
+	assert_int_equal(rows[0].v.softirq, 12);
+	np_bpf_maps_close(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +507,9 @@ int main(void)
 		cmocka_unit_test(test_slots_rename_and_full),
 		cmocka_unit_test(test_pins),
 		cmocka_unit_test(test_intruders_top),
+		cmocka_unit_test(test_counter_names_are_fields),
+		cmocka_unit_test(test_kinds_decode),
+		cmocka_unit_test(test_cpu_intrude_read_and_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,7 @@
 
 const char *const np_bpf_signal_names[NP_BPF_NSIGNALS] = {
     "sched_switch",  "sched_migrate_task", "cpu_clock_tick", "numa_fault",
-    "numa_balancer", "task_audit",	   "numa_balancing",
+    "numa_balancer", "task_audit",	   "numa_balancing",	"irq_time",
 };
 
 enum {
@@ -43,7 +43,8 @@ enum {
 	SIG_FAULT,
 	SIG_BALANCER,
 	SIG_AUDIT,
-	SIG_NUMA_BALANCING
+	SIG_NUMA_BALANCING,
+	SIG_IRQ
 };
 
 struct np_bpf_loader {
@@ -249,7 +250,7 @@ static int chmod_pins(const char *dir)
 	    NP_BPF_MAP_POLICY,	 NP_BPF_MAP_CPU_OWNER, NP_BPF_MAP_CPU_TOPO,
 	    NP_BPF_MAP_COUNTERS, NP_BPF_MAP_SLOTS,     NP_BPF_MAP_INTRUDERS,
 	    NP_BPF_MAP_INFO,	 NP_BPF_MAP_EVENTS,    NP_BPF_MAP_RATE,
-	    NP_BPF_MAP_EPISODES,
+	    NP_BPF_MAP_EPISODES, NP_BPF_MAP_CPU_INTRUDE,
 	};
 	char p[4096];
 	int r = 0;
@@ -352,8 +353,12 @@ static void describe_attached(struct np_bpf_loader *l, bool balancer)
 {
 	int nb;
 
-	l->signals |= NP_BPF_SIG_SWITCH | NP_BPF_SIG_MIGRATE | NP_BPF_SIG_AUDIT;
+	l->signals |= NP_BPF_SIG_SWITCH | NP_BPF_SIG_MIGRATE |
+		      NP_BPF_SIG_AUDIT | NP_BPF_SIG_IRQ;
 	WHY(l, SIG_SWITCH, "active: tp_btf/sched_switch");
+	WHY(l, SIG_IRQ,
+	    "active: tp_btf/irq_handler_{entry,exit}, "
+	    "tp_btf/softirq_{entry,exit}");
 	WHY(l, SIG_MIGRATE, "active: tp_btf/sched_migrate_task");
 	WHY(l, SIG_AUDIT, "active: iter/task");
 	if (balancer) {
@@ -391,6 +396,7 @@ static void fill_maps(struct np_bpf_loader *l, const struct np_bpf_load_opts *o)
 	l->maps.info = bpf_map__fd(l->skel->maps.np_info);
 	l->maps.events = bpf_map__fd(l->skel->maps.np_events);
 	l->maps.rate = bpf_map__fd(l->skel->maps.np_rate);
+	l->maps.cpu_intrude = bpf_map__fd(l->skel->maps.np_cpu_intrude);
 	l->maps.ncpus = libbpf_num_possible_cpus();
 	l->maps.nslots = o->nslots;
 }

@@ -17,11 +17,15 @@ _Static_assert(NP_BPF_MAX_CPUS == NP_MAX_CPUS,
 	       "the BPF policy bitmap mirrors np_cpuset");
 _Static_assert(sizeof(struct np_bpf_counters) % sizeof(__u64) == 0,
 	       "counters are summed as an array of u64");
+_Static_assert(sizeof(struct np_bpf_cpu_intrude) == 128,
+	       "np_cpu_intrude entries are two cache lines");
 
 const char *const np_bpf_counter_names[] = {
 	"run_outside",	      "run_outside_ticks", "transition",
 	"intrude_workload",   "intrude_cgroup",	   "intrude_kthread",
-	"intrude_ticks",      "migrations",	   "migrate_xl3",
+	"intrude_ticks",      "intrude_kthread_ticks", "intrude_hardirq",
+	"intrude_hardirq_ns", "intrude_softirq",     "intrude_softirq_ns",
+	"migrations",	   "migrate_xl3",
 	"migrate_xnuma",      "migrate_disallowed", "faults",
 	"fault_pages_local",  "fault_pages_remote", "fault_pages_outside_mems",
 	"numa_move",	      "numa_swap",	   "numa_stick",
@@ -34,7 +38,7 @@ _Static_assert(sizeof(np_bpf_counter_names) / sizeof(np_bpf_counter_names[0]) ==
 void np_bpf_maps_init(struct np_bpf_maps *m)
 {
 	m->policy = m->cpu_owner = m->cpu_topo = m->counters = m->slots = -1;
-	m->intruders = m->info = m->events = m->rate = -1;
+	m->intruders = m->info = m->events = m->rate = m->cpu_intrude = -1;
 	m->ncpus = 0;
 	m->nslots = 0;
 }
@@ -43,7 +47,7 @@ void np_bpf_maps_close(struct np_bpf_maps *m)
 {
 	int *fds[] = {&m->policy, &m->cpu_owner, &m->cpu_topo, &m->counters,
 		      &m->slots,  &m->intruders, &m->info,     &m->events,
-		      &m->rate};
+		      &m->rate,	  &m->cpu_intrude};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -73,6 +77,8 @@ int np_bpf_maps_open_pinned(struct np_bpf_maps *m, const char *dir, char *err,
 		{NP_BPF_MAP_INFO, offsetof(struct np_bpf_maps, info)},
 		{NP_BPF_MAP_EVENTS, offsetof(struct np_bpf_maps, events)},
 		{NP_BPF_MAP_RATE, offsetof(struct np_bpf_maps, rate)},
+		{NP_BPF_MAP_CPU_INTRUDE,
+		 offsetof(struct np_bpf_maps, cpu_intrude)},
 	};
 	struct bpf_map_info info;
 	__u32 ilen = sizeof(info);
@@ -194,6 +200,23 @@ int np_bpf_counters_read(const struct np_bpf_maps *m, uint32_t slot,
 	return r;
 }
 
+/* The np_cpu_intrude entries of an owner slot back to zero. */
+static int cpu_intrude_reset(const struct np_bpf_maps *m, uint32_t slot)
+{
+	for (uint32_t c = 0; c < (uint32_t)m->ncpus && c < NP_BPF_MAX_CPUS;
+	     c++) {
+		struct np_bpf_cpu_intrude v;
+		if (bpf_map_lookup_elem(m->cpu_intrude, &c, &v))
+			return -errno;
+		if (v.owner_slot_plus1 != slot + 1)
+			continue;
+		memset(&v, 0, sizeof(v));
+		if (bpf_map_update_elem(m->cpu_intrude, &c, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 int np_bpf_slot_reset(const struct np_bpf_maps *m, uint32_t slot)
 {
 	size_t cs = (sizeof(struct np_bpf_counters) + 7) & ~(size_t)7;
@@ -210,6 +233,8 @@ int np_bpf_slot_reset(const struct np_bpf_maps *m, uint32_t slot)
 	    bpf_map_update_elem(m->rate, &slot, buf, BPF_ANY))
 		r = -errno;
 	free(buf);
+	if (!r && m->cpu_intrude >= 0)
+		r = cpu_intrude_reset(m, slot);
 	return r;
 }
 
@@ -356,4 +381,90 @@ const char *np_bpf_intruder_kind_name(uint32_t kind)
 const char *np_bpf_event_kind_name(uint32_t kind)
 {
 	return KIND_NAME(event_kind_names, kind);
+}
+
+/* ---- intrusions by kind -------------------------------------------------- */
+
+void np_bpf_kinds_of_counters(struct np_bpf_kinds *out,
+			      const struct np_bpf_counters *c)
+{
+	memset(out, 0, sizeof(*out));
+	out->count[NP_BPF_IK_USER] = c->intrude_workload + c->intrude_cgroup;
+	out->ticks[NP_BPF_IK_USER] = c->intrude_ticks;
+	out->count[NP_BPF_IK_KTHREAD] = c->intrude_kthread;
+	out->ticks[NP_BPF_IK_KTHREAD] = c->intrude_kthread_ticks;
+	out->count[NP_BPF_IK_HARDIRQ] = c->intrude_hardirq;
+	out->ns[NP_BPF_IK_HARDIRQ] = c->intrude_hardirq_ns;
+	out->count[NP_BPF_IK_SOFTIRQ] = c->intrude_softirq;
+	out->ns[NP_BPF_IK_SOFTIRQ] = c->intrude_softirq_ns;
+}
+
+void np_bpf_kinds_of_cpu(struct np_bpf_kinds *out,
+			 const struct np_bpf_cpu_intrude *ci)
+{
+	memset(out, 0, sizeof(*out));
+	out->count[NP_BPF_IK_USER] = ci->user;
+	out->ticks[NP_BPF_IK_USER] = ci->user_ticks;
+	out->count[NP_BPF_IK_KTHREAD] = ci->kthread;
+	out->ticks[NP_BPF_IK_KTHREAD] = ci->kthread_ticks;
+	out->count[NP_BPF_IK_HARDIRQ] = ci->hardirq;
+	out->ns[NP_BPF_IK_HARDIRQ] = ci->hardirq_ns;
+	out->count[NP_BPF_IK_SOFTIRQ] = ci->softirq;
+	out->ns[NP_BPF_IK_SOFTIRQ] = ci->softirq_ns;
+}
+
+bool np_bpf_kinds_any(const struct np_bpf_kinds *k)
+{
+	for (int i = 0; i < NP_BPF_IK_N; i++)
+		if (k->count[i] || k->ticks[i] || k->ns[i])
+			return true;
+	return false;
+}
+
+static const char *const intrude_kind_names[] = {
+	[NP_BPF_IK_USER] = "user",
+	[NP_BPF_IK_KTHREAD] = "kthread",
+	[NP_BPF_IK_HARDIRQ] = "hardirq",
+	[NP_BPF_IK_SOFTIRQ] = "softirq",
+};
+
+static const char *const intrude_kind_hints[] = {
+	[NP_BPF_IK_USER] = "a cgroup's cpuset is wrong",
+	[NP_BPF_IK_KTHREAD] = "needs host isolation (isolcpus, nohz_full)",
+	[NP_BPF_IK_HARDIRQ] = "IRQ affinity (host isolation moves them)",
+	[NP_BPF_IK_SOFTIRQ] = "IRQ affinity, host isolation",
+};
+
+const char *np_bpf_intrude_kind_name(uint32_t kind)
+{
+	return KIND_NAME(intrude_kind_names, kind);
+}
+
+const char *np_bpf_intrude_kind_hint(uint32_t kind)
+{
+	return KIND_NAME(intrude_kind_hints, kind);
+}
+
+int np_bpf_cpu_intrude_read(const struct np_bpf_maps *m, uint32_t slot,
+			    struct np_bpf_cpu_row *out, int max)
+{
+	int n = 0;
+
+	if (m->cpu_intrude < 0)
+		return -EBADF;
+	for (uint32_t c = 0;
+	     c < (uint32_t)m->ncpus && c < NP_BPF_MAX_CPUS && n < max; c++) {
+		struct np_bpf_cpu_intrude v;
+		struct np_bpf_owner o;
+		if (bpf_map_lookup_elem(m->cpu_intrude, &c, &v))
+			return -errno;
+		if (v.owner_slot_plus1 != slot + 1)
+			continue;
+		out[n].cpu = c;
+		out[n].owned = !bpf_map_lookup_elem(m->cpu_owner, &c, &o) &&
+			       o.slot_plus1 == slot + 1;
+		out[n].v = v;
+		n++;
+	}
+	return n;
 }

@@ -480,9 +480,10 @@ json_t *np_verify_status(struct np_verify *v,
 			continue;
 		ss = &v->ss[s];
 		t = &ss->total;
+		json_t *wj;
 		json_object_set_new(
 			ws, v->table[s].name,
-			json_pack("{s:i,s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:f,s:I}",
+			wj = json_pack("{s:i,s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:f,s:I}",
 				  "slot", s, "gen", (int)v->table[s].gen,
 				  "violation", np_bpf_counters_any_violation(t),
 				  "run_outside", (json_int_t)t->run_outside,
@@ -496,6 +497,17 @@ json_t *np_verify_status(struct np_verify *v,
 				  "remote_fault_ratio", ss->remote_ratio,
 				  "outside_mems_bytes",
 				  (json_int_t)ss->outside_mems_bytes));
+		json_object_set_new(
+			wj, "intrusions_by_kind",
+			json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "user",
+				  (json_int_t)(t->intrude_workload +
+					       t->intrude_cgroup),
+				  "kthread", (json_int_t)t->intrude_kthread,
+				  "hardirq", (json_int_t)t->intrude_hardirq,
+				  "hardirq_ns", (json_int_t)t->intrude_hardirq_ns,
+				  "softirq", (json_int_t)t->intrude_softirq,
+				  "softirq_ns",
+				  (json_int_t)t->intrude_softirq_ns));
 	}
 	o = json_pack("{s:s,s:s,s:o,s:{s:I,s:I,s:I,s:I},s:o,s:I}", "state",
 		      v->state, "pin_dir", pin, "signals",

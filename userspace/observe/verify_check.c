@@ -117,13 +117,36 @@ static void audit_outside(struct np_verify *v, struct np_findings *fs,
 	free(al);
 }
 
+/* " (also 5 kthread switch(es), 120 hardirq(s) in 0.4 ms, ...: host
+ * isolation, IRQ affinity)": what no cpuset keeps away, this cycle. */
+static void host_kinds(char *out, size_t len, const struct np_finding *f)
+{
+	size_t n = 0;
+
+	out[0] = 0;
+	if (f->kind_count[NP_BPF_IK_KTHREAD])
+		n += (size_t)snprintf(out + n, len - n, "%llu kthread switch(es)",
+				      (unsigned long long)
+					      f->kind_count[NP_BPF_IK_KTHREAD]);
+	for (int k = NP_BPF_IK_HARDIRQ; k <= NP_BPF_IK_SOFTIRQ && n < len;
+	     k++)
+		if (f->kind_count[k])
+			n += (size_t)snprintf(
+				out + n, len - n, "%s%llu %s(s) in %.1f ms",
+				n ? ", " : "",
+				(unsigned long long)f->kind_count[k],
+				np_bpf_intrude_kind_name((uint32_t)k),
+				(double)f->kind_time[k] / 1e6);
+}
+
 static void intrusion(struct np_verify *v, struct np_findings *fs, uint32_t s,
 		      const struct np_verify_wl *w,
 		      const struct np_bpf_counters *dl)
 {
 	struct np_bpf_intruder top[16];
 	struct np_finding *f = add(fs, w, NP_FIND_INTRUSION);
-	char list[600] = "";
+	char list[600] = "", host[160];
+	struct np_bpf_kinds k;
 	int n = np_bpf_intruders_top(v->m, s, top, 16), shown = 0;
 
 	if (!f)
@@ -135,6 +158,7 @@ static void intrusion(struct np_verify *v, struct np_findings *fs, uint32_t s,
 		if (!shown++) {
 			f->pid = top[i].val.last_pid;
 			f->cpu = top[i].val.last_cpu;
+			f->intruder_kind = top[i].key.kind;
 			snprintf(f->comm, sizeof(f->comm), "%.15s",
 				 top[i].key.comm);
 		}
@@ -151,13 +175,21 @@ static void intrusion(struct np_verify *v, struct np_findings *fs, uint32_t s,
 	f->n[0] = dl->intrude_workload;
 	f->n[1] = dl->intrude_cgroup;
 	f->n[2] = dl->intrude_ticks;
+	np_bpf_kinds_of_counters(&k, dl);
+	for (int i = 0; i < NP_BPF_IK_N; i++) {
+		f->kind_count[i] = k.count[i];
+		f->kind_time[i] = k.ticks[i] + k.ns[i]; /* one is 0 */
+	}
+	host_kinds(host, sizeof(host), f);
 	snprintf(f->what, sizeof(f->what),
 		 "intrusion on %s's exclusive CPUs: %llu switch(es) from other "
-		 "workloads, %llu from other cgroups, %llu intruder tick(s); "
-		 "top: %s",
+		 "workloads, %llu from other cgroups, %llu intruder tick(s) "
+		 "(user tasks: a cpuset is wrong); top: %s%s%s%s",
 		 v->table[s].name, (unsigned long long)dl->intrude_workload,
 		 (unsigned long long)dl->intrude_cgroup,
-		 (unsigned long long)dl->intrude_ticks, list[0] ? list : "-");
+		 (unsigned long long)dl->intrude_ticks, list[0] ? list : "-",
+		 host[0] ? "; also " : "", host,
+		 host[0] ? " (host isolation, IRQ affinity: not a cpuset)" : "");
 	v->act.reports++;
 }
 

@@ -4,7 +4,9 @@
 #   A web (LSE, CPUs 2-3) and a task of intruder.slice (not managed, not a
 #     shared cgroup) that pins itself to CPU 2: intrude_cgroup and intruder
 #     ticks count, the top intruder is 'np-intruder' with intruder.slice's
-#     cgroup id, and the daemon reports it.
+#     cgroup id, and the daemon reports it; its intrusion kind is "user"
+#     (a task: a cpuset is wrong), counted as user time on CPU 2 in the
+#     per-CPU split (numaplace violations --per-cpu).
 #   B with verify.on_intrusion = "partition" (applied by SIGHUP), a new
 #     intrusion on web turns web into an isolated partition: its
 #     cpuset.cpus.partition reads "isolated" and the intruder cannot pin
@@ -90,7 +92,14 @@ assert_match "$top" "np-intruder" "the top intruders"
 assert_eq "$topid" "$want" "np-intruder's cgroup id (the inode of $INTR)"
 line=$(grep "verify: intrusion on web" $ETC/log | tail -n 1)
 assert_match "$line" "'np-intruder' \(cgroup, cgroup id $want" "the report"
-log "A: intrusion switches $ic, intruder ticks $it; ${line#*warning: }"
+assert_match "$line" "user tasks: a cpuset is wrong" "the report's kind"
+# the kind: "user" for np-intruder, user time on CPU 2 (its per-CPU line)
+ik=$(numaplace violations --json web | awk '/"comm": "np-intruder"/ {f = 1} f && /"intrude_kind"/ {gsub(/[ ",]/, ""); sub(/^intrude_kind:/, ""); print; exit}')
+assert_eq "$ik" "user" "np-intruder's intrusion kind"
+pc=$(numaplace violations --per-cpu web)
+ut=$(printf '%s\n' "$pc" | sed -n 's/^  CPU 2 .* user [0-9]* switch(es), \([0-9]*\) tick(s).*/\1/p')
+[ "${ut:-0}" -gt 0 ] || fail "no user ticks on CPU 2 in numaplace violations --per-cpu web: $pc"
+log "A: intrusion switches $ic, intruder ticks $it, kind $ik, user ticks on CPU 2: $ut; ${line#*warning: }"
 kill $I
 I=
 
