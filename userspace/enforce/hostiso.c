@@ -173,14 +173,6 @@ static struct hi_write *plan_add(struct hi_plan *p, char kind, int id,
 	return w;
 }
 
-/* Trim the newline procfs and sysfs end their values with. */
-static void trim(char *s)
-{
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-}
-
 /* A mask file (kind 'd' or 'w'); absent files are left alone. */
 static int plan_mask(struct hi_ctx *c, char kind, const char *file,
 		     const char *saved, char *err, size_t errlen)
@@ -194,7 +186,6 @@ static int plan_mask(struct hi_ctx *c, char kind, const char *file,
 		return 0;
 	if (r)
 		return np_errno(err, errlen, r, "reading /%s", file);
-	trim(cur);
 	if (np_cpuset_parse_mask(&have, cur, perr, sizeof(perr)))
 		return np_errf(err, errlen, -EINVAL, "/%s: \"%s\": %s", file,
 			       cur, perr);
@@ -225,8 +216,6 @@ static int plan_irq(struct hi_ctx *c, int irq, struct np_hostiso_report *rep)
 	r = np_read_at(c->h->rootfd, file, 0, READ_MAX, &cur, NULL);
 	if (r == -ENOENT)
 		return 0;
-	if (!r)
-		trim(cur);
 	if (!r && np_cpuset_parse(&have, cur, NULL, 0))
 		r = -EINVAL;
 	if (r) {
@@ -496,7 +485,8 @@ static int write_one(struct np_hostiso *h, const struct hi_write *w,
 		return -ENOSPC;
 	if ((r = write_text(h, mfile, text)))
 		return np_errno(err, errlen, r, "writing \"%s\" to /%s (was "
-				"\"%s\")", text, mfile, w->cur);
+				"\"%.*s\")", text, mfile,
+				(int)strcspn(w->cur, "\n"), w->cur);
 	*(w->kind == 'd' ? &rep->default_irq : &rep->workqueue) = true;
 	return 0;
 }

@@ -9,7 +9,8 @@
  *                  "affinity": "0-7"}]}
  *
  * The mask fields are absent when numaplace did not change them. Values
- * are the text the files held, written back as they were.
+ * are the text the files held (newline included), written back as they
+ * were.
  */
 #include "enforce/hostiso_internal.h"
 #include "basic/fileio.h"
