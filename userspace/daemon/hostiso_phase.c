@@ -43,7 +43,8 @@ static bool ready(struct np_daemon *d)
 	if (d->hostiso || d->hostiso_off)
 		return !d->hostiso_off;
 	/* a test's fake cgroup tree: the real /proc/irq is not the test's */
-	if (!d->hostiso_root[0] && d->enf->ops->fake(d->enf)) {
+	if (!d->hostiso_root[0] && d->enf->ops->fake &&
+	    d->enf->ops->fake(d->enf)) {
 		np_log(LOG_INFO, "host isolation: off under a fake cgroup root");
 		d->hostiso_off = true;
 		return false;

@@ -364,13 +364,14 @@ static int plan_kthread(struct hi_ctx *c, int pid)
 
 static int plan_kthreads(struct hi_ctx *c, char *err, size_t errlen)
 {
-	int fd = openat(c->h->rootfd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
-	int r = 0;
+	DIR *dir;
+	int fd, r = 0;
 
 	if (!c->h->set_affinity)
 		return 0; /* a test root without a hook */
+	fd = openat(c->h->rootfd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		r = -errno;
 		if (fd >= 0)
