@@ -105,9 +105,10 @@ int np_hostiso_apply(struct np_hostiso *h, const np_cpuset *isolated,
 int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		       char *err, size_t errlen);
 
-/* "3 irqs, workqueue, default irq affinity, 2 kthreads; not movable: irq
- * 0 (Input/output error)" for the log. */
-void np_hostiso_report_str(const struct np_hostiso_report *rep, char *buf,
-			   size_t len);
+/* For the log: "3 irqs, workqueue, default irq affinity, 2 kthreads" +
+ * what (" moved off CPUs 2-3") + "; not movable: irq 0 (Input/output
+ * error)". */
+void np_hostiso_report_str(const struct np_hostiso_report *rep,
+			   const char *what, char *buf, size_t len);
 
 #endif

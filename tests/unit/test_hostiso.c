@@ -237,9 +237,9 @@ static void test_apply(void **state)
 	assert_int_equal(x->calls, 2);
 	assert_true(save_exists(x));
 	assert_true(np_hostiso_saved(x->h));
-	np_hostiso_report_str(&rep, line, sizeof(line));
+	np_hostiso_report_str(&rep, " moved", line, sizeof(line));
 	assert_string_equal(line, "4 irqs, workqueue, default irq affinity, "
-				  "2 kthreads");
+				  "2 kthreads moved");
 }
 
 static struct timespec mtime(struct fx *x, const char *rel)
@@ -319,8 +319,8 @@ static void test_managed(void **state)
 	assert_int_equal(rep.irqs, 1); /* IRQ 0; IRQ 1 (CPU 5) stays */
 	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "2-7");
 	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
-	np_hostiso_report_str(&rep, line, sizeof(line));
-	assert_non_null(strstr(line, "; not movable: irq "));
+	np_hostiso_report_str(&rep, " moved off CPUs 0-1", line, sizeof(line));
+	assert_non_null(strstr(line, " moved off CPUs 0-1; not movable: irq "));
 	assert_non_null(strstr(line, "irq 24 ("));
 }
 

@@ -70,17 +70,19 @@ static bool ready(struct np_daemon *d)
 
 static void log_change(struct np_daemon *d, bool restore)
 {
-	char what[2048], *cpus = np_cpuset_str(&d->hostiso_last.cpus);
+	char what[2048], verb[1024], *cpus = np_cpuset_str(&d->hostiso_last.cpus);
 
-	np_hostiso_report_str(&d->hostiso_last.rep, what, sizeof(what));
+	if (restore)
+		snprintf(verb, sizeof(verb), " given back");
+	else
+		snprintf(verb, sizeof(verb), " moved off CPUs %s",
+			 cpus ? cpus : "?");
+	np_hostiso_report_str(&d->hostiso_last.rep, verb, what, sizeof(what));
 	if (d->hostiso_last.rc)
 		np_log(LOG_ERR, "host isolation: %s", d->hostiso_last.error);
-	else if (restore && d->hostiso_last.rep.writes)
-		np_log(LOG_INFO, "host isolation: given back: %s", what);
-	else if (!restore)
+	else if (!restore || d->hostiso_last.rep.writes)
 		np_log(d->hostiso_last.rep.nfailed ? LOG_WARNING : LOG_INFO,
-		       "host isolation: %s moved off CPUs %s", what,
-		       cpus ? cpus : "?");
+		       "host isolation: %s", what);
 	free(cpus);
 }
 

@@ -615,15 +615,15 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 	return 0;
 }
 
-void np_hostiso_report_str(const struct np_hostiso_report *rep, char *buf,
-			   size_t len)
+void np_hostiso_report_str(const struct np_hostiso_report *rep,
+			   const char *what, char *buf, size_t len)
 {
 	size_t off;
 
-	snprintf(buf, len, "%d irqs%s%s, %d kthreads", rep->irqs,
+	snprintf(buf, len, "%d irqs%s%s, %d kthreads%s", rep->irqs,
 		 rep->workqueue ? ", workqueue" : "",
 		 rep->default_irq ? ", default irq affinity" : "",
-		 rep->kthreads);
+		 rep->kthreads, what ? what : "");
 	for (int i = 0; i < rep->nfailed && i < NP_HOSTISO_MAX_FAILED; i++) {
 		const struct np_hostiso_failure *f = &rep->failed[i];
 		char e[64];

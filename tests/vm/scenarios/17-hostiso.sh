@@ -119,13 +119,24 @@ if [ -r /proc/irq/$SER/effective_affinity_list ]; then
 fi
 log "serial IRQ $SER: $(awk -v i="$SER" '$1 == i { print $2 }' $ETC/c2) on CPUs 2-3, unchanged through the traffic"
 
+# --- a crash: hostiso.json keeps the originals for the next run -----------
+kill -9 "$DPID"
+wait "$DPID" 2>/dev/null
+assert_file_exists $ETC/state/hostiso.json
+assert_false "serial IRQ $SER back on 2-3 after kill -9" on_23 "$(cat /proc/irq/$SER/smp_affinity_list)"
+numaplaced -c $ETC/numaplace.json 2>>$ETC/log &
+DPID=$!
+wait_for 20 grep -q "originals of an earlier run found" $ETC/log
+log "restarted after kill -9: hostiso.json adopted"
+
 # --- release: the originals back ------------------------------------------
 rm $ETC/specs/web.json
 wait_for 20 sh -c "[ ! -e $ETC/state/hostiso.json ]"
+wait_for 10 grep -q "host isolation: .* given back" $ETC/log
 snapshot >$ETC/after
 if ! cmp -s $ETC/before $ETC/after; then
 	diff $ETC/before $ETC/after | sed 's/^/  | /'
 	fail "not every original is back after release"
 fi
 assert_eq "$(cat /proc/irq/$SER/smp_affinity_list)" 2 "serial IRQ back on its original CPU"
-pass "$moved IRQs, workqueue, default affinity and kthreadd off 2-3; serial interrupts stopped there; originals back"
+pass "$moved IRQs, workqueue, default affinity and kthreadd off 2-3; serial interrupts stopped there; originals back after kill -9, restart and release"
