@@ -3,8 +3,9 @@
 # workload free of the host's own work: IRQ lines, default_smp_affinity,
 # the unbound workqueue cpumask and movable kernel threads (kthreadd) get
 # every CPU but the workload's; the serial port's interrupts, pinned to
-# one of those CPUs beforehand, stop arriving there; on release every
-# original is back and hostiso.json is gone. Only numbered IRQ lines are
+# one of those CPUs beforehand, stop arriving there; after a kill -9 and a
+# restart hostiso.json still holds the originals, and on release every one
+# is back and the file is gone. Only numbered IRQ lines are
 # counted (LOC, RES, CAL and the like are per-CPU, not IRQ lines), and
 # IRQs the kernel does not let anyone move (the daemon logs them as "not
 # movable") are left out of the count.
