@@ -387,8 +387,12 @@ static void test_crash(void **state)
 	assert_false(np_hostiso_saved(x->h));
 	assert_int_equal(np_hostiso_load(x->h, err, sizeof(err)), 1);
 	assert_true(np_hostiso_saved(x->h));
+	np_hostiso_close(x->h);
+	open_h(x); /* apply loads by itself */
 	apply_ok(x, "2", &rep);
+	assert_true(np_hostiso_saved(x->h));
 	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-1,3-7");
+	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5");
 	assert_string_equal(status_cpus(x, 2), "0-1,3-7");
 	np_hostiso_close(x->h);
 	x->h = NULL;
