@@ -31,6 +31,12 @@ struct np_verify_config {
  * is systemd and its bus answers. */
 enum np_cgroup_driver { NP_DRIVER_AUTO, NP_DRIVER_SYSTEMD, NP_DRIVER_CGROUPFS };
 
+/* Host isolation ("host_isolation"): IRQs, unbound workqueues and kernel
+ * threads kept off the CPUs of partition workloads (the default), of every
+ * workload with exclusive CPUs, or left alone (numaplace/hostiso.h). */
+enum np_host_isolation { NP_HOSTISO_PARTITION, NP_HOSTISO_EXCLUSIVE,
+			 NP_HOSTISO_OFF };
+
 struct np_config {
 	struct np_node_policy policy;
 	char topology[NP_PATH_MAX];   /* topology source, "live" by default */
@@ -49,6 +55,7 @@ struct np_config {
 	char socket_path[NP_PATH_MAX];
 	char bpf_pin_path[NP_PATH_MAX];
 	struct np_verify_config verify;
+	enum np_host_isolation host_isolation;
 	/* Test-only: cgroup_root may be a plain directory tree. Refused on a
 	 * real cgroup2 mount, and without this flag a non-cgroup2 root is
 	 * refused. */
@@ -63,6 +70,7 @@ int np_config_load(struct np_config *c, const char *path, char *err,
 		   size_t errlen);
 json_t *np_config_to_json(const struct np_config *c);
 const char *np_cgroup_driver_name(enum np_cgroup_driver d);
+const char *np_host_isolation_name(enum np_host_isolation h);
 /* shared_cgroups under the systemd driver when the file gives none:
  * system.slice, user.slice, init.scope, machine.slice. */
 void np_config_systemd_defaults(struct np_config *c);

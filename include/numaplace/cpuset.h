@@ -56,6 +56,20 @@ int np_cpuset_parse(np_cpuset *s, const char *list, char *err, size_t errlen);
 int np_cpuset_format(const np_cpuset *s, char *buf, size_t len);
 /* Convenience: malloc'd cpu-list string, NULL on ENOMEM. */
 char *np_cpuset_str(const np_cpuset *s);
+/*
+ * A hex CPU mask as /proc and /sys print them (/proc/irq/default_smp_affinity,
+ * /sys/devices/virtual/workqueue/cpumask): 32-bit groups of at most 8 hex
+ * digits separated by commas, most significant first ("ff",
+ * "00000001,00000000"); whitespace around it is accepted. -EINVAL (or
+ * -ERANGE past NP_MAX_CPUS) with a message naming the position.
+ */
+int np_cpuset_parse_mask(np_cpuset *s, const char *mask, char *err,
+			 size_t errlen);
+/* Format as such a mask, nbits wide (widened to the highest set CPU), the
+ * first group only as wide as it needs: 8 bits "ff", 40 bits
+ * "00,ffffffff". Returns the length, or -ENOSPC. */
+int np_cpuset_format_mask(const np_cpuset *s, int nbits, char *buf,
+			  size_t len);
 
 static inline int np_nodemask_count(np_nodemask m)
 {

@@ -11,6 +11,7 @@
 #include "numaplace/cgroup.h"
 #include "numaplace/config.h"
 #include "numaplace/enforcer.h"
+#include "numaplace/hostiso.h"
 #include "numaplace/verify.h"
 #include "numaplace/strmap.h"
 
@@ -109,6 +110,21 @@ struct np_daemon {
 	bool failpoint_admit_saved;
 	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
 	struct np_verify *verify; /* NULL: verification off */
+	/* Host isolation (hostiso_phase.c), opened at the first cycle. */
+	struct np_hostiso *hostiso;
+	bool hostiso_off; /* not available (said once) */
+	/* test only: the root of the proc and sys trees host isolation
+	 * changes ("" = the real ones; under a fake enforcer host isolation
+	 * is off unless this is set) */
+	char hostiso_root[NP_PATH_MAX];
+	struct {
+		bool done;      /* cpus was applied (or tried) */
+		np_cpuset cpus; /* the isolated set of the last change */
+		int rc;         /* its result, error its message */
+		char error[512];
+		time_t time;
+		struct np_hostiso_report rep;
+	} hostiso_last;
 };
 
 

@@ -44,7 +44,31 @@ static void test_defaults(void **state)
 	assert_int_equal(c.policy.cpu_policy, NP_CPU_POLICY_NONE);
 	assert_true(c.create_cgroups);
 	assert_false(c.fake_cgroup_root);
+	assert_int_equal(c.host_isolation, NP_HOSTISO_PARTITION);
 	json_decref(j);
+}
+
+/* host_isolation: each value, and back out in the JSON form. */
+static void test_host_isolation(void **state)
+{
+	static const char *const names[] = {"partition", "exclusive", "off"};
+	struct np_config c;
+	char err[256], text[64];
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		json_t *j, *out;
+		snprintf(text, sizeof(text), "{\"host_isolation\": \"%s\"}",
+			 names[i]);
+		j = json_loads(text, 0, NULL);
+		assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+		assert_int_equal(c.host_isolation, i);
+		out = np_config_to_json(&c);
+		assert_string_equal(json_string_value(json_object_get(
+					    out, "host_isolation")),
+				    names[i]);
+		json_decref(out);
+		json_decref(j);
+	}
 }
 
 static void test_verify(void **state)
@@ -138,6 +162,11 @@ static void test_errors(void **state)
 	bad("{\"node_policy\":{\"topology_policy\":\"restricted\",\"extra\":1}}",
 	    "config.node_policy.extra: unknown field");
 	bad("{\"topology\":\"\"}", "config.topology");
+	bad("{\"host_isolation\":\"all\"}",
+	    "config.host_isolation: \"all\": expected \"partition\", "
+	    "\"exclusive\" or \"off\"");
+	bad("{\"host_isolation\":true}",
+	    "config.host_isolation: expected a string");
 }
 
 int main(void)
@@ -147,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_host_isolation),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

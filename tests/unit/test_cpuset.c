@@ -158,6 +158,51 @@ static void test_nodemask(void **state)
 	assert_int_equal(n, 64);
 }
 
+/* Hex masks as /proc/irq/default_smp_affinity and the workqueue cpumask
+ * print them: parsed into lists, formatted back the kernel's way. */
+static void mask_roundtrip(const char *in, const char *list, int nbits,
+			   const char *out)
+{
+	np_cpuset s;
+	char buf[512], err[256];
+
+	assert_int_equal(np_cpuset_parse_mask(&s, in, err, sizeof(err)), 0);
+	assert_true(np_cpuset_format(&s, buf, sizeof(buf)) >= 0);
+	assert_string_equal(buf, list);
+	assert_true(np_cpuset_format_mask(&s, nbits, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, out);
+}
+
+static void test_mask(void **state)
+{
+	np_cpuset s;
+	char err[256], buf[8];
+
+	(void)state;
+	mask_roundtrip("ff\n", "0-7", 8, "ff");
+	mask_roundtrip("ee", "1-3,5-7", 8, "ee");
+	mask_roundtrip("0", "", 8, "00");
+	mask_roundtrip("00000001,00000000", "32", 40, "01,00000000");
+	mask_roundtrip("f,0000000f", "0-3,32-35", 64, "0000000f,0000000f");
+	mask_roundtrip("1", "0", 2, "1");
+	mask_roundtrip("80", "7", 1, "80"); /* widened to the highest CPU */
+	assert_int_equal(np_cpuset_parse_mask(&s, "", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(np_cpuset_parse_mask(&s, "fg", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "position 2"));
+	assert_int_equal(np_cpuset_parse_mask(&s, "123456789", err,
+					      sizeof(err)), -EINVAL);
+	assert_int_equal(np_cpuset_parse_mask(&s, "f,", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(np_cpuset_parse_mask(&s, ",f", err, sizeof(err)),
+			 -EINVAL);
+	np_cpuset_zero(&s);
+	np_cpuset_set(&s, 40);
+	assert_int_equal(np_cpuset_format_mask(&s, 8, buf, sizeof(buf)),
+			 -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_iteration),
 		cmocka_unit_test(test_format_limits),
 		cmocka_unit_test(test_nodemask),
+		cmocka_unit_test(test_mask),
 	};
 	return cmocka_run_group_tests_name("cpuset", tests, NULL, NULL);
 }

@@ -294,6 +294,36 @@ const char *np_cgroup_driver_name(enum np_cgroup_driver d)
 	return drivers[d];
 }
 
+static const char *const host_isolations[] = {"partition", "exclusive",
+					      "off", NULL};
+
+const char *np_host_isolation_name(enum np_host_isolation h)
+{
+	return host_isolations[h];
+}
+
+static int host_isolation_from_json(struct np_config *n, const json_t *j,
+				    char *err, size_t errlen)
+{
+	const char *s;
+	int r = np_json_str(j, "host_isolation", "config", false, &s, err,
+			    errlen);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	for (int i = 0; host_isolations[i]; i++)
+		if (!strcmp(s, host_isolations[i])) {
+			n->host_isolation = (enum np_host_isolation)i;
+			return 0;
+		}
+	return np_json_fail(err, errlen, "config", "host_isolation",
+			    "\"%s\": expected \"partition\", \"exclusive\" or "
+			    "\"off\"",
+			    s);
+}
+
 /* The host units confined under systemd when shared_cgroups is not
  * given (those that do not exist are pending). */
 void np_config_systemd_defaults(struct np_config *c)
@@ -316,7 +346,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"cgroup_root",	    "cgroup_parent",   "shared_cgroups",
 		"create_cgroups",   "spec_dir",	       "state_dir",
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
-		"verify",	    "cgroup_driver",   NULL};
+		"verify",	    "cgroup_driver",   "host_isolation",
+		NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -373,7 +404,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	if (n.fake_cgroup_root && !n.cgroup_root[0])
 		return np_json_fail(err, errlen, "config", "fake_cgroup_root",
 				    "needs an explicit cgroup_root");
-	if ((r = driver_from_json(&n, j, err, errlen)))
+	if ((r = driver_from_json(&n, j, err, errlen)) ||
+	    (r = host_isolation_from_json(&n, j, err, errlen)))
 		return r;
 	if ((r = abs_path(j, "spec_dir", n.spec_dir, sizeof(n.spec_dir), false,
 			  err, errlen)) ||
@@ -415,7 +447,7 @@ int np_config_load(struct np_config *c, const char *path, char *err,
 
 json_t *np_config_to_json(const struct np_config *c)
 {
-	json_t *sh = json_array(), *v;
+	json_t *sh = json_array(), *v, *out;
 	for (int i = 0; i < c->nshared; i++)
 		json_array_append_new(sh, json_string(c->shared_cgroups[i]));
 	v = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:I,s:I,s:i}",
@@ -433,7 +465,7 @@ json_t *np_config_to_json(const struct np_config *c)
 		      "outside_mems_bytes",
 		      (json_int_t)c->verify.outside_mems_bytes,
 		      "migrate_interval_s", (int)c->verify.migrate_interval_s);
-	return json_pack("{s:o,s:s,s:f,s:s,s:s,s:s,s:o,s:b,s:s,s:s,s:s,s:s,s:b,s:o}",
+	out = json_pack("{s:o,s:s,s:f,s:s,s:s,s:s,s:o,s:b,s:s,s:s,s:s,s:s,s:b,s:o}",
 			 "node_policy", np_policy_to_json(&c->policy),
 			 "topology", c->topology, "reconcile_period_s",
 			 c->reconcile_period_ms / 1000.0, "cgroup_driver",
@@ -444,4 +476,8 @@ json_t *np_config_to_json(const struct np_config *c)
 			 "state_dir", c->state_dir, "socket", c->socket_path,
 			 "bpf_pin_path", c->bpf_pin_path, "fake_cgroup_root",
 			 c->fake_cgroup_root, "verify", v);
+	if (out)
+		json_object_set_new(out, "host_isolation",
+				    json_string(host_isolations[c->host_isolation]));
+	return out;
 }

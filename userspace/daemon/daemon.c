@@ -207,6 +207,8 @@ void np_daemon_fini(struct np_daemon *d)
 		close(d->ifd);
 	np_enf_destroy(d->enf);
 	d->enf = NULL;
+	np_hostiso_close(d->hostiso);
+	d->hostiso = NULL;
 	np_state_free(&d->st);
 	np_topology_free(d->topo);
 	for (int i = 0; i < d->nmeta; i++) {
@@ -261,6 +263,7 @@ static void reload(struct np_daemon *d)
 		return;
 	}
 	d->cfg.reconcile_period_ms = c.reconcile_period_ms;
+	d->cfg.host_isolation = c.host_isolation; /* at the next cycle */
 	/* Thresholds and actions apply at once; what shapes the loaded
 	 * programs needs a restart. */
 	if (c.verify.enabled != d->cfg.verify.enabled ||
@@ -413,5 +416,6 @@ int np_daemon_run(struct np_daemon *d)
 	sd_notify(0, "STOPPING=1");
 	np_log(LOG_INFO, "stopping");
 	np_daemon_shutdown_enforcer(d);
+	np_daemon_hostiso_shutdown(d);
 	return 0;
 }

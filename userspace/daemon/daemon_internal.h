@@ -48,6 +48,13 @@ int np_daemon_units_phase(struct np_daemon *d, bool before);
 int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 			 char *why, size_t len);
 
+/* hostiso_phase.c: IRQs, workqueues and kernel threads off the CPUs of
+ * the workloads config.host_isolation names (applied when that set
+ * changes, given back when it becomes empty and at a clean stop) */
+void np_daemon_hostiso_phase(struct np_daemon *d);
+void np_daemon_hostiso_shutdown(struct np_daemon *d);
+json_t *np_daemon_hostiso_status(const struct np_daemon *d);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

@@ -627,6 +627,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	writes += np_daemon_units_phase(d, false);
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
+	np_daemon_hostiso_phase(d); /* once the exclusive sets are in place */
 	for (int i = 0; i < n; i++) {
 		/* No longer pending (saved at the end of the cycle): a
 		 * restart now takes a missing cgroup for one removed by

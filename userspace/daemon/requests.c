@@ -13,7 +13,7 @@
 
 json_t *np_daemon_status(struct np_daemon *d)
 {
-	json_t *ws = json_array(), *rj = json_array();
+	json_t *ws = json_array(), *rj = json_array(), *st;
 	for (int i = 0; i < d->st.nworkloads; i++)
 		json_array_append_new(ws, np_workload_alloc_to_json(&d->st,
 								    &d->st.w[i]));
@@ -24,7 +24,7 @@ json_t *np_daemon_status(struct np_daemon *d)
 				      d->rej[i].resource, "reason",
 				      d->rej[i].reason, "time",
 				      (json_int_t)d->rej[i].time));
-	return json_pack(
+	st = json_pack(
 		"{s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:f,s:{s:I,s:i,s:I},s:o}",
 		"topology", np_topology_to_json(d->topo), "pools",
 		np_pools_to_json(&d->st), "workloads", ws, "counters",
@@ -40,6 +40,10 @@ json_t *np_daemon_status(struct np_daemon *d)
 		(json_int_t)d->last_cycle.duration_us, "verification",
 		np_verify_status(d->verify, &d->cfg.verify,
 				 d->cfg.bpf_pin_path));
+	if (st)
+		json_object_set_new(st, "host_isolation",
+				    np_daemon_hostiso_status(d));
+	return st;
 }
 
 

@@ -296,3 +296,86 @@ char *np_cpuset_str(const np_cpuset *s)
 	}
 	return buf;
 }
+
+int np_cpuset_parse_mask(np_cpuset *s, const char *mask, char *err,
+			 size_t errlen)
+{
+	size_t pos = 0, end, ngroups = 1;
+	np_cpuset tmp;
+	int group;
+
+	if (!mask) {
+		seterr(err, errlen, "", 0, "missing mask");
+		return -EINVAL;
+	}
+	while (isspace((unsigned char)mask[pos]))
+		pos++;
+	end = strlen(mask);
+	while (end > pos && isspace((unsigned char)mask[end - 1]))
+		end--;
+	if (pos == end) {
+		seterr(err, errlen, mask, pos, "empty mask");
+		return -EINVAL;
+	}
+	for (size_t i = pos; i < end; i++)
+		ngroups += mask[i] == ',';
+	np_cpuset_zero(&tmp);
+	group = (int)ngroups - 1; /* the first group is the highest */
+	while (pos < end) {
+		size_t start = pos;
+		uint32_t v = 0;
+		while (pos < end && isxdigit((unsigned char)mask[pos])) {
+			int c = tolower((unsigned char)mask[pos]);
+			v = v << 4 | (uint32_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
+			pos++;
+		}
+		if (pos == start || pos - start > 8 ||
+		    (pos < end && mask[pos] != ',') ||
+		    (mask[pos] == ',' && pos + 1 == end)) {
+			seterr(err, errlen, mask, pos - start > 8 ? start + 8 : pos,
+			       "expected groups of 1 to 8 hex digits separated "
+			       "by ','");
+			return -EINVAL;
+		}
+		for (int b = 0; b < 32; b++) {
+			if (!(v >> b & 1))
+				continue;
+			if (group * 32 + b >= NP_MAX_CPUS) {
+				seterr(err, errlen, mask, start, "CPU out of range");
+				return -ERANGE;
+			}
+			np_cpuset_set(&tmp, group * 32 + b);
+		}
+		group--;
+		pos += pos < end; /* the ',' */
+	}
+	*s = tmp;
+	return 0;
+}
+
+int np_cpuset_format_mask(const np_cpuset *s, int nbits, char *buf,
+			  size_t len)
+{
+	size_t off = 0;
+	int hi = -1, groups;
+
+	for (int cpu = np_cpuset_first(s); cpu >= 0; cpu = np_cpuset_next(s, cpu + 1))
+		hi = cpu;
+	if (nbits < hi + 1)
+		nbits = hi + 1;
+	if (nbits < 1)
+		nbits = 1;
+	groups = (nbits + 31) / 32;
+	for (int g = groups - 1; g >= 0; g--) {
+		uint32_t v = (uint32_t)(s->w[g / 2] >> (g % 2 * 32));
+		int digits = 8, n;
+		if (g == groups - 1 && nbits - g * 32 < 32)
+			digits = (nbits - g * 32 + 3) / 4;
+		n = snprintf(buf + off, len - off, "%s%0*x",
+			     g == groups - 1 ? "" : ",", digits, v);
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+	}
+	return (int)off;
+}

@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Host isolation (numaplace/hostiso.h) on a fake /proc and /sys in a
+ * mkdtemp directory: the file contents after apply and restore, no write
+ * when nothing changes (mtimes), refused IRQs reported, the originals
+ * surviving a crash, the refusal to isolate every CPU, a bad save file.
+ *
+ * The tree: IRQs 0, 1, 24, 25 (0-7; IRQ 1 only on CPU 5),
+ * default_smp_affinity and the workqueue cpumask "ff", kernel threads
+ * 2 (kthreadd, 0-7), 20 (per-CPU: PF_NO_SETAFFINITY, CPU 1), 33 (a comm
+ * with spaces and parentheses, 0-7), 40 (a kthread pinned to CPU 1) and a
+ * user process 100 (0-7). Kernel threads get their CPUs through a hook
+ * that rewrites their status file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fake_daemon.h" /* fake_write_file */
+#include "numaplace/hostiso.h"
+
+#define KT 0x00208040u     /* PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC */
+#define KT_PERCPU 0x04208040u /* ... | PF_NO_SETAFFINITY */
+#define USER 0x00400100u
+
+struct fx {
+	char dir[64];
+	char root[96], state[96];
+	struct np_hostiso *h;
+	int calls; /* set_affinity hook */
+};
+
+static void put(struct fx *x, const char *rel, const char *text)
+{
+	char path[256], cmd[300];
+
+	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname %s)\"", path);
+	assert_int_equal(system(cmd), 0);
+	fake_write_file(path, text);
+}
+
+/* The content of a file of the tree (static buffer). */
+static const char *get(struct fx *x, const char *rel)
+{
+	static char buf[4096];
+	char path[256];
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
+	if (!(fp = fopen(path, "r")))
+		fail_msg("%s: %s", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+static void task(struct fx *x, int pid, const char *comm, unsigned flags,
+		 const char *cpus)
+{
+	char rel[64], text[512];
+
+	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	snprintf(text, sizeof(text),
+		 "%d (%s) S 2 0 0 0 -1 %u 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n",
+		 pid, comm, flags, 1000 + pid);
+	put(x, rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	snprintf(text, sizeof(text),
+		 "Name:\t%s\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
+		 "Mems_allowed_list:\t0-1\n",
+		 comm, cpus);
+	put(x, rel, text);
+}
+
+/* The hook: a thread's new CPUs go into its status file. */
+static int set_aff(void *ctx, int pid, const np_cpuset *cpus)
+{
+	struct fx *x = ctx;
+	char rel[64], text[512], list[256];
+
+	x->calls++;
+	assert_true(np_cpuset_format(cpus, list, sizeof(list)) >= 0);
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	snprintf(text, sizeof(text),
+		 "Name:\tx\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
+		 "Mems_allowed_list:\t0-1\n",
+		 list);
+	put(x, rel, text);
+	return 0;
+}
+
+static const char *status_cpus(struct fx *x, int pid)
+{
+	static char out[128];
+	char rel[64];
+	const char *p;
+
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	p = strstr(get(x, rel), "Cpus_allowed_list:\t");
+	assert_non_null(p);
+	p += strlen("Cpus_allowed_list:\t");
+	snprintf(out, sizeof(out), "%.*s", (int)strcspn(p, "\n"), p);
+	return out;
+}
+
+static void open_h(struct fx *x)
+{
+	struct np_hostiso_opts o = {.root = x->root, .state_dir = x->state,
+				    .set_affinity = set_aff, .ctx = x};
+	char err[512];
+
+	if (np_hostiso_open(&x->h, &o, err, sizeof(err)))
+		fail_msg("open: %s", err);
+}
+
+static int setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	snprintf(x->dir, sizeof(x->dir), "/tmp/np-hostiso-XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(x->root, sizeof(x->root), "%s/root", x->dir);
+	snprintf(x->state, sizeof(x->state), "%s/state", x->dir);
+	assert_int_equal(mkdir(x->state, 0700), 0);
+	put(x, "proc/irq/0/smp_affinity_list", "0-7\n");
+	put(x, "proc/irq/1/smp_affinity_list", "5\n");
+	put(x, "proc/irq/24/smp_affinity_list", "0-7\n");
+	put(x, "proc/irq/25/smp_affinity_list", "0-7\n");
+	put(x, "proc/irq/default_smp_affinity", "ff\n");
+	put(x, "proc/interrupts", "           CPU0 CPU1\n  0:  1 2 IO-APIC timer\n");
+	put(x, "sys/devices/virtual/workqueue/cpumask", "ff\n");
+	task(x, 2, "kthreadd", KT, "0-7");
+	task(x, 20, "ksoftirqd/1", KT_PERCPU, "1");
+	task(x, 33, "kworker/u16:1 (x)", KT, "0-7");
+	task(x, 40, "pinned", KT, "1");
+	task(x, 100, "bash", USER, "0-7");
+	open_h(x);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+	char cmd[128];
+
+	np_hostiso_close(x->h);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
+	assert_int_equal(system(cmd), 0);
+	free(x);
+	return 0;
+}
+
+static np_cpuset cpus(const char *list)
+{
+	np_cpuset s;
+	assert_int_equal(np_cpuset_parse(&s, list, NULL, 0), 0);
+	return s;
+}
+
+static int apply(struct fx *x, const char *isolated,
+		 struct np_hostiso_report *rep, char *err, size_t errlen)
+{
+	np_cpuset iso = cpus(isolated), online = cpus("0-7");
+	return np_hostiso_apply(x->h, &iso, &online, rep, err, errlen);
+}
+
+static void apply_ok(struct fx *x, const char *isolated,
+		     struct np_hostiso_report *rep)
+{
+	char err[512];
+	if (apply(x, isolated, rep, err, sizeof(err)))
+		fail_msg("apply %s: %s", isolated, err);
+}
+
+static bool save_exists(struct fx *x)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/hostiso.json", x->state);
+	return access(path, F_OK) == 0;
+}
+
+/* Every file of the untouched tree holds what setup put there. */
+static void assert_originals(struct fx *x)
+{
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-7\n");
+	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
+	assert_string_equal(get(x, "proc/irq/24/smp_affinity_list"), "0-7\n");
+	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "ff\n");
+	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+			    "ff\n");
+	assert_string_equal(status_cpus(x, 2), "0-7");
+	assert_string_equal(status_cpus(x, 33), "0-7");
+}
+
+/* IRQs lose the isolated CPUs (IRQ 1, only on an isolated one, gets the
+ * housekeeping CPUs), the masks too; kthreadd and the unbound kworker
+ * move; the per-CPU thread, the pinned one and the user process do not. */
+static void test_apply(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char line[512];
+
+	apply_ok(x, "1,5", &rep);
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(get(x, "proc/irq/24/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(get(x, "proc/irq/25/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "dd");
+	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+			    "dd");
+	assert_string_equal(status_cpus(x, 2), "0,2-4,6-7");
+	assert_string_equal(status_cpus(x, 33), "0,2-4,6-7");
+	assert_string_equal(status_cpus(x, 20), "1");
+	assert_string_equal(status_cpus(x, 40), "1");
+	assert_string_equal(status_cpus(x, 100), "0-7");
+	assert_int_equal(rep.irqs, 4);
+	assert_int_equal(rep.kthreads, 2);
+	assert_true(rep.default_irq && rep.workqueue);
+	assert_int_equal(rep.writes, 8);
+	assert_int_equal(rep.nfailed, 0);
+	assert_int_equal(x->calls, 2);
+	assert_true(save_exists(x));
+	assert_true(np_hostiso_saved(x->h));
+	np_hostiso_report_str(&rep, " moved", line, sizeof(line));
+	assert_string_equal(line, "4 irqs, workqueue, default irq affinity, "
+				  "2 kthreads moved");
+}
+
+static struct timespec mtime(struct fx *x, const char *rel)
+{
+	char path[256];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_mtim;
+}
+
+/* The same set again: nothing is written (no file's mtime moves, the
+ * hook is not called, the save file is not rewritten). */
+static void test_idempotent(void **state)
+{
+	static const char *const files[] = {
+		"proc/irq/0/smp_affinity_list", "proc/irq/1/smp_affinity_list",
+		"proc/irq/24/smp_affinity_list", "proc/irq/default_smp_affinity",
+		"sys/devices/virtual/workqueue/cpumask", "proc/2/status", NULL};
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	struct timespec before[8];
+	char save[160];
+	struct stat s1, s2;
+
+	apply_ok(x, "1,5", &rep);
+	snprintf(save, sizeof(save), "%s/hostiso.json", x->state);
+	assert_int_equal(stat(save, &s1), 0);
+	for (int i = 0; files[i]; i++)
+		before[i] = mtime(x, files[i]);
+	usleep(20000);
+	apply_ok(x, "1,5", &rep);
+	assert_int_equal(rep.writes, 0);
+	assert_int_equal(x->calls, 2);
+	for (int i = 0; files[i]; i++) {
+		struct timespec t = mtime(x, files[i]);
+		assert_true(t.tv_sec == before[i].tv_sec &&
+			    t.tv_nsec == before[i].tv_nsec);
+	}
+	assert_int_equal(stat(save, &s2), 0);
+	assert_int_equal(s1.st_ino, s2.st_ino); /* not replaced */
+}
+
+/*
+ * IRQs whose affinity cannot be set are reported, not fatal. Two ways to
+ * make a write fail as root (chmod does not stop root): IRQ 24's
+ * smp_affinity_list is a symbolic link to /sys/devices/system/cpu/online,
+ * which reads as a cpu list and refuses to be opened for writing (as a
+ * managed IRQ's file refuses the write, with EIO); IRQ 25's is a
+ * directory, which cannot be read.
+ */
+static void test_managed(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char path[256], line[512];
+
+	if (access("/sys/devices/system/cpu/online", R_OK))
+		skip();
+	snprintf(path, sizeof(path), "%s/proc/irq/24/smp_affinity_list",
+		 x->root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/sys/devices/system/cpu/online", path), 0);
+	snprintf(path, sizeof(path), "%s/proc/irq/25/smp_affinity_list",
+		 x->root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	/* CPU 0 is online on every host: IRQ 24's new set differs */
+	apply_ok(x, "0-1", &rep);
+	assert_int_equal(rep.nfailed, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rep.failed[i].what, 'i');
+		assert_true(rep.failed[i].err < 0);
+		assert_true(rep.failed[i].id == 24 || rep.failed[i].id == 25);
+	}
+	assert_true(rep.failed[0].id != rep.failed[1].id);
+	assert_int_equal(rep.irqs, 1); /* IRQ 0; IRQ 1 (CPU 5) stays */
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "2-7");
+	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
+	np_hostiso_report_str(&rep, " moved off CPUs 0-1", line, sizeof(line));
+	assert_non_null(strstr(line, " moved off CPUs 0-1; not movable: irq "));
+	assert_non_null(strstr(line, "irq 24 ("));
+}
+
+/* Restore: every file holds exactly its original text again, the threads
+ * their CPUs, and the save file is gone. */
+static void test_restore(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512];
+
+	apply_ok(x, "1,5", &rep);
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_originals(x);
+	assert_string_equal(get(x, "proc/irq/25/smp_affinity_list"), "0-7\n");
+	assert_int_equal(rep.irqs, 4);
+	assert_int_equal(rep.kthreads, 2);
+	assert_true(rep.default_irq && rep.workqueue);
+	assert_false(save_exists(x));
+	assert_false(np_hostiso_saved(x->h));
+	/* nothing recorded: nothing to do */
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_int_equal(rep.writes, 0);
+}
+
+/* A smaller set gives CPUs back (computed from the originals); an IRQ
+ * that vanished is skipped at restore. */
+static void test_shrink_and_vanish(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512], cmd[256];
+
+	apply_ok(x, "1,5", &rep);
+	apply_ok(x, "5", &rep);
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-4,6-7");
+	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "df");
+	assert_string_equal(status_cpus(x, 33), "0-4,6-7");
+	snprintf(cmd, sizeof(cmd), "rm -r %s/proc/irq/24", x->root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_int_equal(rep.skipped, 1);
+	assert_int_equal(rep.irqs, 3);
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-7\n");
+	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
+}
+
+/*
+ * A crash: the handle is dropped without restore. A new one loads the
+ * originals; an apply with another set keeps them (it does not take the
+ * values the first run wrote for originals); restore gives back the
+ * originals of before the crash.
+ */
+static void test_crash(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512];
+
+	apply_ok(x, "1,5", &rep);
+	np_hostiso_close(x->h);
+	x->h = NULL;
+	open_h(x);
+	assert_false(np_hostiso_saved(x->h));
+	assert_int_equal(np_hostiso_load(x->h, err, sizeof(err)), 1);
+	assert_true(np_hostiso_saved(x->h));
+	np_hostiso_close(x->h);
+	open_h(x); /* apply loads by itself */
+	apply_ok(x, "2", &rep);
+	assert_true(np_hostiso_saved(x->h));
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-1,3-7");
+	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5");
+	assert_string_equal(status_cpus(x, 2), "0-1,3-7");
+	np_hostiso_close(x->h);
+	x->h = NULL;
+	open_h(x); /* restore loads by itself */
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_originals(x);
+	assert_false(save_exists(x));
+}
+
+/* Every online CPU isolated: refused, naming the set; nothing written. */
+static void test_refuse_all(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512];
+
+	assert_int_equal(apply(x, "0-7", &rep, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "CPUs 0-7 are every online CPU"));
+	assert_originals(x);
+	assert_false(save_exists(x));
+	assert_int_equal(x->calls, 0);
+}
+
+static void bad_save(struct fx *x, const char *text, const char *field)
+{
+	struct np_hostiso_report rep;
+	char path[160], err[512];
+
+	snprintf(path, sizeof(path), "%s/hostiso.json", x->state);
+	fake_write_file(path, text);
+	np_hostiso_close(x->h);
+	open_h(x);
+	assert_int_equal(np_hostiso_load(x->h, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, field) || !strstr(err, "hostiso.json"))
+		fail_msg("error \"%s\" does not name %s", err, field);
+	assert_int_equal(apply(x, "1,5", &rep, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, field));
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)),
+			 -EINVAL);
+	assert_originals(x);
+	assert_int_equal(x->calls, 0);
+	assert_string_equal(get(x, "../state/hostiso.json"), text);
+}
+
+/* A save file that is not valid: the error names the field, and neither
+ * apply nor restore writes anything (nor replaces the file). */
+static void test_bad_save(void **state)
+{
+	struct fx *x = *state;
+
+	bad_save(x, "{\"version\": 1, \"isolated\": \"1\", \"irqs\": "
+		    "[{\"irq\": 3, \"affinity\": \"x-y\"}], \"kthreads\": []}",
+		 "irqs[0].affinity");
+	bad_save(x, "{\"isolated\": \"1\", \"irqs\": [], \"kthreads\": []}",
+		 "version");
+	bad_save(x, "{\"version\": 1, \"isolated\": \"1\", \"irqs\": [], "
+		    "\"kthreads\": [{\"pid\": 2, \"comm\": \"k\", "
+		    "\"affinity\": \"0-7\"}]}",
+		 "kthreads[0].start");
+	bad_save(x, "{\"version\": 1, \"isolated\": \"1\", \"irqs\": [], "
+		    "\"kthreads\": [], \"workqueue_cpumask\": \"0-7\"}",
+		 "workqueue_cpumask");
+	bad_save(x, "{\"version\": 1, \"isolated\": \"1\", \"irqs\": [], "
+		    "\"kthreads\": [], \"bogus\": 1}",
+		 "bogus");
+	bad_save(x, "{\"version\": 1,", "line 1");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_apply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idempotent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_managed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shrink_and_vanish, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_all, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_save, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Host isolation (numaplace/hostiso.h): IRQs, default_smp_affinity, the
+ * unbound workqueue cpumask and movable kernel threads kept off isolated
+ * CPUs. One apply is plan (read everything, compute what differs),
+ * persist (the originals of what is about to change, in hostiso.json),
+ * then write; restore writes the originals back.
+ */
+#include "enforce/hostiso_internal.h"
+#include "basic/fileio.h"
+#include "numaplace/cleanup.h"
+#include "numaplace/error.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEF_AFFINITY "proc/irq/default_smp_affinity"
+#define WQ_CPUMASK "sys/devices/virtual/workqueue/cpumask"
+#define READ_MAX (64u << 10)
+#define PF_KTHREAD 0x00200000u
+#define PF_NO_SETAFFINITY 0x04000000u
+
+/* One write of a plan. */
+struct hi_write {
+	char kind; /* 'd' default_smp_affinity, 'w' workqueue, 'i', 'k' */
+	int id;    /* IRQ or pid */
+	unsigned long long start;
+	char comm[32];
+	char *cur;       /* what it holds now (heap) */
+	np_cpuset want;
+};
+
+struct hi_plan {
+	int n, cap;
+	struct hi_write *v;
+	int nbits; /* width of the masks written */
+};
+
+static void plan_free(struct hi_plan *p)
+{
+	for (int i = 0; i < p->n; i++)
+		free(p->v[i].cur);
+	free(p->v);
+	p->v = NULL;
+	p->n = p->cap = 0;
+}
+
+static int real_set_affinity(void *ctx, int pid, const np_cpuset *cpus)
+{
+	(void)ctx;
+	/* np_cpuset's words are the kernel's cpumask layout (little endian
+	 * 64-bit longs). */
+	return sched_setaffinity(pid, sizeof(cpus->w), (const cpu_set_t *)cpus->w)
+		       ? -errno
+		       : 0;
+}
+
+int np_hostiso_open(struct np_hostiso **out, const struct np_hostiso_opts *o,
+		    char *err, size_t errlen)
+{
+	const char *root = o->root && *o->root ? o->root : "/";
+	struct np_hostiso *h = calloc(1, sizeof(*h));
+
+	*out = NULL;
+	if (!h)
+		return np_errno(err, errlen, -ENOMEM, "host isolation");
+	h->fake = strcmp(root, "/") != 0;
+	h->statefd = -1;
+	h->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->rootfd < 0) {
+		int r = -errno;
+		free(h);
+		return np_errno(err, errlen, r, "host isolation root %s", root);
+	}
+	snprintf(h->state_dir, sizeof(h->state_dir), "%s", o->state_dir);
+	h->statefd = open(o->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->statefd < 0) {
+		int r = -errno;
+		np_hostiso_close(h);
+		return np_errno(err, errlen, r, "state directory %s",
+				o->state_dir);
+	}
+	h->set_affinity = o->set_affinity;
+	h->ctx = o->ctx;
+	if (!h->set_affinity && !h->fake)
+		h->set_affinity = real_set_affinity;
+	*out = h;
+	return 0;
+}
+
+void np_hostiso_close(struct np_hostiso *h)
+{
+	if (!h)
+		return;
+	hi_forget(h);
+	free(h->irqs.v);
+	free(h->kts.v);
+	if (h->rootfd >= 0)
+		close(h->rootfd);
+	if (h->statefd >= 0)
+		close(h->statefd);
+	free(h);
+}
+
+bool np_hostiso_saved(const struct np_hostiso *h)
+{
+	return h->saved;
+}
+
+static void fail_add(struct np_hostiso_report *rep, char what, int id, int e)
+{
+	if (rep->nfailed < NP_HOSTISO_MAX_FAILED)
+		rep->failed[rep->nfailed] =
+			(struct np_hostiso_failure){what, id, e};
+	rep->nfailed++;
+}
+
+/* Write text to a file of the tree: one open, one write (O_TRUNC only for
+ * test trees: procfs and sysfs take the value as written). */
+static int write_text(struct np_hostiso *h, const char *file, const char *text)
+{
+	_cleanup_close_ int fd = openat(
+		h->rootfd, file,
+		O_WRONLY | O_CLOEXEC | (h->fake ? O_TRUNC : 0));
+
+	if (fd < 0)
+		return -errno;
+	return np_write_all(fd, text, strlen(text));
+}
+
+/* What a set is given: its original minus isolated, or every
+ * housekeeping CPU when no online one is left. */
+static void want_of(np_cpuset *want, const np_cpuset *orig,
+		    const np_cpuset *isolated, const np_cpuset *online,
+		    const np_cpuset *house)
+{
+	np_cpuset_andnot(want, orig, isolated);
+	if (!np_cpuset_intersects(want, online))
+		*want = *house;
+}
+
+struct hi_ctx {
+	struct np_hostiso *h;
+	struct hi_plan *p;
+	const np_cpuset *isolated, *online, *house;
+};
+
+static struct hi_write *plan_add(struct hi_plan *p, char kind, int id,
+				 char **cur)
+{
+	struct hi_write *w;
+
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 64;
+		struct hi_write *g = realloc(p->v, sizeof(*g) * (size_t)cap);
+		if (!g)
+			return NULL;
+		p->v = g;
+		p->cap = cap;
+	}
+	w = &p->v[p->n++];
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->id = id;
+	w->cur = np_take_ptr(*cur);
+	return w;
+}
+
+/* A mask file (kind 'd' or 'w'); absent files are left alone. */
+static int plan_mask(struct hi_ctx *c, char kind, const char *file,
+		     const char *saved, char *err, size_t errlen)
+{
+	_cleanup_free_ char *cur = NULL;
+	np_cpuset have, orig, want;
+	char perr[256];
+	int r = np_read_at(c->h->rootfd, file, 0, READ_MAX, &cur, NULL);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return np_errno(err, errlen, r, "reading /%s", file);
+	if (np_cpuset_parse_mask(&have, cur, perr, sizeof(perr)))
+		return np_errf(err, errlen, -EINVAL, "/%s: \"%s\": %s", file,
+			       cur, perr);
+	/* a saved original parsed when it was loaded */
+	if (saved)
+		np_cpuset_parse_mask(&orig, saved, NULL, 0);
+	else
+		orig = have;
+	want_of(&want, &orig, c->isolated, c->online, c->house);
+	if (np_cpuset_equal(&want, &have))
+		return 0;
+	if (!plan_add(c->p, kind, 0, &cur))
+		return -ENOMEM;
+	c->p->v[c->p->n - 1].want = want;
+	return 0;
+}
+
+/* One IRQ; those that cannot be read are reported. */
+static int plan_irq(struct hi_ctx *c, int irq, struct np_hostiso_report *rep)
+{
+	_cleanup_free_ char *cur = NULL;
+	struct hi_item *saved = hi_find(&c->h->irqs, irq);
+	np_cpuset have, orig, want;
+	char file[64];
+	int r;
+
+	snprintf(file, sizeof(file), "proc/irq/%d/smp_affinity_list", irq);
+	r = np_read_at(c->h->rootfd, file, 0, READ_MAX, &cur, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (!r && np_cpuset_parse(&have, cur, NULL, 0))
+		r = -EINVAL;
+	if (r) {
+		fail_add(rep, 'i', irq, r);
+		return 0;
+	}
+	if (!saved || np_cpuset_parse(&orig, saved->orig, NULL, 0))
+		orig = have;
+	want_of(&want, &orig, c->isolated, c->online, c->house);
+	if (np_cpuset_equal(&want, &have))
+		return 0;
+	if (!plan_add(c->p, 'i', irq, &cur))
+		return -ENOMEM;
+	c->p->v[c->p->n - 1].want = want;
+	return 0;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int plan_irqs(struct hi_ctx *c, struct np_hostiso_report *rep,
+		     char *err, size_t errlen)
+{
+	int fd = openat(c->h->rootfd, "proc/irq",
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int r = 0;
+
+	if (!dir) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return np_errno(err, errlen, r, "reading /proc/irq");
+	}
+	while (!r && (e = readdir(dir)))
+		if (all_digits(e->d_name))
+			r = plan_irq(c, atoi(e->d_name), rep);
+	closedir(dir);
+	return r;
+}
+
+/* proc/PID/stat: flags (field 9) and start time (field 22); comm. */
+static int read_stat(struct np_hostiso *h, int pid, unsigned *flags,
+		     unsigned long long *start, char *comm, size_t commlen)
+{
+	_cleanup_free_ char *buf = NULL;
+	char file[64], *open_p, *close_p, *p;
+	int r;
+
+	snprintf(file, sizeof(file), "proc/%d/stat", pid);
+	if ((r = np_read_at(h->rootfd, file, 0, READ_MAX, &buf, NULL)))
+		return r;
+	open_p = strchr(buf, '(');
+	close_p = strrchr(buf, ')');
+	if (!open_p || !close_p || close_p < open_p)
+		return -EINVAL;
+	snprintf(comm, commlen, "%.*s", (int)(close_p - open_p - 1),
+		 open_p + 1);
+	p = close_p + 1;
+	/* fields 3.. after the comm: state is 3, flags 9, starttime 22 */
+	for (int field = 3; field <= 22; field++) {
+		char *end;
+		unsigned long long v;
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -EINVAL;
+		v = strtoull(p, &end, 10);
+		if (field == 9)
+			*flags = (unsigned)v;
+		if (field == 22)
+			*start = v;
+		p = strchr(p, ' ');
+		if (!p && field < 22)
+			return -EINVAL;
+		if (!p)
+			break;
+	}
+	return 0;
+}
+
+/* proc/PID/status: Cpus_allowed_list, malloc'd in *out. */
+static int read_allowed(struct np_hostiso *h, int pid, char **out)
+{
+	_cleanup_free_ char *buf = NULL;
+	char file[64], *p, *end;
+	int r;
+
+	*out = NULL;
+	snprintf(file, sizeof(file), "proc/%d/status", pid);
+	if ((r = np_read_at(h->rootfd, file, 0, READ_MAX, &buf, NULL)))
+		return r;
+	if (!(p = strstr(buf, "\nCpus_allowed_list:")))
+		return -EINVAL;
+	p += strlen("\nCpus_allowed_list:");
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = strchr(p, '\n');
+	if (!(*out = strndup(p, end ? (size_t)(end - p) : strlen(p))))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A kernel thread that may be moved: not bound to CPUs by the kernel
+ * (PF_NO_SETAFFINITY) and allowed on more than one. */
+static int plan_kthread(struct hi_ctx *c, int pid)
+{
+	_cleanup_free_ char *cur = NULL;
+	struct hi_item *saved = hi_find(&c->h->kts, pid);
+	unsigned long long start = 0;
+	unsigned flags = 0;
+	np_cpuset have, orig, want;
+	struct hi_write *w;
+	char comm[32];
+
+	if (read_stat(c->h, pid, &flags, &start, comm, sizeof(comm)) ||
+	    !(flags & PF_KTHREAD) || (flags & PF_NO_SETAFFINITY))
+		return 0; /* gone, or not one to move */
+	if (read_allowed(c->h, pid, &cur) ||
+	    np_cpuset_parse(&have, cur, NULL, 0))
+		return 0;
+	if (saved && saved->start != start)
+		saved = NULL; /* the pid was reused */
+	if (!saved || np_cpuset_parse(&orig, saved->orig, NULL, 0))
+		orig = have;
+	if (np_cpuset_count(&orig) < 2)
+		return 0; /* pinned to one CPU on purpose */
+	want_of(&want, &orig, c->isolated, c->online, c->house);
+	if (np_cpuset_equal(&want, &have))
+		return 0;
+	if (!(w = plan_add(c->p, 'k', pid, &cur)))
+		return -ENOMEM;
+	w->want = want;
+	w->start = start;
+	snprintf(w->comm, sizeof(w->comm), "%s", comm);
+	return 0;
+}
+
+static int plan_kthreads(struct hi_ctx *c, char *err, size_t errlen)
+{
+	struct dirent *e;
+	DIR *dir;
+	int fd, r = 0;
+
+	if (!c->h->set_affinity)
+		return 0; /* a test root without a hook */
+	fd = openat(c->h->rootfd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return np_errno(err, errlen, r, "reading /proc");
+	}
+	while (!r && (e = readdir(dir)))
+		if (all_digits(e->d_name))
+			r = plan_kthread(c, atoi(e->d_name));
+	closedir(dir);
+	return r;
+}
+
+/* Persist: the original of every item the plan changes that has none
+ * recorded yet, on disk before the first write. On failure h holds what
+ * it held before. */
+static int record(struct np_hostiso *h, const struct hi_plan *p, char *err,
+		  size_t errlen)
+{
+	int nirq = h->irqs.n, nkt = h->kts.n, r;
+	bool def_new = false, wq_new = false, added = false;
+
+	for (int i = 0; i < p->n; i++) {
+		const struct hi_write *w = &p->v[i];
+		struct hi_item *it;
+		char **mask = w->kind == 'd' ? &h->def_orig : &h->wq_orig;
+		switch (w->kind) {
+		case 'd':
+		case 'w':
+			if (*mask)
+				continue;
+			if (!(*mask = strdup(w->cur)))
+				goto nomem;
+			*(w->kind == 'd' ? &def_new : &wq_new) = true;
+			break;
+		case 'i':
+			if (hi_find(&h->irqs, w->id))
+				continue;
+			if (!hi_add(&h->irqs, w->id, w->cur))
+				goto nomem;
+			break;
+		default:
+			it = hi_find(&h->kts, w->id);
+			if (it && it->start == w->start)
+				continue;
+			if (it) { /* the pid was reused: a new thread */
+				char *o = strdup(w->cur);
+				if (!o)
+					goto nomem;
+				free(it->orig);
+				it->orig = o;
+			} else if (!(it = hi_add(&h->kts, w->id, w->cur))) {
+				goto nomem;
+			}
+			it->start = w->start;
+			snprintf(it->comm, sizeof(it->comm), "%s", w->comm);
+		}
+		added = true;
+	}
+	if (!added)
+		return 0;
+	if (!(r = hi_save(h, err, errlen)))
+		return 0;
+	goto undo;
+nomem:
+	r = np_errno(err, errlen, -ENOMEM, "host isolation");
+undo:
+	hi_truncate(&h->irqs, nirq);
+	hi_truncate(&h->kts, nkt);
+	if (def_new) {
+		free(h->def_orig);
+		h->def_orig = NULL;
+	}
+	if (wq_new) {
+		free(h->wq_orig);
+		h->wq_orig = NULL;
+	}
+	return r;
+}
+
+/* Write one planned item; per-IRQ and per-thread refusals are reported. */
+static int write_one(struct np_hostiso *h, const struct hi_write *w,
+		     int nbits, struct np_hostiso_report *rep, char *err,
+		     size_t errlen)
+{
+	char text[12 * 1024], file[64];
+	const char *mfile = w->kind == 'd' ? DEF_AFFINITY : WQ_CPUMASK;
+	int r;
+
+	if (w->kind == 'k') {
+		r = h->set_affinity(h->ctx, w->id, &w->want);
+		if (r == -ESRCH)
+			return 0; /* gone meanwhile */
+		if (r)
+			fail_add(rep, 'k', w->id, r);
+		else
+			rep->kthreads++;
+		return 0;
+	}
+	if (w->kind == 'i') {
+		if (np_cpuset_format(&w->want, text, sizeof(text)) < 0)
+			return -ENOSPC;
+		snprintf(file, sizeof(file), "proc/irq/%d/smp_affinity_list",
+			 w->id);
+		r = write_text(h, file, text);
+		if (r && r != -ENOENT)
+			fail_add(rep, 'i', w->id, r);
+		rep->irqs += !r;
+		return 0;
+	}
+	if (np_cpuset_format_mask(&w->want, nbits, text, sizeof(text)) < 0)
+		return -ENOSPC;
+	if ((r = write_text(h, mfile, text)))
+		return np_errno(err, errlen, r, "writing \"%s\" to /%s (was "
+				"\"%.*s\")", text, mfile,
+				(int)strcspn(w->cur, "\n"), w->cur);
+	*(w->kind == 'd' ? &rep->default_irq : &rep->workqueue) = true;
+	return 0;
+}
+
+static int plan_build(struct hi_ctx *c, struct np_hostiso_report *rep,
+		      char *err, size_t errlen)
+{
+	int r;
+
+	if ((r = plan_mask(c, 'd', DEF_AFFINITY, c->h->def_orig, err, errlen)) ||
+	    (r = plan_irqs(c, rep, err, errlen)) ||
+	    (r = plan_mask(c, 'w', WQ_CPUMASK, c->h->wq_orig, err, errlen)) ||
+	    (r = plan_kthreads(c, err, errlen)))
+		return r;
+	return 0;
+}
+
+int np_hostiso_apply(struct np_hostiso *h, const np_cpuset *isolated,
+		     const np_cpuset *online, struct np_hostiso_report *rep,
+		     char *err, size_t errlen)
+{
+	struct hi_plan p = {0};
+	np_cpuset house;
+	struct hi_ctx c = {h, &p, isolated, online, &house};
+	int r, last = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	if ((r = np_hostiso_load(h, err, errlen)) < 0)
+		return r;
+	np_cpuset_andnot(&house, online, isolated);
+	if (np_cpuset_empty(&house)) {
+		_cleanup_free_ char *s = np_cpuset_str(isolated);
+		return np_errf(err, errlen, -EINVAL,
+			       "host isolation: CPUs %s are every online CPU: "
+			       "IRQs, workqueues and kernel threads would have "
+			       "none left",
+			       s ? s : "?");
+	}
+	NP_CPUSET_FOREACH(cpu, online)
+	last = cpu;
+	p.nbits = last + 1;
+	if ((r = plan_build(&c, rep, err, errlen)))
+		goto out;
+	h->isolated = *isolated;
+	if ((r = record(h, &p, err, errlen)))
+		goto out;
+	for (int i = 0; i < p.n && !r; i++)
+		r = write_one(h, &p.v[i], p.nbits, rep, err, errlen);
+out:
+	rep->writes = rep->irqs + rep->kthreads + rep->default_irq +
+		      rep->workqueue;
+	plan_free(&p);
+	return r;
+}
+
+/* Give one saved kernel thread its CPUs back, if it is still that
+ * thread. */
+static void restore_kthread(struct np_hostiso *h, const struct hi_item *k,
+			    struct np_hostiso_report *rep)
+{
+	unsigned long long start = 0;
+	unsigned flags = 0;
+	char comm[32];
+	np_cpuset cpus;
+	int r;
+
+	if (!h->set_affinity ||
+	    read_stat(h, k->id, &flags, &start, comm, sizeof(comm)) ||
+	    start != k->start || np_cpuset_parse(&cpus, k->orig, NULL, 0)) {
+		rep->skipped++;
+		return;
+	}
+	r = h->set_affinity(h->ctx, k->id, &cpus);
+	if (r == -ESRCH)
+		rep->skipped++;
+	else if (r)
+		fail_add(rep, 'k', k->id, r);
+	else
+		rep->kthreads++;
+}
+
+int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
+		       char *err, size_t errlen)
+{
+	char file[64], msg[512] = "";
+	int r, first = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	if ((r = np_hostiso_load(h, err, errlen)) < 0)
+		return r;
+	if (!h->saved)
+		return 0;
+	for (int i = 0; i < h->kts.n; i++)
+		restore_kthread(h, &h->kts.v[i], rep);
+	if (h->wq_orig && (r = write_text(h, WQ_CPUMASK, h->wq_orig)))
+		first = np_errno(msg, sizeof(msg), r,
+				 "writing \"%s\" back to /%s", h->wq_orig,
+				 WQ_CPUMASK);
+	rep->workqueue = h->wq_orig && !r;
+	for (int i = 0; i < h->irqs.n; i++) {
+		snprintf(file, sizeof(file), "proc/irq/%d/smp_affinity_list",
+			 h->irqs.v[i].id);
+		r = write_text(h, file, h->irqs.v[i].orig);
+		if (r == -ENOENT)
+			rep->skipped++;
+		else if (r)
+			fail_add(rep, 'i', h->irqs.v[i].id, r);
+		else
+			rep->irqs++;
+	}
+	if (h->def_orig && (r = write_text(h, DEF_AFFINITY, h->def_orig)) &&
+	    !first)
+		first = np_errno(msg, sizeof(msg), r,
+				 "writing \"%s\" back to /%s", h->def_orig,
+				 DEF_AFFINITY);
+	rep->default_irq = h->def_orig && !r;
+	rep->writes = rep->irqs + rep->kthreads + rep->default_irq +
+		      rep->workqueue;
+	if (first)
+		return np_errf(err, errlen, first, "%s (%s/%s kept)", msg,
+			       h->state_dir, NP_HOSTISO_FILE);
+	if ((r = hi_unlink(h, err, errlen)))
+		return r;
+	hi_forget(h);
+	return 0;
+}
+
+void np_hostiso_report_str(const struct np_hostiso_report *rep,
+			   const char *what, char *buf, size_t len)
+{
+	size_t off;
+
+	snprintf(buf, len, "%d irqs%s%s, %d kthreads%s", rep->irqs,
+		 rep->workqueue ? ", workqueue" : "",
+		 rep->default_irq ? ", default irq affinity" : "",
+		 rep->kthreads, what ? what : "");
+	for (int i = 0; i < rep->nfailed && i < NP_HOSTISO_MAX_FAILED; i++) {
+		const struct np_hostiso_failure *f = &rep->failed[i];
+		char e[64];
+		off = strlen(buf);
+		if (off + 1 >= len)
+			return;
+		snprintf(buf + off, len - off, "%s%s %d (%s)",
+			 i ? ", " : "; not movable: ",
+			 f->what == 'i' ? "irq" : "kthread", f->id,
+			 strerror_r(-f->err, e, sizeof(e)));
+	}
+	off = strlen(buf);
+	if (rep->nfailed > NP_HOSTISO_MAX_FAILED && off + 1 < len)
+		snprintf(buf + off, len - off, " and %d more",
+			 rep->nfailed - NP_HOSTISO_MAX_FAILED);
+}
