@@ -42,7 +42,10 @@
  *                    allocatable, cpuSharedPools, beSharedPools},
  *           "workloads": [np_workload_alloc_to_json(), ...],
  *           "counters": {"cycles":N,"drift_repaired":N,"admitted":N,
- *                        "rejected":N,"released":N,"write_errors":N, ...},
+ *                        "rejected":N,"released":N,"write_errors":N,
+ *                        "writes":N (cgroup writes and unit changes, all
+ *                        cycles), "bus_reads":N, "bus_changes":N (systemd
+ *                        method calls), ...},
  *           "rejections": [{"workload":"x","resource":"cpu",
  *                           "reason":"...","time":UNIX}, ...] (most recent
  *                          last),

@@ -30,6 +30,7 @@ struct np_rejection {
 struct np_counters {
 	uint64_t cycles, drift_repaired, admitted, rejected, released;
 	uint64_t write_errors, vanished;
+	uint64_t writes; /* cgroup writes and unit changes, all cycles */
 };
 
 /* Per workload bookkeeping that is not part of the allocation. */

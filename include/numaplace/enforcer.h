@@ -95,9 +95,11 @@ struct np_enforcer_ops {
 			const np_cpuset *cpus, np_nodemask mems, bool force,
 			char *err, size_t errlen);
 	/* What the unit's cgroup holds: -ENOENT while it has none (not
-	 * running). */
+	 * running). slice gets the cgroup of the unit's slice (e.g.
+	 * "system.slice") whenever the unit is loaded, "" otherwise. */
 	int (*read_unit)(struct np_enforcer *e, const char *unit,
-			 np_cpuset *cpus, char *err, size_t errlen);
+			 char *slice, size_t slicelen, np_cpuset *cpus,
+			 char *err, size_t errlen);
 	/* Released: the unit gets back what it had before. */
 	int (*release_unit)(struct np_enforcer *e, const char *unit, char *err,
 			    size_t errlen);
@@ -114,6 +116,9 @@ struct np_enforcer_ops {
 
 struct np_enforcer {
 	const struct np_enforcer_ops *ops;
+	/* Bus method calls made so far (systemd backend): ones that read a
+	 * unit, ones that change one. numaplaced shows them in its status. */
+	unsigned long long bus_reads, bus_changes;
 };
 
 /*

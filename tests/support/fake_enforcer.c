@@ -281,10 +281,13 @@ static int fk_set_unit(struct np_enforcer *e, const char *unit,
 }
 
 static int fk_read_unit(struct np_enforcer *e, const char *unit,
-			np_cpuset *cpus, char *err, size_t errlen)
+			char *slice, size_t slicelen, np_cpuset *cpus,
+			char *err, size_t errlen)
 {
 	struct fake_cgroup *c = fake_cg(F(e), 'u', unit, false);
 
+	/* a fake unit's slice: c->slice, else "numaplace.slice" */
+	snprintf(slice, slicelen, "%s", c && c->slice[0] ? c->slice : "numaplace.slice");
 	if (!c) {
 		snprintf(err, errlen, "unit %s not loaded", unit);
 		return -ENOENT;

@@ -21,6 +21,7 @@ struct fake_cgroup {
 	np_nodemask mems;
 	enum np_cgroup_partition partition;
 	bool busy; /* holds tasks: remove() fails with -EBUSY */
+	char slice[64]; /* a unit's slice cgroup ("" = "numaplace.slice") */
 };
 
 struct fake_enforcer {

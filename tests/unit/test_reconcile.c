@@ -217,7 +217,9 @@ static char *rejected(struct fx *x, const char *spec)
 	assert_non_null(req);
 	resp = np_daemon_handle(&x->fd.d, req);
 	json_decref(req);
-	snprintf(reason, sizeof(reason), "%s", json_dumps(resp, 0));
+	char *dump = json_dumps(resp, 0);
+	snprintf(reason, sizeof(reason), "%s", dump ? dump : "");
+	free(dump);
 	json_decref(resp);
 	return reason;
 }
@@ -307,6 +309,30 @@ static void test_unit_pending(void **state)
 	assert_false(meta(x, "svc")->unit_pending);
 }
 
+/* An exclusive unit in a slice confined to the shared pool (a host
+ * cgroup) could not hold its CPUs: pending, with the reason, no call; a
+ * unit in a slice of its own gets them. */
+static void test_unit_confined(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *u;
+
+	fake_enable_units(x->fd.f);
+	u = fake_cg(x->fd.f, 'u', "busy.service", true);
+	u->exists = true;
+	snprintf(u->slice, sizeof(u->slice), "system.slice");
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	admit(x, LSE_SVC);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	assert_true(meta(x, "svc")->unit_pending);
+	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
+	snprintf(u->slice, sizeof(u->slice), "numaplace.slice");
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "set-unit busy.service cpus=1,5 mems=0\n");
+	assert_false(meta(x, "svc")->unit_pending);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +350,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unit_confined, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

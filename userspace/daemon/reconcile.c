@@ -650,6 +650,7 @@ done:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	d->last_cycle.time = time(NULL);
 	d->last_cycle.writes = writes;
+	d->n.writes += (uint64_t)writes;
 	d->last_cycle.duration_us = (t1.tv_sec - t0.tv_sec) * 1000000L +
 				    (t1.tv_nsec - t0.tv_nsec) / 1000;
 	return r;

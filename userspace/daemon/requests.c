@@ -40,9 +40,16 @@ json_t *np_daemon_status(struct np_daemon *d)
 		(json_int_t)d->last_cycle.duration_us, "verification",
 		np_verify_status(d->verify, &d->cfg.verify,
 				 d->cfg.bpf_pin_path));
-	if (st)
+	if (st) {
+		json_t *c = json_object_get(st, "counters");
+		json_object_set_new(c, "writes", json_integer((json_int_t)d->n.writes));
+		json_object_set_new(c, "bus_reads",
+				    json_integer((json_int_t)d->enf->bus_reads));
+		json_object_set_new(c, "bus_changes",
+				    json_integer((json_int_t)d->enf->bus_changes));
 		json_object_set_new(st, "host_isolation",
 				    np_daemon_hostiso_status(d));
+	}
 	return st;
 }
 

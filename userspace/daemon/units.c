@@ -19,16 +19,18 @@
 static void unit_want(const struct np_daemon *d,
 		      const struct np_workload_alloc *a,
 		      const struct np_pools *p, np_cpuset *cpus,
-		      np_nodemask *mems, bool *shared)
+		      np_nodemask *mems, bool *shared, bool *exclusive)
 {
 	np_cpuset_zero(cpus);
 	*mems = 0;
-	*shared = false;
+	*shared = *exclusive = false;
 	for (int i = 0; i < a->ncontainers; i++) {
-		if (a->c[i].exclusive)
+		if (a->c[i].exclusive) {
 			np_cpuset_or(cpus, cpus, &a->c[i].cpus);
-		else
+			*exclusive = true;
+		} else {
 			*shared = true;
+		}
 		*mems |= a->c[i].mems;
 	}
 	if (*shared)
@@ -47,6 +49,21 @@ static void pending(struct np_wl_meta *m, const char *unit, const char *why)
 	       why);
 }
 
+/* The host cgroup (shared_cgroups) that slice is, or is below; NULL. A
+ * cgroup gets no CPU its parent lacks, so an exclusive unit in a slice
+ * confined to the shared pool cannot have its CPUs. */
+static const char *confined_by(const struct np_daemon *d, const char *slice)
+{
+	for (int i = 0; i < d->cfg.nshared; i++) {
+		const char *h = d->cfg.shared_cgroups[i];
+		size_t n = strlen(h);
+		if (n && !strncmp(slice, h, n) &&
+		    (slice[n] == '\0' || slice[n] == '/'))
+			return h;
+	}
+	return NULL;
+}
+
 static int one_unit(struct np_daemon *d, const struct np_workload_alloc *a,
 		    const struct np_pools *p, bool before)
 {
@@ -54,20 +71,31 @@ static int one_unit(struct np_daemon *d, const struct np_workload_alloc *a,
 	struct np_wl_meta *m = np_meta_find(d, a->req.name);
 	np_cpuset want, cur;
 	np_nodemask mems;
-	char err[1024];
-	bool shared, running;
+	char err[1024], slice[NP_PATH_MAX] = "";
+	const char *host;
+	bool shared, exclusive, running;
 	int r;
 
 	if (!m)
 		return 0;
-	unit_want(d, a, p, &want, &mems, &shared);
-	r = d->enf->ops->read_unit(d->enf, unit, &cur, err, sizeof(err));
+	unit_want(d, a, p, &want, &mems, &shared, &exclusive);
+	r = d->enf->ops->read_unit(d->enf, unit, slice, sizeof(slice), &cur,
+				   err, sizeof(err));
 	if (r < 0 && r != -ENOENT) {
 		np_log(LOG_ERR, "workload %s: unit %s: %s", a->req.name, unit,
 		       err);
 		return 0;
 	}
 	running = r == 0;
+	if (exclusive && (host = confined_by(d, slice))) {
+		snprintf(err, sizeof(err),
+			 "its slice %.300s is confined to the shared pool "
+			 "(shared_cgroups \"%.300s\"), so it cannot hold exclusive "
+			 "CPUs: give it a slice of its own (Slice=numaplace.slice)",
+			 slice, host);
+		pending(m, unit, err);
+		return 0;
+	}
 	if (before) {
 		/* only shared units give CPUs up before the plan */
 		if (!shared || !running)

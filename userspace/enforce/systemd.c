@@ -67,8 +67,11 @@ int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
 		       size_t errlen)
 {
 	int r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
-	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen))
+	s->e.bus_changes++;
+	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen)) {
 		r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
+		s->e.bus_changes++;
+	}
 	return r;
 }
 
@@ -76,8 +79,11 @@ int np_sdenf_unit_info(struct sdenf *s, const char *unit, bool load_it,
 		       struct np_sd_unit_info *ui, char *err, size_t errlen)
 {
 	int r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
-	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen))
+	s->e.bus_reads++;
+	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen)) {
 		r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
+		s->e.bus_reads++;
+	}
 	return r;
 }
 

@@ -257,8 +257,16 @@ int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
 			char cg[sizeof(ui->cgroup) + 1] = "";
 			r = get_str(bus, path, unit_iface(unit), "ControlGroup",
 				    cg, sizeof(cg), &e);
-			snprintf(ui->cgroup, sizeof(ui->cgroup), "%s",
+			snprintf(ui->cgroup, sizeof(ui->cgroup), "%.*s",
+				 (int)sizeof(ui->cgroup) - 1,
 				 cg[0] == '/' ? cg + 1 : cg);
+		}
+		/* slices and scopes/services have it; others may not */
+		if (r >= 0 && ui->load == NP_SD_LOADED &&
+		    get_str(bus, path, unit_iface(unit), "Slice", ui->slice,
+			    sizeof(ui->slice), &e) < 0) {
+			ui->slice[0] = '\0';
+			sd_bus_error_free(&e);
 		}
 	}
 	if (r < 0)

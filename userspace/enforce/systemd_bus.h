@@ -47,6 +47,7 @@ struct np_sd_unit_info {
 	np_cpuset mems;       /* AllowedMemoryNodes, as node numbers */
 	char cgroup[1024];    /* ControlGroup without the leading '/'; ""
 				 while it has none */
+	char slice[256];      /* Slice: the unit's slice ("" for none) */
 };
 
 /* GetUnit (NP_SD_NOT_FOUND when systemd has not loaded it; load_it:

@@ -27,6 +27,7 @@ struct host_unit {
 	bool dirty;
 	bool queried; /* asked systemd about it since the last signal */
 	bool pending; /* not loaded when last asked */
+	char slice_path[NP_CGROUP_PATH_MAX]; /* its slice's cgroup, when known */
 };
 
 struct sdenf {
@@ -73,6 +74,7 @@ int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
 		      const np_cpuset *cpus, np_nodemask mems, bool force,
 		      char *err, size_t errlen);
 int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
+		       char *slice, size_t slicelen,
 		       np_cpuset *cpus, char *err, size_t errlen);
 int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen);

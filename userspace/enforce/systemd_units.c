@@ -230,7 +230,8 @@ int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
 /* The unit's cgroup is asked of systemd only when a signal said the unit
  * changed (or never yet): a cycle with nothing changed makes no call. */
 int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
-		       np_cpuset *cpus, char *err, size_t errlen)
+		       char *slice, size_t slicelen, np_cpuset *cpus,
+		       char *err, size_t errlen)
 {
 	struct sdenf *s = SD(e);
 	struct host_unit *u = np_sdenf_unit_add(s, unit, NULL);
@@ -241,14 +242,23 @@ int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	if (u->dirty || !u->cgroup[0]) {
 		struct np_sd_unit_info ui;
-		if (!u->dirty && u->queried)
+		char e2[256];
+		if (!u->dirty && u->queried) {
+			snprintf(slice, slicelen, "%s", u->slice_path);
 			return np_errf(err, errlen, -ENOENT,
 				       "unit %s is not running", unit);
+		}
 		if ((r = np_sdenf_unit_info(s, unit, false, &ui, err, errlen)) < 0)
 			return r;
 		u->dirty = false;
 		u->queried = true;
 		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
+		u->slice_path[0] = '\0';
+		if (ui.slice[0] &&
+		    np_sd_slice_path(ui.slice, u->slice_path,
+				     sizeof(u->slice_path), e2, sizeof(e2)) < 0)
+			u->slice_path[0] = '\0';
+		snprintf(slice, slicelen, "%s", u->slice_path);
 		if (ui.load != NP_SD_LOADED || !ui.cgroup[0])
 			return np_errf(err, errlen, -ENOENT,
 				       "unit %s is %s", unit,
@@ -256,6 +266,7 @@ int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
 					       ? "not running"
 					       : "not there (pending)");
 	}
+	snprintf(slice, slicelen, "%s", u->slice_path);
 	if ((r = np_cgroup_inspect(&s->host, u->cgroup, &st, err, errlen)) < 0) {
 		u->cgroup[0] = '\0'; /* stopped: a signal says when it runs */
 		return r;

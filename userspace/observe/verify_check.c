@@ -181,7 +181,8 @@ static void intrusion(struct np_verify *v, struct np_findings *fs, uint32_t s,
 		f->kind_time[i] = k.ticks[i] + k.ns[i]; /* one is 0 */
 	}
 	host_kinds(host, sizeof(host), f);
-	snprintf(f->what, sizeof(f->what),
+	/* a long list of intruders is cut (marked with "...") */
+	if (snprintf(f->what, sizeof(f->what),
 		 "intrusion on %s's exclusive CPUs: %llu switch(es) from other "
 		 "workloads, %llu from other cgroups, %llu intruder tick(s) "
 		 "(user tasks: a cpuset is wrong); top: %s%s%s%s",
@@ -189,7 +190,9 @@ static void intrusion(struct np_verify *v, struct np_findings *fs, uint32_t s,
 		 (unsigned long long)dl->intrude_cgroup,
 		 (unsigned long long)dl->intrude_ticks, list[0] ? list : "-",
 		 host[0] ? "; also " : "", host,
-		 host[0] ? " (host isolation, IRQ affinity: not a cpuset)" : "");
+		 host[0] ? " (host isolation, IRQ affinity: not a cpuset)" : "") >=
+	    (int)sizeof(f->what))
+		memcpy(f->what + sizeof(f->what) - 4, "...", 4);
 	v->act.reports++;
 }
 

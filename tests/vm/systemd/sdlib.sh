@@ -61,3 +61,22 @@ start_numaplaced() {
 	systemctl start numaplaced.service || fail "systemctl start numaplaced: $(systemctl status numaplaced --no-pager 2>&1 | tail -n 5)"
 	try_for 30 "$NPC" status --socket "$SOCK" >/dev/null 2>&1 || fail "numaplaced does not answer on $SOCK"
 }
+
+# counter NAME: numaplaced's status counter NAME (writes, bus_changes,
+# bus_reads, drift_repaired, ...).
+counter() { "$NPC" status --json --socket "$SOCK" | jq -r ".counters.$1"; }
+
+# A long-running service of the test (a unit file in /run, started).
+# make_service NAME SLICE CMD
+make_service() {
+	cat >/run/systemd/system/$1.service <<UNIT
+[Service]
+Slice=$2
+ExecStart=/bin/bash -c '$3'
+UNIT
+	systemctl daemon-reload
+	systemctl start $1.service || fail "systemctl start $1: $(systemctl status $1 --no-pager 2>&1 | tail -n 3)"
+}
+
+# main_cpu PID: the CPU it last ran on (field 39 of /proc/PID/stat).
+last_cpu() { awk '{print $39}' "/proc/$1/stat"; }

@@ -1,0 +1,59 @@
+#!/bin/bash
+# d. A workload that is an existing service: a busy loop in its own slice
+#    gets its CPUs as AllowedCPUs (systemctl show, cpuset.cpus.effective,
+#    where it runs), keeps them across a restart of the service, a
+#    daemon-reload and a restart of numaplaced; the same service in
+#    system.slice (confined to the shared pool) is pending with the reason,
+#    and untouched. Release gives the unit back what it had.
+. /sdtest/sdlib.sh
+journal_on_fail numaplaced
+on_exit "systemctl stop np-app.service np-bad.service numaplaced"
+
+make_service np-app numaplace.slice 'while :; do :; done'
+make_service np-bad system.slice 'while :; do sleep 1; done'
+orig_bad=$(prop_cpus np-bad.service)
+write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 1,
+  "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"}'
+start_numaplaced
+cat >/tmp/app.json <<'JSON'
+{"name": "app", "unit": "np-app.service", "qos": "LSE",
+ "containers": [{"name": "main", "cpu": "2"}]}
+JSON
+run_ok $NPC admit -f /tmp/app.json
+A=$($NPC status --json --socket $SOCK | jq -r '.workloads[] | select(.name == "app") | .containers[0].cpuset')
+[ "$(cpulist_count "$A")" = 2 ] || fail "app's cpuset from status: '$A'"
+check_app() { # WHEN
+	local cg pid
+	try_for 10 test "$(prop_cpus np-app.service)" = "$A" || fail "$1: np-app AllowedCPUs=$(prop_cpus np-app.service), want $A"
+	cg=$(prop np-app.service ControlGroup)
+	cpus_same "$(cat /sys/fs/cgroup$cg/cpuset.cpus.effective)" "$A" || fail "$1: $cg effective $(cat /sys/fs/cgroup$cg/cpuset.cpus.effective), want $A"
+	pid=$(prop np-app.service MainPID)
+	try_for 5 cpus_is "$pid" "$A" || fail "$1: np-app's task Cpus_allowed_list $(pid_cpus $pid), want $A"
+	cpus_disjoint "$(prop_cpus system.slice)" "$A" || fail "$1: system.slice AllowedCPUs $(prop_cpus system.slice) holds $A"
+	log "$1: np-app AllowedCPUs=$A, effective ok, pid $pid on $(last_cpu $pid)"
+}
+check_app admitted
+systemctl restart np-app.service
+check_app "service restarted"
+systemctl daemon-reload
+check_app daemon-reload
+systemctl restart numaplaced.service
+try_for 30 "$NPC" status --socket "$SOCK" || fail "numaplaced not back after restart"
+check_app "numaplaced restarted"
+assert_eq "$(counter drift_repaired)" 0 "drift repaired after the restart (adopted as it was)"
+
+# In system.slice: pending, and systemd's property untouched.
+cat >/tmp/bad.json <<'JSON'
+{"name": "bad", "unit": "np-bad.service", "qos": "LSE",
+ "containers": [{"name": "main", "cpu": "1"}]}
+JSON
+run_ok $NPC admit -f /tmp/bad.json
+sleep 3
+assert_eq "$(prop_cpus np-bad.service)" "$orig_bad" "np-bad AllowedCPUs (in system.slice)"
+journalctl -u numaplaced --no-pager | grep -q "unit np-bad.service is pending (its slice system.slice is confined" ||
+	fail "no pending reason for np-bad in the journal"
+run_ok $NPC release bad
+
+run_ok $NPC release app
+try_for 10 test "$(prop_cpus np-app.service)" = "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs after release: $(prop_cpus np-app.service)"
+pass
