@@ -500,7 +500,7 @@ bool np_systemd_usable(const char *bus_address, char *why, size_t len)
 	sd_bus *b = NULL;
 
 	if (sd_booted() <= 0) {
-		np_errmsg(why, len, "PID 1 is not systemd");
+		np_errmsg(why, len, "PID 1 is not systemd (no /run/systemd/system)");
 		return false;
 	}
 	if (np_sd_connect(&b, bus_address, &via, why, len) < 0)

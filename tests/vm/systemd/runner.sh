@@ -19,7 +19,6 @@ for w in $(cat /proc/cmdline); do
 		;;
 	esac
 done
-T=${NP_TIMEOUT:-300}
 up() { cut -d' ' -f1 /proc/uptime; }
 echo "NP-BOOT uptime=$(up)s kernel=$(uname -r) topo=${NP_TOPO:-?} cpus=$(nproc) init=$(cat /proc/1/comm)"
 
@@ -43,6 +42,9 @@ for f in /sdtest/scenarios/*.sh; do
 	: >"$det"
 	echo "NP-START $name"
 	t0=$SECONDS
+	# a scenario may ask for more time: a line "# np-timeout: SECONDS"
+	T=$(sed -n 's/^# np-timeout: *\([0-9][0-9]*\)$/\1/p' "$f" | head -n 1)
+	T=${T:-${NP_TIMEOUT:-300}}
 	# Each scenario is a unit of its own (system.slice, as a node's
 	# services are): at its end or at RuntimeMaxSec systemd stops all it
 	# started (SIGTERM first, so its EXIT trap runs).

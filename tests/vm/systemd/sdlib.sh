@@ -80,3 +80,11 @@ UNIT
 
 # main_cpu PID: the CPU it last ran on (field 39 of /proc/PID/stat).
 last_cpu() { awk '{print $39}' "/proc/$1/stat"; }
+
+# For try_for (which runs its command again each time; a $(...) in its
+# arguments would be read once): a unit's property is VALUE / at least N /
+# its AllowedCPUs the same set as LIST.
+prop_is() { [ "$(prop "$1" "$2")" = "$3" ]; }
+prop_ge() { [ "$(prop "$1" "$2")" -ge "$3" ]; }
+prop_cpus_is() { cpus_same "$(prop_cpus "$1")" "$2"; }
+prop_cpus_disjoint() { cpus_disjoint "$(prop_cpus "$1")" "$2"; }

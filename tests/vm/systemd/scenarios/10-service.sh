@@ -25,7 +25,7 @@ pid=$(prop numaplaced.service MainPID)
 
 # The systemd driver: the workloads' scope is a transient unit with
 # Delegate=yes in numaplace.slice, numaplaced did not mkdir it.
-try_for 10 test "$(prop numaplace-workloads.scope ActiveState)" = active ||
+try_for 10 prop_is numaplace-workloads.scope ActiveState active ||
 	fail "numaplace-workloads.scope: $(prop numaplace-workloads.scope ActiveState)"
 assert_eq "$(prop numaplace-workloads.scope Delegate)" yes "scope Delegate"
 assert_eq "$(prop numaplace-workloads.scope Slice)" numaplace.slice "scope slice"
@@ -49,8 +49,8 @@ t2=$(prop numaplaced.service WatchdogTimestampMonotonic)
 kill -STOP "$pid"
 sleep 8
 log "after SIGSTOP: $(systemctl show -p Result -p ActiveState -p SubState -p NRestarts -p WatchdogTimestampMonotonic numaplaced.service | tr '\n' ' ') now $(cut -d' ' -f1 /proc/uptime)"
-try_for 30 test "$(prop numaplaced.service NRestarts)" -ge 1 || fail "no restart 30 s after SIGSTOP"
-try_for 30 test "$(prop numaplaced.service ActiveState)" = active || fail "not active again after the watchdog restart"
+try_for 30 prop_ge numaplaced.service NRestarts 1 || fail "no restart 30 s after SIGSTOP"
+try_for 30 prop_is numaplaced.service ActiveState active || fail "not active again after the watchdog restart"
 npid=$(prop numaplaced.service MainPID)
 [ "$npid" != "$pid" ] || fail "same pid after the watchdog restart"
 journalctl -u numaplaced --no-pager | grep -qi 'watchdog' || fail "journal does not mention the watchdog"

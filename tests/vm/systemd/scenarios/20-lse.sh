@@ -68,7 +68,7 @@ log "web CPUs $W_CPUS; host units $want; np-busy on $(pid_cpus $B); intrude_cgro
 # Release: the host units get the CPUs back (the full range, explicitly).
 run_ok $NPC release web
 for u in $HOST; do
-	try_for 10 test "$(cpulist_expand "$(prop_cpus $u)")" = "$(cpulist_expand "$ALL")" ||
+	try_for 10 prop_cpus_is $u "$ALL" ||
 		fail "$u AllowedCPUs after release: $(prop $u AllowedCPUs), want $ALL"
 	cg=$(prop $u ControlGroup)
 	cpus_same "$(cat /sys/fs/cgroup$cg/cpuset.cpus.effective)" "$ALL" || fail "$u effective after release: $(cat /sys/fs/cgroup$cg/cpuset.cpus.effective)"

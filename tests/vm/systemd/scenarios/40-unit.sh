@@ -24,7 +24,7 @@ A=$($NPC status --json --socket $SOCK | jq -r '.workloads[] | select(.name == "a
 [ "$(cpulist_count "$A")" = 2 ] || fail "app's cpuset from status: '$A'"
 check_app() { # WHEN
 	local cg pid
-	try_for 10 test "$(prop_cpus np-app.service)" = "$A" || fail "$1: np-app AllowedCPUs=$(prop_cpus np-app.service), want $A"
+	try_for 10 prop_cpus_is np-app.service "$A" || fail "$1: np-app AllowedCPUs=$(prop_cpus np-app.service), want $A"
 	cg=$(prop np-app.service ControlGroup)
 	cpus_same "$(cat /sys/fs/cgroup$cg/cpuset.cpus.effective)" "$A" || fail "$1: $cg effective $(cat /sys/fs/cgroup$cg/cpuset.cpus.effective), want $A"
 	pid=$(prop np-app.service MainPID)
@@ -55,5 +55,5 @@ journalctl -u numaplaced --no-pager | grep -q "unit np-bad.service is pending (i
 run_ok $NPC release bad
 
 run_ok $NPC release app
-try_for 10 test "$(prop_cpus np-app.service)" = "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs after release: $(prop_cpus np-app.service)"
+try_for 10 prop_cpus_is np-app.service "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs after release: $(prop_cpus np-app.service)"
 pass
