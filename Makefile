@@ -71,7 +71,7 @@ MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
 all: $(BUILD)/numaplace $(BUILD)/numaplaced $(MEMTOUCH)
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
-	check-vm bench demo clean format
+	check-vm bench bench-systemd demo clean format
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -128,6 +128,10 @@ $(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LI
 $(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# Admission latency through a running numaplaced (bench/daemon/).
+$(BUILD)/np-ctl-latency: $(BUILD)/bench/daemon/np_ctl_latency.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+
 # The control socket stress client of tests/socket-host.sh.
 $(BUILD)/np-ctl-stress: $(BUILD)/tests/socket/np_ctl_stress.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS) -pthread
@@ -177,8 +181,11 @@ check-asan:
 check-clang:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/clang CC=clang all $(TESTS:$(BUILD)/%=build/clang/%)
 
+# The busybox VM (cgroup v2 without an init system), then the VM whose PID 1
+# is systemd (tests/vm/systemd).
 check-vm: all
 	$(Q)tests/vm/run-all.sh $(BUILD)
+	$(Q)tests/vm/systemd/run-all.sh $(BUILD)
 
 # The shape of the code: sizes, arrows between folders, one cgroup writer.
 check-layout: all
@@ -190,10 +197,17 @@ check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
 	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-bpf check-clang check-asan check-vm
-	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log
+	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
+		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
 # Test objects are intermediate files of pattern rules: keep them.
 .SECONDARY:
+
+# Admission latency through numaplaced under systemd, in the systemd VM.
+bench-systemd: all $(BUILD)/np-ctl-latency
+	$(Q)tests/vm/systemd/run.sh --topology 2node --scenarios tests/vm/systemd/bench \
+		--bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace --bin $(BUILD)/np-ctl-latency --quiet
+	$(Q)grep -h '^\[90-admit-latency\] #' build/vm/last-sd-2node.log
 
 bench: $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done

@@ -29,7 +29,7 @@ want=$(prop_cpus system.slice)
 cpus_disjoint "$want" "$W" || fail "system.slice AllowedCPUs=$want holds web's $W"
 svc_cg=$(prop np-svc.service ControlGroup)
 
-# Sample the kernel's view every 0.2 s in the background: any moment where
+# Sample the kernel's view every 0.5 s in the background: any moment where
 # a host cgroup's effective set holds an exclusive CPU is a fight.
 SAMPLES=/run/np/30-samples
 : >$SAMPLES
@@ -39,7 +39,7 @@ SAMPLES=/run/np/30-samples
 			e=$(cat $f/cpuset.cpus.effective 2>/dev/null) || continue
 			cpus_disjoint "$e" "$W" || echo "$(cut -d' ' -f1 /proc/uptime) $f $e" >>$SAMPLES
 		done
-		sleep 0.2
+		sleep 0.5
 	done
 ) &
 SAMPLER=$!

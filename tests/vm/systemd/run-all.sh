@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tests/vm/systemd/run-all.sh [BUILD_DIR]
+#
+# The systemd VM scenarios on every topology (part of `make check-vm`),
+# with BUILD_DIR/numaplaced and BUILD_DIR/numaplace.  Environment:
+#   NP_SDVM_TOPOLOGIES  default "2node 4node"
+#   NP_SDVM_ARGS        extra run.sh arguments (e.g. "--only 20-*")
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:-build}
+args=(--timeout "${NP_SDVM_TIMEOUT:-2400}" --quiet)
+for b in numaplace numaplaced; do
+	[[ -x $build/$b ]] || { echo "systemd/run-all.sh: $build/$b missing (make first)" >&2; exit 2; }
+	args+=(--bin "$build/$b")
+done
+read -r -a extra <<<"${NP_SDVM_ARGS:-}"
+args+=("${extra[@]}")
+rc=0
+summary=()
+for t in ${NP_SDVM_TOPOLOGIES:-2node 4node}; do
+	if "$HERE/run.sh" --topology "$t" "${args[@]}"; then
+		summary+=("systemd $t: OK")
+	else
+		summary+=("systemd $t: FAILED")
+		rc=1
+		log=$HERE/../../../build/vm/last-sd-$t.log
+		grep '^NP-RESULT [^ ]* FAIL' "$log" 2>/dev/null | while read -r _ name _; do
+			grep "^NP-RESULT $name " "$log" | sed "s/^NP-RESULT /  $t /"
+			grep -F "[$name] " "$log" | grep -v '^NP-' | grep -v '\] \[ *[0-9]' | tail -n 8 | sed 's/^/    /'
+		done
+	fi
+done
+echo "== systemd VM tests: ${summary[*]}"
+exit "$rc"

@@ -1,0 +1,78 @@
+#!/bin/bash
+# f. Host isolation under systemd (host_isolation "exclusive"; partitions
+#    are the cgroupfs driver's): an LSE workload's CPUs lose every movable
+#    IRQ line, default_smp_affinity, the unbound workqueue cpumask and
+#    kthreadd; over 5 s of serial traffic no numbered IRQ line except the
+#    ones reported as not movable interrupts them; release restores every
+#    affinity as it was and removes hostiso.json. An "isolation":
+#    "partition" spec is refused under systemd with the reason.
+. /sdtest/sdlib.sh
+journal_on_fail numaplaced
+WQ=/sys/devices/virtual/workqueue/cpumask
+DEF=/proc/irq/default_smp_affinity
+[ -w $WQ ] || skip "no workqueue cpumask"
+irqs() { ls /proc/irq | grep -E '^[0-9]+$' | sort -n; }
+snapshot() {
+	for i in $(irqs); do echo "$i $(cat /proc/irq/$i/smp_affinity_list)"; done
+	echo "default $(cat $DEF)"
+	echo "wq $(cat $WQ)"
+	echo "kthreadd $(pid_cpus 2)"
+}
+# "IRQ COUNT": interrupts of each numbered line on the CPUs of list $1
+counts_on() {
+	local cols=""
+	for c in $(cpulist_expand "$1"); do cols="$cols + \$$((c + 2))"; done
+	awk "NR > 1 && \$1 ~ /^[0-9]+:\$/ { sub(\":\", \"\", \$1); print \$1, 0 $cols }" /proc/interrupts
+}
+traffic() { for i in $(seq 1 40); do echo "np serial traffic $i ........................................" >/dev/ttyS0; done; sleep 1; }
+snapshot >/run/np/70-before
+on_exit "systemctl stop numaplaced"
+
+write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 1,
+  "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
+  "host_isolation": "exclusive"'
+start_numaplaced
+printf '{"name":"p","cgroup":"p","qos":"LSE","isolation":"partition","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/p.json
+out=$($NPC admit -f /tmp/p.json 2>&1) && fail "a partition workload was admitted under systemd: $out"
+assert_match "$out" 'partition' "the refusal of isolation partition"
+log "partition under systemd: $out"
+
+printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/web.json
+run_ok $NPC admit -f /tmp/web.json
+W=$(cat /sys/fs/cgroup/numaplace.slice/numaplace-workloads.scope/web/cpuset.cpus)
+try_for 20 sh -c "journalctl -u numaplaced --no-pager | grep -q 'host isolation: .* moved off CPUs'" || fail "no host isolation report"
+rep=$(journalctl -u numaplaced --no-pager | grep -m1 'host isolation: .* moved off CPUs' | sed 's/.*numaplaced: info: //')
+log "$rep"
+[ -f $STATE/hostiso.json ] || fail "no $STATE/hostiso.json"
+unmovable=$(echo "$rep" | sed -n 's/.*not movable: //p' | tr ',' '\n' | sed -n 's/^ *irq \([0-9]*\) .*/\1/p' | tr '\n' ' ')
+moved=0
+for i in $(irqs); do
+	a=$(cat /proc/irq/$i/smp_affinity_list)
+	if ! cpus_disjoint "$a" "$W"; then
+		assert_word_in "$i" "$unmovable" "IRQ $i still on $a, not reported as not movable"
+		continue
+	fi
+	moved=$((moved + 1))
+done
+[ $moved -gt 0 ] || fail "no IRQ moved off $W"
+mask_off() { local m=$((0x$(echo "$1" | tr -d ,))) c; for c in $(cpulist_expand "$W"); do [ $(((m >> c) & 1)) = 0 ] || return 1; done; }
+mask_off "$(cat $DEF)" || fail "default_smp_affinity $(cat $DEF) holds $W"
+mask_off "$(cat $WQ)" || fail "workqueue cpumask $(cat $WQ) holds $W"
+cpus_disjoint "$(pid_cpus 2)" "$W" || fail "kthreadd on $(pid_cpus 2), holds $W"
+
+traffic settle
+counts_on "$W" >/run/np/70-c1
+traffic after
+counts_on "$W" >/run/np/70-c2
+while read -r i n1; do
+	case " $unmovable " in *" $i "*) continue ;; esac
+	n2=$(awk -v i="$i" '$1 == i { print $2 }' /run/np/70-c2)
+	[ -z "$n2" ] || [ "$n2" = "$n1" ] || fail "IRQ $i: $n1 -> $n2 interrupts on $W after isolation"
+done </run/np/70-c1
+log "web $W: $moved IRQ lines moved, default $(cat $DEF), workqueue $(cat $WQ), kthreadd $(pid_cpus 2)"
+
+run_ok $NPC release web
+try_for 20 test ! -e $STATE/hostiso.json || fail "hostiso.json still there after release"
+snapshot >/run/np/70-after
+diff /run/np/70-before /run/np/70-after >/dev/null || fail "not restored: $(diff /run/np/70-before /run/np/70-after | grep '^[<>]' | head -n 4 | tr '\n' ';')"
+pass
