@@ -24,8 +24,11 @@ static void test_example(void **state)
 	assert_true(c.policy.opt.full_pcpus_only);
 	assert_int_equal(c.policy.tm_policy, NP_TM_RESTRICTED);
 	assert_true(c.policy.prefer_closest);
-	assert_int_equal(c.nshared, 1);
+	assert_int_equal(c.nshared, 4);
 	assert_string_equal(c.shared_cgroups[0], "system.slice");
+	assert_string_equal(c.shared_cgroups[2], "init.scope");
+	assert_int_equal(c.driver, NP_DRIVER_AUTO);
+	assert_int_equal(c.host_isolation, NP_HOSTISO_PARTITION);
 	assert_string_equal(c.cgroup_root, "");
 	assert_string_equal(c.socket_path, "/run/numaplace/numaplace.sock");
 }

@@ -6,6 +6,9 @@
 journal_on_fail numaplaced
 on_exit "systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
 
+# The shipped example (tools/numaplace.example.json) is valid here, with
+# user.slice and machine.slice not there (pending, not an error).
+out=$($NPD --check-config --config /etc/numaplace/example.json 2>&1) || fail "example config: $out"
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 30'
 # --check-config says which driver it will use and that the file is good.
 out=$($NPD --check-config --config $CONF 2>&1) || fail "--check-config: $out"
