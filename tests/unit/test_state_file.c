@@ -605,6 +605,16 @@ static void test_policy_changed(void **state)
 		    NP_STATEFILE_EPOLICY, "(reserved_cpus: 0,8 -> 0-1)", NULL);
 	/* the unchanged policy still loads */
 	load_expect(dir, t, POLICY_RESTRICTED, 0, NULL);
+	/* drained (no workload): a new policy applies, nothing could move */
+	np_state_free(&a);
+	populated(&a, t, POLICY_RESTRICTED);
+	while (a.nworkloads)
+		assert_int_equal(np_release(&a, a.w[0].req.name), 0);
+	save(dir, &a);
+	load_expect(dir, t,
+		    "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0-1\","
+		    "\"topology_policy\":\"best-effort\"}",
+		    0, NULL);
 	np_state_free(&a);
 	np_topology_free(t);
 	rmdir_all(dir);

@@ -669,14 +669,26 @@ static int load_document(const char *path, const char *buf, size_t len,
 			 size_t errlen)
 {
 	_cleanup_json_ json_t *doc = NULL;
-	const json_t *body = NULL;
+	const json_t *body = NULL, *v;
 	struct stored s;
 	char verr[512] = "";
 	int r;
 
 	if ((r = parse_envelope(path, buf, len, &doc, &body, err, errlen)) ||
-	    (r = parse_body(path, body, &s, err, errlen)) ||
-	    (r = compare_current(path, st, &s, err, errlen)) ||
+	    (r = parse_body(path, body, &s, err, errlen)))
+		return r;
+	/* A drained node (no workload admitted) has nothing that could
+	 * move: a new policy or topology simply applies. The daemon's
+	 * bookkeeping (which spec files were seen) is kept. */
+	v = json_object_get(s.state, "workloads");
+	if (json_is_array(v) && json_array_size(v) == 0 &&
+	    (compare_current(path, st, &s, verr, sizeof(verr)) ||
+	     check_reserved(path, st, s.state, verr, sizeof(verr)))) {
+		if (daemon)
+			*daemon = json_incref(json_object_get(body, "daemon"));
+		return 0;
+	}
+	if ((r = compare_current(path, st, &s, err, errlen)) ||
 	    (r = check_reserved(path, st, s.state, err, errlen)))
 		return r;
 	r = np_state_load_json(st, s.state, "state", verr, sizeof(verr));

@@ -24,6 +24,12 @@ journal_on_fail() { # UNIT
 # write_config JSON-OBJECT-MEMBERS: /etc/numaplace/numaplace.json with the
 # members given (a JSON fragment without braces) and the test's defaults.
 write_config() {
+	# each scenario starts from a drained node: no daemon, no state, no
+	# workload scope (an earlier scenario stopped numaplaced cleanly, so
+	# the host units have what they had before)
+	systemctl stop numaplaced.service
+	systemctl stop numaplace-workloads.scope 2>/dev/null
+	rm -rf "$STATE" "$SPECS"
 	mkdir -p /etc/numaplace "$SPECS"
 	printf '{\n  "spec_dir": "%s",\n  "state_dir": "%s",\n  "socket": "%s",\n  %s\n}\n' \
 		"$SPECS" "$STATE" "$SOCK" "$1" >"$CONF"

@@ -12,7 +12,7 @@
 # np-timeout: 600
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
-on_exit "systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
+on_exit "for n in \$NAMES; do $NPC release \$n --socket $SOCK; done; systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
 # quicker rounds: restart after 0.5 s (the unit says 2 s), the topology
 # from a file (hwloc discovery takes seconds under TCG)
 mkdir -p /run/systemd/system/numaplaced.service.d

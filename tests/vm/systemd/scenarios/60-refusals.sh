@@ -10,11 +10,6 @@
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
 on_exit "systemctl stop numaplaced"
-S0=$(prop_cpus system.slice) I0=$(prop_cpus init.scope)
-# the workloads' scope outlives numaplaced (its holder keeps it up): an
-# earlier scenario may have left it; whatever it is, it stays so
-scope_state() { echo "$(prop numaplace-workloads.scope LoadState)/$(prop numaplace-workloads.scope ActiveState)/$(prop numaplace-workloads.scope InvocationID)"; }
-SC0=$(scope_state)
 nothing_changed() { # WHEN
 	assert_eq "$(prop_cpus system.slice)" "$S0" "$1: system.slice AllowedCPUs"
 	assert_eq "$(prop_cpus init.scope)" "$I0" "$1: init.scope AllowedCPUs"
@@ -25,6 +20,11 @@ nothing_changed() { # WHEN
 rm -rf /tmp/g-state
 write_config '"cgroup_parent": "numaplace.slice", "cgroup_driver": "systemd"'
 sed -i 's|"state_dir": "[^"]*"|"state_dir": "/tmp/g-state"|' $CONF
+S0=$(prop_cpus system.slice) I0=$(prop_cpus init.scope)
+# the workloads' scope outlives numaplaced (its holder keeps it up): an
+# earlier scenario may have left it; whatever it is, it stays so
+scope_state() { echo "$(prop numaplace-workloads.scope LoadState)/$(prop numaplace-workloads.scope ActiveState)/$(prop numaplace-workloads.scope InvocationID)"; }
+SC0=$(scope_state)
 # /run/systemd hidden: no sign of systemd at all; only the sockets hidden
 # (PID 1 is systemd, neither /run/systemd/private nor the system bus
 # answers)
