@@ -99,6 +99,7 @@ struct np_daemon {
 	} last_cycle;
 	int epfd, tfd, sfd, ifd;
 	int efd; /* the enforcer's events (the systemd bus), -1 if none */
+	unsigned efd_gen; /* the enforcer's bus_gen when efd was added */
 	/* cgroup_parent as configured (the systemd driver puts its scope
 	 * below it into cfg.cgroup_parent) */
 	char cfg_parent[NP_PATH_MAX];

@@ -119,6 +119,9 @@ struct np_enforcer {
 	/* Bus method calls made so far (systemd backend): ones that read a
 	 * unit, ones that change one. numaplaced shows them in its status. */
 	unsigned long long bus_reads, bus_changes;
+	/* Bumped when the backend's event_fd() is a new descriptor (even
+	 * with the same number: a reconnect closes the old one first). */
+	unsigned bus_gen;
 };
 
 /*

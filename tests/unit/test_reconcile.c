@@ -286,6 +286,19 @@ static void test_unit_workload(void **state)
 	fake_log_clear(x->fd.f);
 	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
 	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
+	/* numaplace's own units are no workloads */
+	r = rejected(x, "{\"name\": \"h\", \"unit\": \"system.slice\", "
+			"\"qos\": \"LSE\", \"containers\": [{\"name\": \"m\", "
+			"\"cpu\": \"1\"}]}");
+	if (!strstr(r, "unit system.slice is in the path of system.slice: "
+		       "numaplace manages it itself"))
+		fail_msg("answer: %s", r);
+	r = rejected(x, "{\"name\": \"h\", \"unit\": \"-.slice\", "
+			"\"qos\": \"LS\", \"containers\": [{\"name\": \"m\", "
+			"\"cpu\": \"1\"}]}");
+	if (!strstr(r, "unit -.slice is the root slice"))
+		fail_msg("answer: %s", r);
+	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
 }
 
 /* A unit that is not there yet is pending: admitted, no call, then its

@@ -294,17 +294,24 @@ static void enforcer_events(struct np_daemon *d)
 {
 	int fd;
 
-	if (d->efd < 0)
+	if (!d->enf->ops->process_events)
 		return;
-	if (d->enf->ops->process_events(d->enf))
+	/* a cycle's own bus calls may read signals into the queue, after
+	 * which the descriptor is not readable: drain until quiet */
+	for (int i = 0; i < 4 && d->enf->ops->process_events(d->enf); i++)
 		np_daemon_reconcile(d);
-	fd = d->enf->ops->event_fd(d->enf); /* new after a reconnect */
-	if (fd != d->efd) {
-		d->efd = fd;
-		if (fd >= 0 && add_fd(d, fd))
-			np_log(LOG_ERR, "cannot watch the enforcer's events: %s",
-			       strerror(errno));
-	}
+	if (d->enf->bus_gen == d->efd_gen)
+		return;
+	/* a new connection (a reconnect closed the old descriptor, which
+	 * left epoll with it; the new one may even have the same number) */
+	d->efd_gen = d->enf->bus_gen;
+	if (d->efd >= 0)
+		(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->efd, NULL);
+	fd = d->enf->ops->event_fd(d->enf);
+	d->efd = fd;
+	if (fd >= 0 && add_fd(d, fd))
+		np_log(LOG_ERR, "cannot watch the enforcer's events: %s",
+		       strerror(errno));
 }
 
 static json_t *handle_request(void *ctx, const json_t *req)
@@ -353,6 +360,7 @@ int np_daemon_run(struct np_daemon *d)
 	if ((r = add_fd(d, d->sfd)) || (r = add_fd(d, d->tfd)) ||
 	    (r = add_fd(d, d->ifd)) || (r = add_fd(d, np_ctl_server_fd(d->ctl))))
 		return r;
+	d->efd_gen = d->enf->bus_gen;
 	if (d->enf->ops->event_fd && (d->efd = d->enf->ops->event_fd(d->enf)) >= 0 &&
 	    (r = add_fd(d, d->efd)))
 		return r;

@@ -86,6 +86,8 @@ static void log_change(struct np_daemon *d, bool restore)
 	free(cpus);
 }
 
+#define HOSTISO_RETRY_S 60
+
 void np_daemon_hostiso_phase(struct np_daemon *d)
 {
 	np_cpuset want;
@@ -94,8 +96,13 @@ void np_daemon_hostiso_phase(struct np_daemon *d)
 	isolated_cpus(d, &want);
 	if (!ready(d))
 		return;
-	if (d->hostiso_last.done && np_cpuset_equal(&want, &d->hostiso_last.cpus))
-		return; /* no change: nothing read, nothing written */
+	/* no change: nothing read, nothing written; a change that failed
+	 * (a write refused, a save file not understood) is tried again once
+	 * a minute */
+	if (d->hostiso_last.done && np_cpuset_equal(&want, &d->hostiso_last.cpus) &&
+	    (d->hostiso_last.rc == 0 ||
+	     time(NULL) - d->hostiso_last.time < HOSTISO_RETRY_S))
+		return;
 	restore = np_cpuset_empty(&want);
 	d->hostiso_last.done = true;
 	d->hostiso_last.cpus = want;

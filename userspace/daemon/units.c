@@ -150,11 +150,47 @@ int np_daemon_units_phase(struct np_daemon *d, bool before)
 	return writes;
 }
 
+/* Is unit one of numaplace's own: a host unit (shared_cgroups), a slice
+ * above one of them or above the managed parent (the root slice
+ * included), the parent slice or the workloads' scope? what says which. */
+static bool own_unit(const struct np_daemon *d, const char *unit, char *what,
+		     size_t len)
+{
+	const char *trees[NP_MAX_SHARED_CGROUPS + 1];
+	size_t n = strlen(unit);
+	int nt = 0;
+
+	if (!strcmp(unit, "-.slice")) {
+		snprintf(what, len, "is the root slice");
+		return true;
+	}
+	for (int i = 0; i < d->cfg.nshared; i++)
+		trees[nt++] = d->cfg.shared_cgroups[i];
+	trees[nt++] = d->cfg.cgroup_parent; /* the scope's path, under systemd */
+	for (int i = 0; i < nt; i++) {
+		/* each component of the path is a unit: the host unit
+		 * itself, or a slice above it */
+		for (const char *p = trees[i]; *p;) {
+			const char *e = strchr(p, '/');
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+			if (l == n && !strncmp(p, unit, n)) {
+				snprintf(what, len, "is in the path of %.300s",
+					 trees[i]);
+				return true;
+			}
+			p += l + (e ? 1 : 0);
+		}
+	}
+	return false;
+}
+
 /* Can this workload be admitted with this enforcer? 0 or a rejection
  * reason in why. */
 int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 			 char *why, size_t len)
 {
+	char what[400];
+
 	if (!w->unit)
 		return 0;
 	if (d->enf && !d->enf->ops->set_unit) {
@@ -163,6 +199,13 @@ int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 			 "systemd cgroup driver (this daemon runs %s)",
 			 w->unit, d->enf->ops->name);
 		return -EOPNOTSUPP;
+	}
+	if (own_unit(d, w->unit, what, sizeof(what))) {
+		snprintf(why, len,
+			 "unit %s %s: numaplace manages it itself, it cannot "
+			 "be a workload",
+			 w->unit, what);
+		return -EINVAL;
 	}
 	for (int i = 0; i < d->st.nworkloads; i++)
 		if (d->st.w[i].req.unit && !strcmp(d->st.w[i].req.unit, w->unit) &&

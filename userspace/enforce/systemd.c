@@ -50,6 +50,7 @@ int np_sdenf_reconnect(struct sdenf *s, char *err, size_t errlen)
 	int r;
 
 	s->bus = sd_bus_flush_close_unref(s->bus);
+	s->e.bus_gen++; /* a new connection (or none): watch its fd anew */
 	r = np_sd_connect(&s->bus, s->address[0] ? s->address : NULL, &via,
 			  err, errlen);
 	if (r >= 0) {
@@ -66,7 +67,11 @@ int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
 		       const np_cpuset *cpus, const np_cpuset *mems, char *err,
 		       size_t errlen)
 {
-	int r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
+	int r;
+
+	if (!s->bus && (r = np_sdenf_reconnect(s, err, errlen)) < 0)
+		return r;
+	r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
 	s->e.bus_changes++;
 	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen)) {
 		r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
@@ -78,7 +83,11 @@ int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
 int np_sdenf_unit_info(struct sdenf *s, const char *unit, bool load_it,
 		       struct np_sd_unit_info *ui, char *err, size_t errlen)
 {
-	int r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
+	int r;
+
+	if (!s->bus && (r = np_sdenf_reconnect(s, err, errlen)) < 0)
+		return r;
+	r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
 	s->e.bus_reads++;
 	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen)) {
 		r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);

@@ -140,9 +140,10 @@ int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen)
 	json_object_foreach(units, unit, v)
 	{
 		struct host_unit *u;
-		if ((r = np_systemd_unit_check(unit, err, errlen)) < 0)
+		char e2[384];
+		if ((r = np_systemd_unit_check(unit, e2, sizeof(e2))) < 0)
 			return np_errf(err, errlen, r, "%s: units: %s",
-				       ORIGINALS, err);
+				       ORIGINALS, e2);
 		if (!json_is_object(v) || json_object_size(v) != 2)
 			return np_errf(err, errlen, -EINVAL,
 				       "%s: units.%s: an object with cpus and "
@@ -171,7 +172,11 @@ int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
 
 	if (u->recorded)
 		return 0;
-	if ((r = np_sdenf_unit_info(s, u->unit, true, &ui, err, errlen)) < 0)
+	/* Host units may be loaded on demand (user.slice before anyone logs
+	 * in takes AllowedCPUs); a workload's unit is asked with GetUnit:
+	 * LoadUnit of a name with no unit makes systemd announce and drop a
+	 * stub, whose signals would start another cycle, and so on. */
+	if ((r = np_sdenf_unit_info(s, u->unit, u->host, &ui, err, errlen)) < 0)
 		return r;
 	if (ui.load != NP_SD_LOADED)
 		return np_errf(err, errlen, -ENOENT,
@@ -314,7 +319,8 @@ static int on_unit_signal(sd_bus_message *m, void *arg, sd_bus_error *ret)
 		(void)sd_bus_message_read(m, "s", &unit);
 	if (unit && (u = np_sdenf_unit_find(s, unit)) && !u->host) {
 		u->dirty = true;
-		u->pending = false;
+		if (strcmp(member, "UnitRemoved"))
+			u->pending = false;
 		s->events = true;
 	}
 	return 0;
@@ -327,9 +333,14 @@ int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen)
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	int r;
 
+	/* On systemd's private socket (a direct connection) messages carry
+	 * no sender: a match on one would never fire. */
+	const char *sender = sd_bus_is_bus_client(s->bus) > 0
+				     ? "org.freedesktop.systemd1"
+				     : NULL;
+
 	for (size_t i = 0; i < sizeof(sig) / sizeof(sig[0]); i++)
-		if ((r = sd_bus_match_signal(s->bus, NULL,
-					     "org.freedesktop.systemd1",
+		if ((r = sd_bus_match_signal(s->bus, NULL, sender,
 					     "/org/freedesktop/systemd1",
 					     "org.freedesktop.systemd1.Manager",
 					     sig[i], on_unit_signal, s)) < 0)
@@ -347,16 +358,16 @@ int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen)
 
 int np_sdenf_event_fd(struct np_enforcer *e)
 {
-	return sd_bus_get_fd(SD(e)->bus);
+	return SD(e)->bus ? sd_bus_get_fd(SD(e)->bus) : -1;
 }
 
 bool np_sdenf_process_events(struct np_enforcer *e)
 {
 	struct sdenf *s = SD(e);
 	bool any;
-	int r;
+	int r = s->bus ? 0 : -ENOTCONN;
 
-	while ((r = sd_bus_process(s->bus, NULL)) > 0)
+	while (s->bus && (r = sd_bus_process(s->bus, NULL)) > 0)
 		;
 	if (r < 0) {
 		char err[512];

@@ -7,7 +7,7 @@
 #    and untouched. Release gives the unit back what it had.
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
-on_exit "systemctl stop np-app.service np-bad.service numaplaced"
+on_exit "systemctl stop np-app.service np-bad.service np-late.service numaplaced"
 
 make_service np-app numaplace.slice 'while :; do :; done'
 make_service np-bad system.slice 'while :; do sleep 1; done'
@@ -41,6 +41,26 @@ systemctl restart numaplaced.service
 try_for 30 "$NPC" status --socket "$SOCK" || fail "numaplaced not back after restart"
 check_app "numaplaced restarted"
 assert_eq "$(counter drift_repaired)" 0 "drift repaired after the restart (adopted as it was)"
+
+# A unit admitted before it exists is pending; when it is installed and
+# started (UnitNew/JobRemoved on the bus) it gets its CPUs, without a
+# daemon-reload of numaplace or a period to wait.
+cat >/tmp/late.json <<'JSON'
+{"name": "late", "unit": "np-late.service", "qos": "LS",
+ "containers": [{"name": "main", "cpu": "1"}]}
+JSON
+run_ok $NPC admit -f /tmp/late.json
+sleep 2
+r0=$(counter bus_reads)
+sleep 3
+assert_eq "$(counter bus_reads)" "$r0" "bus reads while np-late is missing (no stub loop)"
+make_service np-late numaplace.slice 'while :; do sleep 1; done'
+SH=$($NPC status --json --socket $SOCK | jq -r '.pools.shared')
+try_for 10 prop_cpus_is np-late.service "$SH" || fail "np-late AllowedCPUs=$(prop_cpus np-late.service) 10 s after it started, want the shared pool $SH"
+cpus_disjoint "$(prop_cpus np-late.service)" "$A" || fail "np-late holds app's CPUs"
+log "np-late: pending, then AllowedCPUs=$(prop_cpus np-late.service) once started"
+run_ok $NPC release late
+systemctl stop np-late.service
 
 # In system.slice: pending, and systemd's property untouched.
 cat >/tmp/bad.json <<'JSON'

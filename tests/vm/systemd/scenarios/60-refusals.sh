@@ -55,6 +55,14 @@ for u in "../x.service" "a/b.service" "..service" "x.timer" ""; do
 	assert_match "$out" 'unit' "admit unit '$u': message"
 	log "unit '$u': $out"
 done
+# numaplace's own units are no workloads (the daemon says so)
+for u in system.slice init.scope numaplace.slice numaplace-workloads.scope -.slice; do
+	printf '{"name":"own","unit":"%s","qos":"LSE","containers":[{"name":"m","cpu":"1"}]}\n' "$u" >/tmp/own.json
+	out=$($NPC admit -f /tmp/own.json 2>&1)
+	assert_eq "$?" 1 "admit unit $u: exit status (rejected)"
+	assert_match "$out" 'numaplace manages it itself|root slice' "admit unit $u: message"
+done
+log "own unit: $out"
 printf '{"name":"both","unit":"x.service","cgroup":"x","qos":"LSE","containers":[{"name":"m","cpu":"1"}]}\n' >/tmp/both.json
 out=$($NPC admit -f /tmp/both.json 2>&1)
 assert_eq "$?" 2 "unit and cgroup: exit status"
