@@ -20,6 +20,7 @@
 
 #include "fake_daemon.h"
 #include "numaplace/daemon.h"
+#include "numaplace/state_file.h"
 
 struct fx {
 	struct fake_daemon fd; /* dir, d, f */
@@ -346,6 +347,51 @@ static void test_unit_confined(void **state)
 	assert_false(meta(x, "svc")->unit_pending);
 }
 
+/* A start that would look for the workloads' cgroups elsewhere (another
+ * cgroup_parent, or the "auto" driver choosing otherwise) refuses,
+ * naming where they are, instead of releasing them all. */
+static void test_moved_parent(void **state)
+{
+	struct fx *x = *state;
+	char path[128], cfg[2048], err[1024] = "";
+	struct fake_enforcer *f2;
+	FILE *fp;
+	size_t n;
+
+	admit(x, LSE_WEB);
+	np_daemon_fini(&x->fd.d);
+	free(x->fd.f);
+	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
+	assert_non_null(fp = fopen(path, "r"));
+	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
+	fclose(fp);
+	cfg[n] = '\0';
+	/* the same file, another managed parent */
+	char *brace = strrchr(cfg, '}');
+	assert_non_null(brace);
+	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg),
+		 ", \"cgroup_parent\": \"other.slice\"}");
+	fake_write_file(path, cfg);
+	assert_non_null(f2 = fake_enforcer_new());
+	assert_int_equal(np_daemon_init_with(&x->fd.d, path, 0, &f2->e, err,
+					     sizeof(err)),
+			 NP_STATEFILE_EPOLICY);
+	if (!strstr(err, "the state's 1 workload(s) live below numaplace.slice") ||
+	    !strstr(err, "this start would look below other.slice"))
+		fail_msg("message: %s", err);
+	np_daemon_fini(&x->fd.d);
+	assert_true(f2->destroyed);
+	free(f2);
+	/* the state is untouched: the original configuration loads it */
+	*brace = '}';
+	brace[1] = '\0';
+	fake_write_file(path, cfg);
+	assert_non_null(x->fd.f = fake_enforcer_new());
+	if (np_daemon_init_with(&x->fd.d, path, 0, &x->fd.f->e, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +411,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_confined, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_moved_parent, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,6 +86,28 @@ static void raise_nofile(void)
 
 /* The state file: allocations, and the daemon's part (spec origins,
  * pending cgroups); then what changed while the daemon was down. */
+/* The workloads' cgroups are where the state says: a driver or managed
+ * parent other than the one that wrote the state would take every cgroup
+ * for removed and release them all. */
+static int same_place(const struct np_daemon *d, const json_t *origins,
+		      char *err, size_t errlen)
+{
+	const char *was = json_string_value(json_object_get(origins, "managed_parent"));
+	const char *drv = json_string_value(json_object_get(origins, "cgroup_driver"));
+
+	if (!d->st.nworkloads || !was || !strcmp(was, d->cfg.cgroup_parent))
+		return 0;
+	return np_errf(err, errlen, NP_STATEFILE_EPOLICY,
+		       "the state's %d workload(s) live below %.300s (cgroup "
+		       "driver %s), this start would look below %.300s "
+		       "(driver %s): set config.cgroup_driver to \"%s\", or "
+		       "drain the node's workloads and start with "
+		       "--reset-state",
+		       d->st.nworkloads, was, drv ? drv : "?",
+		       d->cfg.cgroup_parent, d->enf ? d->enf->ops->name : "?",
+		       drv ? drv : "?");
+}
+
 static int load_state(struct np_daemon *d, unsigned flags, char *err,
 		      size_t errlen)
 {
@@ -102,6 +124,10 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 	if ((r = np_statefile_load_with(d->cfg.state_dir, &d->st, &fresh,
 					&origins, err, errlen)))
 		return r;
+	if ((r = same_place(d, origins, err, errlen))) {
+		json_decref(origins);
+		return r;
+	}
 	/* Loaded workloads are established (their cgroups exist already),
 	 * except those the state lists as pending. */
 	for (int i = 0; i < d->st.nworkloads; i++) {

@@ -15,14 +15,17 @@
 /*
  * The daemon's part of the state file (body.daemon), in the same atomic
  * write as the allocations so that the two never disagree:
- *   {"spec_files": {"NAME": "FILE", ...}, "pending": ["NAME", ...]}
+ *   {"spec_files": {"NAME": "FILE", ...}, "pending": ["NAME", ...],
+ *    "cgroup_driver": "systemd", "managed_parent": "PATH"}
  * spec_files: which spec file each workload came from, so that a restart
  * can tell a spec removed or changed while the daemon was down from a
  * workload admitted through the socket. pending: admitted, but its cgroup
  * not written yet. The state is saved before a cgroup is touched
  * (write-ahead), so a kill in between leaves a workload whose cgroup does
  * not exist yet; the restarted daemon creates it instead of taking it for
- * a cgroup removed by hand.
+ * a cgroup removed by hand. cgroup_driver and managed_parent: where the
+ * workloads' cgroups are, so that a start that would look elsewhere (the
+ * "auto" driver choosing otherwise) refuses instead of releasing them.
  */
 static json_t *origins_json(const struct np_daemon *d)
 {
@@ -39,7 +42,11 @@ static json_t *origins_json(const struct np_daemon *d)
 				   pend, json_string(d->meta[i].name)) != 0;
 	}
 	if (bad || json_object_set(o, "spec_files", files) ||
-	    json_object_set(o, "pending", pend)) {
+	    json_object_set(o, "pending", pend) ||
+	    (d->enf && json_object_set_new(o, "cgroup_driver",
+					   json_string(d->enf->ops->name))) ||
+	    json_object_set_new(o, "managed_parent",
+				json_string(d->cfg.cgroup_parent))) {
 		json_decref(o);
 		o = NULL;
 	}
