@@ -9,7 +9,7 @@
 #      (reserved);
 #    - the host units' AllowedCPUs and their cgroups' effective sets never
 #      include an exclusive CPU (after convergence).
-# np-timeout: 600
+# np-timeout: 1200
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
 on_exit "for n in \$NAMES; do $NPC release \$n --socket $SOCK; done; systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
