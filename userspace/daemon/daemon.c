@@ -84,8 +84,6 @@ static void raise_nofile(void)
 	}
 }
 
-/* The state file: allocations, and the daemon's part (spec origins,
- * pending cgroups); then what changed while the daemon was down. */
 /* The workloads' cgroups are where the state says: a driver or managed
  * parent other than the one that wrote the state would take every cgroup
  * for removed and release them all. */
@@ -108,6 +106,8 @@ static int same_place(const struct np_daemon *d, const json_t *origins,
 		       drv ? drv : "?");
 }
 
+/* The state file: allocations, and the daemon's part (spec origins,
+ * pending cgroups); then what changed while the daemon was down. */
 static int load_state(struct np_daemon *d, unsigned flags, char *err,
 		      size_t errlen)
 {
