@@ -127,6 +127,8 @@ $(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LI
 # The BPF test driver of tests/bpf-host.sh.
 $(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+$(BUILD)/np-verify-settle: $(BUILD)/tests/bpf/np_verify_settle.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 # Admission latency through a running numaplaced (bench/daemon/).
 $(BUILD)/np-ctl-latency: $(BUILD)/bench/daemon/np_ctl_latency.o $(LIB)
@@ -170,7 +172,7 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/socket-host.sh $(BUILD)
 
 # The BPF programs on this machine's kernel (root; skips otherwise).
-check-bpf: all $(BUILD)/np-bpf-driver
+check-bpf: all $(BUILD)/np-bpf-driver $(BUILD)/np-verify-settle
 	$(Q)tests/bpf-host.sh $(BUILD)
 
 check-asan:

@@ -51,8 +51,8 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	[ -n "${DRV:-}" ] && { echo quit >&"${D[1]}"; wait "$DRV" 2>/dev/null; }
 	sleep 0.2
-	for c in "$P/w/inner" "$P/w" "$P/other" "$P"; do rmdir "$c" 2>/dev/null; done
-	rm -rf "$PIN" "$tmp"
+	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P"; do rmdir "$c" 2>/dev/null; done
+	rm -rf "$PIN" "$PIN-s" "$tmp"
 }
 trap cleanup EXIT
 mkdir -p "$P/w/inner" "$P/other" || skip "cannot create cgroups under $CG"
@@ -296,4 +296,23 @@ check "numaplace violations marks w" sh -c "'$build/numaplace' violations --pin-
 check "a live pid that is not numaplaced is not reported as the daemon" \
 	sh -c "'$build/numaplace' violations --pin-path $PIN w | head -n 1 | grep -q 'numaplaced not running'"
 check "numaplace violations: unknown workload refused" sh -c "! '$build/numaplace' violations --pin-path $PIN nosuch 2>/dev/null"
+
+# (h) the settle window lasts until the cgroups are written, however long
+# that takes (tests/bpf/np_verify_settle.c: the daemon's verification module
+# on its own pins, with a busy task of its own cgroup on CPU 1)
+echo quit >&"${D[1]}"
+wait "$DRV" 2>/dev/null
+DRV=
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+pids=()
+mkdir -p "$P/s/w"
+busy "$P/s/w" 1 np-settle
+out=$("$build/np-verify-settle" "$PIN-s" "$P/s" "${P#"$CG"/}/s" 2>"$tmp/settle.err")
+rc=$?
+while read -r l; do
+	case $l in ok*) ok "settle: ${l#ok   }" ;; FAIL*) bad "settle: ${l#FAIL }" ;; esac
+done <<<"$out"
+grep -q '^ok' <<<"$out" && [ "$rc" -eq 0 ] || bad "np-verify-settle exited $rc: $(tail -n 3 "$tmp/settle.err")"
+kill "${pids[@]}" 2>/dev/null
+rm -rf "$PIN-s"
 summary

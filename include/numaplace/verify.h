@@ -100,6 +100,10 @@ void np_verify_stop(struct np_verify *v);
 /* Push the desired placement to the policy maps before any cgroup is
  * written (stamping a generation and a settle window). */
 void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n);
+/* The cgroups of the last sync are written: the settle window of what that
+ * sync changed restarts now, so a slow apply (a loaded machine, bus calls
+ * under the systemd driver) is not taken for a violation. */
+void np_verify_applied(struct np_verify *v);
 /* Read counters, audit and memory once; append what was found. */
 int np_verify_check(struct np_verify *v, struct np_findings *out);
 

@@ -641,8 +641,11 @@ int np_daemon_reconcile(struct np_daemon *d)
 done:
 	/* Counters are read even when the writes failed: a placement that
 	 * could not be applied shows up as violations, and is reported. */
-	if (synced)
+	if (synced) {
+		/* the settle window of this cycle's changes starts now */
+		np_verify_applied(d->verify);
 		observe(d);
+	}
 	free(c.ch);
 	free_desired(v, n);
 	if (d->dirty)

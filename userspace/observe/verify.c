@@ -202,6 +202,45 @@ void np_verify_stop(struct np_verify *v)
 	verify_free(v);
 }
 
+void np_verify_applied(struct np_verify *v)
+{
+	uint64_t settle;
+
+	if (!v || !v->in_flight)
+		return;
+	v->in_flight = false;
+	settle = np_verify_mono_ns() + (uint64_t)v->cfg->settle_ms * 1000000ULL;
+	for (__u32 s = 0; s < v->nslots; s++) {
+		struct slot_state *ss = &v->ss[s];
+		struct np_bpf_policy pol;
+		__u64 id = v->table[s].cgid;
+		if (!ss->pushed || ss->settle_until_ns != v->last_settle ||
+		    !(v->table[s].flags & NP_BPF_SLOT_USED))
+			continue;
+		/* only the daemon writes np_policy: read, restamp, write */
+		if (bpf_map_lookup_elem(v->m->policy, &id, &pol))
+			continue; /* not pushed after all: nothing to restamp */
+		pol.settle_until_ns = settle;
+		if (bpf_map_update_elem(v->m->policy, &id, &pol, BPF_EXIST))
+			np_log(LOG_ERR, "verify: settle window of %s: %s",
+			       v->table[s].name, strerror(errno));
+		else
+			ss->settle_until_ns = settle;
+	}
+	for (int c = 0; c < v->ncpu; c++) {
+		struct np_bpf_owner o = v->owner[c];
+		__u32 key = (__u32)c;
+		if (o.settle_until_ns != v->last_settle)
+			continue;
+		o.settle_until_ns = settle;
+		if (bpf_map_update_elem(v->m->cpu_owner, &key, &o, BPF_ANY))
+			np_log(LOG_ERR, "verify: settle window of CPU %d: %s", c,
+			       strerror(errno));
+		else
+			v->owner[c] = o;
+	}
+}
+
 /* CPU owners: the CPUs each workload holds exclusively, also those of a
  * workload whose other containers share a pool (the first workload that
  * has a CPU owns it; exclusive sets do not overlap). */
@@ -253,7 +292,10 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 
 	if (!v)
 		return;
-	settle = now + (uint64_t)v->cfg->settle_ms * 1000000ULL;
+	/* Until np_verify_applied says the cgroups are written, however long
+	 * that takes; at most NP_VERIFY_APPLY_BOUND_NS more if it never does. */
+	settle = now + NP_VERIFY_APPLY_BOUND_NS +
+		 (uint64_t)v->cfg->settle_ms * 1000000ULL;
 	want = calloc((size_t)n + 1, sizeof(*want));
 	old = malloc(sizeof(*old) * v->nslots);
 	free(v->wants);
@@ -327,7 +369,8 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 		if (!changed)
 			continue;
 		/* A new placement: its cgroups are rewritten now, so what
-		 * happens in the next settle_ms is a transition, not drift. */
+		 * happens until settle_ms after that is a transition, not
+		 * drift. */
 		ss->settle_until_ns = settle;
 		ss->cpus = want[i].cpus;
 		np_bpf_policy_make(&pol, &want[i].cpus, want[i].mems,
@@ -342,6 +385,8 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 		ss->pushed = true;
 	}
 	push_owners(v, want, k, settle);
+	v->last_settle = settle;
+	v->in_flight = true;
 	np_bpf_info_update(v->l, (uint32_t)getpid());
 out:
 	free(want);

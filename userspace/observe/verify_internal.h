@@ -11,6 +11,9 @@
 #include <stdint.h>
 
 #define NP_VERIFY_EVENTS 256
+/* A sync's settle window lasts until the cgroups are written (then
+ * settle_ms more); this long at most if that is never said. */
+#define NP_VERIFY_APPLY_BOUND_NS (30ULL * 1000000000ULL)
 
 struct np_verify_event {
 	double time; /* unix seconds */
@@ -45,6 +48,10 @@ struct np_verify {
 	int parent_fd; /* the managed parent (read only) */
 	int nwants;
 	struct np_bpf_owner *owner; /* shadow of np_cpu_owner */
+	/* the settle time stamped by the last sync; in flight until
+	 * np_verify_applied restamps it */
+	uint64_t last_settle;
+	bool in_flight;
 	int ncpu;
 	struct np_verify_event ev[NP_VERIFY_EVENTS];
 	int nev, evhead;
