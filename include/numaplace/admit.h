@@ -15,6 +15,7 @@
 
 #define NP_NAME_MAX 128
 #define NP_PATH_MAX 512
+#define NP_UNIT_NAME_MAX 256 /* a systemd unit name and its NUL */
 #define NP_MAX_CONTAINERS 32
 #define NP_MAX_DEVICE_REQS 8
 

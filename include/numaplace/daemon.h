@@ -89,6 +89,10 @@ struct np_daemon {
 	 * shared pool (never on CPUs granted to someone else) until empty. */
 	int nleft;
 	char (*left)[2 * NP_PATH_MAX];
+	/* Released unit workloads whose unit could not be given its CPUs
+	 * back (a bus error): retried before the plan of every cycle. */
+	int nunit_left;
+	char (*unit_left)[NP_UNIT_NAME_MAX];
 	struct np_counters n;
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
@@ -111,6 +115,9 @@ struct np_daemon {
 	 * after an admission is saved, before its cgroup is created */
 	bool failpoint_admit_saved;
 	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
+	/* the managed parent is known not to be a partition root (checked
+	 * once while no workload asks for a partition) */
+	bool parent_member;
 	struct np_verify *verify; /* NULL: verification off */
 	/* Host isolation (hostiso_phase.c), opened at the first cycle. */
 	struct np_hostiso *hostiso;

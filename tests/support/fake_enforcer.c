@@ -299,9 +299,12 @@ static int fk_read_unit(struct np_enforcer *e, const char *unit,
 static int fk_release_unit(struct np_enforcer *e, const char *unit,
 			   char *err, size_t errlen)
 {
-	(void)err;
-	(void)errlen;
 	logf_(F(e), "release-unit %s", unit);
+	if (F(e)->fail_release > 0) {
+		F(e)->fail_release--;
+		snprintf(err, errlen, "injected bus error");
+		return -EIO;
+	}
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct fake_enforcer {
 	int nlog;
 	int reads;        /* read() calls */
 	int fail_apply;   /* next apply() returns this (negative errno) */
+	int fail_release; /* release_unit() fails (-EIO) this many times */
 	bool destroyed;
 };
 

@@ -358,6 +358,9 @@ static void test_spec_validation(void **state)
 	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"isolation\":\"partition\","
 		   "\"containers\":[{\"name\":\"a\"}]}",
 		   "a partition needs exclusive CPUs");
+	spec_error("{\"name\":\"x\",\"qos\":\"LSE\",\"isolation\":\"partition\","
+		   "\"unit\":\"x.service\",\"containers\":[{\"name\":\"a\"}]}",
+		   "spec.isolation: a unit workload cannot be a partition");
 	spec_error("{\"name\":\"x\",\"qos\":\"LSE\",\"resourceSpec\":{"
 		   "\"preferredCPUBindPolicy\":\"Tight\"},\"containers\":[{"
 		   "\"name\":\"a\"}]}",

@@ -293,6 +293,21 @@ static void test_intrusion_partition(void **state)
 	assert_false(x->fd.d.dirty);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
+	/* released: the parent goes back to a member over every CPU before
+	 * the host slice widens over the CPUs it held (the kernel refuses a
+	 * sibling's cpuset overlapping a partition root); then no more */
+	assert_int_equal(np_daemon_release(&x->fd.d, "web", "test"), 0);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "partition host numaplace.slice member\n"
+		      "set host numaplace.slice cpus=0-7\n"
+		      "set host system.slice cpus=0-7\n");
+	assert_int_equal(
+	    fake_cg(x->fd.f, 'h', "numaplace.slice", false)->partition,
+	    NP_CGROUP_MEMBER);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "");
 }
 
 /* A shared workload is never partitioned (it holds no CPUs of its own);

@@ -302,6 +302,49 @@ static void test_unit_workload(void **state)
 	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
 }
 
+/* A release whose unit could not be given its CPUs back (a bus error) is
+ * tried again before the plan of each cycle until it works, then no more;
+ * a unit admitted again in the meantime is not given back. */
+static void test_unit_release_retried(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *u;
+
+	fake_enable_units(x->fd.f);
+	u = fake_cg(x->fd.f, 'u', "busy.service", true);
+	u->exists = true;
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	admit(x, LSE_SVC);
+	/* the release, and the retry of the cycle the release runs, fail */
+	x->fd.f->fail_release = 3;
+	fake_log_clear(x->fd.f);
+	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	assert_log(x, "release-unit busy.service\n"
+		      "release-unit busy.service\n"
+		      "set host system.slice cpus=0-7\n");
+	assert_int_equal(x->fd.d.nunit_left, 1);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
+	assert_int_equal(x->fd.d.nunit_left, 1);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
+	assert_int_equal(x->fd.d.nunit_left, 0);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "");
+	/* failed twice, then admitted again: its workload's, not given back */
+	admit(x, LSE_SVC);
+	x->fd.f->fail_release = 2;
+	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	assert_int_equal(x->fd.d.nunit_left, 1);
+	fake_log_clear(x->fd.f);
+	admit(x, LSE_SVC);
+	assert_int_equal(fake_log_find(x->fd.f, "release-unit"), -1);
+	assert_int_equal(x->fd.d.nunit_left, 0);
+}
+
 /* A unit that is not there yet is pending: admitted, no call, then its
  * CPUs when it appears. */
 static void test_unit_pending(void **state)
@@ -407,6 +450,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_needs_systemd, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unit_release_retried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
 						teardown),

@@ -251,6 +251,9 @@ void np_daemon_fini(struct np_daemon *d)
 	np_strmap_free(&d->written_ix);
 	free(d->notes);
 	free(d->left);
+	free(d->unit_left);
+	d->unit_left = NULL;
+	d->nunit_left = 0;
 	d->notes = NULL;
 	d->left = NULL;
 	d->topo = NULL;

@@ -45,6 +45,8 @@ void np_daemon_shutdown_enforcer(struct np_daemon *d);
 
 /* units.c: workloads that are systemd units */
 int np_daemon_units_phase(struct np_daemon *d, bool before);
+/* A released unit whose CPUs could not be given back: retried each cycle. */
+void np_daemon_unit_left(struct np_daemon *d, const char *unit);
 int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 			 char *why, size_t len);
 

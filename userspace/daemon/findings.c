@@ -71,8 +71,8 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 	if (i < 0)
 		return;
 	a = &d->st.w[i];
-	if (a->req.partition || !all_exclusive(a))
-		return;
+	if (a->req.partition || a->req.unit || !all_exclusive(a))
+		return; /* a unit's cgroup is systemd's: reported only */
 	a->req.partition = true;
 	d->dirty = true;
 	np_verify_count_action(d->verify, NP_VERIFY_PARTITIONED);

@@ -305,6 +305,39 @@ static int shared_cgroups_phase(struct np_daemon *d, bool before)
  * workload's cgroup becomes "isolated" once its CPUs are in place; when
  * the kernel refuses, it stays a member and the kernel's reason is logged.
  */
+/* No workload asks for a partition (any more): the managed parent goes
+ * back to a member cgroup over every CPU, before the host cgroups widen
+ * over the CPUs it held exclusively (the kernel refuses a sibling's
+ * cpuset that overlaps a partition root). Checked once, not every cycle. */
+static void parent_member(struct np_daemon *d)
+{
+	struct np_cgroup_state cs;
+	char err[1024];
+	int r;
+
+	if (d->parent_member)
+		return;
+	d->parent_member = true;
+	if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
+				 &cs, err, sizeof(err)) ||
+	    !cs.has_partition ||
+	    (cs.partition == NP_CGROUP_MEMBER && !cs.partition_invalid))
+		return;
+	r = d->enf->ops->set_partition(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
+				       NP_CGROUP_MEMBER, err, sizeof(err));
+	if (!r)
+		r = d->enf->ops->set_cpuset(d->enf, NP_ENF_HOST,
+					    d->cfg.cgroup_parent,
+					    &d->topo->online, NULL, err,
+					    sizeof(err));
+	if (r)
+		np_log(r < 0 ? LOG_ERR : LOG_WARNING, "partition parent %s: %s",
+		       d->cfg.cgroup_parent, err);
+	else
+		np_log(LOG_INFO, "%s is a member cgroup again (no workload asks "
+		       "for a partition)", d->cfg.cgroup_parent);
+}
+
 static void parent_partition(struct np_daemon *d)
 {
 	struct np_cgroup_state cs;
@@ -312,8 +345,11 @@ static void parent_partition(struct np_daemon *d)
 	char err[1024];
 	int r;
 
-	if (!any_partition(d))
+	if (!any_partition(d)) {
+		parent_member(d);
 		return;
+	}
+	d->parent_member = false;
 	if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
 				 &cs, err, sizeof(err)))
 		return;

@@ -136,6 +136,51 @@ done:
 	return r > 0;
 }
 
+void np_daemon_unit_left(struct np_daemon *d, const char *unit)
+{
+	char (*g)[NP_UNIT_NAME_MAX];
+
+	for (int i = 0; i < d->nunit_left; i++)
+		if (!strcmp(d->unit_left[i], unit))
+			return;
+	g = realloc(d->unit_left, sizeof(*g) * (size_t)(d->nunit_left + 1));
+	if (!g) {
+		np_log(LOG_ERR, "unit %s: out of memory; not tried again",
+		       unit);
+		return;
+	}
+	d->unit_left = g;
+	snprintf(d->unit_left[d->nunit_left++], sizeof(g[0]), "%s", unit);
+}
+
+/* Units released while the bus failed get their CPUs back now, before
+ * the plan can grant those CPUs to someone else; one admitted again in
+ * the meantime is its workload's again. */
+static int units_given_back(struct np_daemon *d)
+{
+	int writes = 0;
+
+	for (int i = 0; i < d->nunit_left; i++) {
+		const char *u = d->unit_left[i];
+		char err[1024];
+		bool taken = false;
+		for (int w = 0; w < d->st.nworkloads && !taken; w++)
+			taken = d->st.w[w].req.unit &&
+				!strcmp(d->st.w[w].req.unit, u);
+		if (!taken &&
+		    d->enf->ops->release_unit(d->enf, u, err, sizeof(err)) < 0)
+			continue; /* said when it first failed */
+		if (!taken) {
+			np_log(LOG_INFO, "unit %s has its CPUs back", u);
+			writes++;
+		}
+		memcpy(d->unit_left[i], d->unit_left[--d->nunit_left],
+		       sizeof(d->unit_left[0]));
+		i--;
+	}
+	return writes;
+}
+
 int np_daemon_units_phase(struct np_daemon *d, bool before)
 {
 	struct np_pools p;
@@ -143,6 +188,8 @@ int np_daemon_units_phase(struct np_daemon *d, bool before)
 
 	if (!d->enf || !d->enf->ops->set_unit)
 		return 0;
+	if (before)
+		writes += units_given_back(d);
 	np_state_pools(&d->st, &p);
 	for (int i = 0; i < d->st.nworkloads; i++)
 		if (d->st.w[i].req.unit)

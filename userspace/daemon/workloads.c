@@ -279,9 +279,13 @@ static void remove_cgroups(struct np_daemon *d, const struct np_workload_req *re
 		return;
 	if (req->unit) {
 		if (d->enf->ops->release_unit(d->enf, req->unit, err,
-					      sizeof(err)) < 0)
-			np_log(LOG_ERR, "released %s, but its unit %s: %s",
+					      sizeof(err)) < 0) {
+			np_log(LOG_ERR,
+			       "released %s, but its unit %s keeps its CPUs: "
+			       "%s; tried again every cycle",
 			       req->name, req->unit, err);
+			np_daemon_unit_left(d, req->unit);
+		}
 		return;
 	}
 	d->enf->ops->forget(d->enf, req->cgroup);

@@ -165,25 +165,41 @@ static int nodes_of(np_nodemask m, np_cpuset *out)
 	return 0;
 }
 
-/* A host cgroup (or the scope) through its unit; then read back. */
+/* The slice above the scope ("" when the scope is in the root slice). */
+static void slice_cgroup(const struct sdenf *s, char *out, size_t len)
+{
+	const char *slash = strrchr(s->managed, '/');
+	snprintf(out, len, "%.*s", slash ? (int)(slash - s->managed) : 0,
+		 s->managed);
+}
+
+/* A host cgroup (or numaplace's slice or scope) through its unit; then
+ * read back. */
 static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
 			   const np_cpuset *cpus, const np_nodemask *mems,
 			   char *err, size_t errlen)
 {
-	char unit[256], want[4096], got[4096];
+	char unit[256], want[4096], got[4096], slice[NP_CGROUP_PATH_MAX];
 	struct np_cgroup_state st;
 	struct host_unit *u;
 	np_cpuset nodes;
+	bool own = true; /* numaplace's slice and scope: nothing to restore */
 	int r;
 
-	if (!strcmp(cgroup, s->managed))
+	slice_cgroup(s, slice, sizeof(slice));
+	if (!strcmp(cgroup, s->managed)) {
 		snprintf(unit, sizeof(unit), "%s", s->scope);
-	else if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit), err,
-					   errlen)) < 0)
-		return r;
+	} else if (slice[0] && !strcmp(cgroup, slice)) {
+		snprintf(unit, sizeof(unit), "%s", s->slice);
+	} else {
+		own = false;
+		if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit),
+						   err, errlen)) < 0)
+			return r;
+	}
 	if (!(u = np_sdenf_unit_add(s, unit, cgroup)))
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
-	if (strcmp(unit, s->scope) && (r = np_sdenf_record(s, u, err, errlen)) < 0)
+	if (!own && (r = np_sdenf_record(s, u, err, errlen)) < 0)
 		return r;
 	if (mems)
 		nodes_of(*mems, &nodes);
@@ -214,6 +230,55 @@ static int sd_set_cpuset(struct np_enforcer *e, enum np_enf_tree t,
 	return set_unit_cpuset(SD(e), cgroup, cpus, mems, err, errlen);
 }
 
+/*
+ * The chain of root partitions down to the delegated scope, for isolated
+ * workloads below it: numaplace's own slice, then the scope. Their CPUs
+ * are unit properties (AllowedCPUs, through the bus) as everywhere; the
+ * partition mode is not (systemd 252 has no property for it and leaves
+ * cpuset.cpus.partition alone across daemon-reload and set-property), so
+ * that one file of numaplace's own two units is written here. The scope
+ * keeps its CPUs (the caller set them); the slice gets the same ones, or
+ * every CPU again when the chain goes back to member.
+ */
+static int scope_chain(struct sdenf *s, enum np_cgroup_partition p, char *err,
+		       size_t errlen)
+{
+	char slice[NP_CGROUP_PATH_MAX];
+	struct np_cgroup_state st;
+	int r;
+
+	slice_cgroup(s, slice, sizeof(slice));
+	if (p == NP_CGROUP_MEMBER) {
+		if ((r = np_cgroup_set_partition(&s->host, s->managed, p, NULL,
+						 err, errlen)) ||
+		    !slice[0] ||
+		    (r = np_cgroup_set_partition(&s->host, slice, p, NULL, err,
+						 errlen)))
+			return r;
+		return set_unit_cpuset(s, slice, &s->online, NULL, err, errlen);
+	}
+	if ((r = np_cgroup_inspect(&s->host, s->managed, &st, err, errlen)) < 0)
+		return r;
+	if (np_cpuset_empty(&st.cpus))
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: no AllowedCPUs to make a partition of",
+			       s->scope);
+	if (slice[0] &&
+	    ((r = set_unit_cpuset(s, slice, &st.cpus, NULL, err, errlen)) ||
+	     (r = np_cgroup_set_partition(&s->host, slice, NP_CGROUP_ROOT,
+					  NULL, err, errlen))))
+		return r;
+	r = np_cgroup_set_partition(&s->host, s->managed, NP_CGROUP_ROOT, NULL,
+				    err, errlen);
+	if (r && slice[0]) {
+		/* not half a chain: the slice goes back too */
+		char e2[256];
+		np_cgroup_set_partition(&s->host, slice, NP_CGROUP_MEMBER, NULL,
+					e2, sizeof(e2));
+	}
+	return r;
+}
+
 static int sd_set_partition(struct np_enforcer *e, enum np_enf_tree t,
 			    const char *cgroup, enum np_cgroup_partition p,
 			    char *err, size_t errlen)
@@ -221,11 +286,13 @@ static int sd_set_partition(struct np_enforcer *e, enum np_enf_tree t,
 	if (t == NP_ENF_MANAGED)
 		return SD(e)->fs->ops->set_partition(SD(e)->fs, t, cgroup, p,
 						     err, errlen);
-	return np_errf(err, errlen, -EOPNOTSUPP,
-		       "%s: cpuset partitions of systemd's own cgroups are not "
-		       "made by the systemd driver (isolation \"partition\" "
-		       "needs the cgroupfs driver for now)",
-		       cgroup);
+	if (strcmp(cgroup, SD(e)->managed) || p == NP_CGROUP_ISOLATED)
+		return np_errf(err, errlen, -EPERM,
+			       "%s: under the systemd driver only the chain "
+			       "down to %s becomes a partition root; other "
+			       "cgroups of systemd's are not written",
+			       cgroup, SD(e)->scope);
+	return scope_chain(SD(e), p, err, errlen);
 }
 
 static int sd_remove(struct np_enforcer *e, const char *cgroup)
@@ -270,8 +337,19 @@ static bool sd_fake(struct np_enforcer *e)
 static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 {
 	struct sdenf *s = SD(e);
+	struct np_cgroup_state st;
 	int first = 0;
 
+	/* Host units cannot widen over a partition root: the chain goes back
+	 * to member first (isolated workloads below then share the scope's
+	 * CPUs until a restart makes them partitions again). */
+	if (!np_cgroup_inspect(&s->host, s->managed, &st, NULL, 0) &&
+	    st.has_partition && st.partition != NP_CGROUP_MEMBER) {
+		char e2[512];
+		int r = scope_chain(s, NP_CGROUP_MEMBER, e2, sizeof(e2));
+		if (r < 0)
+			first = np_errf(err, errlen, r, "%s", e2);
+	}
 	for (int i = 0; i < s->nunits; i++) {
 		const struct host_unit *u = &s->units[i];
 		char e2[512];
@@ -316,6 +394,7 @@ static const struct np_enforcer_ops systemd_ops = {
 	.apply = sd_apply,
 	.set_cpuset = sd_set_cpuset,
 	.set_partition = sd_set_partition,
+	.partitions = true,
 	.remove = sd_remove,
 	.forget = sd_forget,
 	.enable_controller = sd_enable_controller,

@@ -451,6 +451,11 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		    err, errlen, path, "isolation",
 		    "a partition needs exclusive CPUs (qos LSE, "
 		    "LSR or Guaranteed)");
+	if (w->partition && w->unit)
+		return np_json_fail(
+		    err, errlen, path, "isolation",
+		    "a unit workload cannot be a partition: its cgroup is "
+		    "systemd's (name a cgroup instead of a unit)");
 	return 0;
 }
 

@@ -1,11 +1,16 @@
 #!/bin/bash
-# f. Host isolation under systemd (host_isolation "exclusive"; partitions
-#    are the cgroupfs driver's): an LSE workload's CPUs lose every movable
-#    IRQ line, default_smp_affinity, the unbound workqueue cpumask and
-#    kthreadd; over 5 s of serial traffic no numbered IRQ line except the
-#    ones reported as not movable interrupts them; release restores every
-#    affinity as it was and removes hostiso.json. An "isolation":
-#    "partition" spec is refused under systemd with the reason.
+# f. isolation "partition" + host isolation under systemd (host_isolation
+#    left at its default, "partition"): the workload's cgroup is an
+#    isolated partition below a chain of root partitions (numaplace.slice,
+#    then its delegated scope, their AllowedCPUs set over the bus); the
+#    host units keep only the reserved CPU (AllowedCPUs and their
+#    cpuset.cpus.effective); its CPUs lose every movable IRQ line,
+#    default_smp_affinity, the unbound workqueue cpumask and kthreadd; over
+#    5 s of serial traffic no numbered IRQ line except the ones reported as
+#    not movable interrupts them. A daemon-reload and a set-property of the
+#    slice leave the chain as it is. Release: the chain goes back to member,
+#    the host units get every CPU again, every affinity is as it was and
+#    hostiso.json is gone.
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
 WQ=/sys/devices/virtual/workqueue/cpumask
@@ -29,17 +34,32 @@ snapshot >/run/np/70-before
 on_exit "systemctl stop numaplaced"
 
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 1,
-  "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
-  "host_isolation": "exclusive"'
+  "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"}'
 start_numaplaced
-printf '{"name":"p","cgroup":"p","qos":"LSE","isolation":"partition","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/p.json
-out=$($NPC admit -f /tmp/p.json 2>&1) && fail "a partition workload was admitted under systemd: $out"
-assert_match "$out" 'partition' "the refusal of isolation partition"
-log "partition under systemd: $out"
-
-printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/web.json
+SL=/sys/fs/cgroup/numaplace.slice
+SC=$SL/numaplace-workloads.scope
+printf '{"name":"web","cgroup":"web","qos":"LSE","isolation":"partition","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/web.json
 run_ok $NPC admit -f /tmp/web.json
-W=$(cat /sys/fs/cgroup/numaplace.slice/numaplace-workloads.scope/web/cpuset.cpus)
+W=$(cat $SC/web/cpuset.cpus)
+part() { cat "$1/cpuset.cpus.partition"; }
+try_for 20 sh -c "[ \"\$(cat $SC/web/cpuset.cpus.partition)\" = isolated ]" ||
+	fail "web is not an isolated partition: $(part $SC/web); scope $(part $SC), slice $(part $SL)"
+assert_eq "$(part $SC)" root "the scope's cpuset.cpus.partition"
+assert_eq "$(part $SL)" root "numaplace.slice's cpuset.cpus.partition"
+cpus_same "$(cat $SC/web/cpuset.cpus.effective)" "$W" || fail "web's effective CPUs $(cat $SC/web/cpuset.cpus.effective), want $W"
+for u in system.slice init.scope; do
+	try_for 20 prop_cpus_is $u 0 || fail "$u AllowedCPUs=$(prop_cpus $u) beside a partition, want the reserved CPU 0"
+	cpus_same "$(cg_file $u/cpuset.cpus.effective)" 0 || fail "$u cpuset.cpus.effective $(cg_file $u/cpuset.cpus.effective)"
+done
+prop_cpus_is numaplace.slice "$(prop_cpus numaplace-workloads.scope)" ||
+	fail "numaplace.slice AllowedCPUs=$(prop_cpus numaplace.slice), the scope's $(prop_cpus numaplace-workloads.scope)"
+# systemd has no property for the partition mode: a reload and a
+# set-property of the slice leave the chain as it is
+systemctl daemon-reload
+systemctl set-property --runtime numaplace.slice CPUWeight=100
+sleep 2
+assert_eq "$(part $SL) $(part $SC) $(part $SC/web)" "root root isolated" "slice, scope and web after daemon-reload and set-property"
+log "partition chain: slice $(prop_cpus numaplace.slice) root, scope root, web $W isolated; system.slice $(prop_cpus system.slice)"
 try_for 20 sh -c "journalctl -u numaplaced --no-pager | grep -q 'host isolation: .* moved off CPUs'" || fail "no host isolation report"
 rep=$(journalctl -u numaplaced --no-pager | grep -m1 'host isolation: .* moved off CPUs' | sed 's/.*numaplaced: info: //')
 log "$rep"
@@ -73,6 +93,12 @@ log "web $W: $moved IRQ lines moved, default $(cat $DEF), workqueue $(cat $WQ), 
 
 run_ok $NPC release web
 try_for 20 test ! -e $STATE/hostiso.json || fail "hostiso.json still there after release"
+try_for 20 sh -c "[ \"\$(cat $SL/cpuset.cpus.partition)\" = member ]" || fail "numaplace.slice is $(part $SL) after the release"
+assert_eq "$(part $SC)" member "the scope's cpuset.cpus.partition after the release"
+eff_all() { cpus_same "$(cg_file "$1"/cpuset.cpus.effective)" "$(cat /sys/devices/system/cpu/online)"; }
+for u in system.slice init.scope; do
+	try_for 20 eff_all $u || fail "$u cpuset.cpus.effective $(cg_file $u/cpuset.cpus.effective) after the release"
+done
 snapshot >/run/np/70-after
 diff /run/np/70-before /run/np/70-after >/dev/null || fail "not restored: $(diff /run/np/70-before /run/np/70-after | grep '^[<>]' | head -n 4 | tr '\n' ';')"
-pass
+pass "web $W isolated below root slice and scope; host units on CPU 0 meanwhile; $moved IRQ lines moved; all restored"
