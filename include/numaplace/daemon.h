@@ -118,6 +118,10 @@ struct np_daemon {
 	/* the managed parent is known not to be a partition root (checked
 	 * once while no workload asks for a partition) */
 	bool parent_member;
+	/* the kernel refused the managed parent as a partition root over
+	 * these CPUs: not tried again (nor logged) until they change */
+	bool parent_refused_set;
+	np_cpuset parent_refused;
 	struct np_verify *verify; /* NULL: verification off */
 	/* Host isolation (hostiso_phase.c), opened at the first cycle. */
 	struct np_hostiso *hostiso;

@@ -70,6 +70,38 @@ static void test_unit_of_cgroup(void **state)
 						   err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "\"np/w1\" is not a systemd unit's cgroup"));
+	/* where systemd puts the unit, or refused naming where that is */
+	assert_int_equal(np_systemd_unit_of_cgroup("init.scope", unit,
+						   sizeof(unit), err,
+						   sizeof(err)),
+			 0);
+	assert_int_equal(np_systemd_unit_of_cgroup(
+			     "system.slice/system-getty.slice/getty@tty1.service",
+			     unit, sizeof(unit), err, sizeof(err)),
+			 0);
+	assert_string_equal(unit, "getty@tty1.service");
+	assert_int_equal(np_systemd_unit_of_cgroup("system.slice/x.slice", unit,
+						   sizeof(unit), err,
+						   sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "cgroup \"system.slice/x.slice\" is not where "
+				 "systemd puts x.slice (x.slice)");
+	assert_int_equal(np_systemd_unit_of_cgroup("user.slice/cron.service/sub.service",
+						   unit, sizeof(unit), err,
+						   sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "sub.service is not in a slice"));
+	assert_int_equal(np_systemd_unit_of_cgroup("a.slice/cron.service", unit,
+						   sizeof(unit), err,
+						   sizeof(err)),
+			 0);
+	assert_int_equal(np_systemd_unit_of_cgroup("b.slice/a-b.slice/x.scope",
+						   unit, sizeof(unit), err,
+						   sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "cgroup \"b.slice/a-b.slice/x.scope\" is not "
+				 "where systemd puts x.scope "
+				 "(a.slice/a-b.slice/x.scope)");
 }
 
 static void test_slice_path(void **state)

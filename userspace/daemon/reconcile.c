@@ -318,6 +318,7 @@ static void parent_member(struct np_daemon *d)
 	if (d->parent_member)
 		return;
 	d->parent_member = true;
+	d->parent_refused_set = false;
 	if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
 				 &cs, err, sizeof(err)) ||
 	    !cs.has_partition ||
@@ -357,6 +358,8 @@ static void parent_partition(struct np_daemon *d)
 	if (cs.has_partition && cs.partition == NP_CGROUP_ROOT &&
 	    !cs.partition_invalid && np_cpuset_equal(&cs.cpus, &want))
 		return;
+	if (d->parent_refused_set && np_cpuset_equal(&want, &d->parent_refused))
+		return; /* refused over these CPUs: logged once */
 	if (!np_cpuset_equal(&cs.cpus, &want) &&
 	    (r = d->enf->ops->set_cpuset(d->enf, NP_ENF_HOST,
 					 d->cfg.cgroup_parent, &want, NULL, err,
@@ -367,9 +370,13 @@ static void parent_partition(struct np_daemon *d)
 	}
 	r = d->enf->ops->set_partition(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
 				       NP_CGROUP_ROOT, err, sizeof(err));
+	d->parent_refused_set = r != 0;
+	d->parent_refused = want;
 	if (r)
-		np_log(r < 0 ? LOG_ERR : LOG_WARNING, "partition parent %s: %s",
-		     d->cfg.cgroup_parent, err);
+		np_log(r < 0 ? LOG_ERR : LOG_WARNING,
+		       "partition parent %s: %s; isolated workloads stay member "
+		       "cgroups until its CPUs change",
+		       d->cfg.cgroup_parent, err);
 	else
 		np_log(LOG_INFO, "%s is a partition root (for isolated workloads)",
 		     d->cfg.cgroup_parent);

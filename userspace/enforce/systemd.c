@@ -255,7 +255,7 @@ static int scope_chain(struct sdenf *s, enum np_cgroup_partition p, char *err,
 		    (r = np_cgroup_set_partition(&s->host, slice, p, NULL, err,
 						 errlen)))
 			return r;
-		return set_unit_cpuset(s, slice, &s->online, NULL, err, errlen);
+		return set_unit_cpuset(s, slice, &s->full, NULL, err, errlen);
 	}
 	if ((r = np_cgroup_inspect(&s->host, s->managed, &st, err, errlen)) < 0)
 		return r;
@@ -275,6 +275,15 @@ static int scope_chain(struct sdenf *s, enum np_cgroup_partition p, char *err,
 		char e2[256];
 		np_cgroup_set_partition(&s->host, slice, NP_CGROUP_MEMBER, NULL,
 					e2, sizeof(e2));
+		/* Linux 6.1 lets no partition take all of its parent's CPUs,
+		 * tasks or not; the root slice is no parent to keep one */
+		if (strstr(err, "unable to distribute") &&
+		    strlen(err) + 200 < errlen)
+			snprintf(err + strlen(err), errlen - strlen(err),
+				 " (this kernel wants %s to keep a CPU of its "
+				 "own: \"cgroup_parent\": \"-.slice\" puts "
+				 "the scope in the root slice)",
+				 s->slice);
 	}
 	return r;
 }
@@ -356,10 +365,10 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 		int r;
 		if (!u->recorded || !u->host)
 			continue;
+		/* host units' memory nodes are never changed: left alone */
 		r = np_sdenf_set_allowed(s, u->unit,
-				u->orig_cpus_set ? &u->orig_cpus : &s->online,
-				u->orig_mems_set ? &u->orig_mems : &s->nodes,
-				e2, sizeof(e2));
+				u->orig_cpus_set ? &u->orig_cpus : &s->full,
+				NULL, e2, sizeof(e2));
 		if (r < 0 && !first)
 			first = np_errf(err, errlen, r, "%s", e2);
 	}
@@ -530,6 +539,22 @@ static int open_host_units(struct sdenf *s, const char *const *host,
 	return 0;
 }
 
+/* "Every CPU", for a unit given back where it had no AllowedCPUs: the
+ * possible CPUs (one hotplugged later is then included), else the online
+ * ones. */
+static void full_range(np_cpuset *full, const np_cpuset *online)
+{
+	char *txt = NULL;
+
+	*full = *online;
+	if (!np_read_at(AT_FDCWD, "/sys/devices/system/cpu/possible", 0, 4096,
+			&txt, NULL) &&
+	    np_cpuset_parse(full, txt, NULL, 0) < 0)
+		*full = *online;
+	free(txt);
+	np_cpuset_or(full, full, online);
+}
+
 int np_enforcer_systemd_open(struct np_enforcer **out,
 			     const struct np_enforcer_systemd_opts *o,
 			     const char *const *host, int nhost, char *managed,
@@ -546,6 +571,7 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	s->e.ops = &systemd_ops;
 	s->online = o->online;
+	full_range(&s->full, &o->online);
 	s->nodes = o->nodes;
 	snprintf(s->address, sizeof(s->address), "%s",
 		 o->bus_address ? o->bus_address : "");

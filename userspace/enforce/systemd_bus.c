@@ -97,6 +97,50 @@ int np_sd_connect(sd_bus **out, const char *address, const char **via,
 	return 0;
 }
 
+static bool is_slice(const char *u, size_t n)
+{
+	return n > 6 && !strncmp(u + n - 6, ".slice", 6);
+}
+
+/* systemd puts a unit where its name says: NAME.slice at the path its
+ * dashes give (a-b.slice in a.slice/a-b.slice), any other unit directly
+ * in a slice (or in the root). A path elsewhere is no unit's cgroup. */
+static int unit_placed(const char *path, const char *last, char *err,
+		       size_t errlen)
+{
+	char want[NP_CGROUP_PATH_MAX], slice[256], e2[256];
+	const char *unit = last;
+	size_t plen = strlen(path);
+
+	if (!is_slice(last, strlen(last))) {
+		const char *p;
+		if (last == path)
+			return 0; /* in the root slice, as init.scope */
+		plen = (size_t)(last - 1 - path);
+		for (p = last - 1; p > path && p[-1] != '/'; p--)
+			;
+		if (!is_slice(p, (size_t)(last - 1 - p)) ||
+		    (size_t)(last - 1 - p) >= sizeof(slice))
+			return np_errf(err, errlen, -EINVAL,
+				       "cgroup \"%.300s\" is not a systemd "
+				       "unit's cgroup: %.255s is not in a slice",
+				       path, last);
+		snprintf(slice, sizeof(slice), "%.*s", (int)(last - 1 - p), p);
+		unit = slice;
+	}
+	if (np_sd_slice_path(unit, want, sizeof(want), e2, sizeof(e2)) < 0)
+		return np_errf(err, errlen, -EINVAL, "cgroup \"%.300s\": %s",
+			       path, e2);
+	if (strlen(want) != plen || strncmp(want, path, plen))
+		return np_errf(err, errlen, -EINVAL,
+			       "cgroup \"%.300s\" is not where systemd puts "
+			       "%.255s (%.300s%s%.255s)",
+			       path, last, want,
+			       unit == last || !want[0] ? "" : "/",
+			       unit == last ? "" : last);
+	return 0;
+}
+
 int np_systemd_unit_of_cgroup(const char *path, char *unit, size_t len, char *err,
 			 size_t errlen)
 {
@@ -113,7 +157,7 @@ int np_systemd_unit_of_cgroup(const char *path, char *unit, size_t len, char *er
 			       path);
 	if ((size_t)snprintf(unit, len, "%s", last) >= len)
 		return np_errf(err, errlen, -ENAMETOOLONG, "unit name too long");
-	return 0;
+	return unit_placed(path, last, err, errlen);
 }
 
 int np_sd_slice_path(const char *slice, char *out, size_t len, char *err,

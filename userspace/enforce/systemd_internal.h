@@ -41,6 +41,7 @@ struct sdenf {
 	char slice[256], scope[256];
 	char state_dir[NP_CGROUP_PATH_MAX];
 	np_cpuset online, nodes;
+	np_cpuset full; /* possible CPUs: given back where a unit had none */
 	int nunits;
 	struct host_unit *units; /* host cgroups, then units met later */
 	bool events;		 /* a watched unit changed (bus signal) */

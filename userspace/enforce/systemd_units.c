@@ -290,7 +290,7 @@ int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
 	if (!u || !u->recorded)
 		return 0;
 	r = np_sdenf_set_allowed(s, unit,
-				 u->orig_cpus_set ? &u->orig_cpus : &s->online,
+				 u->orig_cpus_set ? &u->orig_cpus : &s->full,
 				 u->orig_mems_set ? &u->orig_mems : &s->nodes,
 				 err, errlen);
 	/* a unit that is gone has nothing to give back */

@@ -1,14 +1,15 @@
 #!/bin/bash
 # f. isolation "partition" + host isolation under systemd (host_isolation
 #    left at its default, "partition"): the workload's cgroup is an
-#    isolated partition below a chain of root partitions (numaplace.slice,
-#    then its delegated scope, their AllowedCPUs set over the bus); the
+#    isolated partition below the delegated scope made a root partition
+#    (its AllowedCPUs set over the bus; cgroup_parent "-.slice": below
+#    numaplace.slice this 6.1 kernel refuses, said once with a hint); the
 #    host units keep only the reserved CPU (AllowedCPUs and their
 #    cpuset.cpus.effective); its CPUs lose every movable IRQ line,
 #    default_smp_affinity, the unbound workqueue cpumask and kthreadd; over
 #    5 s of serial traffic no numbered IRQ line except the ones reported as
 #    not movable interrupts them. A daemon-reload and a set-property of the
-#    slice leave the chain as it is. Release: the chain goes back to member,
+#    scope leave the chain as it is. Release: the chain goes back to member,
 #    the host units get every CPU again, every affinity is as it was and
 #    hostiso.json is gone.
 . /sdtest/sdlib.sh
@@ -33,33 +34,49 @@ traffic() { for i in $(seq 1 40); do echo "np serial traffic $i ................
 snapshot >/run/np/70-before
 on_exit "systemctl stop numaplaced"
 
+# The scope in the root slice: Linux 6.1 (this VM's kernel) lets no
+# partition take all of its parent's CPUs, so below numaplace.slice the
+# scope could not be a partition root (that refusal is checked too).
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 1,
   "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"}'
 start_numaplaced
-SL=/sys/fs/cgroup/numaplace.slice
-SC=$SL/numaplace-workloads.scope
+printf '{"name":"web","cgroup":"web","qos":"LSE","isolation":"partition","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/web.json
+run_ok $NPC admit -f /tmp/web.json
+try_for 20 sh -c "journalctl -u numaplaced --no-pager | grep -q 'partition parent .*unable to distribute.*-.slice'" ||
+	fail "no refusal with the hint for a scope below numaplace.slice"
+log "below numaplace.slice: $(journalctl -u numaplaced --no-pager | grep -m1 -o 'partition parent .*')"
+n1=$(journalctl -u numaplaced --no-pager | grep -c 'partition parent')
+sleep 3
+n2=$(journalctl -u numaplaced --no-pager | grep -c 'partition parent')
+assert_eq "$n2" "$n1" "refusals logged while nothing changed"
+assert_eq "$(cat /sys/fs/cgroup/numaplace.slice/cpuset.cpus.partition)" member "numaplace.slice after the refusal"
+run_ok $NPC release web
+
+write_config '"cgroup_parent": "-.slice", "reconcile_period_s": 1,
+  "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"}'
+start_numaplaced
+SC=/sys/fs/cgroup/numaplace-workloads.scope
 printf '{"name":"web","cgroup":"web","qos":"LSE","isolation":"partition","containers":[{"name":"m","cpu":"2"}]}\n' >/tmp/web.json
 run_ok $NPC admit -f /tmp/web.json
 W=$(cat $SC/web/cpuset.cpus)
 part() { cat "$1/cpuset.cpus.partition"; }
 try_for 20 sh -c "[ \"\$(cat $SC/web/cpuset.cpus.partition)\" = isolated ]" ||
-	fail "web is not an isolated partition: $(part $SC/web); scope $(part $SC), slice $(part $SL)"
+	fail "web is not an isolated partition: $(part $SC/web); scope $(part $SC)"
 assert_eq "$(part $SC)" root "the scope's cpuset.cpus.partition"
-assert_eq "$(part $SL)" root "numaplace.slice's cpuset.cpus.partition"
 cpus_same "$(cat $SC/web/cpuset.cpus.effective)" "$W" || fail "web's effective CPUs $(cat $SC/web/cpuset.cpus.effective), want $W"
 for u in system.slice init.scope; do
 	try_for 20 prop_cpus_is $u 0 || fail "$u AllowedCPUs=$(prop_cpus $u) beside a partition, want the reserved CPU 0"
 	cpus_same "$(cg_file $u/cpuset.cpus.effective)" 0 || fail "$u cpuset.cpus.effective $(cg_file $u/cpuset.cpus.effective)"
 done
-prop_cpus_is numaplace.slice "$(prop_cpus numaplace-workloads.scope)" ||
-	fail "numaplace.slice AllowedCPUs=$(prop_cpus numaplace.slice), the scope's $(prop_cpus numaplace-workloads.scope)"
+rest=$(cpus_minus "$(cat /sys/devices/system/cpu/online)" 0 | tr ' ' ',')
+prop_cpus_is numaplace-workloads.scope "$rest" || fail "the scope's AllowedCPUs=$(prop_cpus numaplace-workloads.scope), want $rest"
 # systemd has no property for the partition mode: a reload and a
-# set-property of the slice leave the chain as it is
+# set-property of the scope leave the chain as it is
 systemctl daemon-reload
-systemctl set-property --runtime numaplace.slice CPUWeight=100
+systemctl set-property --runtime numaplace-workloads.scope CPUWeight=100
 sleep 2
-assert_eq "$(part $SL) $(part $SC) $(part $SC/web)" "root root isolated" "slice, scope and web after daemon-reload and set-property"
-log "partition chain: slice $(prop_cpus numaplace.slice) root, scope root, web $W isolated; system.slice $(prop_cpus system.slice)"
+assert_eq "$(part $SC) $(part $SC/web)" "root isolated" "scope and web after daemon-reload and set-property"
+log "partition chain: scope $(prop_cpus numaplace-workloads.scope) root, web $W isolated; system.slice $(prop_cpus system.slice)"
 try_for 20 sh -c "journalctl -u numaplaced --no-pager | grep -q 'host isolation: .* moved off CPUs'" || fail "no host isolation report"
 rep=$(journalctl -u numaplaced --no-pager | grep -m1 'host isolation: .* moved off CPUs' | sed 's/.*numaplaced: info: //')
 log "$rep"
@@ -93,12 +110,11 @@ log "web $W: $moved IRQ lines moved, default $(cat $DEF), workqueue $(cat $WQ), 
 
 run_ok $NPC release web
 try_for 20 test ! -e $STATE/hostiso.json || fail "hostiso.json still there after release"
-try_for 20 sh -c "[ \"\$(cat $SL/cpuset.cpus.partition)\" = member ]" || fail "numaplace.slice is $(part $SL) after the release"
-assert_eq "$(part $SC)" member "the scope's cpuset.cpus.partition after the release"
+try_for 20 sh -c "[ \"\$(cat $SC/cpuset.cpus.partition)\" = member ]" || fail "the scope is $(part $SC) after the release"
 eff_all() { cpus_same "$(cg_file "$1"/cpuset.cpus.effective)" "$(cat /sys/devices/system/cpu/online)"; }
 for u in system.slice init.scope; do
 	try_for 20 eff_all $u || fail "$u cpuset.cpus.effective $(cg_file $u/cpuset.cpus.effective) after the release"
 done
 snapshot >/run/np/70-after
 diff /run/np/70-before /run/np/70-after >/dev/null || fail "not restored: $(diff /run/np/70-before /run/np/70-after | grep '^[<>]' | head -n 4 | tr '\n' ';')"
-pass "web $W isolated below root slice and scope; host units on CPU 0 meanwhile; $moved IRQ lines moved; all restored"
+pass "web $W isolated below the root-partition scope; host units on CPU 0 meanwhile; $moved IRQ lines moved; all restored; below numaplace.slice refused once with the hint"
