@@ -121,6 +121,9 @@ struct np_workload_alloc {
 	struct np_workload_req req;
 	enum np_qos qos_class; /* effective class (LSE/LSR/LS/BE) */
 	enum np_exclusive_policy excl;
+	/* req.partition was set by verification (verify.on_intrusion =
+	 * "partition"), not by its spec: saved as "partitioned_by" */
+	bool partition_by_verify;
 	int ncontainers;
 	/* ncontainers entries on the heap, owned by the allocation (as is
 	 * req.c): np_workload_alloc_free() releases both. */

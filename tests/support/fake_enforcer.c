@@ -169,9 +169,14 @@ static int fk_set_partition(struct np_enforcer *e, enum np_enf_tree t,
 		snprintf(err, errlen, "%s: no such cgroup", cgroup);
 		return -ENOENT;
 	}
-	c->partition = p;
 	logf_(F(e), "partition %s %s %s", t == NP_ENF_HOST ? "host" : "managed",
 	      cgroup, np_cgroup_partition_name(p));
+	if (t == NP_ENF_HOST && p != NP_CGROUP_MEMBER && F(e)->refuse_partition) {
+		snprintf(err, errlen, "kernel refused partition 'root': "
+			 "\"Parent unable to distribute cpu downstream\"");
+		return NP_CGROUP_PARTITION_REFUSED;
+	}
+	c->partition = p;
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct fake_enforcer {
 	int reads;        /* read() calls */
 	int fail_apply;   /* next apply() returns this (negative errno) */
 	int fail_release; /* release_unit() fails (-EIO) this many times */
+	bool refuse_partition; /* host cgroups cannot become partition roots */
 	bool destroyed;
 };
 

@@ -310,6 +310,30 @@ static void test_intrusion_partition(void **state)
 	assert_log(x, "");
 }
 
+/* The kernel refuses the managed parent as a partition root: said once,
+ * not tried again while nothing changes, no workload partition tried
+ * below it, and the host slice is not kept on the reserved CPUs for
+ * nothing (it widens to the shared pool). */
+static void test_partition_refused(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LSE_WEB);
+	x->fd.f->refuse_partition = true;
+	alloc_of(x, "web")->req.partition = true;
+	x->fd.d.dirty = true;
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "set host system.slice cpus=0,4\n"
+		      "set host numaplace.slice cpus=1-3,5-7\n"
+		      "partition host numaplace.slice root\n"
+		      "set host system.slice cpus=0,2-4,6-7\n");
+	assert_true(x->fd.d.parent_refused_set);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "");
+}
+
 /* A shared workload is never partitioned (it holds no CPUs of its own);
  * an exclusive one beside it is not touched either. */
 static void test_intrusion_shared(void **state)
@@ -411,15 +435,14 @@ static void test_balancer(void **state)
  * A partition made by verification outlives a restart: the workload's spec
  * file still says what it said (its "isolation" was never in it), so the
  * restarted daemon adopts the saved allocation instead of taking the file
- * for one changed while it was down. Today it releases the workload
- * (rmdir of a cgroup that holds its tasks) and admits it again without
- * the partition: that last part is skipped (and says so) until fixed.
+ * for one changed while it was down (which released the workload, an
+ * rmdir of a cgroup holding its tasks, and admitted it again without the
+ * partition, before the state recorded "partitioned_by").
  */
 static void test_partition_restart(void **state)
 {
 	struct fx *x = *state;
 	char path[256], err[512];
-	bool kept;
 
 	snprintf(path, sizeof(path), "%s/specs/web.json", x->fd.dir);
 	fake_write_file(path, LSE_WEB);
@@ -440,17 +463,11 @@ static void test_partition_restart(void **state)
 	assert_true(alloc_of(x, "web")->req.partition);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
-	kept = x->fd.d.n.released == 0 && alloc_of(x, "web")->req.partition;
-	if (!kept) {
-		print_message("KNOWN BUG: after a restart the partitioned "
-			      "workload was released %d time(s) and admitted "
-			      "again %s its partition; enforcer calls:\n%s",
-			      (int)x->fd.d.n.released,
-			      alloc_of(x, "web")->req.partition ? "with"
-								: "without",
-			      fake_log(x->fd.f));
-		skip();
-	}
+	/* adopted as it is: the state says verification made the partition
+	 * ("partitioned_by": "verify"), which the spec file cannot say */
+	assert_int_equal(x->fd.d.n.released, 0);
+	assert_true(alloc_of(x, "web")->req.partition);
+	assert_true(alloc_of(x, "web")->partition_by_verify);
 	assert_int_equal(x->fd.d.n.admitted, 0);
 	assert_log(x, "");
 	assert_string_equal(saved_isolation(x, "web"), "partition");
@@ -466,6 +483,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_intrusion_report, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_intrusion_partition, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_partition_refused, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_intrusion_shared, setup,
 					    teardown),

@@ -549,6 +549,20 @@ static void test_validation_failure(void **state)
 		    "is corrupt", "overlaps another exclusive allocation",
 		    "--reset-state", NULL);
 
+	/* "partitioned_by" only as "verify", and only on a partition */
+	json_decref(doc);
+	doc = np_statefile_document(&a);
+	ws = json_object_get(
+	    json_object_get(json_object_get(doc, "body"), "state"),
+	    "workloads");
+	json_object_set_new(json_array_get(ws, 0), "partitioned_by",
+			    json_string("verify"));
+	write_doc(dir, doc);
+	load_expect(dir, t, POLICY_RESTRICTED, NP_STATEFILE_ECORRUPT,
+		    "workloads[0].partitioned_by: \"verify\": expected "
+		    "\"verify\", and only with isolation \"partition\"",
+		    NULL);
+
 	/* a newer format version is its own outcome */
 	json_decref(doc);
 	doc = np_statefile_document(&a);

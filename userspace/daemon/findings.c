@@ -74,6 +74,7 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 	if (a->req.partition || a->req.unit || !all_exclusive(a))
 		return; /* a unit's cgroup is systemd's: reported only */
 	a->req.partition = true;
+	a->partition_by_verify = true; /* its spec file still says none */
 	d->dirty = true;
 	np_verify_count_action(d->verify, NP_VERIFY_PARTITIONED);
 	np_log(LOG_WARNING,

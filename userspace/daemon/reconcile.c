@@ -76,6 +76,15 @@ static bool any_partition(const struct np_daemon *d)
 	return false;
 }
 
+/* The managed parent is (to be) a partition root: some workload asks
+ * for a partition and the kernel did not refuse the parent. Host cgroups
+ * then keep only the reserved CPUs, and the reserved CPUs are not below
+ * the parent. */
+static bool partitioning(const struct np_daemon *d)
+{
+	return !d->parent_refused_set && any_partition(d);
+}
+
 struct desired {
 	const char *path; /* a workload's cgroup, a leftover or own */
 	char *own;        /* container sub-cgroup path (heap) */
@@ -110,7 +119,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 
 	np_state_pools(&d->st, p);
 	/* Below a partition-root parent the reserved CPUs are not there. */
-	if (any_partition(d)) {
+	if (partitioning(d)) {
 		np_cpuset_andnot(&p->shared, &p->shared, &p->reserved);
 		np_cpuset_andnot(&p->be, &p->be, &p->reserved);
 	}
@@ -258,7 +267,7 @@ static int shared_cgroups_phase(struct np_daemon *d, bool before)
 	np_state_pools(&d->st, &p);
 	/* Beside a partition-root parent, host slices keep only the reserved
 	 * CPUs (anything else would overlap the partition and void it). */
-	if (any_partition(d))
+	if (partitioning(d))
 		p.shared = p.reserved;
 	for (int i = 0; i < d->cfg.nshared; i++) {
 		const char *cg = d->cfg.shared_cgroups[i];
@@ -374,8 +383,9 @@ static void parent_partition(struct np_daemon *d)
 	d->parent_refused = want;
 	if (r)
 		np_log(r < 0 ? LOG_ERR : LOG_WARNING,
-		       "partition parent %s: %s; isolated workloads stay member "
-		       "cgroups until its CPUs change",
+		       "partition parent %s: %s; isolated workloads stay "
+		       "exclusive member cgroups (tried again when the reserved "
+		       "CPUs change or numaplaced restarts)",
 		       d->cfg.cgroup_parent, err);
 	else
 		np_log(LOG_INFO, "%s is a partition root (for isolated workloads)",
@@ -384,6 +394,8 @@ static void parent_partition(struct np_daemon *d)
 
 static void workload_partitions(struct np_daemon *d)
 {
+	if (d->parent_refused_set)
+		return; /* no partition can be valid below that parent */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
 		struct np_wl_meta *m = np_meta_find(d, a->req.name);

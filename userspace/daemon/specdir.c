@@ -36,9 +36,13 @@ static bool same_as_loaded(struct np_daemon *d, const json_t *spec,
 
 	if (fw && !np_workload_req_from_json(fw, spec, "spec", err,
 					     sizeof(err))) {
+		const struct np_workload_alloc *wa =
+			&d->st.w[np_state_find(&d->st, name)];
+		/* a partition made by verification is not in the file */
+		if (wa->partition_by_verify && !fw->partition)
+			fw->partition = true;
 		ja = np_workload_req_to_json(fw);
-		jb = np_workload_req_to_json(
-			&d->st.w[np_state_find(&d->st, name)].req);
+		jb = np_workload_req_to_json(&wa->req);
 		a = json_dumps(ja, JSON_COMPACT | JSON_SORT_KEYS);
 		b = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
 		same = a && b && !strcmp(a, b);

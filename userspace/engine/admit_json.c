@@ -213,10 +213,16 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 					  hint_json(&ca->hint), "memory", mem,
 					  "hugepages", hp, "devices", dv));
 		}
-		json_array_append_new(
-		    ws, json_pack("{s:o,s:s,s:o}", "spec",
-				  np_workload_req_to_json(&a->req), "class",
-				  np_qos_name(a->qos_class), "containers", cs));
+		{
+			json_t *wo = json_pack("{s:o,s:s,s:o}", "spec",
+					       np_workload_req_to_json(&a->req),
+					       "class", np_qos_name(a->qos_class),
+					       "containers", cs);
+			if (wo && a->partition_by_verify)
+				json_object_set_new(wo, "partitioned_by",
+						    json_string("verify"));
+			json_array_append_new(ws, wo);
+		}
 	}
 	*out = json_pack("{s:o,s:o}", "reserved", cpuset_json(&st->reserved),
 			 "workloads", ws);
@@ -387,6 +393,21 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 			goto fail;
 		}
 		a->excl = a->req.excl;
+		if ((r = np_json_str(wj, "partitioned_by", wp, false, &s, err,
+				     errlen)) == 0) {
+			if (strcmp(s, "verify") || !a->req.partition) {
+				r = np_json_fail(err, errlen, wp,
+						 "partitioned_by",
+						 "\"%s\": expected \"verify\", "
+						 "and only with isolation "
+						 "\"partition\"",
+						 s);
+				goto fail;
+			}
+			a->partition_by_verify = true;
+		} else if (r != -ENOENT) {
+			goto fail;
+		}
 		cs = json_object_get(wj, "containers");
 		if (!json_is_array(cs) ||
 		    (int)json_array_size(cs) != a->req.ncontainers) {
