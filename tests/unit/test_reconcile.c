@@ -253,6 +253,26 @@ static void test_unit_needs_systemd(void **state)
 	assert_int_equal(x->fd.d.st.nworkloads, 0);
 }
 
+/* An enforcer that cannot make partitions as it was opened (systemd with
+ * the scope below a slice) refuses partition workloads with its reason,
+ * and calls nothing. */
+static void test_partition_refused_by_enforcer(void **state)
+{
+	struct fx *x = *state;
+	char *r;
+
+	x->fd.f->e.no_partitions = "needs \"cgroup_parent\": \"-.slice\"";
+	fake_log_clear(x->fd.f);
+	r = rejected(x, "{\"name\": \"p\", \"cgroup\": \"p\", \"qos\": "
+			"\"LSE\", \"isolation\": \"partition\", \"containers\": "
+			"[{\"name\": \"m\", \"cpu\": \"2\"}]}");
+	if (!strstr(r, "needs \\\"cgroup_parent\\\": \\\"-.slice\\\""))
+		fail_msg("answer: %s", r);
+	assert_log(x, "");
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
+	x->fd.f->e.no_partitions = NULL;
+}
+
 /*
  * A unit workload: the host slice yields before the unit gets its CPUs (a
  * unit property, no cgroup of numaplace's), nothing while nothing
@@ -451,6 +471,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_partition_refused_by_enforcer,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unit_release_retried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,

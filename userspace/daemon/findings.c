@@ -71,7 +71,8 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 	if (i < 0)
 		return;
 	a = &d->st.w[i];
-	if (a->req.partition || a->req.unit || !all_exclusive(a))
+	if (a->req.partition || a->req.unit || !all_exclusive(a) ||
+	    (d->enf && d->enf->no_partitions))
 		return; /* a unit's cgroup is systemd's: reported only */
 	a->req.partition = true;
 	a->partition_by_verify = true; /* its spec file still says none */

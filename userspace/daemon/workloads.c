@@ -182,15 +182,20 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 		snprintf(dec->workload, sizeof(dec->workload), "%s", w->name);
 		snprintf(dec->reason, sizeof(dec->reason), "%s", why);
 		snprintf(dec->resource, sizeof(dec->resource), "unit");
-	} else if (w->partition && d->enf && !d->enf->ops->partitions) {
+	} else if (w->partition && d->enf &&
+		   (!d->enf->ops->partitions || d->enf->no_partitions)) {
 		/* the chain of root partitions would run through cgroups
 		 * the enforcer may not write (systemd's) */
 		memset(dec, 0, sizeof(*dec));
 		snprintf(dec->workload, sizeof(dec->workload), "%s", w->name);
-		snprintf(dec->reason, sizeof(dec->reason),
-			 "isolation \"partition\" is not available with the "
-			 "%s cgroup driver",
-			 d->enf->ops->name);
+		if (d->enf->no_partitions)
+			snprintf(dec->reason, sizeof(dec->reason), "%s",
+				 d->enf->no_partitions);
+		else
+			snprintf(dec->reason, sizeof(dec->reason),
+				 "isolation \"partition\" is not available "
+				 "with the %s cgroup driver",
+				 d->enf->ops->name);
 		snprintf(dec->resource, sizeof(dec->resource), "isolation");
 	} else if ((r = np_admit(&d->st, w, dec, err, errlen))) {
 		goto out;

@@ -165,38 +165,24 @@ static int nodes_of(np_nodemask m, np_cpuset *out)
 	return 0;
 }
 
-/* The slice above the scope ("" when the scope is in the root slice). */
-static void slice_cgroup(const struct sdenf *s, char *out, size_t len)
-{
-	const char *slash = strrchr(s->managed, '/');
-	snprintf(out, len, "%.*s", slash ? (int)(slash - s->managed) : 0,
-		 s->managed);
-}
-
-/* A host cgroup (or numaplace's slice or scope) through its unit; then
- * read back. */
+/* A host cgroup (or numaplace's scope) through its unit; then read
+ * back. */
 static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
 			   const np_cpuset *cpus, const np_nodemask *mems,
 			   char *err, size_t errlen)
 {
-	char unit[256], want[4096], got[4096], slice[NP_CGROUP_PATH_MAX];
+	char unit[256], want[4096], got[4096];
 	struct np_cgroup_state st;
 	struct host_unit *u;
 	np_cpuset nodes;
-	bool own = true; /* numaplace's slice and scope: nothing to restore */
+	bool own = !strcmp(cgroup, s->managed); /* nothing to restore */
 	int r;
 
-	slice_cgroup(s, slice, sizeof(slice));
-	if (!strcmp(cgroup, s->managed)) {
+	if (own)
 		snprintf(unit, sizeof(unit), "%s", s->scope);
-	} else if (slice[0] && !strcmp(cgroup, slice)) {
-		snprintf(unit, sizeof(unit), "%s", s->slice);
-	} else {
-		own = false;
-		if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit),
-						   err, errlen)) < 0)
-			return r;
-	}
+	else if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit),
+						err, errlen)) < 0)
+		return r;
 	if (!(u = np_sdenf_unit_add(s, unit, cgroup)))
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	if (!own && (r = np_sdenf_record(s, u, err, errlen)) < 0)
@@ -231,61 +217,37 @@ static int sd_set_cpuset(struct np_enforcer *e, enum np_enf_tree t,
 }
 
 /*
- * The chain of root partitions down to the delegated scope, for isolated
- * workloads below it: numaplace's own slice, then the scope. Their CPUs
- * are unit properties (AllowedCPUs, through the bus) as everywhere; the
- * partition mode is not (systemd 252 has no property for it and leaves
- * cpuset.cpus.partition alone across daemon-reload and set-property), so
- * that one file of numaplace's own two units is written here. The scope
- * keeps its CPUs (the caller set them); the slice gets the same ones, or
- * every CPU again when the chain goes back to member.
+ * The delegated scope as a partition root, for isolated workloads below it.
+ * Its CPUs are a unit property (AllowedCPUs, through the bus), as
+ * everywhere; the partition mode is not (systemd 252 has no property for
+ * it and leaves cpuset.cpus.partition alone across daemon-reload and
+ * set-property), so that one file of numaplace's own scope is written
+ * here. Only in the root slice (cgroup_parent "-.slice"): a partition's
+ * parent must be a partition root, and Linux 6.1 refuses a scope that
+ * takes all of its slice's CPUs; a slice made a root for nothing would
+ * keep AllowedCPUs that systemd cannot clear, and void any later partition
+ * beside it (open refuses partition admissions then: no_partitions).
  */
-static int scope_chain(struct sdenf *s, enum np_cgroup_partition p, char *err,
+static int scope_partition(struct sdenf *s, enum np_cgroup_partition p, char *err,
 		       size_t errlen)
 {
-	char slice[NP_CGROUP_PATH_MAX];
 	struct np_cgroup_state st;
 	int r;
 
-	slice_cgroup(s, slice, sizeof(slice));
-	if (p == NP_CGROUP_MEMBER) {
-		if ((r = np_cgroup_set_partition(&s->host, s->managed, p, NULL,
-						 err, errlen)) ||
-		    !slice[0] ||
-		    (r = np_cgroup_set_partition(&s->host, slice, p, NULL, err,
-						 errlen)))
-			return r;
-		return set_unit_cpuset(s, slice, &s->full, NULL, err, errlen);
-	}
+	if (s->e.no_partitions)
+		return np_errf(err, errlen, -EOPNOTSUPP, "%s",
+			       s->e.no_partitions);
+	if (p == NP_CGROUP_MEMBER)
+		return np_cgroup_set_partition(&s->host, s->managed, p, NULL,
+					       err, errlen);
 	if ((r = np_cgroup_inspect(&s->host, s->managed, &st, err, errlen)) < 0)
 		return r;
 	if (np_cpuset_empty(&st.cpus))
 		return np_errf(err, errlen, -EINVAL,
 			       "%s: no AllowedCPUs to make a partition of",
 			       s->scope);
-	if (slice[0] &&
-	    ((r = set_unit_cpuset(s, slice, &st.cpus, NULL, err, errlen)) ||
-	     (r = np_cgroup_set_partition(&s->host, slice, NP_CGROUP_ROOT,
-					  NULL, err, errlen))))
-		return r;
-	r = np_cgroup_set_partition(&s->host, s->managed, NP_CGROUP_ROOT, NULL,
-				    err, errlen);
-	if (r && slice[0]) {
-		/* not half a chain: the slice goes back too */
-		char e2[256];
-		np_cgroup_set_partition(&s->host, slice, NP_CGROUP_MEMBER, NULL,
-					e2, sizeof(e2));
-		/* Linux 6.1 lets no partition take all of its parent's CPUs,
-		 * tasks or not; the root slice is no parent to keep one */
-		if (strstr(err, "unable to distribute") &&
-		    strlen(err) + 200 < errlen)
-			snprintf(err + strlen(err), errlen - strlen(err),
-				 " (this kernel wants %s to keep a CPU of its "
-				 "own: \"cgroup_parent\": \"-.slice\" puts "
-				 "the scope in the root slice)",
-				 s->slice);
-	}
-	return r;
+	return np_cgroup_set_partition(&s->host, s->managed, NP_CGROUP_ROOT,
+				       NULL, err, errlen);
 }
 
 static int sd_set_partition(struct np_enforcer *e, enum np_enf_tree t,
@@ -297,11 +259,11 @@ static int sd_set_partition(struct np_enforcer *e, enum np_enf_tree t,
 						     err, errlen);
 	if (strcmp(cgroup, SD(e)->managed) || p == NP_CGROUP_ISOLATED)
 		return np_errf(err, errlen, -EPERM,
-			       "%s: under the systemd driver only the chain "
-			       "down to %s becomes a partition root; other "
-			       "cgroups of systemd's are not written",
+			       "%s: under the systemd driver only the scope "
+			       "%s becomes a partition root; other cgroups "
+			       "of systemd's are not written",
 			       cgroup, SD(e)->scope);
-	return scope_chain(SD(e), p, err, errlen);
+	return scope_partition(SD(e), p, err, errlen);
 }
 
 static int sd_remove(struct np_enforcer *e, const char *cgroup)
@@ -349,13 +311,13 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 	struct np_cgroup_state st;
 	int first = 0;
 
-	/* Host units cannot widen over a partition root: the chain goes back
+	/* Host units cannot widen over a partition root: the scope goes back
 	 * to member first (isolated workloads below then share the scope's
 	 * CPUs until a restart makes them partitions again). */
 	if (!np_cgroup_inspect(&s->host, s->managed, &st, NULL, 0) &&
 	    st.has_partition && st.partition != NP_CGROUP_MEMBER) {
 		char e2[512];
-		int r = scope_chain(s, NP_CGROUP_MEMBER, e2, sizeof(e2));
+		int r = scope_partition(s, NP_CGROUP_MEMBER, e2, sizeof(e2));
 		if (r < 0)
 			first = np_errf(err, errlen, r, "%s", e2);
 	}
@@ -582,6 +544,16 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 				  err, errlen)) < 0 ||
 	    (r = np_systemd_unit_check(o->scope, err, errlen)) < 0)
 		goto fail;
+	if (slice_path[0]) {
+		snprintf(s->no_partitions, sizeof(s->no_partitions),
+			 "isolation \"partition\" under the systemd driver "
+			 "needs \"cgroup_parent\": \"-.slice\" (the scope "
+			 "then is a partition root right below the root "
+			 "cgroup; below %.255s, Linux 6.1 refuses it: a "
+			 "partition may not take all of its parent's CPUs)",
+			 o->slice);
+		s->e.no_partitions = s->no_partitions;
+	}
 	if ((size_t)snprintf(s->managed, sizeof(s->managed), "%.2000s%s%.255s",
 			     slice_path, slice_path[0] ? "/" : "",
 			     o->scope) >= sizeof(s->managed)) {

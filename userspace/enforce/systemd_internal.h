@@ -39,6 +39,7 @@ struct sdenf {
 	char address[256]; /* "" = default */
 	char managed[NP_CGROUP_PATH_MAX];
 	char slice[256], scope[256];
+	char no_partitions[512]; /* why isolation "partition" cannot be */
 	char state_dir[NP_CGROUP_PATH_MAX];
 	np_cpuset online, nodes;
 	np_cpuset full; /* possible CPUs: given back where a unit had none */
