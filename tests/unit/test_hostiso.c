@@ -346,6 +346,25 @@ static void test_restore(void **state)
 	assert_int_equal(rep.writes, 0);
 }
 
+/* An IRQ registered while the default was narrowed got the narrowed
+ * default: restore gives it the original default; one set otherwise by
+ * someone else is left alone. */
+static void test_restore_new_irq(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512];
+
+	apply_ok(x, "1,5", &rep);
+	put(x, "proc/irq/30/smp_affinity_list", "0,2-4,6-7\n");
+	put(x, "proc/irq/31/smp_affinity_list", "2\n");
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_originals(x);
+	assert_string_equal(get(x, "proc/irq/30/smp_affinity_list"), "0-7");
+	assert_string_equal(get(x, "proc/irq/31/smp_affinity_list"), "2\n");
+	assert_int_equal(rep.irqs, 5);
+}
+
 /* A smaller set gives CPUs back (computed from the originals); an IRQ
  * that vanished is skipped at restore. */
 static void test_shrink_and_vanish(void **state)
@@ -469,6 +488,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_managed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_new_irq, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_shrink_and_vanish, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),

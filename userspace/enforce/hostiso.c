@@ -569,6 +569,58 @@ static void restore_kthread(struct np_hostiso *h, const struct hi_item *k,
 		rep->kthreads++;
 }
 
+/* An IRQ registered while the default affinity was narrowed got the
+ * narrowed default and is not in the record: one that still holds
+ * exactly that gets the original default. */
+static void restore_new_irq(struct np_hostiso *h, int irq,
+			    const np_cpuset *narrowed, const char *orig,
+			    struct np_hostiso_report *rep)
+{
+	_cleanup_free_ char *cur = NULL;
+	char file[64];
+	np_cpuset have;
+	int r;
+
+	if (hi_find(&h->irqs, irq))
+		return;
+	snprintf(file, sizeof(file), "proc/irq/%d/smp_affinity_list", irq);
+	if (np_read_at(h->rootfd, file, 0, READ_MAX, &cur, NULL) ||
+	    np_cpuset_parse(&have, cur, NULL, 0) ||
+	    !np_cpuset_equal(&have, narrowed))
+		return;
+	if ((r = write_text(h, file, orig)))
+		fail_add(rep, 'i', irq, r);
+	else
+		rep->irqs++;
+}
+
+static void restore_new_irqs(struct np_hostiso *h,
+			     struct np_hostiso_report *rep)
+{
+	_cleanup_free_ char *cur = NULL, *orig = NULL;
+	np_cpuset narrowed, o;
+	struct dirent *e;
+	DIR *dir;
+	int fd;
+
+	if (!h->def_orig ||
+	    np_read_at(h->rootfd, DEF_AFFINITY, 0, READ_MAX, &cur, NULL) ||
+	    np_cpuset_parse_mask(&narrowed, cur, NULL, 0) ||
+	    np_cpuset_parse_mask(&o, h->def_orig, NULL, 0) ||
+	    np_cpuset_equal(&narrowed, &o) || !(orig = np_cpuset_str(&o)))
+		return;
+	fd = openat(h->rootfd, "proc/irq", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(dir)))
+		if (all_digits(e->d_name))
+			restore_new_irq(h, atoi(e->d_name), &narrowed, orig, rep);
+	closedir(dir);
+}
+
 int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		       char *err, size_t errlen)
 {
@@ -598,6 +650,7 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		else
 			rep->irqs++;
 	}
+	restore_new_irqs(h, rep); /* before the default is given back */
 	if (h->def_orig && (r = write_text(h, DEF_AFFINITY, h->def_orig)) &&
 	    !first)
 		first = np_errno(msg, sizeof(msg), r,
