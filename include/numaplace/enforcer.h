@@ -103,6 +103,11 @@ struct np_enforcer_ops {
 	/* Released: the unit gets back what it had before. */
 	int (*release_unit)(struct np_enforcer *e, const char *unit, char *err,
 			    size_t errlen);
+	/* The i-th unit whose original settings the backend keeps for a
+	 * workload (to be given back at release): 1 with its name in unit,
+	 * 0 past the last. NULL in backends without units. */
+	int (*recorded_unit)(struct np_enforcer *e, int i, char *unit,
+			     size_t len);
 	/* A descriptor to poll for the backend's events (-1: none), and
 	 * what to do when it is readable: true when a unit the daemon
 	 * watches started, stopped or changed (worth a cycle now). */

@@ -313,6 +313,15 @@ static int fk_release_unit(struct np_enforcer *e, const char *unit,
 	return 0;
 }
 
+static int fk_recorded_unit(struct np_enforcer *e, int i, char *unit,
+			    size_t len)
+{
+	if (i < 0 || i >= 4 || !F(e)->recorded[i])
+		return 0;
+	snprintf(unit, len, "%s", F(e)->recorded[i]);
+	return 1;
+}
+
 static const struct np_enforcer_ops fake_units_ops = {
 	.name = "fake-units",
 	.partitions = true,
@@ -332,6 +341,7 @@ static const struct np_enforcer_ops fake_units_ops = {
 	.set_unit = fk_set_unit,
 	.read_unit = fk_read_unit,
 	.release_unit = fk_release_unit,
+	.recorded_unit = fk_recorded_unit,
 	.destroy = fk_destroy,
 };
 

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "daemon/daemon_internal.h"
 #include "fake_daemon.h"
 #include "numaplace/daemon.h"
 #include "numaplace/state_file.h"
@@ -365,6 +366,29 @@ static void test_unit_release_retried(void **state)
 	assert_int_equal(x->fd.d.nunit_left, 0);
 }
 
+/* At start, a unit the enforcer kept originals for whose workload is not
+ * in the state is given back in the first cycle; a workload's is not. */
+static void test_stale_units(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *u;
+
+	fake_enable_units(x->fd.f);
+	u = fake_cg(x->fd.f, 'u', "busy.service", true);
+	u->exists = true;
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	admit(x, LSE_SVC);
+	x->fd.f->recorded[0] = "busy.service";
+	x->fd.f->recorded[1] = "gone.service";
+	np_daemon_stale_units(&x->fd.d);
+	assert_int_equal(x->fd.d.nunit_left, 1);
+	assert_string_equal(x->fd.d.unit_left[0], "gone.service");
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "release-unit gone.service\n");
+	assert_int_equal(x->fd.d.nunit_left, 0);
+}
+
 /* A unit that is not there yet is pending: admitted, no call, then its
  * CPUs when it appears. */
 static void test_unit_pending(void **state)
@@ -473,6 +497,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_partition_refused_by_enforcer,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_units, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_release_retried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,

@@ -206,6 +206,7 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 		return r;
 	if ((r = load_state(d, flags, err, errlen)))
 		return r;
+	np_daemon_stale_units(d);
 	return start_verify(d, err, errlen);
 }
 

@@ -47,6 +47,10 @@ void np_daemon_shutdown_enforcer(struct np_daemon *d);
 int np_daemon_units_phase(struct np_daemon *d, bool before);
 /* A released unit whose CPUs could not be given back: retried each cycle. */
 void np_daemon_unit_left(struct np_daemon *d, const char *unit);
+/* At start: units the enforcer keeps originals for whose workload is not
+ * in the state (released while down, or the state reset) are given back
+ * (through the retry list). */
+void np_daemon_stale_units(struct np_daemon *d);
 int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 			 char *why, size_t len);
 

@@ -153,6 +153,29 @@ void np_daemon_unit_left(struct np_daemon *d, const char *unit)
 	snprintf(d->unit_left[d->nunit_left++], sizeof(g[0]), "%s", unit);
 }
 
+void np_daemon_stale_units(struct np_daemon *d)
+{
+	char unit[NP_UNIT_NAME_MAX];
+
+	if (!d->enf || !d->enf->ops->recorded_unit)
+		return;
+	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
+						   sizeof(unit)) > 0; i++) {
+		bool wl = false;
+		for (int w = 0; w < d->st.nworkloads && !wl; w++)
+			wl = d->st.w[w].req.unit &&
+			     !strcmp(d->st.w[w].req.unit, unit);
+		if (wl)
+			continue;
+		np_log(LOG_INFO,
+		       "unit %s still has the CPUs of a workload that is "
+		       "gone (a release cut short by a crash, or the state "
+		       "reset): given back",
+		       unit);
+		np_daemon_unit_left(d, unit);
+	}
+}
+
 /* Units released while the bus failed get their CPUs back now, before
  * the plan can grant those CPUs to someone else; one admitted again in
  * the meantime is its workload's again. */

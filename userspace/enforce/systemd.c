@@ -375,6 +375,7 @@ static const struct np_enforcer_ops systemd_ops = {
 	.set_unit = np_sdenf_set_unit,
 	.read_unit = np_sdenf_read_unit,
 	.release_unit = np_sdenf_release_unit,
+	.recorded_unit = np_sdenf_recorded_unit,
 	.event_fd = np_sdenf_event_fd,
 	.process_events = np_sdenf_process_events,
 	.shutdown = sd_shutdown,
@@ -458,6 +459,11 @@ static int open_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
 	int r;
 
 	if ((r = np_sdenf_unit_info(s, s->scope, false, &ui, err, errlen)) < 0)
+		return r;
+	/* a scope that failed (its holder killed, say) keeps its name until
+	 * reset: a new one could not be started under it */
+	if (!strcmp(ui.active, "failed") &&
+	    (r = np_sd_reset_failed(s->bus, s->scope, err, errlen)) < 0)
 		return r;
 	if (strcmp(ui.active, "active") &&
 	    (r = start_scope(s, o, &holder, err, errlen)) < 0)

@@ -400,6 +400,26 @@ static int append_scope_props(sd_bus_message *m, const char *slice, pid_t pid,
 	return sd_bus_message_close_container(m);
 }
 
+int np_sd_reset_failed(sd_bus *bus, const char *unit, char *err, size_t errlen)
+{
+	sd_bus_message *m = NULL;
+	char what[320];
+	int r;
+
+	snprintf(what, sizeof(what), "ResetFailedUnit(%s)", unit);
+	if ((r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH,
+						 SD_MANAGER,
+						 "ResetFailedUnit")) < 0 ||
+	    (r = sd_bus_message_append(m, "s", unit)) < 0) {
+		sd_bus_message_unref(m);
+		return np_errno(err, errlen, r, "%s: building the message",
+				what);
+	}
+	r = call(bus, m, what, err, errlen, NULL);
+	sd_bus_message_unref(m);
+	return r;
+}
+
 int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
 		      pid_t pid, const np_cpuset *cpus, const np_cpuset *mems,
 		      const char *description, int timeout_ms, char *err,

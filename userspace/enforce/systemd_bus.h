@@ -69,6 +69,8 @@ int np_sd_set_allowed(sd_bus *bus, const char *unit, const np_cpuset *cpus,
  * CPUs and memory nodes, and pid as its first process; waits (up to
  * timeout_ms) for the start job to finish.
  */
+/* ResetFailedUnit: a failed unit's name can be started again. */
+int np_sd_reset_failed(sd_bus *bus, const char *unit, char *err, size_t errlen);
 int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
 		      pid_t pid, const np_cpuset *cpus, const np_cpuset *mems,
 		      const char *description, int timeout_ms, char *err,

@@ -78,6 +78,8 @@ int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
 int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
 		       char *slice, size_t slicelen,
 		       np_cpuset *cpus, char *err, size_t errlen);
+int np_sdenf_recorded_unit(struct np_enforcer *e, int i, char *unit,
+			   size_t len);
 int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen);
 int np_sdenf_event_fd(struct np_enforcer *e);

@@ -300,6 +300,23 @@ int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
 	return np_sdenf_save_originals(s, err, errlen);
 }
 
+int np_sdenf_recorded_unit(struct np_enforcer *e, int i, char *unit,
+			   size_t len)
+{
+	struct sdenf *s = SD(e);
+
+	for (int k = 0; k < s->nunits; k++) {
+		const struct host_unit *u = &s->units[k];
+		if (!u->recorded || u->host || !strcmp(u->unit, s->scope))
+			continue;
+		if (i-- == 0) {
+			snprintf(unit, len, "%s", u->unit);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- bus signals ---------------------------------------------------------- */
 
 static int on_unit_signal(sd_bus_message *m, void *arg, sd_bus_error *ret)
