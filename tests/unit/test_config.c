@@ -142,6 +142,13 @@ static void test_errors(void **state)
 	bad("{\"verify\": {\"on_remote_memory\": \"partition\"}}",
 	    "config.verify.on_remote_memory");
 	bad("{\"verify\": {\"max_workloads\": 0}}", "config.verify.max_workloads");
+	/* a real past long long is refused before any cast (undefined) */
+	bad("{\"verify\": {\"settle_ms\": 1e300}}",
+	    "config.verify.settle_ms: 1e+300 is out of range 0..60000");
+	bad("{\"verify\": {\"settle_ms\": -1e19}}",
+	    "config.verify.settle_ms: -1e+19 is out of range 0..60000");
+	bad("{\"verify\": {\"settle_ms\": 1.5}}",
+	    "config.verify.settle_ms: expected an integer, got 1.5");
 	bad("{\"verify\": {\"remote_fault_ratio\": 1.5}}",
 	    "config.verify.remote_fault_ratio");
 	bad("{\"verify\": {\"outside_mems_bytes\": \"lots\"}}",

@@ -323,12 +323,10 @@ static void test_unit_workload(void **state)
 	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
 }
 
-/* A release whose unit could not be given its CPUs back (a bus error) is
- * tried again before the plan of each cycle until it works, then no more;
- * a unit admitted again in the meantime is not given back. */
-static void test_unit_release_retried(void **state)
+/* Units enabled, busy.service running on every CPU, and svc (LSE on it)
+ * admitted. */
+static void svc_admitted(struct fx *x)
 {
-	struct fx *x = *state;
 	struct fake_cgroup *u;
 
 	fake_enable_units(x->fd.f);
@@ -336,6 +334,16 @@ static void test_unit_release_retried(void **state)
 	u->exists = true;
 	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
 	admit(x, LSE_SVC);
+}
+
+/* A release whose unit could not be given its CPUs back (a bus error) is
+ * tried again before the plan of each cycle until it works, then no more;
+ * a unit admitted again in the meantime is not given back. */
+static void test_unit_release_retried(void **state)
+{
+	struct fx *x = *state;
+
+	svc_admitted(x);
 	/* the release, and the retry of the cycle the release runs, fail */
 	x->fd.f->fail_release = 3;
 	fake_log_clear(x->fd.f);
@@ -371,13 +379,8 @@ static void test_unit_release_retried(void **state)
 static void test_stale_units(void **state)
 {
 	struct fx *x = *state;
-	struct fake_cgroup *u;
 
-	fake_enable_units(x->fd.f);
-	u = fake_cg(x->fd.f, 'u', "busy.service", true);
-	u->exists = true;
-	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
-	admit(x, LSE_SVC);
+	svc_admitted(x);
 	x->fd.f->recorded[0] = "busy.service";
 	x->fd.f->recorded[1] = "gone.service";
 	np_daemon_stale_units(&x->fd.d);

@@ -563,6 +563,41 @@ static void test_validation_failure(void **state)
 		    "\"verify\", and only with isolation \"partition\"",
 		    NULL);
 
+	/* node ids past an int (2^32 would narrow to node 0, or shift past
+	 * bit 63) are refused, whatever field they are in */
+	{
+		static const char *const bad_nodes[][2] = {
+		    {"{\"hint\": {\"mask\": [4294967296]}}",
+		     "hint: mask names an unknown NUMA node"},
+		    {"{\"hugepages\": [{\"size_index\": 0, \"node\": "
+		     "4294967296, \"pages\": 1}]}",
+		     "hugepages: bad entry 0"},
+		    {"{\"memory\": {\"4294967296\": 1}}",
+		     "memory: bad entry \"4294967296\""},
+		    {"{\"memory\": {\"0x1\": 1}}", "memory: bad entry \"0x1\""},
+		};
+		for (size_t k = 0; k < sizeof(bad_nodes) / sizeof(bad_nodes[0]);
+		     k++) {
+			json_t *patch = json_loads(bad_nodes[k][0], 0, NULL);
+			json_decref(doc);
+			doc = np_statefile_document(&a);
+			ws = json_object_get(
+			    json_object_get(json_object_get(doc, "body"),
+					    "state"),
+			    "workloads");
+			assert_non_null(patch);
+			json_object_update(
+			    json_array_get(json_object_get(json_array_get(ws, 0),
+							   "containers"),
+					   0),
+			    patch);
+			json_decref(patch);
+			write_doc(dir, doc);
+			load_expect(dir, t, POLICY_RESTRICTED,
+				    NP_STATEFILE_ECORRUPT, bad_nodes[k][1], NULL);
+		}
+	}
+
 	/* a newer format version is its own outcome */
 	json_decref(doc);
 	doc = np_statefile_document(&a);

@@ -229,6 +229,13 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* A node id of this machine, checked before it is narrowed to an int
+ * (a checkpoint's 2^32 would otherwise become node 0 or shift past 63). */
+static bool node_ok(const struct np_topology *t, long long n)
+{
+	return n >= 0 && n < NP_MAX_NUMA && np_nodemask_test(t->numa_mask, (int)n);
+}
+
 static int container_alloc_from_json(const struct np_node_state *st,
 				     struct np_container_alloc *ca,
 				     const json_t *o, const char *path,
@@ -272,9 +279,7 @@ static int container_alloc_from_json(const struct np_node_state *st,
 			json_array_foreach(m, i, v)
 			{
 				if (!json_is_integer(v) ||
-				    !np_nodemask_test(
-					t->numa_mask,
-					(int)json_integer_value(v)))
+				    !node_ok(t, json_integer_value(v)))
 					return np_json_fail(
 					    err, errlen, path, "hint",
 					    "mask names an unknown "
@@ -288,8 +293,11 @@ static int container_alloc_from_json(const struct np_node_state *st,
 	if (json_is_object(mem))
 		json_object_foreach((json_t *)mem, key, v)
 		{
-			int n = atoi(key);
-			if (!np_nodemask_test(t->numa_mask, n) ||
+			char *end;
+			long long n;
+			errno = 0;
+			n = strtoll(key, &end, 10);
+			if (!*key || *end || errno || !node_ok(t, n) ||
 			    !json_is_integer(v) || json_integer_value(v) < 0)
 				return np_json_fail(err, errlen, path, "memory",
 						    "bad entry \"%s\"", key);
@@ -309,7 +317,7 @@ static int container_alloc_from_json(const struct np_node_state *st,
 			long long pg =
 			    json_integer_value(json_object_get(v, "pages"));
 			if (si < 0 || si >= NP_MAX_HUGEPAGE_SIZES ||
-			    !np_nodemask_test(t->numa_mask, (int)n) || pg < 0)
+			    !node_ok(t, n) || pg < 0)
 				return np_json_fail(err, errlen, path,
 						    "hugepages",
 						    "bad entry %zu", i);

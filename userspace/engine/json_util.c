@@ -68,6 +68,12 @@ int np_json_int(const json_t *obj, const char *key, const char *path,
 		return r;
 	if (json_is_real(v)) {
 		double d = json_real_value(v);
+		/* a cast of a real outside long long is undefined: checked
+		 * first (2^63 is exact as a double) */
+		if (!(d >= -0x1p63 && d < 0x1p63))
+			return np_json_fail(err, errlen, path, key,
+					    "%g is out of range %lld..%lld", d,
+					    min, max);
 		if (d != (double)(long long)d)
 			return np_json_fail(err, errlen, path, key,
 					    "expected an integer, got %g", d);
