@@ -45,7 +45,8 @@
  *                        "rejected":N,"released":N,"write_errors":N,
  *                        "writes":N (cgroup writes and unit changes, all
  *                        cycles), "bus_reads":N, "bus_changes":N (systemd
- *                        method calls), ...},
+ *                        method calls), "state_saves":N (state.json
+ *                        written and fsynced), ...},
  *           "rejections": [{"workload":"x","resource":"cpu",
  *                           "reason":"...","time":UNIX}, ...] (most recent
  *                          last),

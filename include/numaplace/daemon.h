@@ -29,6 +29,7 @@ struct np_rejection {
 
 struct np_counters {
 	uint64_t cycles, drift_repaired, admitted, rejected, released;
+	uint64_t state_saves; /* state.json written (each one fsynced) */
 	uint64_t write_errors, vanished;
 	uint64_t writes; /* cgroup writes and unit changes, all cycles */
 };
@@ -118,6 +119,8 @@ struct np_daemon {
 	/* the managed parent is known not to be a partition root (checked
 	 * once while no workload asks for a partition) */
 	bool parent_member;
+	/* releasing vanished workloads: saved once by the cycle */
+	bool release_batch;
 	/* the kernel refused the managed parent as a partition root over
 	 * these CPUs: not tried again (nor logged) until they change */
 	bool parent_refused_set;

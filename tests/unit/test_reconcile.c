@@ -205,6 +205,28 @@ static void test_vanished(void **state)
 	assert_log(x, "set host system.slice cpus=0-7\n");
 }
 
+/* Several cgroups vanished at once: released with one save of the state
+ * (one per workload made 3,000 vanished cgroups take a minute). */
+static void test_vanished_many(void **state)
+{
+	struct fx *x = *state;
+	uint64_t saves;
+
+	admit(x, LSE_WEB);
+	admit(x, LS_API);
+	admit(x, "{\"name\": \"db\", \"cgroup\": \"db\", \"qos\": \"LS\", "
+		 "\"containers\": [{\"name\": \"main\", \"cpu\": \"1\"}]}");
+	assert_int_equal(x->fd.d.st.nworkloads, 3);
+	fake_cg(x->fd.f, 'm', "web", false)->exists = false;
+	fake_cg(x->fd.f, 'm', "api", false)->exists = false;
+	fake_cg(x->fd.f, 'm', "db", false)->exists = false;
+	saves = x->fd.d.n.state_saves;
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.n.vanished, 3);
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
+	assert_int_equal(x->fd.d.n.state_saves - saves, 1);
+}
+
 
 /* The rejection of a request (the answer's "reason"). */
 static char *rejected(struct fx *x, const char *spec)
@@ -494,6 +516,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_apply_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vanished_many, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_needs_systemd, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,

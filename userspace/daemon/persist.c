@@ -67,8 +67,10 @@ int np_daemon_save(struct np_daemon *d)
 	json_decref(o);
 	if (r < 0)
 		np_log(LOG_ERR, "saving state: %s", err);
-	else
+	else {
 		d->dirty = false;
+		d->n.state_saves++;
+	}
 	return r;
 }
 

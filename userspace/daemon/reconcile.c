@@ -486,7 +486,8 @@ void np_daemon_drift(struct np_daemon *d, const char *cgroup,
 }
 
 /* Workloads whose cgroup vanished are released (their spec file retired
- * until it changes). */
+ * until it changes), saved once with the cycle's write-ahead save: one
+ * save per workload made 3,000 vanished cgroups take a minute. */
 static void release_vanished(struct np_daemon *d)
 {
 	char err[1024];
@@ -509,7 +510,9 @@ static void release_vanished(struct np_daemon *d)
 			if (note)
 				note->retired = true;
 		}
+		d->release_batch = true;
 		np_daemon_release(d, name, "cgroup removed");
+		d->release_batch = false;
 		i--;
 	}
 }

@@ -43,6 +43,8 @@ json_t *np_daemon_status(struct np_daemon *d)
 	if (st) {
 		json_t *c = json_object_get(st, "counters");
 		json_object_set_new(c, "writes", json_integer((json_int_t)d->n.writes));
+		json_object_set_new(c, "state_saves",
+				    json_integer((json_int_t)d->n.state_saves));
 		json_object_set_new(c, "bus_reads",
 				    json_integer((json_int_t)d->enf->bus_reads));
 		json_object_set_new(c, "bus_changes",

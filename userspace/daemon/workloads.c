@@ -323,9 +323,11 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 		return r;
 	}
 	/* Durable before the cgroup is touched and before it is reported;
-	 * when the state cannot be saved the workload stays admitted. */
+	 * when the state cannot be saved the workload stays admitted. A
+	 * batch of vanished cgroups is saved once, by the cycle, before it
+	 * writes anything (nothing of theirs is left to touch). */
 	d->dirty = true;
-	if ((r = np_daemon_save(d))) {
+	if (!d->release_batch && (r = np_daemon_save(d))) {
 		int ri = np_state_insert(&d->st, i, &keep);
 		if (ri) {
 			np_workload_alloc_free(&keep);
