@@ -276,6 +276,33 @@ static void test_unit_needs_systemd(void **state)
 	assert_int_equal(x->fd.d.st.nworkloads, 0);
 }
 
+/* A spec naming another workload's cgroup, or one above or below it, is
+ * refused with the owner named, and nothing is written (issue 16: it took
+ * the cgroup over and moved the other workload's CPUs). */
+static void test_cgroup_taken(void **state)
+{
+	struct fx *x = *state;
+	char *r;
+
+	admit(x, LSE_WEB);
+	fake_log_clear(x->fd.f);
+	r = rejected(x, "{\"name\": \"x\", \"cgroup\": \"web\", \"qos\": "
+			"\"LSE\", \"containers\": [{\"name\": \"m\", \"cpu\": "
+			"\"2\"}]}");
+	if (!strstr(r, "cgroup web is workload web's already"))
+		fail_msg("answer: %s", r);
+	r = rejected(x, "{\"name\": \"y\", \"cgroup\": \"web/in\", "
+			"\"qos\": \"LS\", \"containers\": [{\"name\": \"m\"}]}");
+	if (!strstr(r, "cgroup web/in is inside workload web's cgroup web"))
+		fail_msg("answer: %s", r);
+	r = rejected(x, "{\"name\": \"web2\", \"cgroup\": \"webx\", "
+			"\"qos\": \"LS\", \"containers\": [{\"name\": \"m\"}]}");
+	if (strstr(r, "rejected") || strstr(r, "\"admitted\": false"))
+		fail_msg("webx is not web's: %s", r);
+	assert_int_equal(x->fd.d.st.nworkloads, 2);
+	assert_int_equal(fake_log_find(x->fd.f, "write web "), -1);
+}
+
 /* An enforcer that cannot make partitions as it was opened (systemd with
  * the scope below a slice) refuses partition workloads with its reason,
  * and calls nothing. */
@@ -521,6 +548,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_needs_systemd, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup_taken, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_partition_refused_by_enforcer,
 						setup, teardown),

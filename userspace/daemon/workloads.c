@@ -157,6 +157,88 @@ static int prepare_cgroups(struct np_daemon *d, const struct np_workload_req *w,
 	return r;
 }
 
+/* Does a (component-wise) contain b, or equal it? */
+static bool cgroup_within(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/');
+}
+
+/* Another workload's cgroup is this one, or above or below it: admitting
+ * it would take that cgroup over or nest one cpuset in the other. */
+static int cgroup_conflict(const struct np_daemon *d,
+			   const struct np_workload_req *w, char *why,
+			   size_t len)
+{
+	if (w->unit || !w->cgroup)
+		return 0;
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_workload_req *o = &d->st.w[i].req;
+		if (o->unit || !o->cgroup || !strcmp(o->name, w->name))
+			continue;
+		if (!strcmp(o->cgroup, w->cgroup))
+			snprintf(why, len, "cgroup %s is workload %s's already",
+				 w->cgroup, o->name);
+		else if (cgroup_within(o->cgroup, w->cgroup))
+			snprintf(why, len,
+				 "cgroup %s is inside workload %s's cgroup %s",
+				 w->cgroup, o->name, o->cgroup);
+		else if (cgroup_within(w->cgroup, o->cgroup))
+			snprintf(why, len,
+				 "cgroup %s holds workload %s's cgroup %s",
+				 w->cgroup, o->name, o->cgroup);
+		else
+			continue;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* A refusal before the engine is asked: dec says why (resource what). */
+static void refuse(struct np_decision *dec, const char *name,
+		   const char *what, const char *why)
+{
+	char reason[sizeof(dec->reason)];
+
+	snprintf(reason, sizeof(reason), "%s", why);
+	memset(dec, 0, sizeof(*dec));
+	snprintf(dec->workload, sizeof(dec->workload), "%s", name);
+	snprintf(dec->reason, sizeof(dec->reason), "%s", reason);
+	snprintf(dec->resource, sizeof(dec->resource), "%s", what);
+}
+
+/* What this daemon refuses whatever the engine would say; true when
+ * refused (dec filled). */
+static bool refused_here(struct np_daemon *d, const struct np_workload_req *w,
+			 struct np_decision *dec)
+{
+	char why[sizeof(dec->reason)];
+
+	if (np_daemon_unit_check(d, w, why, sizeof(why))) {
+		refuse(dec, w->name, "unit", why);
+		return true;
+	}
+	if (cgroup_conflict(d, w, why, sizeof(why))) {
+		refuse(dec, w->name, "cgroup", why);
+		return true;
+	}
+	if (w->partition && d->enf &&
+	    (!d->enf->ops->partitions || d->enf->no_partitions)) {
+		/* the chain of root partitions would run through cgroups
+		 * the enforcer may not write (systemd's) */
+		if (d->enf->no_partitions)
+			snprintf(why, sizeof(why), "%s", d->enf->no_partitions);
+		else
+			snprintf(why, sizeof(why),
+				 "isolation \"partition\" is not available "
+				 "with the %s cgroup driver",
+				 d->enf->ops->name);
+		refuse(dec, w->name, "isolation", why);
+		return true;
+	}
+	return false;
+}
+
 /*
  * Admit one spec. On success the workload's cgroup is prepared (created if
  * configured) and the next reconcile writes its cpuset. A cgroup that
@@ -175,28 +257,8 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 		return -ENOMEM;
 	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
 		goto out;
-	if (np_daemon_unit_check(d, w, dec->reason, sizeof(dec->reason))) {
-		char why[sizeof(dec->reason)];
-		snprintf(why, sizeof(why), "%s", dec->reason);
-		memset(dec, 0, sizeof(*dec));
-		snprintf(dec->workload, sizeof(dec->workload), "%s", w->name);
-		snprintf(dec->reason, sizeof(dec->reason), "%s", why);
-		snprintf(dec->resource, sizeof(dec->resource), "unit");
-	} else if (w->partition && d->enf &&
-		   (!d->enf->ops->partitions || d->enf->no_partitions)) {
-		/* the chain of root partitions would run through cgroups
-		 * the enforcer may not write (systemd's) */
-		memset(dec, 0, sizeof(*dec));
-		snprintf(dec->workload, sizeof(dec->workload), "%s", w->name);
-		if (d->enf->no_partitions)
-			snprintf(dec->reason, sizeof(dec->reason), "%s",
-				 d->enf->no_partitions);
-		else
-			snprintf(dec->reason, sizeof(dec->reason),
-				 "isolation \"partition\" is not available "
-				 "with the %s cgroup driver",
-				 d->enf->ops->name);
-		snprintf(dec->resource, sizeof(dec->resource), "isolation");
+	if (refused_here(d, w, dec)) {
+		/* dec says why */
 	} else if ((r = np_admit(&d->st, w, dec, err, errlen))) {
 		goto out;
 	}
