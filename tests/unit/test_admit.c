@@ -188,6 +188,12 @@ static void test_pools(void **state)
 				  sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "containers[0].cpu"));
+	/* LSE with no CPU is invalid too (it would run on the shared pool,
+	 * reserved CPUs included, under an exclusive class) */
+	assert_int_equal(np_admit(&st, wl("zero", NP_QOS_LSE, 0), &d, err,
+				  sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "LSE needs whole CPUs, at least 1, got 0m"));
 	np_state_free(&st);
 	np_topology_free(t);
 }
@@ -290,6 +296,18 @@ static void test_state_validation(void **state)
 	assert_int_equal(np_state_load_json(&st, j, "state", err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "reserved"));
+	json_decref(j);
+	/* an exclusive set larger than its spec asks is refused */
+	j = json_loads("{\"workloads\":[{\"spec\":{\"name\":\"a\",\"qos\":"
+		       "\"LSE\",\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]},"
+		       "\"class\":\"LSE\",\"containers\":[{\"name\":\"m\","
+		       "\"exclusive\":true,\"cpus\":\"1-3\",\"mems\":\"0\"}]}]}",
+		       0, &jerr);
+	assert_int_equal(np_state_load_json(&st, j, "state", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "state.workloads[0].containers[0].cpus: "
+				    "holds 3 CPU(s), its spec asks for 2000m"));
+	assert_int_equal(st.nworkloads, 0);
 	json_decref(j);
 	np_state_free(&st);
 	np_topology_free(t);

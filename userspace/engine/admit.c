@@ -657,10 +657,13 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	}
 	for (int i = 0; i < w->ncontainers; i++)
 		if ((w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
-		    w->c[i].cpu_milli % 1000) {
-			NP_ERR("containers[%d].cpu: %s needs whole CPUs, got %lldm",
-			    i, np_qos_name(w->qos),
-			    (long long)w->c[i].cpu_milli);
+		    (w->c[i].cpu_milli % 1000 || w->c[i].cpu_milli <= 0)) {
+			/* 0 would be no exclusive CPU at all: the shared pool,
+			 * reserved CPUs included, under an exclusive class */
+			NP_ERR("containers[%d].cpu: %s needs whole CPUs, at "
+			       "least 1, got %lldm",
+			       i, np_qos_name(w->qos),
+			       (long long)w->c[i].cpu_milli);
 			return -EINVAL;
 		}
 	if ((w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&

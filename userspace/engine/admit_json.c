@@ -440,6 +440,16 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 				goto fail;
 			if (!a->c[k].exclusive)
 				continue;
+			/* an exclusive set is exactly what the spec asks */
+			if ((long long)np_cpuset_count(&a->c[k].cpus) * 1000 !=
+			    (long long)a->req.c[k].cpu_milli) {
+				r = np_json_fail(err, errlen, cp, "cpus",
+						 "holds %d CPU(s), its spec asks "
+						 "for %lldm",
+						 np_cpuset_count(&a->c[k].cpus),
+						 (long long)a->req.c[k].cpu_milli);
+				goto fail;
+			}
 			if (np_cpuset_intersects(&a->c[k].cpus, &seen)) {
 				r = np_json_fail(err, errlen, cp, "cpus",
 						 "overlaps another exclusive "
