@@ -142,6 +142,16 @@ static void test_errors(void **state)
 	bad("{\"verify\": {\"on_remote_memory\": \"partition\"}}",
 	    "config.verify.on_remote_memory");
 	bad("{\"verify\": {\"max_workloads\": 0}}", "config.verify.max_workloads");
+	/* places that must stay apart (issue 16) */
+	bad("{\"spec_dir\": \"/var/lib/np\", \"state_dir\": \"/var/lib/np\"}",
+	    "config.state_dir: \"/var/lib/np\" and spec_dir \"/var/lib/np\" must be apart");
+	bad("{\"spec_dir\": \"/var/lib/np/specs\", \"state_dir\": \"/var/lib/np/\"}",
+	    "must be apart (neither in the other)");
+	bad("{\"cgroup_parent\": \"np\", \"shared_cgroups\": [\"hostd\", \"np/web\"]}",
+	    "config.shared_cgroups[1]: \"np/web\" is, holds or is inside "
+	    "cgroup_parent \"np\"");
+	bad("{\"cgroup_parent\": \"a/np\", \"shared_cgroups\": [\"a\"]}",
+	    "config.shared_cgroups[0]: \"a\" is, holds or is inside");
 	/* a real past long long is refused before any cast (undefined) */
 	bad("{\"verify\": {\"settle_ms\": 1e300}}",
 	    "config.verify.settle_ms: 1e+300 is out of range 0..60000");

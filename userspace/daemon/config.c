@@ -338,6 +338,42 @@ void np_config_systemd_defaults(struct np_config *c)
 			 units[i]);
 }
 
+/* Is a (component-wise) b, or above it? */
+static bool path_within(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	while (n > 1 && a[n - 1] == '/')
+		n--;
+	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/');
+}
+
+/* Places that must stay apart: the spec and state directories (a state
+ * file read as a spec, specs rewritten with the state), and the managed
+ * parent and the host cgroups confined to the shared pool (the parent
+ * holds the exclusive CPUs). */
+static int check_overlaps(const struct np_config *n, char *err, size_t errlen)
+{
+	if (path_within(n->spec_dir, n->state_dir) ||
+	    path_within(n->state_dir, n->spec_dir))
+		return np_json_fail(err, errlen, "config", "state_dir",
+				    "\"%s\" and spec_dir \"%s\" must be apart "
+				    "(neither in the other)",
+				    n->state_dir, n->spec_dir);
+	for (int i = 0; i < n->nshared; i++) {
+		char key[48];
+		if (!path_within(n->shared_cgroups[i], n->cgroup_parent) &&
+		    !path_within(n->cgroup_parent, n->shared_cgroups[i]))
+			continue;
+		snprintf(key, sizeof(key), "shared_cgroups[%d]", i);
+		return np_json_fail(err, errlen, "config", key,
+				    "\"%s\" is, holds or is inside "
+				    "cgroup_parent \"%s\": the workloads' "
+				    "exclusive CPUs are there",
+				    n->shared_cgroups[i], n->cgroup_parent);
+	}
+	return 0;
+}
+
 int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 			size_t errlen)
 {
@@ -418,6 +454,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		return r;
 	if ((r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
 				  errlen)))
+		return r;
+	if ((r = check_overlaps(&n, err, errlen)))
 		return r;
 	/* sun_path is 108 bytes */
 	if (strlen(n.socket_path) >= 108)
