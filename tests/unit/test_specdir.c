@@ -340,6 +340,28 @@ static void test_changed(void **state)
 	assert_int_equal(x->fd.d.n.admitted, 2);
 }
 
+/* A second spec file naming the same workload is refused while the first
+ * exists (the two took turns at releasing and admitting it every period);
+ * once the first is gone, the second is the workload's spec. */
+static void test_same_name_two_files(void **state)
+{
+	struct fx *x = *state;
+
+	put_spec(x, "a.json", WEB);
+	reconcile(x);
+	put_spec(x, "b.json", WEB4);
+	reconcile(x);
+	reconcile(x);
+	reconcile(x);
+	assert_int_equal(x->fd.d.n.released, 0);
+	assert_int_equal(x->fd.d.n.admitted, 1);
+	assert_string_equal(cpus_of(x, "web"), "1,5");
+	del_spec(x, "a.json");
+	reconcile(x);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	assert_string_equal(cpus_of(x, "web"), "2-3,6-7");
+}
+
 /* A removed file releases its workload: its cgroup is removed and its
  * CPUs go back to the shared pool. */
 static void test_removed(void **state)
@@ -717,6 +739,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_new_spec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_changed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_same_name_two_files, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_removed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_json, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_name, setup, teardown),

@@ -92,6 +92,25 @@ static bool unchanged(struct np_daemon *d, const char *path,
 	return n && n->retired && canon && !strcmp(n->canon, canon);
 }
 
+/* Another spec file that still exists named this workload first: this
+ * one is refused (said once), instead of the two taking turns at
+ * releasing and admitting it every period. */
+static bool taken_by_other_file(struct np_daemon *d, const char *path,
+				const json_t *spec, const char *name)
+{
+	struct np_wl_meta *m = np_meta_find(d, name);
+	char err[2 * NP_PATH_MAX + 128];
+
+	if (!m || !S(m->spec_file)[0] || !strcmp(S(m->spec_file), path) ||
+	    access(S(m->spec_file), F_OK))
+		return false;
+	snprintf(err, sizeof(err),
+		 "name: workload \"%.127s\" comes from %.900s already", name,
+		 S(m->spec_file));
+	note_invalid(d, path, spec, err);
+	return true;
+}
+
 static void scan_one(struct np_daemon *d, const char *path)
 {
 	_cleanup_json_ json_t *spec = NULL;
@@ -111,6 +130,8 @@ static void scan_one(struct np_daemon *d, const char *path)
 		note_invalid(d, path, spec, "name: required field is missing");
 		return;
 	}
+	if (taken_by_other_file(d, path, spec, name))
+		return;
 	if (unchanged(d, path, spec, name))
 		return;
 	if (np_state_find(&d->st, name) >= 0 &&
