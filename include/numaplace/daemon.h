@@ -93,7 +93,10 @@ struct np_daemon {
 	/* Released unit workloads whose unit could not be given its CPUs
 	 * back (a bus error): retried before the plan of every cycle. */
 	int nunit_left;
-	char (*unit_left)[NP_UNIT_NAME_MAX];
+	struct np_unit_left {
+		char unit[NP_UNIT_NAME_MAX];
+		bool said; /* its failure is logged */
+	} *unit_left;
 	struct np_counters n;
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
@@ -119,6 +122,7 @@ struct np_daemon {
 	/* the managed parent is known not to be a partition root (checked
 	 * once while no workload asks for a partition) */
 	bool parent_member;
+	bool parent_member_failed; /* turning it back failed: said once */
 	/* releasing vanished workloads: saved once by the cycle */
 	bool release_batch;
 	/* the kernel refused the managed parent as a partition root over

@@ -171,6 +171,11 @@ static int fk_set_partition(struct np_enforcer *e, enum np_enf_tree t,
 	}
 	logf_(F(e), "partition %s %s %s", t == NP_ENF_HOST ? "host" : "managed",
 	      cgroup, np_cgroup_partition_name(p));
+	if (p == NP_CGROUP_MEMBER && F(e)->fail_member > 0) {
+		F(e)->fail_member--;
+		snprintf(err, errlen, "injected failure");
+		return -EIO;
+	}
 	if (t == NP_ENF_HOST && p != NP_CGROUP_MEMBER && F(e)->refuse_partition) {
 		snprintf(err, errlen, "kernel refused partition 'root': "
 			 "\"Parent unable to distribute cpu downstream\"");

@@ -34,6 +34,7 @@ struct fake_enforcer {
 	int fail_apply;   /* next apply() returns this (negative errno) */
 	int fail_release; /* release_unit() fails (-EIO) this many times */
 	bool refuse_partition; /* host cgroups cannot become partition roots */
+	int fail_member;       /* set_partition(member) fails this many times */
 	const char *recorded[4]; /* recorded_unit() answers (NULL-ended) */
 	bool destroyed;
 };

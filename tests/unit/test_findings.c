@@ -327,11 +327,75 @@ static void test_partition_refused(void **state)
 	assert_log(x, "set host system.slice cpus=0,4\n"
 		      "set host numaplace.slice cpus=1-3,5-7\n"
 		      "partition host numaplace.slice root\n"
+		      "set host numaplace.slice cpus=0-7\n"
 		      "set host system.slice cpus=0,2-4,6-7\n");
 	assert_true(x->fd.d.parent_refused_set);
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
+	/* the CPUs it would get changed (as with other reserved CPUs): tried
+	 * again in a cycle that squeezes the host slice first */
+	x->fd.f->refuse_partition = false;
+	np_cpuset_zero(&x->fd.d.parent_refused);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "set host system.slice cpus=0,4\n"
+		      "set host numaplace.slice cpus=1-3,5-7\n"
+		      "partition host numaplace.slice root\n"
+		      "partition managed web isolated\n");
+	assert_false(x->fd.d.parent_refused_set);
+}
+
+/* An enforcer that cannot make partitions (systemd below a slice) with a
+ * partition in the state (saved under another layout): refused before
+ * anything is written, said once, and the host is not squeezed. */
+static void test_partition_no_partitions(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LSE_WEB);
+	x->fd.f->e.no_partitions = "needs -.slice";
+	alloc_of(x, "web")->req.partition = true;
+	x->fd.d.dirty = true;
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "partition "), -1);
+	assert_int_equal(fake_log_find(x->fd.f, "set host numaplace.slice"), -1);
+	assert_int_equal(fake_log_find(x->fd.f, "set host system.slice cpus=0,4"),
+			 -1);
+	assert_true(x->fd.d.parent_refused_set);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "");
+	x->fd.f->e.no_partitions = NULL;
+}
+
+/* Turning the parent back into a member fails: tried again next cycle
+ * (it was given up after one try). */
+static void test_parent_member_retried(void **state)
+{
+	struct fx *x = *state;
+
+	admit(x, LSE_WEB);
+	alloc_of(x, "web")->req.partition = true;
+	x->fd.d.dirty = true;
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(
+	    fake_cg(x->fd.f, 'h', "numaplace.slice", false)->partition,
+	    NP_CGROUP_ROOT);
+	alloc_of(x, "web")->req.partition = false;
+	x->fd.f->fail_member = 1;
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "partition host numaplace.slice member"), 0);
+	assert_false(x->fd.d.parent_member);
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "partition host numaplace.slice member"), 0);
+	assert_true(x->fd.d.parent_member);
+	assert_int_equal(
+	    fake_cg(x->fd.f, 'h', "numaplace.slice", false)->partition,
+	    NP_CGROUP_MEMBER);
 }
 
 /* A shared workload is never partitioned (it holds no CPUs of its own);
@@ -485,6 +549,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_intrusion_partition, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_partition_refused, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_partition_no_partitions,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parent_member_retried, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_intrusion_shared, setup,
 					    teardown),

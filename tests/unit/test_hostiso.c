@@ -347,19 +347,27 @@ static void test_restore(void **state)
 }
 
 /* An IRQ registered while the default was narrowed got the narrowed
- * default: restore gives it the original default; one set otherwise by
- * someone else is left alone. */
+ * default: restore gives it the original default, also after a restart
+ * (the IRQs present at the first apply are saved). One set otherwise by
+ * someone else is left alone, and so is one that was there before on the
+ * housekeeping CPUs already (irqbalance, tuned): nothing was changed. */
 static void test_restore_new_irq(void **state)
 {
 	struct fx *x = *state;
 	struct np_hostiso_report rep;
 	char err[512];
 
+	put(x, "proc/irq/26/smp_affinity_list", "0,2-4,6-7\n");
 	apply_ok(x, "1,5", &rep);
 	put(x, "proc/irq/30/smp_affinity_list", "0,2-4,6-7\n");
 	put(x, "proc/irq/31/smp_affinity_list", "2\n");
+	/* a restart in between: the saved file is all there is */
+	np_hostiso_close(x->h);
+	open_h(x);
 	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
 	assert_originals(x);
+	assert_string_equal(get(x, "proc/irq/26/smp_affinity_list"),
+			    "0,2-4,6-7\n");
 	assert_string_equal(get(x, "proc/irq/30/smp_affinity_list"), "0-7");
 	assert_string_equal(get(x, "proc/irq/31/smp_affinity_list"), "2\n");
 	assert_int_equal(rep.irqs, 5);

@@ -303,6 +303,46 @@ static void test_cgroup_taken(void **state)
 	assert_int_equal(fake_log_find(x->fd.f, "write web "), -1);
 }
 
+/* Units enabled, busy.service running on every CPU, and svc (LSE on it)
+ * admitted. */
+static void svc_admitted(struct fx *x)
+{
+	struct fake_cgroup *u;
+
+	fake_enable_units(x->fd.f);
+	u = fake_cg(x->fd.f, 'u', "busy.service", true);
+	u->exists = true;
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	admit(x, LSE_SVC);
+}
+
+/* A partition takes every unreserved CPU into the managed parent: unit
+ * workloads (outside it) and partitions are not admitted together, in
+ * either order. */
+static void test_partition_unit_clash(void **state)
+{
+	struct fx *x = *state;
+	char *r;
+
+	svc_admitted(x);
+	r = rejected(x, "{\"name\": \"p\", \"cgroup\": \"p\", \"qos\": "
+			"\"LSE\", \"isolation\": \"partition\", \"containers\": "
+			"[{\"name\": \"m\", \"cpu\": \"2\"}]}");
+	if (!strstr(r, "isolation \\\"partition\\\" is refused while "
+		       "workload svc is a unit"))
+		fail_msg("answer: %s", r);
+	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	admit(x, "{\"name\": \"p\", \"cgroup\": \"p\", \"qos\": \"LSE\", "
+		 "\"isolation\": \"partition\", \"containers\": [{\"name\": "
+		 "\"m\", \"cpu\": \"2\"}]}");
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	r = rejected(x, LSE_SVC);
+	if (!strstr(r, "a unit workload is refused while workload p is a "
+		       "partition"))
+		fail_msg("answer: %s", r);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+}
+
 /* An enforcer that cannot make partitions as it was opened (systemd with
  * the scope below a slice) refuses partition workloads with its reason,
  * and calls nothing. */
@@ -372,19 +412,6 @@ static void test_unit_workload(void **state)
 	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
 }
 
-/* Units enabled, busy.service running on every CPU, and svc (LSE on it)
- * admitted. */
-static void svc_admitted(struct fx *x)
-{
-	struct fake_cgroup *u;
-
-	fake_enable_units(x->fd.f);
-	u = fake_cg(x->fd.f, 'u', "busy.service", true);
-	u->exists = true;
-	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
-	admit(x, LSE_SVC);
-}
-
 /* A release whose unit could not be given its CPUs back (a bus error) is
  * tried again before the plan of each cycle until it works, then no more;
  * a unit admitted again in the meantime is not given back. */
@@ -434,7 +461,7 @@ static void test_stale_units(void **state)
 	x->fd.f->recorded[1] = "gone.service";
 	np_daemon_stale_units(&x->fd.d);
 	assert_int_equal(x->fd.d.nunit_left, 1);
-	assert_string_equal(x->fd.d.unit_left[0], "gone.service");
+	assert_string_equal(x->fd.d.unit_left[0].unit, "gone.service");
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "release-unit gone.service\n");
@@ -548,6 +575,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_needs_systemd, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_partition_unit_clash, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup_taken, setup,
 						teardown),

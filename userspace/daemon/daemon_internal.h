@@ -45,8 +45,13 @@ void np_daemon_shutdown_enforcer(struct np_daemon *d);
 
 /* units.c: workloads that are systemd units */
 int np_daemon_units_phase(struct np_daemon *d, bool before);
-/* A released unit whose CPUs could not be given back: retried each cycle. */
-void np_daemon_unit_left(struct np_daemon *d, const char *unit);
+/* A released unit whose CPUs could not be given back: retried each cycle
+ * (said: its failure is logged already). */
+void np_daemon_unit_left(struct np_daemon *d, const char *unit, bool said);
+/* workloads.c: the first admitted workload that is a unit (partition) or
+ * a partition (unit); NULL when none. */
+const char *np_daemon_partition_unit_clash(const struct np_daemon *d,
+					   bool partition, bool unit);
 /* At start: units the enforcer keeps originals for whose workload is not
  * in the state (released while down, or the state reset) are given back
  * (through the retry list). */

@@ -71,9 +71,12 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 	if (i < 0)
 		return;
 	a = &d->st.w[i];
+	/* a unit's cgroup is systemd's; a partition beside unit workloads
+	 * would leave them the reserved CPUs: reported only */
 	if (a->req.partition || a->req.unit || !all_exclusive(a) ||
-	    (d->enf && d->enf->no_partitions))
-		return; /* a unit's cgroup is systemd's: reported only */
+	    (d->enf && d->enf->no_partitions) ||
+	    np_daemon_partition_unit_clash(d, true, false))
+		return;
 	a->req.partition = true;
 	a->partition_by_verify = true; /* its spec file still says none */
 	d->dirty = true;

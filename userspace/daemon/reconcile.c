@@ -82,7 +82,8 @@ static bool any_partition(const struct np_daemon *d)
  * the parent. */
 static bool partitioning(const struct np_daemon *d)
 {
-	return !d->parent_refused_set && any_partition(d);
+	return !d->parent_refused_set && !(d->enf && d->enf->no_partitions) &&
+	       any_partition(d);
 }
 
 struct desired {
@@ -326,13 +327,14 @@ static void parent_member(struct np_daemon *d)
 
 	if (d->parent_member)
 		return;
-	d->parent_member = true;
 	d->parent_refused_set = false;
-	if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
-				 &cs, err, sizeof(err)) ||
+	if ((r = d->enf->ops->inspect(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
+				      &cs, err, sizeof(err))) ||
 	    !cs.has_partition ||
-	    (cs.partition == NP_CGROUP_MEMBER && !cs.partition_invalid))
+	    (cs.partition == NP_CGROUP_MEMBER && !cs.partition_invalid)) {
+		d->parent_member = !r; /* not there: looked at again */
 		return;
+	}
 	r = d->enf->ops->set_partition(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
 				       NP_CGROUP_MEMBER, err, sizeof(err));
 	if (!r)
@@ -340,12 +342,48 @@ static void parent_member(struct np_daemon *d)
 					    d->cfg.cgroup_parent,
 					    &d->topo->online, NULL, err,
 					    sizeof(err));
-	if (r)
-		np_log(r < 0 ? LOG_ERR : LOG_WARNING, "partition parent %s: %s",
-		       d->cfg.cgroup_parent, err);
-	else
-		np_log(LOG_INFO, "%s is a member cgroup again (no workload asks "
-		       "for a partition)", d->cfg.cgroup_parent);
+	if (r) {
+		/* tried again every cycle, said once */
+		if (!d->parent_member_failed)
+			np_log(r < 0 ? LOG_ERR : LOG_WARNING,
+			       "partition parent %s: %s (tried again every "
+			       "cycle)",
+			       d->cfg.cgroup_parent, err);
+		d->parent_member_failed = true;
+		return;
+	}
+	d->parent_member = true;
+	d->parent_member_failed = false;
+	np_log(LOG_INFO, "%s is a member cgroup again (no workload asks for a "
+	       "partition)", d->cfg.cgroup_parent);
+}
+
+/* Before anything of a cycle is written: a parent refused over other CPUs
+ * than it would get now is tried again (and the host cgroups squeezed
+ * first, see partitioning()). */
+static void partition_retry(struct np_daemon *d)
+{
+	np_cpuset want;
+
+	if (!d->parent_refused_set || d->enf->no_partitions)
+		return;
+	np_cpuset_andnot(&want, &d->topo->online, &d->st.reserved);
+	if (!np_cpuset_equal(&want, &d->parent_refused))
+		d->parent_refused_set = false;
+}
+
+/* Refused: said once, and nothing below it is tried until the CPUs it
+ * would get change (partition_retry). */
+static void parent_refused(struct np_daemon *d, const np_cpuset *want, int r,
+			   const char *err)
+{
+	d->parent_refused_set = true;
+	d->parent_refused = *want;
+	np_log(r < 0 ? LOG_ERR : LOG_WARNING,
+	       "partition parent %s: %s; isolated workloads stay exclusive "
+	       "member cgroups (tried again when the reserved CPUs change or "
+	       "numaplaced restarts)",
+	       d->cfg.cgroup_parent, err);
 }
 
 static void parent_partition(struct np_daemon *d)
@@ -360,15 +398,21 @@ static void parent_partition(struct np_daemon *d)
 		return;
 	}
 	d->parent_member = false;
+	if (d->parent_refused_set)
+		return; /* said once; partition_retry decides */
+	np_cpuset_andnot(&want, &d->topo->online, &d->st.reserved);
+	if (d->enf->no_partitions) {
+		/* before anything is written (a partition saved under another
+		 * layout, say) */
+		parent_refused(d, &want, -EOPNOTSUPP, d->enf->no_partitions);
+		return;
+	}
 	if (d->enf->ops->inspect(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
 				 &cs, err, sizeof(err)))
 		return;
-	np_cpuset_andnot(&want, &d->topo->online, &d->st.reserved);
 	if (cs.has_partition && cs.partition == NP_CGROUP_ROOT &&
 	    !cs.partition_invalid && np_cpuset_equal(&cs.cpus, &want))
 		return;
-	if (d->parent_refused_set && np_cpuset_equal(&want, &d->parent_refused))
-		return; /* refused over these CPUs: logged once */
 	if (!np_cpuset_equal(&cs.cpus, &want) &&
 	    (r = d->enf->ops->set_cpuset(d->enf, NP_ENF_HOST,
 					 d->cfg.cgroup_parent, &want, NULL, err,
@@ -379,17 +423,18 @@ static void parent_partition(struct np_daemon *d)
 	}
 	r = d->enf->ops->set_partition(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
 				       NP_CGROUP_ROOT, err, sizeof(err));
-	d->parent_refused_set = r != 0;
-	d->parent_refused = want;
-	if (r)
-		np_log(r < 0 ? LOG_ERR : LOG_WARNING,
-		       "partition parent %s: %s; isolated workloads stay "
-		       "exclusive member cgroups (tried again when the reserved "
-		       "CPUs change or numaplaced restarts)",
-		       d->cfg.cgroup_parent, err);
-	else
+	if (!r) {
 		np_log(LOG_INFO, "%s is a partition root (for isolated workloads)",
 		     d->cfg.cgroup_parent);
+		return;
+	}
+	parent_refused(d, &want, r, err);
+	/* its shared workloads keep the reserved CPUs: its CPUs back */
+	if (!np_cpuset_equal(&cs.cpus, &want))
+		d->enf->ops->set_cpuset(d->enf, NP_ENF_HOST, d->cfg.cgroup_parent,
+					np_cpuset_empty(&cs.cpus) ? &d->topo->online
+								  : &cs.cpus,
+					NULL, err, sizeof(err));
 }
 
 static void workload_partitions(struct np_daemon *d)
@@ -671,6 +716,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		np_log(LOG_ERR, "state not saved: no cgroup written this cycle");
 		goto done;
 	}
+	partition_retry(d);
 	writes += shared_cgroups_phase(d, true);
 	writes += np_daemon_units_phase(d, true);
 	parent_partition(d);

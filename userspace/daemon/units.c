@@ -136,12 +136,12 @@ done:
 	return r > 0;
 }
 
-void np_daemon_unit_left(struct np_daemon *d, const char *unit)
+void np_daemon_unit_left(struct np_daemon *d, const char *unit, bool said)
 {
-	char (*g)[NP_UNIT_NAME_MAX];
+	struct np_unit_left *g;
 
 	for (int i = 0; i < d->nunit_left; i++)
-		if (!strcmp(d->unit_left[i], unit))
+		if (!strcmp(d->unit_left[i].unit, unit))
 			return;
 	g = realloc(d->unit_left, sizeof(*g) * (size_t)(d->nunit_left + 1));
 	if (!g) {
@@ -150,7 +150,9 @@ void np_daemon_unit_left(struct np_daemon *d, const char *unit)
 		return;
 	}
 	d->unit_left = g;
-	snprintf(d->unit_left[d->nunit_left++], sizeof(g[0]), "%s", unit);
+	g = &d->unit_left[d->nunit_left++];
+	snprintf(g->unit, sizeof(g->unit), "%s", unit);
+	g->said = said;
 }
 
 void np_daemon_stale_units(struct np_daemon *d)
@@ -172,7 +174,7 @@ void np_daemon_stale_units(struct np_daemon *d)
 		       "gone (a release cut short by a crash, or the state "
 		       "reset): given back",
 		       unit);
-		np_daemon_unit_left(d, unit);
+		np_daemon_unit_left(d, unit, false);
 	}
 }
 
@@ -184,21 +186,28 @@ static int units_given_back(struct np_daemon *d)
 	int writes = 0;
 
 	for (int i = 0; i < d->nunit_left; i++) {
-		const char *u = d->unit_left[i];
+		struct np_unit_left *l = &d->unit_left[i];
+		const char *u = l->unit;
 		char err[1024];
 		bool taken = false;
 		for (int w = 0; w < d->st.nworkloads && !taken; w++)
 			taken = d->st.w[w].req.unit &&
 				!strcmp(d->st.w[w].req.unit, u);
 		if (!taken &&
-		    d->enf->ops->release_unit(d->enf, u, err, sizeof(err)) < 0)
-			continue; /* said when it first failed */
+		    d->enf->ops->release_unit(d->enf, u, err, sizeof(err)) < 0) {
+			if (!l->said)
+				np_log(LOG_ERR,
+				       "unit %s keeps CPUs it should give back: "
+				       "%s; tried again every cycle",
+				       u, err);
+			l->said = true;
+			continue;
+		}
 		if (!taken) {
 			np_log(LOG_INFO, "unit %s has its CPUs back", u);
 			writes++;
 		}
-		memcpy(d->unit_left[i], d->unit_left[--d->nunit_left],
-		       sizeof(d->unit_left[0]));
+		d->unit_left[i] = d->unit_left[--d->nunit_left];
 		i--;
 	}
 	return writes;

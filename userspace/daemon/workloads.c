@@ -194,6 +194,21 @@ static int cgroup_conflict(const struct np_daemon *d,
 	return 0;
 }
 
+/* A partition takes every unreserved CPU into the managed parent; a unit
+ * workload lives outside it and would be left the reserved CPUs. So the
+ * two are not admitted together. The first workload of the other kind,
+ * or NULL. */
+const char *np_daemon_partition_unit_clash(const struct np_daemon *d,
+					   bool partition, bool unit)
+{
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_workload_req *o = &d->st.w[i].req;
+		if ((partition && o->unit) || (unit && o->partition))
+			return o->name;
+	}
+	return NULL;
+}
+
 /* A refusal before the engine is asked: dec says why (resource what). */
 static void refuse(struct np_decision *dec, const char *name,
 		   const char *what, const char *why)
@@ -213,6 +228,7 @@ static bool refused_here(struct np_daemon *d, const struct np_workload_req *w,
 			 struct np_decision *dec)
 {
 	char why[sizeof(dec->reason)];
+	const char *clash;
 
 	if (np_daemon_unit_check(d, w, why, sizeof(why))) {
 		refuse(dec, w->name, "unit", why);
@@ -220,6 +236,21 @@ static bool refused_here(struct np_daemon *d, const struct np_workload_req *w,
 	}
 	if (cgroup_conflict(d, w, why, sizeof(why))) {
 		refuse(dec, w->name, "cgroup", why);
+		return true;
+	}
+	if ((w->partition || w->unit) &&
+	    (clash = np_daemon_partition_unit_clash(d, w->partition,
+						    w->unit != NULL))) {
+		snprintf(why, sizeof(why),
+			 "%s while workload %.127s %s: a partition takes "
+			 "every unreserved CPU below %.200s, and a unit outside "
+			 "it would be left the reserved ones",
+			 w->partition ? "isolation \"partition\" is refused"
+				      : "a unit workload is refused",
+			 clash,
+			 w->partition ? "is a unit" : "is a partition",
+			 d->cfg.cgroup_parent);
+		refuse(dec, w->name, "isolation", why);
 		return true;
 	}
 	if (w->partition && d->enf &&
@@ -351,7 +382,7 @@ static void remove_cgroups(struct np_daemon *d, const struct np_workload_req *re
 			       "released %s, but its unit %s keeps its CPUs: "
 			       "%s; tried again every cycle",
 			       req->name, req->unit, err);
-			np_daemon_unit_left(d, req->unit);
+			np_daemon_unit_left(d, req->unit, true);
 		}
 		return;
 	}

@@ -41,6 +41,7 @@ struct hi_plan {
 	int n, cap;
 	struct hi_write *v;
 	int nbits; /* width of the masks written */
+	int *seen, nseen, seencap; /* every IRQ of /proc/irq */
 };
 
 static void plan_free(struct hi_plan *p)
@@ -48,8 +49,10 @@ static void plan_free(struct hi_plan *p)
 	for (int i = 0; i < p->n; i++)
 		free(p->v[i].cur);
 	free(p->v);
+	free(p->seen);
 	p->v = NULL;
-	p->n = p->cap = 0;
+	p->seen = NULL;
+	p->n = p->cap = p->nseen = p->seencap = 0;
 }
 
 static int real_set_affinity(void *ctx, int pid, const np_cpuset *cpus)
@@ -258,9 +261,23 @@ static int plan_irqs(struct hi_ctx *c, struct np_hostiso_report *rep,
 			close(fd);
 		return np_errno(err, errlen, r, "reading /proc/irq");
 	}
-	while (!r && (e = readdir(dir)))
-		if (all_digits(e->d_name))
-			r = plan_irq(c, atoi(e->d_name), rep);
+	while (!r && (e = readdir(dir))) {
+		struct hi_plan *p = c->p;
+		if (!all_digits(e->d_name))
+			continue;
+		if (p->nseen == p->seencap) {
+			int cap = p->seencap ? 2 * p->seencap : 64;
+			int *g = realloc(p->seen, sizeof(*g) * (size_t)cap);
+			if (!g) {
+				r = np_errno(err, errlen, -ENOMEM, "host isolation");
+				break;
+			}
+			p->seen = g;
+			p->seencap = cap;
+		}
+		p->seen[p->nseen++] = atoi(e->d_name);
+		r = plan_irq(c, atoi(e->d_name), rep);
+	}
 	closedir(dir);
 	return r;
 }
@@ -392,7 +409,7 @@ static int record(struct np_hostiso *h, const struct hi_plan *p, char *err,
 		  size_t errlen)
 {
 	int nirq = h->irqs.n, nkt = h->kts.n, r;
-	bool def_new = false, wq_new = false, added = false;
+	bool def_new = false, wq_new = false, added = false, present_new = false;
 
 	for (int i = 0; i < p->n; i++) {
 		const struct hi_write *w = &p->v[i];
@@ -433,6 +450,18 @@ static int record(struct np_hostiso *h, const struct hi_plan *p, char *err,
 	}
 	if (!added)
 		return 0;
+	if (!h->present_known) {
+		/* the IRQs there before anything was narrowed: restore leaves
+		 * those it did not change alone */
+		int *g = malloc(sizeof(*g) * (size_t)(p->nseen + 1));
+		if (!g)
+			goto nomem;
+		memcpy(g, p->seen, sizeof(*g) * (size_t)p->nseen);
+		free(h->present);
+		h->present = g;
+		h->npresent = p->nseen;
+		h->present_known = present_new = true;
+	}
 	if (!(r = hi_save(h, err, errlen)))
 		return 0;
 	goto undo;
@@ -448,6 +477,12 @@ undo:
 	if (wq_new) {
 		free(h->wq_orig);
 		h->wq_orig = NULL;
+	}
+	if (present_new) {
+		free(h->present);
+		h->present = NULL;
+		h->npresent = 0;
+		h->present_known = false;
 	}
 	return r;
 }
@@ -570,8 +605,9 @@ static void restore_kthread(struct np_hostiso *h, const struct hi_item *k,
 }
 
 /* An IRQ registered while the default affinity was narrowed got the
- * narrowed default and is not in the record: one that still holds
- * exactly that gets the original default. */
+ * narrowed default (and was recorded with it if a later apply saw it):
+ * one that was not there at the first apply and still holds exactly that
+ * gets the original default. */
 static void restore_new_irq(struct np_hostiso *h, int irq,
 			    const np_cpuset *narrowed, const char *orig,
 			    struct np_hostiso_report *rep)
@@ -581,8 +617,11 @@ static void restore_new_irq(struct np_hostiso *h, int irq,
 	np_cpuset have;
 	int r;
 
-	if (hi_find(&h->irqs, irq))
-		return;
+	if (!h->present_known && hi_find(&h->irqs, irq))
+		return; /* a file of an older numaplaced: what it changed */
+	for (int i = 0; i < h->npresent; i++)
+		if (h->present[i] == irq)
+			return; /* there before: restored from its record, if any */
 	snprintf(file, sizeof(file), "proc/irq/%d/smp_affinity_list", irq);
 	if (np_read_at(h->rootfd, file, 0, READ_MAX, &cur, NULL) ||
 	    np_cpuset_parse(&have, cur, NULL, 0) ||

@@ -34,6 +34,10 @@ struct np_hostiso {
 	/* originals of the masks (heap), NULL: not changed */
 	char *def_orig, *wq_orig;
 	struct hi_list irqs, kts;
+	/* the IRQs of /proc/irq at the first apply (saved as
+	 * "irqs_present"); unknown in a file of an older numaplaced */
+	int *present, npresent;
+	bool present_known;
 	np_cpuset isolated; /* last applied, recorded for the reader */
 };
 

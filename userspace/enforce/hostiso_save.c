@@ -68,7 +68,11 @@ void hi_forget(struct np_hostiso *h)
 	hi_truncate(&h->kts, 0);
 	free(h->def_orig);
 	free(h->wq_orig);
+	free(h->present);
 	h->def_orig = h->wq_orig = NULL;
+	h->present = NULL;
+	h->npresent = 0;
+	h->present_known = false;
 	h->saved = false;
 }
 
@@ -91,6 +95,15 @@ static json_t *to_json(const struct np_hostiso *h)
 			    irqs, json_pack("{s:i,s:s}", "irq", h->irqs.v[i].id,
 					    "affinity", h->irqs.v[i].orig)))
 			goto fail;
+	if (h->present_known) {
+		json_t *pr = json_array();
+		if (!pr || json_object_set_new(j, "irqs_present", pr))
+			goto fail;
+		for (int i = 0; i < h->npresent; i++)
+			if (json_array_append_new(pr,
+						  json_integer(h->present[i])))
+				goto fail;
+	}
 	for (int i = 0; i < h->kts.n; i++) {
 		const struct hi_item *k = &h->kts.v[i];
 		if (json_array_append_new(
@@ -230,12 +243,39 @@ static int kts_from_json(struct np_hostiso *h, const json_t *a, char *err,
 	return 0;
 }
 
+/* "irqs_present": IRQ numbers (optional: older files have none). */
+static int present_from_json(struct np_hostiso *h, const json_t *a, char *err,
+			     size_t errlen)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > 65536)
+		return np_json_fail(err, errlen, "", "irqs_present",
+				    "expected an array of IRQ numbers");
+	if (!(h->present = malloc(sizeof(int) * (json_array_size(a) + 1))))
+		return -ENOMEM;
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 1 << 20)
+			return np_json_fail(err, errlen, "", "irqs_present",
+					    "element %zu is not an IRQ number",
+					    i);
+		h->present[h->npresent++] = (int)json_integer_value(v);
+	}
+	h->present_known = true;
+	return 0;
+}
+
 static int from_json(struct np_hostiso *h, const json_t *j, char *err,
 		     size_t errlen)
 {
 	static const char *const keys[] = {
 		"version",  "isolated", "default_smp_affinity",
-		"workqueue_cpumask", "irqs", "kthreads", NULL};
+		"workqueue_cpumask", "irqs", "kthreads", "irqs_present", NULL};
 	const char *s;
 	long long v;
 	int r;
@@ -260,7 +300,9 @@ static int from_json(struct np_hostiso *h, const json_t *j, char *err,
 		return -ENOMEM;
 	if (r && r != -ENOENT)
 		return r;
-	if ((r = irqs_from_json(h, json_object_get(j, "irqs"), err, errlen)))
+	if ((r = irqs_from_json(h, json_object_get(j, "irqs"), err, errlen)) ||
+	    (r = present_from_json(h, json_object_get(j, "irqs_present"), err,
+				   errlen)))
 		return r;
 	return kts_from_json(h, json_object_get(j, "kthreads"), err, errlen);
 }

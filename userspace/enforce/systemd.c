@@ -510,17 +510,18 @@ static int open_host_units(struct sdenf *s, const char *const *host,
 /* "Every CPU", for a unit given back where it had no AllowedCPUs: the
  * possible CPUs (one hotplugged later is then included), else the online
  * ones. */
-static void full_range(np_cpuset *full, const np_cpuset *online)
+static bool full_range(np_cpuset *full, const np_cpuset *online)
 {
 	char *txt = NULL;
+	bool ok = !np_read_at(AT_FDCWD, "/sys/devices/system/cpu/possible", 0,
+			      4096, &txt, NULL) &&
+		  np_cpuset_parse(full, txt, NULL, 0) >= 0;
 
-	*full = *online;
-	if (!np_read_at(AT_FDCWD, "/sys/devices/system/cpu/possible", 0, 4096,
-			&txt, NULL) &&
-	    np_cpuset_parse(full, txt, NULL, 0) < 0)
+	if (!ok)
 		*full = *online;
 	free(txt);
 	np_cpuset_or(full, full, online);
+	return ok;
 }
 
 int np_enforcer_systemd_open(struct np_enforcer **out,
@@ -532,6 +533,7 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 	struct sdenf *s = calloc(1, sizeof(*s));
 	char slice_path[NP_CGROUP_PATH_MAX];
 	const char *via;
+	bool possible;
 	int r;
 
 	*out = NULL;
@@ -539,7 +541,7 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	s->e.ops = &systemd_ops;
 	s->online = o->online;
-	full_range(&s->full, &o->online);
+	possible = full_range(&s->full, &o->online);
 	s->nodes = o->nodes;
 	snprintf(s->address, sizeof(s->address), "%s",
 		 o->bus_address ? o->bus_address : "");
@@ -578,7 +580,12 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 	    (r = np_sdenf_watch(s, err, errlen)) < 0)
 		goto fail;
 	snprintf(managed, managed_len, "%s", s->managed);
-	np_errmsg(err, errlen, "%s", via);
+	/* said, not silent: the open message is logged */
+	np_errmsg(err, errlen, "%s%s", via,
+		  possible ? ""
+			   : "; /sys/devices/system/cpu/possible unreadable: "
+			     "units without AllowedCPUs of their own get the "
+			     "online CPUs back");
 	*out = &s->e;
 	return 0;
 fail:

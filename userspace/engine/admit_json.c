@@ -404,12 +404,16 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 		if ((r = np_json_str(wj, "partitioned_by", wp, false, &s, err,
 				     errlen)) == 0) {
 			if (strcmp(s, "verify") || !a->req.partition) {
-				r = np_json_fail(err, errlen, wp,
-						 "partitioned_by",
-						 "\"%s\": expected \"verify\", "
-						 "and only with isolation "
-						 "\"partition\"",
-						 s);
+				r = strcmp(s, "verify")
+					? np_json_fail(err, errlen, wp,
+						       "partitioned_by",
+						       "\"%s\": expected "
+						       "\"verify\"",
+						       s)
+					: np_json_fail(err, errlen, wp,
+						       "partitioned_by",
+						       "only with isolation "
+						       "\"partition\"");
 				goto fail;
 			}
 			a->partition_by_verify = true;

@@ -371,8 +371,6 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 		/* A new placement: its cgroups are rewritten now, so what
 		 * happens until settle_ms after that is a transition, not
 		 * drift. */
-		ss->settle_until_ns = settle;
-		ss->cpus = want[i].cpus;
 		np_bpf_policy_make(&pol, &want[i].cpus, want[i].mems,
 				   (uint32_t)s, v->table[s].gen, want[i].flags,
 				   settle);
@@ -380,8 +378,11 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 		    bpf_map_update_elem(v->m->slots, &s, &v->table[s], BPF_ANY)) {
 			np_log(LOG_ERR, "verify: policy of %s: %s", want[i].name,
 			       strerror(errno));
-			continue;
+			continue; /* pushed again next cycle */
 		}
+		/* recorded once in the map: the next sync compares with it */
+		ss->settle_until_ns = settle;
+		ss->cpus = want[i].cpus;
 		ss->pushed = true;
 	}
 	push_owners(v, want, k, settle);
