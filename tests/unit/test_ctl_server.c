@@ -519,6 +519,20 @@ static void test_invalid_json(void **state)
 	/* the connection goes on */
 	expect_op(&f, c, "fine");
 	assert_int_equal(f.calls, 1);
+	/* a value followed by anything but blanks is refused, not answered
+	 * as the first value alone */
+	cl_puts(&f, c, "{\"op\":\"fine\"} \t{\"op\":\"evil\"}\n{\"op\":\"fine\"}  \r\n");
+	line = cl_line(&f, c);
+	resp = json_loads(line, 0, &jerr);
+	assert_non_null(resp);
+	assert_true(json_is_false(json_object_get(resp, "ok")));
+	assert_string_equal(json_string_value(json_object_get(resp, "error")),
+			    "request: data after the JSON value at byte 16 (one "
+			    "request per line)");
+	json_decref(resp);
+	free(line);
+	expect_op(&f, c, "fine");
+	assert_int_equal(f.calls, 2);
 	cl_free(c);
 	srv_close(&f);
 }

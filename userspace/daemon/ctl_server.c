@@ -206,11 +206,27 @@ static void handle_line(struct np_ctl_server *s, struct conn *c,
 
 	req = json_loadb(
 	    line, len, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+	if (req) {
+		/* one value per line: anything after it but blanks is wrong */
+		size_t p = (size_t)jerr.position;
+		while (p < len && (line[p] == ' ' || line[p] == '\t' ||
+				   line[p] == '\r'))
+			p++;
+		if (p < len) {
+			json_decref(req);
+			req = NULL;
+			resp = np_ctl_error("request: data after the JSON value "
+					    "at byte %zu (one request per line)",
+					    p + 1);
+			goto answer;
+		}
+	}
 	if (!req)
 		resp = np_ctl_error("request: invalid JSON at column %d: %s",
 				    jerr.column, jerr.text);
 	else
 		resp = s->h(s->ctx, req);
+answer:
 	if (queue_response(c, resp)) {
 		np_log(LOG_ERR, "control connection: out of memory for an "
 				"answer; closing it");
