@@ -115,6 +115,28 @@ check "300 spec files: only w7 released" \
 	test "$(grep -c 'released w[0-9]* (' "$many/log")" = 1
 check "300 spec files: 300 admitted ($(grep -c 'admitted' "$many/log")), none released while present ($nrel)" \
 	test "$(grep -c 'admitted' "$many/log")" = 300 -a "$nrel" = 0
+# A topology file the configuration names that is missing or not valid is
+# a configuration error: exit 2 (RestartPreventExitStatus=2 of the unit),
+# not 1 (systemd would restart it again and again); the same source given
+# to the CLI is bad input (2) too.
+bt=$tmp/badtopo
+setup "$bt"
+python3 - "$bt/np.json" "$bt/none.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["topology"] = sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+"$build/numaplaced" -c "$bt/np.json" --once 2>"$bt/log"
+check "numaplaced: a missing topology file exits 2 ($?)" test $? -eq 2
+check "numaplaced: the message names the file" grep -q "$bt/none.json" "$bt/log"
+echo '{bad' >"$bt/none.json"
+"$build/numaplaced" -c "$bt/np.json" --once 2>"$bt/log"
+check "numaplaced: an invalid topology file exits 2 ($?)" test $? -eq 2
+"$build/numaplace" topology --topology "$bt/none.json" >/dev/null 2>&1
+check "numaplace topology: an invalid source exits 2 ($?)" test $? -eq 2
+"$build/numaplace" topology --topology "$bt/missing.json" >/dev/null 2>&1
+check "numaplace topology: a missing source exits 2 ($?)" test $? -eq 2
+
 echo "daemon-host: $pass passed, $fail failed"
 [ -n "${NP_SUMMARY_FILE:-}" ] && echo "daemon $pass $fail" >>"$NP_SUMMARY_FILE"
 [ "$fail" -eq 0 ] || { cat "$tmp/log"; exit 1; }

@@ -10,6 +10,7 @@
 #include "numaplace/topology.h"
 #include "numaplace/topology_json.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -281,7 +282,7 @@ int cmd_topology(int argc, char **argv)
 	struct np_topology *t;
 	bool json = false;
 	char err[512];
-	int c, rc;
+	int c, rc, r;
 
 	while ((c = getopt_long(argc, argv, "t:jh", opts, NULL)) != -1) {
 		switch (c) {
@@ -302,9 +303,14 @@ int cmd_topology(int argc, char **argv)
 		topology_usage(stderr);
 		return NP_EXIT_USAGE;
 	}
-	if (np_topology_load(&t, src, err, sizeof(err)) < 0) {
+	if ((r = np_topology_load(&t, src, err, sizeof(err))) < 0) {
 		fprintf(stderr, "numaplace topology: %s\n", err);
-		return NP_EXIT_FAIL;
+		/* a source given that is missing or not valid is bad input */
+		return src && strcmp(src, "live") &&
+			       (r == -EINVAL || r == -ENOENT || r == -ENOTDIR ||
+				r == -EISDIR || r == -ERANGE || r == -E2BIG)
+			   ? NP_EXIT_USAGE
+			   : NP_EXIT_FAIL;
 	}
 	rc = json ? print_json(t) : print_text(t, src);
 	np_topology_free(t);

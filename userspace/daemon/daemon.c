@@ -198,8 +198,15 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
 		return r;
 	raise_nofile();
-	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen)))
+	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen))) {
+		/* a source the configuration names that is missing or not
+		 * valid needs the operator, not a restart */
+		if (d->cfg.topology[0] && strcmp(d->cfg.topology, "live") &&
+		    (r == -ENOENT || r == -ENOTDIR || r == -EISDIR ||
+		     r == -ERANGE || r == -E2BIG))
+			r = -EINVAL;
 		return r;
+	}
 	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
 		return r;
 	if (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen)))
