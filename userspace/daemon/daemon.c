@@ -291,9 +291,15 @@ static void reload(struct np_daemon *d)
 	    strcmp(c.state_dir, d->cfg.state_dir) ||
 	    c.driver != d->cfg.driver || c.nshared != d->cfg.nshared ||
 	    memcmp(c.shared_cgroups, d->cfg.shared_cgroups,
-		   sizeof(c.shared_cgroups[0]) * (size_t)c.nshared)) {
-		np_log(LOG_ERR, "reload: node_policy, cgroup_parent, "
-				"cgroup_driver, shared_cgroups and state_dir "
+		   sizeof(c.shared_cgroups[0]) * (size_t)c.nshared) ||
+	    strcmp(c.topology, d->cfg.topology) ||
+	    strcmp(c.cgroup_root, d->cfg.cgroup_root) ||
+	    c.create_cgroups != d->cfg.create_cgroups ||
+	    strcmp(c.spec_dir, d->cfg.spec_dir) ||
+	    strcmp(c.socket_path, d->cfg.socket_path)) {
+		np_log(LOG_ERR, "reload: node_policy, topology, cgroup_root, "
+				"cgroup_parent, cgroup_driver, shared_cgroups, "
+				"create_cgroups, spec_dir, socket and state_dir "
 				"need a restart (and a state reset for a "
 				"policy change); keeping the running "
 				"configuration");
