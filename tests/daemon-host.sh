@@ -137,6 +137,33 @@ check "numaplace topology: an invalid source exits 2 ($?)" test $? -eq 2
 "$build/numaplace" topology --topology "$bt/missing.json" >/dev/null 2>&1
 check "numaplace topology: a missing source exits 2 ($?)" test $? -eq 2
 
+# SIGHUP: what needs a restart is refused as a whole and said; what can
+# change is reloaded.
+rl=$tmp/reload
+setup "$rl"
+"$build/numaplaced" -c "$rl/np.json" 2>"$rl/log" &
+dpid=$!
+for _ in $(seq 100); do [ -S "$rl/np.sock" ] && break; sleep 0.1; done
+python3 - "$rl/np.json" "$rl/specs2" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["spec_dir"] = sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+kill -HUP "$dpid"
+for _ in $(seq 50); do grep -q 'reload:' "$rl/log" && break; sleep 0.1; done
+check "SIGHUP: a new spec_dir needs a restart, said" grep -q 'reload: .*spec_dir.*need a restart' "$rl/log"
+check "SIGHUP: not reported as reloaded" sh -c "! grep -q 'configuration reloaded' '$rl/log'"
+python3 - "$rl/np.json" "$rl/specs" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["spec_dir"] = sys.argv[2]; c["reconcile_period_s"] = 0.5
+json.dump(c, open(sys.argv[1], "w"))
+PY
+kill -HUP "$dpid"
+for _ in $(seq 50); do grep -q 'configuration reloaded' "$rl/log" && break; sleep 0.1; done
+check "SIGHUP: a new reconcile period is reloaded" grep -q 'configuration reloaded' "$rl/log"
+kill -TERM "$dpid"
+wait "$dpid"
+
 echo "daemon-host: $pass passed, $fail failed"
 [ -n "${NP_SUMMARY_FILE:-}" ] && echo "daemon $pass $fail" >>"$NP_SUMMARY_FILE"
 [ "$fail" -eq 0 ] || { cat "$tmp/log"; exit 1; }
