@@ -142,6 +142,15 @@ static void test_errors(void **state)
 	bad("{\"verify\": {\"on_remote_memory\": \"partition\"}}",
 	    "config.verify.on_remote_memory");
 	bad("{\"verify\": {\"max_workloads\": 0}}", "config.verify.max_workloads");
+	/* an over-long value is not echoed before the reason */
+	{
+		char big[1400];
+		int n = snprintf(big, sizeof(big), "{\"cgroup_parent\": \"");
+		for (int k = 0; k < 600; k++)
+			big[n++] = k % 2 ? '/' : 'a';
+		snprintf(big + n, sizeof(big) - (size_t)n, "a\"}");
+		bad(big, "config.cgroup_parent: longer than 511 characters");
+	}
 	/* places that must stay apart (issue 16) */
 	bad("{\"spec_dir\": \"/var/lib/np\", \"state_dir\": \"/var/lib/np\"}",
 	    "config.state_dir: \"/var/lib/np\" and spec_dir \"/var/lib/np\" must be apart");

@@ -180,7 +180,10 @@ static int rel_cgroup(const char *s, const char *key, char *out, size_t len,
 		      char *err, size_t errlen)
 {
 	const char *p = s;
-	if (!*s || *s == '/' || strlen(s) >= len)
+	if (strlen(s) >= len)
+		return np_json_fail(err, errlen, "config", key,
+				    "longer than %zu characters", len - 1);
+	if (!*s || *s == '/')
 		return np_json_fail(err, errlen, "config", key,
 				    "\"%s\" must be a non-empty path relative "
 				    "to the cgroup root",

@@ -42,8 +42,7 @@ int np_topology_from_json_file(struct np_topology **out, const char *path,
 			       char *err, size_t errlen)
 {
 	bool is_stdin = !strcmp(path, "-");
-	const char *name = is_stdin ? "<stdin>" : path;
-	char jerrbuf[512];
+	char name[300], jerrbuf[512];
 	const json_t *body;
 	json_error_t je;
 	struct stat st;
@@ -51,6 +50,12 @@ int np_topology_from_json_file(struct np_topology **out, const char *path,
 	FILE *f;
 	int r;
 
+	/* said in messages: a long path is cut, the reason comes first */
+	if (is_stdin)
+		snprintf(name, sizeof(name), "<stdin>");
+	else
+		snprintf(name, sizeof(name), "%.256s%s", path,
+			 strlen(path) > 256 ? "..." : "");
 	f = is_stdin ? stdin : fopen(path, "re");
 	if (!f) {
 		r = -errno;
