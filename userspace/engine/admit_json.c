@@ -6,6 +6,7 @@
  */
 #include "engine/json_util.h"
 #include "numaplace/admit.h"
+#include "numaplace/strmap.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
@@ -351,11 +352,83 @@ static int container_alloc_from_json(const struct np_node_state *st,
 	return 0;
 }
 
+/* "partitioned_by" of a saved workload (optional). */
+static int partitioned_by_from_json(struct np_workload_alloc *a,
+				    const json_t *wj, const char *wp,
+				    char *err, size_t errlen)
+{
+	const char *s;
+	int r = np_json_str(wj, "partitioned_by", wp, false, &s, err, errlen);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	if (strcmp(s, "verify"))
+		return np_json_fail(err, errlen, wp, "partitioned_by",
+				    "\"%s\": expected \"verify\"", s);
+	if (!a->req.partition)
+		return np_json_fail(err, errlen, wp, "partitioned_by",
+				    "only with isolation \"partition\"");
+	a->partition_by_verify = true;
+	return 0;
+}
+
+/* The containers of a saved workload: exclusive sets are what the spec
+ * asks, off the reserved CPUs, and overlap no other (seen). */
+static int containers_from_json(const struct np_node_state *st,
+				struct np_workload_alloc *a, const json_t *wj,
+				const char *wp, np_cpuset *seen, char *err,
+				size_t errlen)
+{
+	const json_t *cs = json_object_get(wj, "containers"), *cj;
+	char cp[192];
+	size_t k;
+	int r;
+
+	if (!json_is_array(cs) ||
+	    (int)json_array_size(cs) != a->req.ncontainers)
+		return np_json_fail(err, errlen, wp, "containers",
+				    "expected %d entries (one per container "
+				    "of the spec)",
+				    a->req.ncontainers);
+	if (!(a->c = calloc((size_t)a->req.ncontainers, sizeof(*a->c))))
+		return -ENOMEM;
+	a->ncontainers = a->req.ncontainers;
+	json_array_foreach(cs, k, cj)
+	{
+		const np_cpuset *c = &a->c[k].cpus;
+		snprintf(cp, sizeof(cp), "%s.containers[%zu]", wp, k);
+		if ((r = container_alloc_from_json(st, &a->c[k], cj, cp, err,
+						   errlen)))
+			return r;
+		if (!a->c[k].exclusive)
+			continue;
+		if ((long long)np_cpuset_count(c) * 1000 !=
+		    (long long)a->req.c[k].cpu_milli)
+			return np_json_fail(err, errlen, cp, "cpus",
+					    "holds %d CPU(s), its spec asks "
+					    "for %lldm",
+					    np_cpuset_count(c),
+					    (long long)a->req.c[k].cpu_milli);
+		if (np_cpuset_intersects(c, seen))
+			return np_json_fail(err, errlen, cp, "cpus",
+					    "overlaps another exclusive "
+					    "allocation");
+		if (np_cpuset_intersects(c, &st->reserved))
+			return np_json_fail(err, errlen, cp, "cpus",
+					    "includes reserved CPUs");
+		np_cpuset_or(seen, seen, c);
+	}
+	return 0;
+}
+
 int np_state_load_json(struct np_node_state *st, const json_t *j,
 		       const char *path, char *err, size_t errlen)
 {
 	const json_t *ws, *wj;
 	struct np_workload_alloc *arr = NULL;
+	struct np_strmap names = {0};
 	np_cpuset seen;
 	size_t i;
 	int r = 0;
@@ -375,10 +448,8 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 	json_array_foreach(ws, i, wj)
 	{
 		struct np_workload_alloc *a = &arr[i];
-		const json_t *cs, *cj;
 		const char *s;
 		char wp[128], cp[192];
-		size_t k;
 
 		snprintf(wp, sizeof(wp), "%s.workloads[%zu]", path, i);
 		snprintf(cp, sizeof(cp), "%s.spec", wp);
@@ -386,14 +457,16 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 						   json_object_get(wj, "spec"),
 						   cp, err, errlen)))
 			goto fail;
-		for (size_t x = 0; x < i; x++)
-			if (!strcmp(arr[x].req.name, a->req.name)) {
-				r = np_json_fail(err, errlen, cp, "name",
-						 "duplicate workload \"%s\"",
-						 a->req.name);
-				goto fail;
-			}
-		if ((r = np_json_str(wj, "class", wp, true, &s, err, errlen)))
+		/* a map, not a pairwise check: 50,000 workloads took
+		 * minutes */
+		if (np_strmap_get(&names, a->req.name, NULL)) {
+			r = np_json_fail(err, errlen, cp, "name",
+					 "duplicate workload \"%s\"",
+					 a->req.name);
+			goto fail;
+		}
+		if ((r = np_strmap_put(&names, a->req.name, (long)i)) ||
+		    (r = np_json_str(wj, "class", wp, true, &s, err, errlen)))
 			goto fail;
 		if (np_qos_parse(s, &a->qos_class) < 0) {
 			r = np_json_fail(err, errlen, wp, "class",
@@ -401,74 +474,12 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 			goto fail;
 		}
 		a->excl = a->req.excl;
-		if ((r = np_json_str(wj, "partitioned_by", wp, false, &s, err,
-				     errlen)) == 0) {
-			if (strcmp(s, "verify") || !a->req.partition) {
-				r = strcmp(s, "verify")
-					? np_json_fail(err, errlen, wp,
-						       "partitioned_by",
-						       "\"%s\": expected "
-						       "\"verify\"",
-						       s)
-					: np_json_fail(err, errlen, wp,
-						       "partitioned_by",
-						       "only with isolation "
-						       "\"partition\"");
-				goto fail;
-			}
-			a->partition_by_verify = true;
-		} else if (r != -ENOENT) {
+		if ((r = partitioned_by_from_json(a, wj, wp, err, errlen)) ||
+		    (r = containers_from_json(st, a, wj, wp, &seen, err,
+					      errlen)))
 			goto fail;
-		}
-		cs = json_object_get(wj, "containers");
-		if (!json_is_array(cs) ||
-		    (int)json_array_size(cs) != a->req.ncontainers) {
-			r = np_json_fail(
-			    err, errlen, wp, "containers",
-			    "expected %d entries (one per container "
-			    "of the spec)",
-			    a->req.ncontainers);
-			goto fail;
-		}
-		a->c = calloc((size_t)a->req.ncontainers, sizeof(*a->c));
-		if (!a->c) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		a->ncontainers = a->req.ncontainers;
-		json_array_foreach(cs, k, cj)
-		{
-			snprintf(cp, sizeof(cp), "%s.containers[%zu]", wp, k);
-			if ((r = container_alloc_from_json(st, &a->c[k], cj, cp,
-							   err, errlen)))
-				goto fail;
-			if (!a->c[k].exclusive)
-				continue;
-			/* an exclusive set is exactly what the spec asks */
-			if ((long long)np_cpuset_count(&a->c[k].cpus) * 1000 !=
-			    (long long)a->req.c[k].cpu_milli) {
-				r = np_json_fail(err, errlen, cp, "cpus",
-						 "holds %d CPU(s), its spec asks "
-						 "for %lldm",
-						 np_cpuset_count(&a->c[k].cpus),
-						 (long long)a->req.c[k].cpu_milli);
-				goto fail;
-			}
-			if (np_cpuset_intersects(&a->c[k].cpus, &seen)) {
-				r = np_json_fail(err, errlen, cp, "cpus",
-						 "overlaps another exclusive "
-						 "allocation");
-				goto fail;
-			}
-			if (np_cpuset_intersects(&a->c[k].cpus,
-						 &st->reserved)) {
-				r = np_json_fail(err, errlen, cp, "cpus",
-						 "includes reserved CPUs");
-				goto fail;
-			}
-			np_cpuset_or(&seen, &seen, &a->c[k].cpus);
-		}
 	}
+	np_strmap_free(&names);
 	for (int x = 0; x < st->nworkloads; x++)
 		np_workload_alloc_free(&st->w[x]);
 	free(st->w);
@@ -477,6 +488,7 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 	st->cap = st->nworkloads + 1;
 	return np_state_refresh(st);
 fail:
+	np_strmap_free(&names);
 	/* arr is zeroed past the failing entry: free what was filled. */
 	for (size_t x = 0; x < json_array_size(ws); x++)
 		np_workload_alloc_free(&arr[x]);
