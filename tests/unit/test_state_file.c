@@ -1111,6 +1111,43 @@ static void import_expect(const struct np_topology *t, const char *policy,
 #define POD_A "\"6f1a2b3c-4d5e-4f60-8a7b-9c0d1e2f3a4b\""
 #define POD_B "\"b8e4d2f1-0a9c-4b7e-8d6f-5e4c3b2a1908\""
 
+/* 100,000 pods in a checkpoint (entries without CPUs but one): grouped
+ * and checked in linear time (it was quadratic: minutes), and the one pod
+ * with exclusive CPUs is adopted. */
+static void test_kubelet_many_pods(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 3, 2, true, 8 * GiB);
+	char *dir = tmpdir(), p[512], err[1024] = "", *json;
+	struct np_node_state st;
+	size_t len = 0, cap = 100000 * 40 + 256;
+	(void)state;
+
+	json = malloc(cap);
+	assert_non_null(json);
+	len += (size_t)snprintf(json, cap,
+				"{\"policyName\":\"static\",\"defaultCpuSet\":"
+				"\"0,6\",\"entries\":{" POD_A ":{\"a\":\"1-2\"}");
+	for (int i = 0; i < 100000; i++)
+		len += (size_t)snprintf(json + len, cap - len,
+					",\"pod-%06d\":{\"c\":\"\"}", i);
+	snprintf(json + len, cap - len, "},\"checksum\":1}");
+	write_file(dir, "cpu_manager_state", json, strlen(json));
+	snprintf(p, sizeof(p), "%s/cpu_manager_state", dir);
+	init(&st, t, KPOLICY);
+	if (np_kubelet_import(p, &st, NULL, err, sizeof(err)))
+		fail_msg("import: %s", err);
+	assert_int_equal(st.nworkloads, 1);
+	{
+		char got[64];
+		np_cpuset_format(&st.w[0].c[0].cpus, got, sizeof(got));
+		assert_string_equal(got, "1-2");
+	}
+	np_state_free(&st);
+	free(json);
+	rmdir_all(dir);
+	np_topology_free(t);
+}
+
 static void test_kubelet_refusals(void **state)
 {
 	struct np_topology *t = np_test_topology(2, 1, 3, 2, true, 8 * GiB);
@@ -1191,6 +1228,19 @@ static void test_kubelet_refusals(void **state)
 	    -EINVAL, "defaultCpuSet: required field is missing");
 	import_expect(t, KPOLICY, NULL, "{\"policyName\":\"static\",", -EINVAL,
 		      "not a kubelet CPU manager checkpoint");
+	/* a pod-level set over another pod's CPUs, in either order */
+	import_expect(t, KPOLICY, NULL,
+		      "{\"policyName\":\"static\",\"defaultCpuSet\":\"0,6\","
+		      "\"entries\":{\"pod-b\":{\"b\":\"3\"}," POD_A
+		      ":{\"a\":\"1\"}},\"podEntries\":{" POD_A
+		      ":\"1-3\"},\"checksum\":1}",
+		      -EINVAL, "podEntries[" POD_A "] shares CPUs with pod pod-b");
+	import_expect(t, KPOLICY, NULL,
+		      "{\"policyName\":\"static\",\"defaultCpuSet\":\"0,6\","
+		      "\"entries\":{" POD_A ":{\"a\":\"1\"},\"pod-b\":{"
+		      "\"b\":\"3\"}},\"podEntries\":{" POD_A
+		      ":\"1-3\"},\"checksum\":1}",
+		      -EINVAL, "podEntries[" POD_A "] shares CPUs with pod pod-b");
 	/* V3 pod set that does not contain its containers */
 	import_expect(t, KPOLICY, NULL,
 		      "{\"policyName\":\"static\",\"defaultCpuSet\":\"0,6\","
@@ -1247,6 +1297,7 @@ int main(void)
 	    cmocka_unit_test(test_kubelet_v2),
 	    cmocka_unit_test(test_kubelet_v4),
 	    cmocka_unit_test(test_kubelet_v3_prefix),
+	    cmocka_unit_test(test_kubelet_many_pods),
 	    cmocka_unit_test(test_kubelet_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
  */
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
+#include "numaplace/strmap.h"
 #include "state/kubelet_internal.h"
 
 #include <errno.h>
@@ -39,6 +40,9 @@ struct adoption {
 	int npods;
 	int *order; /* entry indexes, pod by pod */
 	int *owner; /* CPU -> index of the entry holding it + 1 */
+	/* pod UID -> index in pods[]; names given to pods so far: maps, so
+	 * that 100,000 pods take no quadratic time */
+	struct np_strmap uids, names;
 };
 
 /* The k-th entry in pod order. */
@@ -164,35 +168,51 @@ static int check_adoptable(const struct np_node_state *st,
 	return 0;
 }
 
-/* a->pods[] for uid, added if it is new. */
-static void add_pod(struct adoption *a, const char *uid)
+/* a->pods[] for uid, added if it is new: its index, or -ENOMEM. */
+static int add_pod(struct adoption *a, const char *uid)
 {
-	for (int p = 0; p < a->npods; p++)
-		if (!strcmp(a->pods[p].uid, uid))
-			return;
-	a->pods[a->npods++].uid = uid;
+	long p;
+
+	if (np_strmap_get(&a->uids, uid, &p))
+		return (int)p;
+	if (np_strmap_put(&a->uids, uid, a->npods))
+		return -ENOMEM;
+	a->pods[a->npods].uid = uid;
+	return a->npods++;
 }
 
-/* Group entries by pod, in file order. */
-static void group_pods(struct adoption *a)
+/* Group entries by pod, pods in file order, entries in file order within
+ * a pod (a counting sort). */
+static int group_pods(struct adoption *a)
 {
 	const struct np_kubelet_checkpoint *ck = a->ck;
+	_cleanup_free_ int *pod_of = calloc((size_t)ck->nentries + 1,
+					    sizeof(int));
+	int k = 0, p;
 
-	for (int i = 0; i < ck->nentries; i++)
-		add_pod(a, ck->entries[i].pod_uid);
-	for (int i = 0; i < ck->npod_entries; i++)
-		add_pod(a, ck->pod_entries[i].pod_uid);
-	for (int p = 0, k = 0; p < a->npods; p++) {
-		struct pod *pd = &a->pods[p];
-		pd->first = k;
-		for (int i = 0; i < ck->nentries; i++)
-			if (!strcmp(ck->entries[i].pod_uid, pd->uid))
-				a->order[k++] = i;
-		pd->n = k - pd->first;
-		for (int i = 0; i < ck->npod_entries; i++)
-			if (!strcmp(ck->pod_entries[i].pod_uid, pd->uid))
-				pd->pod_cpus = &ck->pod_entries[i].cpus;
+	if (!pod_of)
+		return -ENOMEM;
+	for (int i = 0; i < ck->nentries; i++) {
+		if ((p = add_pod(a, ck->entries[i].pod_uid)) < 0)
+			return p;
+		pod_of[i] = p;
+		a->pods[p].n++;
 	}
+	for (int i = 0; i < ck->npod_entries; i++) {
+		if ((p = add_pod(a, ck->pod_entries[i].pod_uid)) < 0)
+			return p;
+		a->pods[p].pod_cpus = &ck->pod_entries[i].cpus;
+	}
+	for (p = 0; p < a->npods; p++) {
+		a->pods[p].first = k;
+		k += a->pods[p].n;
+		a->pods[p].n = 0;
+	}
+	for (int i = 0; i < ck->nentries; i++) {
+		struct pod *pd = &a->pods[pod_of[i]];
+		a->order[pd->first + pd->n++] = i;
+	}
+	return 0;
 }
 
 /* The k-th entry: online here, outside defaultCpuSet, held once. */
@@ -289,13 +309,19 @@ static int check_checkpoint(struct adoption *a, char *err, size_t errlen)
 		if (pd->pod_cpus && (r = check_pod_set(a, pd, err, errlen)))
 			return r;
 	}
-	/* Pod-level sets against other pods. */
+	/* Pod-level sets against other pods (a->owner is free again: CPU
+	 * -> pod + 1; entries alone never overlap, so a clash involves a
+	 * pod-level set). */
+	memset(a->owner, 0, sizeof(*a->owner) * NP_MAX_CPUS);
 	for (int p = 0; p < a->npods; p++)
-		for (int q = 0; q < a->npods; q++) {
-			if (p == q || !a->pods[p].pod_cpus ||
-			    !np_cpuset_intersects(a->pods[p].pod_cpus,
-						  &a->pods[q].all))
+		NP_CPUSET_FOREACH (cpu, &a->pods[p].all) {
+			int q = a->owner[cpu] - 1;
+			if (q < 0) {
+				a->owner[cpu] = p + 1;
 				continue;
+			}
+			if (!a->pods[p].pod_cpus)
+				q = p, p = a->owner[cpu] - 1;
 			return np_errf(err, errlen, -EINVAL,
 				       "entries overlap: podEntries[\"%s\"] "
 				       "shares CPUs with pod %s",
@@ -312,11 +338,13 @@ static int name_pod(const struct np_node_state *st, struct adoption *a, int p,
 
 	snprintf(pd->name, sizeof(pd->name), "kubelet-%.8s", pd->uid);
 	for (int pass = 0; pass < 2; pass++) {
-		bool taken = np_state_find(st, pd->name) >= 0;
-		for (int q = 0; q < p && !taken; q++)
-			taken = !strcmp(a->pods[q].name, pd->name);
+		bool taken = np_state_find(st, pd->name) >= 0 ||
+			     np_strmap_get(&a->names, pd->name, NULL);
 		if (!taken)
-			break;
+			return np_strmap_put(&a->names, pd->name, p)
+				       ? np_errf(err, errlen, -ENOMEM,
+						 "out of memory")
+				       : 0;
 		if (pass)
 			return np_errf(
 			    err, errlen, -EEXIST,
@@ -482,21 +510,24 @@ int np_kubelet_adopt_uids(struct np_node_state *st,
 	a.pods = pods;
 	a.order = order;
 	a.owner = owner;
-	group_pods(&a);
-	if ((r = check_checkpoint(&a, err, errlen)))
-		return r;
+	if ((r = group_pods(&a)) ||
+	    (r = check_checkpoint(&a, err, errlen)))
+		goto out;
 	for (int p = 0; p < a.npods; p++) {
 		if (np_cpuset_empty(&pods[p].all))
 			continue; /* nothing exclusive: nothing to adopt */
 		if ((r = check_pod_state(st, &a, p, prefix, err, errlen)))
-			return r;
+			goto out;
 		nadd++;
 	}
 	if ((r = append_pods(st, &a, nadd, uids)))
-		return r;
+		goto out;
 	if (nadopted)
 		*nadopted = nadd;
-	return 0;
+out:
+	np_strmap_free(&a.uids);
+	np_strmap_free(&a.names);
+	return r;
 }
 
 int np_kubelet_adopt(struct np_node_state *st,
