@@ -191,6 +191,29 @@ static void test_synthetic_smt2(void **state)
 	np_topology_free(t);
 }
 
+/* A description of more CPUs than numaplace takes is refused before hwloc
+ * builds it (10^6 PUs took hwloc far too long); exactly the limit loads. */
+static void test_synthetic_too_big(void **state)
+{
+	struct np_topology *t = NULL;
+	char err[512];
+	(void)state;
+
+	assert_int_equal(np_topology_load(&t, "synthetic:pack:1000 core:1000 pu:1",
+					  err, sizeof(err)),
+			 -E2BIG);
+	assert_null(t);
+	assert_non_null(strstr(err, "1000000 CPUs, more than 4096"));
+	assert_int_equal(np_topology_load(&t,
+					  "synthetic:pack:99999999999 core:99999999999 "
+					  "pu:99999999999",
+					  err, sizeof(err)),
+			 -E2BIG);
+	t = load("synthetic:pack:4 numa:1 core:512 pu:2");
+	assert_int_equal(t->max_cpu, 4096);
+	np_topology_free(t);
+}
+
 static void test_synthetic_smt1_smt4(void **state)
 {
 	(void)state;
@@ -786,6 +809,7 @@ int main(void)
 	(void)dlopen("libpciaccess.so.0", RTLD_NOW | RTLD_NODELETE);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_synthetic_smt2),
+	    cmocka_unit_test(test_synthetic_too_big),
 	    cmocka_unit_test(test_synthetic_smt1_smt4),
 	    cmocka_unit_test(test_synthetic_sockets_per_numa),
 	    cmocka_unit_test(test_xml_this_vm),

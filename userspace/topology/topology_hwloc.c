@@ -65,6 +65,7 @@
 #include "basic/fileio.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <inttypes.h>
@@ -631,12 +632,38 @@ int np_topology_from_hwloc_xml(struct np_topology **out, const char *path,
 	return from_hwloc(out, SRC_XML, path, err, errlen);
 }
 
+/* PUs a synthetic description would make: the product of its levels'
+ * arities ("pack:2 core:4 pu:2" -> 16), counted before hwloc builds them
+ * (10^6 PUs took hwloc far too long to be told apart from a hang). Levels
+ * whose arity is not a plain number are left to hwloc. */
+static unsigned long long synthetic_pus(const char *desc)
+{
+	unsigned long long n = 1;
+
+	for (const char *p = desc; (p = strchr(p, ':')); p++) {
+		char *end;
+		unsigned long long a = strtoull(p + 1, &end, 10);
+		if (end == p + 1)
+			continue;
+		n = a && n > ULLONG_MAX / a ? ULLONG_MAX : n * a;
+	}
+	return n;
+}
+
 int np_topology_from_hwloc_synthetic(struct np_topology **out, const char *desc,
 				     char *err, size_t errlen)
 {
+	unsigned long long pus;
+
 	if (!desc || !*desc) {
 		NP_ERR("hwloc synthetic topology: empty description");
 		return -EINVAL;
+	}
+	if ((pus = synthetic_pus(desc)) > NP_MAX_CPUS) {
+		NP_ERR("hwloc synthetic topology \"%.200s\": %llu CPUs, more "
+		       "than %d",
+		       desc, pus, NP_MAX_CPUS);
+		return -E2BIG;
 	}
 	return from_hwloc(out, SRC_SYNTHETIC, desc, err, errlen);
 }
