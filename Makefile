@@ -3,7 +3,9 @@
 #   make            library, daemon, CLI (gcc by default; CC=clang works too)
 #   make deps       install build/test dependencies with apt-get (idempotent)
 #   make check      build with gcc and clang, unit + vector tests, sanitizers,
-#                   the BPF programs on this kernel, then the VM end-to-end tests
+#                   the BPF programs on this kernel, each fuzz harness for
+#                   FUZZ_SECONDS (10), then the VM end-to-end tests
+#   make fuzz       the libFuzzer harnesses (FUZZ_SECONDS=3600 for a long run)
 #   make bench      benchmarks (figures printed, nothing asserted)
 #   make demo       the narrated VM scenario (see README)
 
@@ -70,6 +72,7 @@ BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
 all: $(BUILD)/numaplace $(BUILD)/numaplaced $(MEMTOUCH)
+.PHONY: fuzz fuzz-bins check-fuzz-replay
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm bench bench-systemd demo clean format
 
@@ -130,6 +133,26 @@ $(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
 $(BUILD)/np-verify-settle: $(BUILD)/tests/bpf/np_verify_settle.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# Fuzz harnesses (tests/fuzz): each with replay.c as main in every build
+# (the seeds and kept crash inputs run once, under ASan in check-asan);
+# with libFuzzer in build/fuzz by `make fuzz` (FUZZ_SECONDS per harness).
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAYS := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
+FUZZ_SECONDS ?= 10
+$(BUILD)/tests/fuzz/%.o: NP_CFLAGS += -Itests/fuzz
+$(BUILD)/fuzz-replay-%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)
+$(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz-%)
+fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" fuzz-bins
+	$(Q)tools/fuzz-run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+check-fuzz-replay: $(FUZZ_REPLAYS)
+	$(Q)tools/fuzz-replay.sh $(BUILD) $(FUZZ_NAMES)
+
 # Admission latency through a running numaplaced (bench/daemon/).
 $(BUILD)/np-ctl-latency: $(BUILD)/bench/daemon/np_ctl_latency.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
@@ -159,8 +182,9 @@ deps:
 
 # Unit tests (cmocka) and the vector runner; tests find data relative to
 # the repository root.
-check-unit: $(TESTS) $(BUILD)/numaplace
+check-unit: $(TESTS) $(BUILD)/numaplace $(FUZZ_REPLAYS)
 	$(Q)tools/run-tests.sh $(TESTS)
+	$(Q)tools/fuzz-replay.sh $(BUILD) $(FUZZ_NAMES)
 
 check-vectors: $(BUILD)/numaplace
 	$(Q)tools/check-plan-vectors.sh $(BUILD)/numaplace
@@ -198,7 +222,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-bpf check-clang check-asan check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-bpf check-clang check-asan fuzz check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
