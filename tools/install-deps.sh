@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(
-	build-essential pkg-config clang llvm
+	build-essential pkg-config clang llvm libclang-rt-14-dev
 	libjansson-dev libhwloc-dev hwloc libcmocka-dev
 	libbpf-dev bpftool libcgroup-dev cgroup-tools libsystemd-dev
 	qemu-system-x86 busybox-static cpio kmod valgrind python3
