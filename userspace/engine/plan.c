@@ -189,6 +189,11 @@ static int plan_take(const json_t *req, json_t **result, char *err,
 	if ((r = np_json_cpuset(req, "available", "", true, &q.available, err,
 				errlen)))
 		goto out;
+	if (!np_cpuset_subset(&q.available, &t->online)) {
+		r = np_json_fail(err, errlen, "", "available",
+				 "names CPUs that are not in the topology");
+		goto out;
+	}
 	if ((r = np_json_int(req, "count", "", true, 0, NP_MAX_CPUS, &v, err,
 			     errlen)))
 		goto out;
@@ -205,6 +210,8 @@ static int plan_take(const json_t *req, json_t **result, char *err,
 		r = 0;
 	} else if (r == 0) {
 		*result = cpus_result(&out);
+	} else {
+		snprintf(err, errlen, "%s", why);
 	}
 	if (r == 0 && !*result)
 		r = -ENOMEM;
