@@ -1,4 +1,5 @@
 #!/bin/sh
+# np-timeout: 600
 # 20-crash: numaplaced is killed with SIGKILL at >= 50 random points of a
 # stream of admissions and releases (spec files written and removed while
 # it runs, reconcile_period_s 0.2), and restarted each time. After every
