@@ -1,4 +1,5 @@
 #!/bin/sh
+# np-timeout: 480
 # 66-verify-clean: no false positives. Every user task of the root cgroup
 # is first moved into hostd.slice, a shared cgroup (config shared_cgroups):
 # on a real node systemd keeps the root cgroup for kernel threads. Then for
