@@ -288,6 +288,22 @@ poll_secs() {
 		sleep 0.2
 	done
 }
+# daemon_up PID SOCKET LOG: numaplaced (PID) answers on SOCKET within 60 s
+# by the clock (loading the BPF programs takes long under TCG); fails at
+# once, with its exit status and LOG, if it died instead.
+daemon_up() {
+	_end=$(($(date +%s) + 60))
+	while [ ! -S "$2" ]; do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			_st=$?
+			cat "$3"
+			fail "numaplaced exited with status $_st before its socket was up"
+		fi
+		[ "$(date +%s)" -lt "$_end" ] || { cat "$3"; fail "numaplaced (pid $1, running) has no socket after 60 s"; }
+		sleep 0.2
+	done
+}
 # vcounts WORKLOAD KEY...: "KEY VALUE" lines (0 when absent) from a single
 # `numaplace violations --json WORKLOAD` (one read, consistent values);
 # fails when the workload is not there.

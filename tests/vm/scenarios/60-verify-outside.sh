@@ -42,7 +42,7 @@ cleanup() {
 }
 B=
 on_exit cleanup
-try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+daemon_up "$DPID" $SOCK $ETC/log
 grep -q "verify: maps pinned" $ETC/log || { cat $ETC/log; fail "verification is not active"; }
 
 printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/web.json

@@ -66,7 +66,7 @@ cleanup() {
 	rmdir "$CGP" $INTR 2>/dev/null
 }
 on_exit cleanup
-try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+daemon_up "$DPID" $SOCK $ETC/log
 
 # --- A: an intrusion, attributed ---------------------------------------------
 printf '{"name":"web","cgroup":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/web.json

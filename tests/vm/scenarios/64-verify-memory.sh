@@ -88,7 +88,7 @@ cleanup() {
 	rmdir "$CGP" 2>/dev/null
 }
 on_exit cleanup
-try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+daemon_up "$DPID" $SOCK $ETC/log
 
 printf '{"name":"mem","cgroup":"mem","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}\n' >$ETC/specs/mem.json
 try_for 10 sh -c "[ \"\$(cat $CGP/mem/cpuset.mems.effective 2>/dev/null)\" = 1 ]" ||

@@ -62,7 +62,7 @@ cleanup() {
 	rmdir $CG/hostd.slice
 }
 on_exit cleanup
-try_for 10 test -S $SOCK || { cat $ETC/log; fail "numaplaced did not start"; }
+daemon_up "$DPID" $SOCK $ETC/log
 
 spec() { # NAME QOS CPU
 	printf '{"name":"%s","cgroup":"%s","qos":"%s","containers":[{"name":"m","cpu":"%s"}]}\n' \
