@@ -662,6 +662,22 @@ static void print_last_cycle(const json_t *status, FILE *out)
 	fputc('\n', out);
 }
 
+/* Offline CPUs (hotplug) and the exclusive workloads that hold one. */
+static void print_offline(const json_t *status, FILE *out)
+{
+	const char *off = str_or(status, "offline_cpus", "");
+	const json_t *deg = json_object_get(status, "degraded"), *v;
+	const char *name;
+
+	if (!*off)
+		return;
+	fprintf(out, "offline CPUs: %s", off);
+	json_object_foreach((json_t *)deg, name, v)
+		fprintf(out, "; %s degraded (offline %s)", name,
+			json_is_string(v) ? json_string_value(v) : "?");
+	fputc('\n', out);
+}
+
 int np_status_render_err(const json_t *status, FILE *out, char *err,
 			 size_t errlen)
 {
@@ -674,6 +690,7 @@ int np_status_render_err(const json_t *status, FILE *out, char *err,
 			print_node(&v, n, out);
 		print_legend(&v, out);
 		print_pools(&v, out);
+		print_offline(status, out);
 		print_workloads(&v, out);
 		print_counters(json_object_get(status, "counters"), out);
 		print_rejections(json_object_get(status, "rejections"), out);

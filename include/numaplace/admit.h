@@ -167,6 +167,10 @@ struct np_node_state {
 	const struct np_topology *topo;
 	struct np_node_policy policy;
 	np_cpuset reserved;
+	/* CPUs of topo->online that are offline now (hotplug, set by the
+	 * caller): in no pool, so nothing new is placed on them; exclusive
+	 * sets that hold one keep it (np_state_degraded). Not saved. */
+	np_cpuset offline;
 	int nworkloads, cap;
 	struct np_workload_alloc *w; /* nworkloads entries */
 	struct np_state_cache cache;
@@ -212,6 +216,9 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 void np_state_free(struct np_node_state *st);
 int np_state_copy(struct np_node_state *dst, const struct np_node_state *src);
 void np_state_pools(const struct np_node_state *st, struct np_pools *out);
+/* The CPUs of workload i's exclusive sets that are offline now; false
+ * when none is. */
+bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out);
 /* The workload's index, or -1. */
 int np_state_find(const struct np_node_state *st, const char *name);
 /* Recompute the cache from the allocations (after loading). */

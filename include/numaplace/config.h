@@ -37,6 +37,11 @@ enum np_cgroup_driver { NP_DRIVER_AUTO, NP_DRIVER_SYSTEMD, NP_DRIVER_CGROUPFS };
 enum np_host_isolation { NP_HOSTISO_PARTITION, NP_HOSTISO_EXCLUSIVE,
 			 NP_HOSTISO_OFF };
 
+/* What a CPU going offline does to the exclusive workloads holding it
+ * ("on_cpu_offline"): reported as degraded (they keep the CPU, which comes
+ * back to them), or re-placed on online CPUs when there is room. */
+enum np_cpu_offline { NP_OFFLINE_REPORT, NP_OFFLINE_REPLACE };
+
 struct np_config {
 	struct np_node_policy policy;
 	char topology[NP_PATH_MAX];   /* topology source, "live" by default */
@@ -56,6 +61,10 @@ struct np_config {
 	char bpf_pin_path[NP_PATH_MAX];
 	struct np_verify_config verify;
 	enum np_host_isolation host_isolation;
+	enum np_cpu_offline on_cpu_offline;
+	/* The online CPU list, read every cycle (hotplug); a test points it
+	 * at a file of its own. */
+	char cpu_online_file[NP_PATH_MAX];
 	/* Test-only: cgroup_root may be a plain directory tree. Refused on a
 	 * real cgroup2 mount, and without this flag a non-cgroup2 root is
 	 * refused. */
@@ -71,6 +80,7 @@ int np_config_load(struct np_config *c, const char *path, char *err,
 json_t *np_config_to_json(const struct np_config *c);
 const char *np_cgroup_driver_name(enum np_cgroup_driver d);
 const char *np_host_isolation_name(enum np_host_isolation h);
+const char *np_cpu_offline_name(enum np_cpu_offline a);
 /* shared_cgroups under the systemd driver when the file gives none:
  * system.slice, user.slice, init.scope, machine.slice. */
 void np_config_systemd_defaults(struct np_config *c);

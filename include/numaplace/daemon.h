@@ -32,6 +32,8 @@ struct np_counters {
 	uint64_t state_saves; /* state.json written (each one fsynced) */
 	uint64_t write_errors, vanished;
 	uint64_t writes; /* cgroup writes and unit changes, all cycles */
+	uint64_t hotplug;  /* changes of the offline CPU set */
+	uint64_t replaced; /* workloads re-placed off offline CPUs */
 };
 
 /* Per workload bookkeeping that is not part of the allocation. */
@@ -119,6 +121,9 @@ struct np_daemon {
 	 * after an admission is saved, before its cgroup is created */
 	bool failpoint_admit_saved;
 	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
+	bool online_unreadable; /* cfg.cpu_online_file: said once */
+	/* online CPUs the topology has offline (offline at start): said */
+	np_cpuset unknown_online;
 	/* the managed parent is known not to be a partition root (checked
 	 * once while no workload asks for a partition) */
 	bool parent_member;

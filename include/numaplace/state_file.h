@@ -123,6 +123,18 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 			   size_t errlen);
 
 /*
+ * CPUs the topology t has offline now that dir/state.json's topology knew
+ * online: their records there (core, socket, NUMA node; the L3 of a
+ * sibling, else of the socket), for np_topology_restore(), so that a
+ * restart while a CPU is offline finds the topology the state was saved
+ * with. *fix is malloc'd (NULL and *nfix 0 when there is none). Best
+ * effort: a missing or unreadable file gives none (its loading says
+ * what is wrong). 0 or -ENOMEM.
+ */
+int np_statefile_offline_places(const char *dir, const struct np_topology *t,
+				struct np_cpu_desc **fix, int *nfix);
+
+/*
  * Remove stale dir/state.json.tmp.* files (left by a crash during a save).
  * Sets *removed (may be NULL) to their number. 0 or -errno.
  */

@@ -113,6 +113,15 @@ int np_topology_set_distances(struct np_topology *t, const uint32_t *d,
 			      char *err, size_t errlen);
 int np_topology_add_device(struct np_topology *t, const struct np_device *d);
 void np_topology_free(struct np_topology *t);
+/*
+ * t with the records of fix (CPUs present in t) in place of its own: at
+ * start, CPUs offline now get back the place a saved state knows for them.
+ * Memory, hugepages, distances and devices are carried over; the NUMA
+ * nodes must stay the same. -EINVAL (err says why) or -ENOMEM.
+ */
+int np_topology_restore(const struct np_topology *t,
+			const struct np_cpu_desc *fix, int nfix,
+			struct np_topology **out, char *err, size_t errlen);
 struct np_topology *np_topology_dup(const struct np_topology *t);
 
 static inline uint32_t np_topology_distance(const struct np_topology *t,

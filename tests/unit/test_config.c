@@ -29,8 +29,28 @@ static void test_example(void **state)
 	assert_string_equal(c.shared_cgroups[2], "init.scope");
 	assert_int_equal(c.driver, NP_DRIVER_AUTO);
 	assert_int_equal(c.host_isolation, NP_HOSTISO_PARTITION);
+	assert_int_equal(c.on_cpu_offline, NP_OFFLINE_REPORT);
+	assert_string_equal(c.cpu_online_file, "/sys/devices/system/cpu/online");
 	assert_string_equal(c.cgroup_root, "");
 	assert_string_equal(c.socket_path, "/run/numaplace/numaplace.sock");
+}
+
+/* A topology file describes another machine: its hotplug is not this
+ * one's unless the file is named; "" turns it off on a live topology. */
+static void good_offline(void)
+{
+	struct np_config c;
+	char err[256];
+	json_t *j = json_loads("{\"topology\": \"/t.json\"}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.cpu_online_file, "");
+	json_decref(j);
+	j = json_loads("{\"cpu_online_file\": \"\", \"on_cpu_offline\": "
+		       "\"replace\"}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.cpu_online_file, "");
+	assert_int_equal(c.on_cpu_offline, NP_OFFLINE_REPLACE);
+	json_decref(j);
 }
 
 static void test_defaults(void **state)
@@ -42,6 +62,8 @@ static void test_defaults(void **state)
 	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
 	assert_int_equal(c.reconcile_period_ms, 10000);
 	assert_string_equal(c.topology, "live");
+	/* hotplug followed on this machine's topology only */
+	assert_string_equal(c.cpu_online_file, "/sys/devices/system/cpu/online");
 	assert_string_equal(c.cgroup_parent, "numaplace.slice");
 	assert_string_equal(c.state_dir, "/var/lib/numaplace");
 	assert_int_equal(c.policy.cpu_policy, NP_CPU_POLICY_NONE);
@@ -192,8 +214,14 @@ static void test_errors(void **state)
 	    "config.node_policy.extra: unknown field");
 	bad("{\"topology\":\"\"}", "config.topology");
 	bad("{\"host_isolation\":\"all\"}",
-	    "config.host_isolation: \"all\": expected \"partition\", "
-	    "\"exclusive\" or \"off\"");
+	    "config.host_isolation: \"all\": expected one of \"partition\", "
+	    "\"exclusive\", \"off\"");
+	bad("{\"on_cpu_offline\":\"move\"}",
+	    "config.on_cpu_offline: \"move\": expected one of \"report\", "
+	    "\"replace\"");
+	good_offline();
+	bad("{\"cpu_online_file\":\"online\"}",
+	    "config.cpu_online_file: \"online\" must be an absolute path");
 	bad("{\"host_isolation\":true}",
 	    "config.host_isolation: expected a string");
 }

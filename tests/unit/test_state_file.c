@@ -712,6 +712,78 @@ static void test_topology_changed(void **state)
 	rmdir_all(dir);
 }
 
+/* 8 CPUs, two sockets = nodes, cores {c, c+4}; cpu off is offline with
+ * the place hwloc guesses for a CPU whose sysfs topology is gone (a core
+ * of its own, id 99). */
+static struct np_topology *eight(int off)
+{
+	struct np_cpu_desc d[8];
+	struct np_topology *t;
+	char err[256];
+
+	for (int c = 0; c < 8; c++) {
+		int core = c % 4, sock = core / 2;
+		d[c] = (struct np_cpu_desc){c, core, sock, sock, -1, c != off};
+		if (c == off)
+			d[c].core = 99;
+	}
+	if (np_topology_build(&t, d, 8, err, sizeof(err)))
+		fail_msg("topology: %s", err);
+	return t;
+}
+
+/* A restart while a CPU is offline: the saved topology gives it its
+ * place back, and the state loads (without it the load is refused). */
+static void test_offline_restart(void **state)
+{
+	struct np_topology *all = eight(-1), *now = eight(5), *fixed = NULL;
+	struct np_cpu_desc *fix = NULL;
+	struct np_node_state a;
+	char *dir = tmpdir(), err[512];
+	int nfix = -1;
+	(void)state;
+
+	init(&a, all, POLICY_COUNT);
+	admit(&a, "{\"name\":\"web\",\"qos\":\"LSE\",\"containers\":[{"
+		  "\"name\":\"m\",\"cpu\":\"4\"}]}");
+	save(dir, &a);
+	/* nothing offline: nothing to restore, even without a state */
+	assert_int_equal(np_statefile_offline_places(dir, all, &fix, &nfix), 0);
+	assert_null(fix);
+	assert_int_equal(nfix, 0);
+	load_expect(dir, now, POLICY_COUNT, NP_STATEFILE_ETOPOLOGY,
+		    "CPU topology changed", NULL);
+	assert_int_equal(np_statefile_offline_places(dir, now, &fix, &nfix), 0);
+	assert_int_equal(nfix, 1);
+	assert_int_equal(fix[0].cpu, 5);
+	assert_int_equal(fix[0].core, 1);
+	assert_int_equal(fix[0].socket, 0);
+	assert_int_equal(fix[0].numa, 0);
+	assert_true(fix[0].online);
+	if (np_topology_restore(now, fix, nfix, &fixed, err, sizeof(err)))
+		fail_msg("restore: %s", err);
+	assert_true(np_cpuset_equal(&fixed->online, &all->online));
+	assert_int_equal(fixed->ncores, all->ncores);
+	load_expect(dir, fixed, POLICY_COUNT, 0, NULL);
+	/* a place naming a node the machine does not have is refused */
+	fix[0].numa = 7;
+	{
+		struct np_topology *bad = NULL;
+		assert_int_equal(np_topology_restore(now, fix, nfix, &bad, err,
+						     sizeof(err)),
+				 -EINVAL);
+		assert_null(bad);
+		if (!strstr(err, "NUMA node"))
+			fail_msg("message: %s", err);
+	}
+	free(fix);
+	np_state_free(&a);
+	np_topology_free(all);
+	np_topology_free(now);
+	np_topology_free(fixed);
+	rmdir_all(dir);
+}
+
 static void test_reset(void **state)
 {
 	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, 8 * GiB);
@@ -1292,6 +1364,7 @@ int main(void)
 	    cmocka_unit_test(test_validation_failure),
 	    cmocka_unit_test(test_policy_changed),
 	    cmocka_unit_test(test_topology_changed),
+	    cmocka_unit_test(test_offline_restart),
 	    cmocka_unit_test(test_reset),
 	    cmocka_unit_test(test_crash_during_save),
 	    cmocka_unit_test(test_kubelet_v2),

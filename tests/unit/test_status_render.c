@@ -135,8 +135,15 @@ static void test_render_hand_made(void **state)
 	assert_contains(out, "late (resource cpu): topology affinity error: "
 			     "no NUMA node fits\n");
 	assert_contains(out, ", 2 writes, 153 us (every 10 s)\n");
+	assert_true(strstr(out, "offline CPUs") == NULL);
 	free(out);
 
+	/* hotplug: CPU 5 of web offline */
+	json_object_set_new(st, "offline_cpus", json_string("5"));
+	json_object_set_new(st, "degraded", json_pack("{s:s}", "web", "5"));
+	out = render(st);
+	assert_contains(out, "offline CPUs: 5; web degraded (offline 5)\n");
+	free(out);
 	json_decref(st);
 }
 

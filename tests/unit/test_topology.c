@@ -302,6 +302,29 @@ static void test_xml_this_vm(void **state)
 	np_topology_free(t);
 }
 
+/* A real export with an offline SMT thread: Core objects at two depths.
+ * Ids are ranks by first CPU, as on the symmetric machine. */
+static void test_xml_offline_thread(void **state)
+{
+	struct np_topology *t;
+	(void)state;
+
+	t = load(DATA "vm-2node-cpu3-offline.xml");
+	check_invariants(t);
+	assert_int_equal(t->ncpus, 7);
+	assert_string_equal(cpus_str(&t->online), "0-2,4-7");
+	assert_string_equal(cpus_str(&t->offline), "3");
+	assert_string_equal(cpus_str(core_cpus(t, 0)), "0-1");
+	assert_string_equal(cpus_str(core_cpus(t, 2)), "2");
+	assert_string_equal(cpus_str(core_cpus(t, 6)), "6-7");
+	for (int c = 0; c < 8; c++)
+		if (c != 3)
+			assert_int_equal(core_id(t, c), c / 2);
+	assert_int_equal(socket_id(t, 5), 1);
+	assert_int_equal(numa_id(t, 3), 0);
+	np_topology_free(t);
+}
+
 static void test_xml_2socket_linux_numbering(void **state)
 {
 	struct np_topology *t;
@@ -813,6 +836,7 @@ int main(void)
 	    cmocka_unit_test(test_synthetic_smt1_smt4),
 	    cmocka_unit_test(test_synthetic_sockets_per_numa),
 	    cmocka_unit_test(test_xml_this_vm),
+	    cmocka_unit_test(test_xml_offline_thread),
 	    cmocka_unit_test(test_xml_2socket_linux_numbering),
 	    cmocka_unit_test(test_json_kubelet_numbering),
 	    cmocka_unit_test(test_json_koordinator),

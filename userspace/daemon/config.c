@@ -305,26 +305,50 @@ const char *np_host_isolation_name(enum np_host_isolation h)
 	return host_isolations[h];
 }
 
-static int host_isolation_from_json(struct np_config *n, const json_t *j,
-				    char *err, size_t errlen)
+/* key: one of names (NULL-terminated); *out its index. Absent: 0 and
+ * *out untouched. The error lists the names. */
+static int name_from_json(const json_t *j, const char *key,
+			  const char *const *names, int *out, char *err,
+			  size_t errlen)
 {
+	char list[256] = "";
+	size_t used = 0;
 	const char *s;
-	int r = np_json_str(j, "host_isolation", "config", false, &s, err,
-			    errlen);
+	int r = np_json_str(j, key, "config", false, &s, err, errlen);
 
 	if (r == -ENOENT)
 		return 0;
 	if (r)
 		return r;
-	for (int i = 0; host_isolations[i]; i++)
-		if (!strcmp(s, host_isolations[i])) {
-			n->host_isolation = (enum np_host_isolation)i;
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(s, names[i])) {
+			*out = i;
 			return 0;
 		}
-	return np_json_fail(err, errlen, "config", "host_isolation",
-			    "\"%s\": expected \"partition\", \"exclusive\" or "
-			    "\"off\"",
-			    s);
+		used += (size_t)snprintf(list + used, sizeof(list) - used,
+					 "%s\"%s\"", i ? ", " : "", names[i]);
+		if (used >= sizeof(list))
+			break;
+	}
+	return np_json_fail(err, errlen, "config", key,
+			    "\"%.64s\": expected one of %s", s, list);
+}
+
+static int host_isolation_from_json(struct np_config *n, const json_t *j,
+				    char *err, size_t errlen)
+{
+	int i = (int)n->host_isolation,
+	    r = name_from_json(j, "host_isolation", host_isolations, &i, err,
+			       errlen);
+	n->host_isolation = (enum np_host_isolation)i;
+	return r;
+}
+
+static const char *const cpu_offline_actions[] = {"report", "replace", NULL};
+
+const char *np_cpu_offline_name(enum np_cpu_offline a)
+{
+	return cpu_offline_actions[a];
 }
 
 /* The host units confined under systemd when shared_cgroups is not
@@ -386,7 +410,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"create_cgroups",   "spec_dir",	       "state_dir",
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
 		"verify",	    "cgroup_driver",   "host_isolation",
-		NULL};
+		"on_cpu_offline",   "cpu_online_file", NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -445,6 +469,22 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 				    "needs an explicit cgroup_root");
 	if ((r = driver_from_json(&n, j, err, errlen)) ||
 	    (r = host_isolation_from_json(&n, j, err, errlen)))
+		return r;
+	{
+		int a = (int)n.on_cpu_offline;
+		r = name_from_json(j, "on_cpu_offline", cpu_offline_actions, &a,
+				   err, errlen);
+		n.on_cpu_offline = (enum np_cpu_offline)a;
+		if (r)
+			return r;
+	}
+	/* Followed by default only when the topology is this machine's. */
+	if (!json_object_get(j, "cpu_online_file") &&
+	    !strcmp(n.topology, "live"))
+		snprintf(n.cpu_online_file, sizeof(n.cpu_online_file),
+			 "/sys/devices/system/cpu/online");
+	if ((r = abs_path(j, "cpu_online_file", n.cpu_online_file,
+			  sizeof(n.cpu_online_file), true, err, errlen)))
 		return r;
 	if ((r = abs_path(j, "spec_dir", n.spec_dir, sizeof(n.spec_dir), false,
 			  err, errlen)) ||
@@ -517,8 +557,15 @@ json_t *np_config_to_json(const struct np_config *c)
 			 "state_dir", c->state_dir, "socket", c->socket_path,
 			 "bpf_pin_path", c->bpf_pin_path, "fake_cgroup_root",
 			 c->fake_cgroup_root, "verify", v);
-	if (out)
-		json_object_set_new(out, "host_isolation",
-				    json_string(host_isolations[c->host_isolation]));
+	if (out &&
+	    (json_object_set_new(out, "host_isolation",
+				 json_string(host_isolations[c->host_isolation])) ||
+	     json_object_set_new(out, "on_cpu_offline",
+				 json_string(cpu_offline_actions[c->on_cpu_offline])) ||
+	     json_object_set_new(out, "cpu_online_file",
+				 json_string(c->cpu_online_file)))) {
+		json_decref(out);
+		return NULL;
+	}
 	return out;
 }

@@ -207,7 +207,8 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 			r = -EINVAL;
 		return r;
 	}
-	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
+	if ((r = np_daemon_restore_offline(d, flags, err, errlen)) ||
+	    (r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
 		return r;
 	if (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen)))
 		return r;

@@ -66,6 +66,12 @@ void np_daemon_hostiso_phase(struct np_daemon *d);
 void np_daemon_hostiso_shutdown(struct np_daemon *d);
 json_t *np_daemon_hostiso_status(const struct np_daemon *d);
 
+/* hotplug.c: the online CPUs, read every cycle (pools, degraded or
+ * re-placed workloads); at start, the saved place of CPUs offline now */
+void np_daemon_hotplug(struct np_daemon *d);
+int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
+			      size_t errlen);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

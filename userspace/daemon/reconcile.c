@@ -706,6 +706,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	d->n.cycles++;
 	if (d->enf)
 		d->enf->ops->cycle(d->enf); /* cgroups are read once a cycle */
+	np_daemon_hotplug(d);
 	np_daemon_scan_specs(d);
 	if (!d->enf)
 		goto done;

@@ -9,14 +9,24 @@
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 json_t *np_daemon_status(struct np_daemon *d)
 {
-	json_t *ws = json_array(), *rj = json_array(), *st;
-	for (int i = 0; i < d->st.nworkloads; i++)
+	json_t *ws = json_array(), *rj = json_array(), *deg = json_object(),
+	       *st;
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		np_cpuset off;
 		json_array_append_new(ws, np_workload_alloc_to_json(&d->st,
 								    &d->st.w[i]));
+		if (np_state_degraded(&d->st, i, &off)) {
+			char *l = np_cpuset_str(&off);
+			json_object_set_new(deg, d->st.w[i].req.name,
+					    json_string(l ? l : ""));
+			free(l);
+		}
+	}
 	for (int i = 0; i < d->nrej; i++)
 		json_array_append_new(
 			rj, json_pack("{s:s,s:s,s:s,s:I}", "workload",
@@ -51,7 +61,20 @@ json_t *np_daemon_status(struct np_daemon *d)
 				    json_integer((json_int_t)d->enf->bus_changes));
 		json_object_set_new(st, "host_isolation",
 				    np_daemon_hostiso_status(d));
+		json_object_set_new(c, "hotplug",
+				    json_integer((json_int_t)d->n.hotplug));
+		json_object_set_new(c, "replaced",
+				    json_integer((json_int_t)d->n.replaced));
+		{
+			char *l = np_cpuset_str(&d->st.offline);
+			json_object_set_new(st, "offline_cpus",
+					    json_string(l ? l : ""));
+			free(l);
+			/* workload -> its exclusive CPUs that are offline */
+			json_object_set(st, "degraded", deg);
+		}
 	}
+	json_decref(deg);
 	return st;
 }
 

@@ -681,9 +681,21 @@ void np_state_pools(const struct np_node_state *st, struct np_pools *out)
 	out->exclusive = st->cache.excl;
 	out->lse = st->cache.lse;
 	np_cpuset_andnot(&out->shared, &t->online, &out->exclusive);
+	np_cpuset_andnot(&out->shared, &out->shared, &st->offline);
 	np_cpuset_andnot(&out->allocatable, &out->shared, &out->reserved);
 	if (st->policy.opt.strict_cpu_reservation)
 		out->shared = out->allocatable;
 	np_cpuset_andnot(&out->be, &t->online, &out->lse);
 	np_cpuset_andnot(&out->be, &out->be, &out->reserved);
+	np_cpuset_andnot(&out->be, &out->be, &st->offline);
+}
+
+bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out)
+{
+	np_cpuset_zero(out);
+	for (int c = 0; c < st->w[i].ncontainers; c++)
+		if (st->w[i].c[c].exclusive)
+			np_cpuset_or(out, out, &st->w[i].c[c].cpus);
+	np_cpuset_and(out, out, &st->offline);
+	return !np_cpuset_empty(out);
 }

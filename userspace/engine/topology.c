@@ -378,3 +378,60 @@ void np_topology_cores_of(const struct np_topology *t, const np_cpuset *s,
 	}
 	*out = r;
 }
+
+int np_topology_restore(const struct np_topology *t,
+			const struct np_cpu_desc *fix, int nfix,
+			struct np_topology **out, char *err, size_t errlen)
+{
+	struct np_cpu_desc *d = calloc((size_t)t->max_cpu + 1, sizeof(*d));
+	struct np_topology *o = NULL;
+	int n = 0, r;
+
+	if (!d)
+		return -ENOMEM;
+	for (int c = 0; c < t->max_cpu; c++) {
+		const struct np_cpu *p = &t->cpu[c];
+		if (!p->present)
+			continue;
+		d[n] = (struct np_cpu_desc){c, t->cores[p->core].id,
+					    t->sockets[p->socket].id,
+					    t->numa[p->numa].u.id,
+					    t->l3s[p->l3].id, p->online};
+		for (int f = 0; f < nfix; f++)
+			if (fix[f].cpu == c)
+				d[n] = fix[f];
+		n++;
+	}
+	r = np_topology_build(&o, d, n, err, errlen);
+	free(d);
+	if (r)
+		return r;
+	if (o->nnuma != t->nnuma) {
+		NP_ERR("restored CPUs name %d NUMA node(s), the machine has %d",
+		       o->nnuma, t->nnuma);
+		np_topology_free(o);
+		return -EINVAL;
+	}
+	for (int i = 0; i < t->nnuma; i++) {
+		struct np_unit u = o->numa[i].u;
+		if (u.id != t->numa[i].u.id) {
+			NP_ERR("restored CPUs name NUMA node %d, which has no "
+			       "CPU here",
+			       u.id);
+			np_topology_free(o);
+			return -EINVAL;
+		}
+		o->numa[i] = t->numa[i];
+		o->numa[i].u = u;
+	}
+	memcpy(o->distance, t->distance,
+	       sizeof(uint32_t) * (size_t)t->nnuma * (size_t)t->nnuma);
+	o->distances_known = t->distances_known;
+	for (int i = 0; i < t->ndevices; i++)
+		if ((r = np_topology_add_device(o, &t->devices[i]))) {
+			np_topology_free(o);
+			return r;
+		}
+	*out = o;
+	return 0;
+}

@@ -80,7 +80,43 @@ struct id_map {
 	bool use_os;  /* OS indexes are known and unique */
 	int fresh;    /* first id beyond every assigned id */
 	bool present; /* the topology has objects of this type */
+	/* The type sits at several depths (an asymmetric machine: a core
+	 * whose sibling thread is offline has no L1/L2 of its own above the
+	 * PU, so hwloc puts it deeper): logical indexes are per depth, so
+	 * without unique OS indexes an object's id is its rank among all of
+	 * them by first CPU (objs, sorted). */
+	hwloc_obj_t *objs;
+	int nobjs;
 };
+
+/* Every object of type, at every depth; -ENOMEM. */
+static int objs_of_type(hwloc_topology_t topo, hwloc_obj_type_t type,
+			hwloc_obj_t **out)
+{
+	int depth = hwloc_topology_get_depth(topo), n = 0;
+	hwloc_obj_t *v;
+
+	for (int dp = 0; dp < depth; dp++)
+		if (hwloc_get_depth_type(topo, dp) == type)
+			n += (int)hwloc_get_nbobjs_by_depth(topo, dp);
+	if (!(v = calloc((size_t)n + 1, sizeof(*v))))
+		return -ENOMEM;
+	n = 0;
+	for (int dp = 0; dp < depth; dp++)
+		if (hwloc_get_depth_type(topo, dp) == type)
+			for (unsigned i = 0;
+			     i < hwloc_get_nbobjs_by_depth(topo, dp); i++)
+				v[n++] = hwloc_get_obj_by_depth(topo, dp, i);
+	*out = v;
+	return n;
+}
+
+static int cmp_first_cpu(const void *a, const void *b)
+{
+	int x = hwloc_bitmap_first((*(const hwloc_obj_t *)a)->complete_cpuset),
+	    y = hwloc_bitmap_first((*(const hwloc_obj_t *)b)->complete_cpuset);
+	return (x > y) - (x < y);
+}
 
 struct conv {
 	hwloc_topology_t topo;
@@ -97,11 +133,19 @@ static int cmp_uint(const void *a, const void *b)
 static int id_map_init(struct conv *c, struct id_map *m, hwloc_obj_type_t type)
 {
 	int n = hwloc_get_nbobjs_by_type(c->topo, type);
+	hwloc_obj_t *objs = NULL;
 	unsigned *os, max = 0;
 
 	m->type = type;
-	m->present = n > 0;
 	m->use_os = true;
+	if (hwloc_get_type_depth(c->topo, type) == HWLOC_TYPE_DEPTH_MULTIPLE) {
+		if ((n = objs_of_type(c->topo, type, &objs)) < 0)
+			return n;
+		qsort(objs, (size_t)n, sizeof(*objs), cmp_first_cpu);
+		m->objs = objs;
+		m->nobjs = n;
+	}
+	m->present = n > 0;
 	m->fresh = n;
 	if (n <= 0)
 		return 0;
@@ -113,8 +157,9 @@ static int id_map_init(struct conv *c, struct id_map *m, hwloc_obj_type_t type)
 	if (!os)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		os[i] =
-		    hwloc_get_obj_by_type(c->topo, type, (unsigned)i)->os_index;
+		os[i] = (objs ? objs[i]
+			      : hwloc_get_obj_by_type(c->topo, type, (unsigned)i))
+			    ->os_index;
 		if (os[i] == HWLOC_UNKNOWN_INDEX || os[i] > (1u << 30))
 			m->use_os = false;
 		else if (os[i] > max)
@@ -143,7 +188,15 @@ static hwloc_obj_t ancestor(const struct conv *c, const struct id_map *m,
 
 static int obj_id(const struct id_map *m, hwloc_obj_t o)
 {
-	return m->use_os ? (int)o->os_index : (int)o->logical_index;
+	if (m->use_os)
+		return (int)o->os_index;
+	if (m->objs) {
+		hwloc_obj_t *hit = bsearch(&o, m->objs, (size_t)m->nobjs,
+					   sizeof(*m->objs), cmp_first_cpu);
+		if (hit)
+			return (int)(hit - m->objs);
+	}
+	return (int)o->logical_index;
 }
 
 static int pu_desc(struct conv *c, hwloc_obj_t pu, struct np_cpu_desc *d,
@@ -243,7 +296,9 @@ static hwloc_obj_type_t llc_type(hwloc_topology_t topo)
 	static const hwloc_obj_type_t order[] = {
 	    HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		if (hwloc_get_nbobjs_by_type(topo, order[i]) > 0)
+		if (hwloc_get_nbobjs_by_type(topo, order[i]) > 0 ||
+		    hwloc_get_type_depth(topo, order[i]) ==
+			    HWLOC_TYPE_DEPTH_MULTIPLE)
 			return order[i];
 	return HWLOC_OBJ_L3CACHE;
 }
@@ -534,10 +589,16 @@ static int convert(hwloc_topology_t topo, const char *what, bool live,
 
 	if ((r = id_map_init(&c, &c.core, HWLOC_OBJ_CORE)) ||
 	    (r = id_map_init(&c, &c.pkg, HWLOC_OBJ_PACKAGE)) ||
-	    (r = id_map_init(&c, &c.llc, llc_type(topo))))
+	    (r = id_map_init(&c, &c.llc, llc_type(topo))) ||
+	    (r = read_cpus(&c, &d, &n, err, errlen))) {
+		free(c.core.objs);
+		free(c.pkg.objs);
+		free(c.llc.objs);
 		return r;
-	if ((r = read_cpus(&c, &d, &n, err, errlen)))
-		return r;
+	}
+	free(c.core.objs);
+	free(c.pkg.objs);
+	free(c.llc.objs);
 	r = np_topology_build(&t, d, n, berr, sizeof(berr));
 	free(d);
 	if (r) {
