@@ -190,10 +190,13 @@ check-vectors: $(BUILD)/numaplace
 	$(Q)tools/check-plan-vectors.sh $(BUILD)/numaplace
 
 # numaplaced on a fake cgroup tree, driven by spec files and the CLI, under
-# valgrind; then its control socket under many clients at once.
+# valgrind; then its control socket under many clients at once; then
+# faults (state directory full and read-only, failing cpuset writes, BPF
+# not loading, a request flood, SIGTERM mid-cycle).
 check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/daemon-host.sh $(BUILD)
 	$(Q)tests/socket-host.sh $(BUILD)
+	$(Q)tests/faults-host.sh $(BUILD)
 
 # The BPF programs on this machine's kernel (root; skips otherwise).
 check-bpf: all $(BUILD)/np-bpf-driver $(BUILD)/np-verify-settle

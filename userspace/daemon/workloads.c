@@ -431,7 +431,7 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 		     "release of %s (%s) not done: the state could not be "
 		     "saved; it stays admitted",
 		     name, why);
-		return -EIO;
+		return r; /* the save's errno: ENOSPC, EROFS, ... */
 	}
 	remove_cgroups(d, &keep.req);
 	np_workload_alloc_free(&keep);
