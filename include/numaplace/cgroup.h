@@ -341,6 +341,9 @@ struct np_cgroup_plan {
 	int n;
 	char **cgroups; /* copies of the changes' cgroup paths */
 	int ncgroups;
+	/* cpuset.cpus each cgroup holds before the plan (its old_cpus; every
+	 * CPU when that is empty: an empty cpuset.cpus inherits them) */
+	np_cpuset *held;
 };
 
 /*
@@ -382,9 +385,13 @@ int np_cgroup_step_describe(const struct np_cgroup_plan *plan, int i, char *buf,
 
 /*
  * Apply the plan in order; the cgroups must exist with +cpuset enabled
- * above them (np_cgroup_prepare).  Stops at the first failing write:
- * returns its -errno, *failed_step (may be NULL) = its index and err =
- * "step 3/5 (W cpuset.cpus=2-3 (widen)): <why>".  After each file's final
+ * above them (np_cgroup_prepare).  A failing write does not stop the
+ * others: the later steps of that cgroup are skipped (planned on a write
+ * that did not happen), and so is any step that would give another cgroup
+ * CPUs the failed one still holds (held back: exclusivity first); every
+ * other step is applied. Returns the first failure's -errno, *failed_step
+ * (may be NULL) = its index and err = "step 3/5 (W cpuset.cpus=2-3
+ * (widen)): <why>" (plus how many steps were held back).  After each file's final
  * write the effective set is read back; if any differs, all steps are
  * still applied and NP_CGROUP_PARTIAL is returned, *failed_step = the
  * first such step.  0 and *failed_step = -1 when everything was granted.

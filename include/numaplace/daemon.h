@@ -67,6 +67,10 @@ struct np_written {
 	uint64_t *cpus;
 	int ncpuwords;
 	np_nodemask mems;
+	/* drift seen and counted; not again until a write or a read back
+	 * shows the cgroup holds what it should (a repair that keeps failing
+	 * is one drift) */
+	bool drifted;
 };
 
 struct np_verify;     /* userspace/observe/verify.c */
@@ -122,6 +126,11 @@ struct np_daemon {
 	bool failpoint_admit_saved;
 	bool be_squeezed; /* BE pool empty: BE runs on the shared pool */
 	bool online_unreadable; /* cfg.cpu_online_file: said once */
+	/* A spec scan admits for at most NP_SCAN_BUDGET_MS (each admission
+	 * is saved before it is applied); the rest waits for the next cycle,
+	 * run as soon as the loop has served signals and the socket. */
+	bool scan_more;
+	uint64_t scan_deadline_us; /* CLOCK_MONOTONIC */
 	/* online CPUs the topology has offline (offline at start): said */
 	np_cpuset unknown_online;
 	/* the managed parent is known not to be a partition root (checked
@@ -152,6 +161,8 @@ struct np_daemon {
 	} hostiso_last;
 };
 
+
+#define NP_SCAN_BUDGET_MS 200
 
 /* Flags for np_daemon_init. */
 #define NP_DAEMON_RESET_STATE 0x1

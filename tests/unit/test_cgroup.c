@@ -1397,6 +1397,48 @@ static void test_apply(void **state)
 	np_cgroup_plan_free(&p);
 }
 
+/*
+ * One cgroup whose write fails does not stop the others: S1 cannot yield,
+ * S2 still yields, W (new: its empty cpuset.cpus inherits every CPU) is
+ * narrowed to its grant, and only X's widening onto CPUs S1 still holds is
+ * held back.
+ */
+static void test_apply_past_failure(void **state)
+{
+	struct fx *f = *state;
+	struct np_cgroup_change ch[] = {
+	    chg("S1", NP_CGROUP_SHARED, "0-7", "0-1,4-5", 0x3, 0x3),
+	    chg("S2", NP_CGROUP_SHARED, "0-7", "0-1,4-5", 0x3, 0x3),
+	    chg("W", NP_CGROUP_EXCLUSIVE, "", "2-3", 0x3, 0x3),
+	    chg("X", NP_CGROUP_EXCLUSIVE, "6", "6-7", 0x3, 0x3),
+	};
+	static const char *const want[] = {
+	    "np/S2:cpuset.cpus=0-1,4-5",
+	    "np/W:cpuset.cpus=2-3",
+	};
+	struct np_cgroup_plan p;
+	char err[512], p0[512];
+	int failed;
+
+	mkcg(f, "np/S1", "0-7", "0-1");
+	mkcg(f, "np/S2", "0-7", "0-1");
+	mkcg(f, "np/W", "", "0-1");
+	mkcg(f, "np/X", "6", "0-1");
+	assert_int_equal(np_cgroup_plan_build(&p, ch, 4, err, sizeof(err)), 0);
+	f->emulate_effective = true;
+	path_of(f, "np/S1", "cpuset.cpus", p0, sizeof(p0));
+	assert_int_equal(unlink(p0), 0);
+	assert_int_equal(
+	    np_cgroup_plan_apply(&f->root, &p, &failed, err, sizeof(err)),
+	    -ENOENT);
+	assert_string_equal(p.cgroups[p.steps[failed].change], "S1");
+	assert_contains(err, "S1 cpuset.cpus=0-1,4-5 (yield)");
+	assert_contains(err, "1 later write(s) held back");
+	expect_log(f, want, 2);
+	assert_string_equal(get(f, "np/X", "cpuset.cpus"), "6\n");
+	np_cgroup_plan_free(&p);
+}
+
 /* ---- partitions --------------------------------------------------------- */
 
 static void test_partition_parse(void **state)
@@ -1705,6 +1747,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_random),
 	    cmocka_unit_test(test_plan_vs_search),
 	    T(test_apply),
+	    T(test_apply_past_failure),
 	    cmocka_unit_test(test_partition_parse),
 	    T(test_partition_ok),
 	    T(test_partition_refused),

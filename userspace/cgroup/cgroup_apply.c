@@ -1,38 +1,95 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The plan executor: one write per step, stop at the first failure, read
- * back the effective set after each file's final write. */
+/*
+ * The plan executor: one write per step, read back the effective set after
+ * each file's final write. A failed write leaves its cgroup holding what it
+ * held: its later steps are skipped, and so is any step that would give
+ * another cgroup one of those CPUs (no CPU in two sets that must not share
+ * it); the rest is applied, so one stuck cgroup does not stop the others.
+ */
 #include "cgroup_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 			 const struct np_cgroup_plan *plan, int *failed_step,
 			 char *err, size_t errlen)
 {
 	char msg[1024], desc[320];
-	int partial = -1;
+	int partial = -1, first = 0, held_back = 0;
+	size_t nc = (size_t)(plan->ncgroups > 0 ? plan->ncgroups : 1);
+	np_cpuset *held = calloc(nc, sizeof(*held)), stuck;
+	bool *failed = calloc(nc, sizeof(*failed));
 
 	if (failed_step)
 		*failed_step = -1;
+	if (!held || !failed) {
+		free(held);
+		free(failed);
+		np_errmsg(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (plan->held)
+		memcpy(held, plan->held, sizeof(*held) * (size_t)plan->ncgroups);
+	np_cpuset_zero(&stuck);
 	for (int i = 0; i < plan->n; i++) {
 		const struct np_cgroup_step *s = &plan->steps[i];
+		bool cpus = s->file == NP_CGROUP_CPUS;
 		int r;
 
+		if (failed[s->change])
+			continue;
+		if (cpus && plan->held) {
+			np_cpuset add;
+			np_cpuset_andnot(&add, &s->cpus, &held[s->change]);
+			if (np_cpuset_intersects(&add, &stuck)) {
+				failed[s->change] = true;
+				np_cpuset_or(&stuck, &stuck, &held[s->change]);
+				held_back++;
+				continue;
+			}
+		}
 		msg[0] = '\0';
 		r = cg_write_set(root, plan->cgroups[s->change], s->file,
 				 &s->cpus, s->mems, s->final, NULL, NULL, msg,
 				 sizeof(msg));
-		if (r == 0 || (r == NP_CGROUP_PARTIAL && partial >= 0))
-			continue;
+		if (r == 0 || r == NP_CGROUP_PARTIAL) {
+			if (cpus)
+				held[s->change] = s->cpus; /* the file holds it */
+			if (r == 0 || partial >= 0)
+				continue;
+		}
+		if (r < 0) {
+			failed[s->change] = true;
+			np_cpuset_or(&stuck, &stuck, &held[s->change]);
+			if (first)
+				continue;
+			first = r;
+		} else {
+			partial = i; /* keep going: the rest is still safe */
+			if (first)
+				continue;
+		}
 		np_cgroup_step_describe(plan, i, desc, sizeof(desc));
 		np_errmsg(err, errlen, "step %d/%d (%s): %s", i + 1, plan->n, desc,
-		       msg);
+			  msg);
 		if (failed_step)
 			*failed_step = i;
-		if (r < 0)
-			return r;
-		partial = i; /* keep going: the rest is still safe to apply */
 	}
+	free(held);
+	free(failed);
+	if (first && held_back) {
+		size_t l = strlen(err);
+		if (l < errlen)
+			snprintf(err + l, errlen - l,
+				 "; %d later write(s) held back: they would give "
+				 "CPUs a failed cgroup still holds",
+				 held_back);
+	}
+	if (first)
+		return first;
 	if (partial >= 0 && failed_step)
 		*failed_step = partial;
 	return partial >= 0 ? NP_CGROUP_PARTIAL : 0;

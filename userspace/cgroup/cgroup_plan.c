@@ -615,6 +615,7 @@ void np_cgroup_plan_free(struct np_cgroup_plan *plan)
 	for (int i = 0; i < plan->ncgroups; i++)
 		free(plan->cgroups[i]);
 	free(plan->cgroups);
+	free(plan->held);
 	free(plan->steps);
 	memset(plan, 0, sizeof(*plan));
 }
@@ -648,7 +649,8 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 	pl.cur = calloc(un, sizeof(*pl.cur));
 	pl.curm = calloc(un, sizeof(*pl.curm));
 	plan->cgroups = calloc(un, sizeof(*plan->cgroups));
-	if (!pl.depth || !pl.order || !pl.anc_start || !pl.ver ||
+	plan->held = calloc(un, sizeof(*plan->held));
+	if (!plan->held || !pl.depth || !pl.order || !pl.anc_start || !pl.ver ||
 	    !pl.m_yield || !pl.m_inside || !pl.m_full || !pl.excl ||
 	    !pl.order_all || !pl.claim || !pl.cm ||
 	    !pl.mm || !pl.cur || !pl.curm || !plan->cgroups) {
@@ -667,6 +669,9 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 			goto cleanup;
 		}
 		plan->ncgroups++;
+		plan->held[i] = changes[i].old_cpus;
+		if (np_cpuset_empty(&plan->held[i]))
+			memset(&plan->held[i], 0xff, sizeof(plan->held[i]));
 	}
 
 	/* 1. mems widen, top-down */

@@ -433,11 +433,17 @@ int np_daemon_run(struct np_daemon *d)
 			}
 			timeout = (int)((next_ping - now) / 1000) + 1;
 		}
+		if (d->scan_more)
+			timeout = 0; /* spec files left by a scan's budget */
 		int n = epoll_wait(d->epfd, ev, 8, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
+		if (n == 0 && d->scan_more) {
+			np_daemon_reconcile(d);
+			continue;
+		}
 		for (int i = 0; i < n; i++) {
 			int fd = ev[i].data.fd;
 			if (fd == d->tfd) {

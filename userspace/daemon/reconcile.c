@@ -54,6 +54,7 @@ static void written_set(struct np_daemon *d, const char *path,
 		d->nwritten++;
 	}
 	w->mems = mems;
+	w->drifted = false;
 	if (written_cpus_equal(w, cpus))
 		return;
 	while (nw > 0 && !cpus->w[nw - 1])
@@ -628,9 +629,11 @@ static int plan_changes(struct np_daemon *d, struct desired *v, int n,
 		}
 		/* a planned change of its desired set is not drift */
 		wr = written_find(d, v[i].path);
-		if (v[i].m && v[i].m->established && wr &&
-		    (!written_cpus_equal(wr, &cpus) || wr->mems != mems))
+		if (v[i].m && v[i].m->established && wr && !wr->drifted &&
+		    (!written_cpus_equal(wr, &cpus) || wr->mems != mems)) {
 			np_daemon_drift(d, v[i].path, &cpus, v[i].cpus, "");
+			wr->drifted = true;
+		}
 		if (np_cpuset_empty(v[i].cpus) || !v[i].mems) {
 			/* nothing a cpuset can express: skip this one
 			 * rather than fail the whole plan */

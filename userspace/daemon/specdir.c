@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *canonical(const json_t *spec)
@@ -111,6 +112,13 @@ static bool taken_by_other_file(struct np_daemon *d, const char *path,
 	return true;
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static void scan_one(struct np_daemon *d, const char *path)
 {
 	_cleanup_json_ json_t *spec = NULL;
@@ -134,6 +142,10 @@ static void scan_one(struct np_daemon *d, const char *path)
 		return;
 	if (unchanged(d, path, spec, name))
 		return;
+	if (mono_us() > d->scan_deadline_us) {
+		d->scan_more = true; /* next cycle, after signals and requests */
+		return;
+	}
 	if (np_state_find(&d->st, name) >= 0 &&
 	    np_daemon_release(d, name, "spec changed") < 0)
 		return; /* retried next cycle */
@@ -154,6 +166,8 @@ int np_daemon_scan_specs(struct np_daemon *d)
 	}
 	/* workloads named by a spec file of this scan are marked with it */
 	d->spec_scan++;
+	d->scan_more = false;
+	d->scan_deadline_us = mono_us() + NP_SCAN_BUDGET_MS * 1000u;
 	while ((e = readdir(dir))) {
 		char path[2 * NP_PATH_MAX];
 		size_t len = strlen(e->d_name);
