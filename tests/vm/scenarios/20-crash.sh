@@ -1,8 +1,10 @@
 #!/bin/sh
 # np-timeout: 600
 # 20-crash: numaplaced is killed with SIGKILL at >= 50 random points of a
-# stream of admissions and releases (spec files written and removed while
-# it runs, reconcile_period_s 0.2), and restarted each time. After every
+# stream of admissions, resizes and releases (spec files written, rewritten
+# with another CPU count and removed while it runs, reconcile_period_s
+# 0.2), and restarted each time. `make soak` runs it with 540 kills (about
+# 1,000 operations). After every
 # restart, read from the kernel (cpuset.*.effective, /proc/PID/status):
 #   - no CPU is in two exclusive (LSE) workload cgroups, none has a
 #     reserved CPU, and the shared workloads hold exactly the rest;
@@ -82,8 +84,15 @@ if [ "$NP_CPUS" -ge 16 ]; then
 else
 	TOGGLE="e1 e2 e3 s1"
 fi
-size_of() { # NAME -> CPUs it asks for
+base_size() { # NAME -> CPUs it asks for when added
 	case $1 in e3 | e5) echo 4 ;; e* | k*) echo 2 ;; *) echo 1 ;; esac
+}
+size_of() { # NAME -> CPUs its spec asks for now (a resize changes it)
+	if [ -f "$ETC/specs/$1.json" ]; then
+		sed -n 's/.*"cpu":"\([0-9]*\)".*/\1/p' "$ETC/specs/$1.json"
+	else
+		base_size "$1"
+	fi
 }
 qos_of() { case $1 in e*) echo LSE ;; *) echo LS ;; esac; }
 spec_write() { # NAME QOS CPUS
@@ -91,11 +100,18 @@ spec_write() { # NAME QOS CPUS
 		"$1" "$2" "$3" >"$ETC/specs/.$1.tmp"
 	mv "$ETC/specs/.$1.tmp" "$ETC/specs/$1.json"
 }
-spec_add() { spec_write "$1" "$(qos_of "$1")" "$(size_of "$1")"; }
+spec_add() { spec_write "$1" "$(qos_of "$1")" "$(base_size "$1")"; }
 spec_del() { rm -f "$ETC/specs/$1.json"; }
 has_spec() { [ -f "$ETC/specs/$1.json" ]; }
-toggle() { # NAME: add or remove its spec; prints +NAME or -NAME
+toggle() { # NAME: add, resize or remove its spec; prints +NAME, ~NAME or -NAME
 	if has_spec "$1"; then
+		# a third of the changes to an LSE spec are resizes (2 <-> 4
+		# CPUs: released and admitted again)
+		case $1 in e*) if [ "$(rnd 3)" = 0 ]; then
+			if [ "$(size_of "$1")" = 2 ]; then spec_write "$1" LSE 4; else spec_write "$1" LSE 2; fi
+			printf ' ~%s' "$1"
+			return
+		fi ;; esac
 		spec_del "$1"
 		printf ' -%s' "$1"
 	else
@@ -103,6 +119,7 @@ toggle() { # NAME: add or remove its spec; prints +NAME or -NAME
 		printf ' +%s' "$1"
 	fi
 }
+NOPS=0
 # k1, k2: LSE workloads admitted and released through the control socket
 # (numaplace admit/release), in the background while the kill comes. What
 # numaplaced acknowledged must hold after the restart. $ETC/k/NAME.want is
@@ -419,10 +436,12 @@ random_kills() {
 				case $nm in
 				k*)
 					sock_op "$nm"
+					NOPS=$((NOPS + 1))
 					ops="$ops $(cat "$ETC/k/$nm.op")$nm(socket)"
 					;;
 				*)
 					op=$(toggle "$nm")
+					NOPS=$((NOPS + 1))
 					ops="$ops$op"
 					case $op in " +e"*) added=$nm ;; esac
 					;;
@@ -527,7 +546,7 @@ random_kills() {
 	t_end=$(cut -d' ' -f1 /proc/uptime)
 	log "after $KILLS kills: $(for c in $(cgroups); do printf '%s=%s ' "$c" "$(eff "$c")"; done)"
 	log "$(grep -c 'admitted' $ETC/log) admissions, $(grep -c 'released' $ETC/log) releases, $(grep -c 'rejected' $ETC/log) rejections logged"
-	summary="$KILLS kills in $(awk -v a="$t_start" -v b="$t_end" 'BEGIN{printf "%.0f", b-a}') s ($empty inside an admission, $down_ops spec(s) added while down, $nack socket answers kept, $nunk unanswered)"
+	summary="$NOPS operations and $KILLS kills in $(awk -v a="$t_start" -v b="$t_end" 'BEGIN{printf "%.0f", b-a}') s ($empty inside an admission, $down_ops spec(s) added while down, $nack socket answers kept, $nunk unanswered)"
 	log "$summary"
 	echo "$summary" >$ETC/summary
 	stop TERM
