@@ -641,6 +641,87 @@ static void test_source_errors(void **state)
 	unlink(path);
 }
 
+/* XML that libhwloc 2.9 crashes on (a NULL bitmap while it loads, an
+ * assertion on a bitmap) or takes a GiB for is refused before hwloc reads
+ * it, naming the file, the line and what is wrong; the same machine with
+ * its sets loads (inputs kept in tests/fuzz/regress/hwloc). */
+static void test_xml_checked_before_hwloc(void **state)
+{
+#define SETS(c, n)                                                             \
+	"cpuset=\"" c "\" complete_cpuset=\"" c "\" nodeset=\"" n               \
+	"\" complete_nodeset=\"" n "\""
+	static const struct {
+		const char *xml, *needle;
+	} bad[] = {
+	    /* a Machine with PUs and no NUMA node */
+	    {"<topology version=\"2.0\">\n"
+	     " <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\">\n"
+	     "  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\"/>\n"
+	     "  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\"/>\n"
+	     " </object>\n</topology>\n",
+	     "line 2: Machine object without complete_cpuset"},
+	    /* a NUMA node whose own complete sets are missing */
+	    {"<topology version=\"2.0\">\n"
+	     " <object type=\"Machine\" " SETS("0x1", "0x1") ">\n"
+	     "  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x1\" "
+	     "nodeset=\"0x1\"/>\n"
+	     "  <object type=\"PU\" os_index=\"0\" " SETS("0x1", "0x1")
+	     "/>\n </object>\n</topology>\n",
+	     "line 3: NUMANode object without complete_cpuset"},
+	    /* every set there, but no NUMA node (hwloc refuses it with an
+	     * unrelated errno) */
+	    {"<topology version=\"2.0\">\n"
+	     " <object type=\"Machine\" " SETS("0x1", "0x1") ">\n"
+	     "  <object type=\"PU\" os_index=\"0\" " SETS("0x1", "0x1")
+	     "/>\n </object>\n</topology>\n",
+	     "no NUMANode object"},
+	    {"<topology><object type=\"Machine\" cpuset=0x1></object>"
+	     "</topology>\n",
+	     "cannot be read"},
+	    /* a bitmap starting with ",": an assertion in libhwloc */
+	    {"<topology version=\"2.0\">\n"
+	     " <object type=\"Machine\" allowed_cpuset=\",0x1\" "
+	     SETS("0x1", "0x1") ">\n",
+	     "line 2: allowed_cpuset=\",0x1\" is not a bitmap"},
+	    /* a PU without os_index: a GiB bitmap up to bit 2^32-1 */
+	    {"<topology version=\"2.0\">\n"
+	     " <object type=\"Machine\" " SETS("0x1", "0x1") ">\n"
+	     "  <object type=\"NUMANode\" os_index=\"0\" "
+	     SETS("0x1", "0x1") "/>\n"
+	     "  <object type=\"PU\" " SETS("0x1", "0x1") "/>\n"
+	     " </object>\n</topology>\n",
+	     "line 4: PU os_index \"\": expected a number below"},
+	};
+	char path[64], src[80];
+	struct np_topology *t;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tmpfile_with(path, sizeof(path), bad[i].xml);
+		snprintf(src, sizeof(src), "xml:%s", path);
+		load_fails(src, "hwloc XML", path, bad[i].needle, NULL);
+		unlink(path);
+	}
+	tmpfile_with(path, sizeof(path),
+		     "<topology version=\"2.0\">\n"
+		     " <object type=\"Machine\" " SETS("0x3", "0x1") ">\n"
+		     "  <object type=\"NUMANode\" os_index=\"0\" "
+		     SETS("0x3", "0x1") " local_memory=\"1073741824\"/>\n"
+		     "  <object type=\"PU\" os_index=\"0\" " SETS("0x1", "0x1")
+		     "/>\n"
+		     "  <object type=\"PU\" os_index=\"1\" " SETS("0x2", "0x1")
+		     "/>\n </object>\n</topology>\n");
+	snprintf(src, sizeof(src), "xml:%s", path);
+	t = load(src);
+	check_invariants(t);
+	assert_int_equal(t->ncpus, 2);
+	assert_int_equal(t->nnuma, 1);
+	assert_int_equal(t->numa[0].mem_total, GiB);
+	np_topology_free(t);
+	unlink(path);
+#undef SETS
+}
+
 /* ---- (e) a large topology from records ---- */
 
 static void test_large_4096(void **state)
@@ -843,6 +924,7 @@ int main(void)
 	    cmocka_unit_test(test_json_wrapped),
 	    cmocka_unit_test(test_validation_errors),
 	    cmocka_unit_test(test_source_errors),
+	    cmocka_unit_test(test_xml_checked_before_hwloc),
 	    cmocka_unit_test(test_large_4096),
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_live),

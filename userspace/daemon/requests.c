@@ -144,6 +144,9 @@ static json_t *op_plan(struct np_daemon *d, const json_t *req)
 	char err[1024];
 
 	(void)d;
+	if (!json_is_object(json_object_get(req, "request")))
+		return np_ctl_error("request: expected a JSON object (a plan "
+				    "request)");
 	if (np_plan(json_object_get(req, "request"), &res, err, sizeof(err)))
 		return np_ctl_error("request.%s", err);
 	return json_pack("{s:b,s:o}", "ok", 1, "result", res);

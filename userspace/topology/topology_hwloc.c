@@ -28,10 +28,10 @@
  * whole machine, so CPUs and nodes outside the cgroup this process happens
  * to run in are kept (and count as online).
  *
- * An XML file is read once, checked (see xml_check: libhwloc crashes on
- * objects without their sets, so a file that is not shaped like hwloc's
- * own exports is refused before hwloc reads it) and handed to hwloc as a
- * buffer, so what hwloc parses is what was checked.
+ * An XML file is read once, checked (np_hwloc_xml_check, topology_xml.c:
+ * libhwloc crashes on objects without their sets, so a file that is not
+ * shaped like hwloc's own exports is refused before hwloc reads it) and
+ * handed to hwloc as a buffer, so what hwloc parses is what was checked.
  *
  * Memory per NUMA node comes from the node's local memory and page types;
  * the base page size is not a hugepage size. Free memory and free hugepages
@@ -68,6 +68,7 @@
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 #include "basic/fileio.h"
+#include "topology_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -623,162 +624,6 @@ static int convert(hwloc_topology_t topo, const char *what, bool live,
 
 enum src_kind { SRC_LIVE, SRC_XML, SRC_SYNTHETIC };
 
-/* Largest hwloc XML file read (a 4096-CPU export is a few MiB). */
-#define XML_MAX_SIZE (64u << 20)
-
-static bool xml_name_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	       (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
-	       ch == '.' || ch == ':';
-}
-
-static bool xml_space(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-/* The name s (n bytes), without a namespace prefix, is want. */
-static bool xml_name_is(const char *s, size_t n, const char *want)
-{
-	const char *colon = memrchr(s, ':', n);
-
-	if (colon) {
-		n -= (size_t)(colon + 1 - s);
-		s = colon + 1;
-	}
-	return n == strlen(want) && !memcmp(s, want, n);
-}
-
-/* Line of buf[off], for messages. */
-static int xml_line(const char *buf, size_t off)
-{
-	int line = 1;
-
-	for (size_t i = 0; i < off; i++)
-		line += buf[i] == '\n';
-	return line;
-}
-
-/*
- * libhwloc (2.9) trusts the object sets of an XML file: a CPU or memory
- * object without its complete_cpuset or complete_nodeset (a minimal
- * hand-written file, a Machine with PUs and no NUMA node, say) makes it
- * dereference a NULL bitmap while it loads, killing the process. So,
- * before hwloc sees the text: every <object> except the I/O and Misc
- * ones (Bridge, PCIDev, OSDev, Misc: no sets) must carry cpuset,
- * complete_cpuset, nodeset and complete_nodeset, as each object of
- * hwloc's own exports (lstopo --of xml) does. The scan is deliberately
- * cruder than an XML parser and errs on the side of refusing: every
- * "<object" tag counts, in comments too, and one whose attributes it
- * cannot read is refused.
- */
-static int xml_check(const char *buf, size_t len, const char *what, char *err,
-		     size_t errlen)
-{
-	static const char *const sets[] = {"cpuset", "complete_cpuset",
-					   "nodeset", "complete_nodeset"};
-	static const char *const no_sets[] = {"Bridge", "HostBridge",
-					      "PCIBridge", "PCIDev", "OSDev",
-					      "Misc"};
-	static const char *const numa[] = {"NUMANode", "Node", "NUMA"};
-	int nnuma = 0;
-
-	if (memchr(buf, '\0', len)) {
-		NP_ERR("%s: not an XML text file (it holds a NUL byte at "
-		       "offset %zu)",
-		       what,
-		       (size_t)((const char *)memchr(buf, '\0', len) - buf));
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < len; i++) {
-		const char *type = NULL;
-		size_t p = i + 1, typelen = 0;
-		unsigned have = 0;
-		bool exempt = false;
-
-		if (buf[i] != '<')
-			continue;
-		while (p < len && xml_name_char(buf[p]))
-			p++;
-		if (!xml_name_is(buf + i + 1, p - i - 1, "object"))
-			continue;
-		for (;;) {
-			size_t n0, v0, val;
-			char q;
-
-			while (p < len && xml_space(buf[p]))
-				p++;
-			if (p < len && (buf[p] == '>' || buf[p] == '/'))
-				break;
-			n0 = p;
-			while (p < len && xml_name_char(buf[p]))
-				p++;
-			v0 = p;
-			while (p < len && xml_space(buf[p]))
-				p++;
-			if (p == n0 || p >= len || buf[p++] != '=')
-				goto unreadable;
-			while (p < len && xml_space(buf[p]))
-				p++;
-			if (p >= len || (buf[p] != '"' && buf[p] != '\''))
-				goto unreadable;
-			q = buf[p++];
-			val = p;
-			while (p < len && buf[p] != q)
-				p++;
-			if (p >= len)
-				goto unreadable;
-			for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]);
-			     k++)
-				if (xml_name_is(buf + n0, v0 - n0, sets[k]))
-					have |= 1u << k;
-			if (xml_name_is(buf + n0, v0 - n0, "type")) {
-				type = buf + val;
-				typelen = p - val;
-			}
-			p++;
-		}
-		for (size_t k = 0;
-		     type && k < sizeof(no_sets) / sizeof(no_sets[0]); k++)
-			exempt |= typelen == strlen(no_sets[k]) &&
-				  !strncasecmp(type, no_sets[k], typelen);
-		if (exempt)
-			continue;
-		for (size_t k = 0; type && k < sizeof(numa) / sizeof(numa[0]);
-		     k++)
-			nnuma += typelen == strlen(numa[k]) &&
-				 !strncasecmp(type, numa[k], typelen);
-		for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
-			if (have & (1u << k))
-				continue;
-			NP_ERR("%s: line %d: %s%.*s object without %s (hwloc's "
-			       "exports give every CPU and memory object "
-			       "cpuset, complete_cpuset, nodeset and "
-			       "complete_nodeset; libhwloc crashes on a file "
-			       "without them)",
-			       what, xml_line(buf, i), type ? "" : "an untyped",
-			       type ? (int)(typelen > 32 ? 32 : typelen) : 0,
-			       type ? type : "", sets[k]);
-			return -EINVAL;
-		}
-		continue;
-unreadable:
-		NP_ERR("%s: line %d: an <object> tag whose attributes cannot "
-		       "be read",
-		       what, xml_line(buf, i));
-		return -EINVAL;
-	}
-	if (!nnuma) {
-		/* hwloc 2 refuses it too, with errno from elsewhere */
-		NP_ERR("%s: no NUMANode object (hwloc needs at least one NUMA "
-		       "node)",
-		       what);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int from_hwloc(struct np_topology **out, enum src_kind kind,
 		      const char *arg, char *err, size_t errlen)
 {
@@ -816,7 +661,7 @@ static int from_hwloc(struct np_topology **out, enum src_kind kind,
 				NP_ERR("%s: %s", what, strerror(-r));
 			return r;
 		}
-		if ((r = xml_check(xml, xmllen, what, err, errlen)))
+		if ((r = np_hwloc_xml_check(xml, xmllen, what, err, errlen)))
 			return r;
 	}
 	if (hwloc_topology_init(&topo) < 0) {
@@ -845,9 +690,18 @@ static int from_hwloc(struct np_topology **out, enum src_kind kind,
 		    what);
 		goto out;
 	}
+	errno = 0;
 	if (hwloc_topology_load(topo) < 0) {
-		r = errno ? -errno : -EINVAL;
-		NP_ERR("%s: hwloc failed to load it: %s", what, strerror(-r));
+		/* for a file, errno says nothing about it (ENOENT for one
+		 * without a usable NUMA node) */
+		r = kind == SRC_XML || !errno ? -EINVAL : -errno;
+		if (kind == SRC_XML)
+			NP_ERR("%s: hwloc cannot read it as a topology "
+			       "(HWLOC_XML_VERBOSE=1 makes hwloc say why)",
+			       what);
+		else
+			NP_ERR("%s: hwloc failed to load it: %s", what,
+			       strerror(-r));
 		goto out;
 	}
 	r = convert(topo, what, kind == SRC_LIVE, out, err, errlen);
