@@ -201,6 +201,12 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/socket-host.sh $(BUILD)
 	$(Q)tests/faults-host.sh $(BUILD)
 
+# The bad-input corpus (tests/badinput/): every surface, with the message
+# and exit code each case must give; the daemon's tree and state unchanged.
+.PHONY: check-badinput
+check-badinput: all
+	$(Q)tests/badinput.sh $(BUILD)
+
 # The BPF programs on this machine's kernel (root; skips otherwise).
 check-bpf: all $(BUILD)/np-bpf-driver $(BUILD)/np-verify-settle
 	$(Q)tests/bpf-host.sh $(BUILD)
@@ -228,7 +234,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-bpf check-clang check-asan fuzz check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-bpf check-clang check-asan fuzz check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 

@@ -88,6 +88,14 @@ int cmd_import(int argc, char **argv)
 			return cli_usage(import_usage, c);
 		}
 	}
+	if (optind < argc - 1) {
+		fprintf(stderr,
+			"numaplace import-kubelet-state: unexpected argument "
+			"'%.200s'\n\n",
+			argv[optind + 1]);
+		import_usage(stderr);
+		return NP_EXIT_USAGE;
+	}
 	if (optind != argc - 1) {
 		import_usage(stderr);
 		return NP_EXIT_USAGE;
@@ -111,7 +119,12 @@ int cmd_import(int argc, char **argv)
 				   sizeof(err));
 	if (r) {
 		fprintf(stderr, "numaplace import-kubelet-state: %s\n", err);
-		rc = r == -EINVAL || r == -ENODATA ? NP_EXIT_USAGE : NP_EXIT_FAIL;
+		/* a checkpoint that is missing or not valid is bad input */
+		rc = r == -EINVAL || r == -ENODATA || r == -ENOENT ||
+				     r == -ENOTDIR || r == -EISDIR ||
+				     r == -ENAMETOOLONG || r == -EFBIG
+			     ? NP_EXIT_USAGE
+			     : NP_EXIT_FAIL;
 		goto out;
 	}
 	cli_print_json(out);

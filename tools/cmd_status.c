@@ -97,8 +97,11 @@ int cmd_status(int argc, char **argv)
 		st = json_object_get(resp, "status");
 	}
 	if (!json_is_object(st)) {
-		fprintf(stderr, "numaplace status: malformed answer from "
-				"numaplaced: status: expected an object\n");
+		fprintf(stderr, "numaplace status: malformed %s: status: "
+				"expected an object\n",
+			input ? "input" : "answer from numaplaced");
+		if (input)
+			rc = NP_EXIT_USAGE; /* a bad --input file */
 		goto out;
 	}
 	if (as_json) {
@@ -112,6 +115,8 @@ int cmd_status(int argc, char **argv)
 			"numaplace status: malformed status: %s (see "
 			"--json)\n",
 			err);
+		if (input)
+			rc = NP_EXIT_USAGE; /* a bad --input file */
 		goto out;
 	}
 	rc = NP_EXIT_OK;

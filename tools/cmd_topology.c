@@ -308,7 +308,9 @@ int cmd_topology(int argc, char **argv)
 		/* a source given that is missing or not valid is bad input */
 		return src && strcmp(src, "live") &&
 			       (r == -EINVAL || r == -ENOENT || r == -ENOTDIR ||
-				r == -EISDIR || r == -ERANGE || r == -E2BIG)
+				r == -EISDIR || r == -ERANGE || r == -E2BIG ||
+				r == -ENAMETOOLONG || r == -EACCES ||
+				r == -ELOOP)
 			   ? NP_EXIT_USAGE
 			   : NP_EXIT_FAIL;
 	}

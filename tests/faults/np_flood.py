@@ -82,7 +82,7 @@ def make_requests(rng, tid, conn_no, n, admits):
         elif r < 0.93:
             out.append(('{"name":"x"}', expect_error("op: required field is missing")))
         elif r < 0.985 or len(out) + 2 > n or not admits:
-            out.append(('[1,2,3]', expect_error("op: required field is missing")))
+            out.append(('[1,2,3]', expect_error("request: expected a JSON object")))
         else:
             name = "%s%d-%d-%d" % (prefix, tid, conn_no, k)
             spec = {"name": name, "qos": "LS", "containers": [{"name": "m", "cpu": "10m"}]}

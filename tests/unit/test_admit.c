@@ -386,7 +386,8 @@ static void test_spec_validation(void **state)
 	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"containers\":[{\"name\":"
 		   "\"a\",\"devices\":{\"v.com/gpu\":0}}]}",
 		   "expected a count 1..1024");
-	j = json_loads("{\"name\":\"ok\",\"qos\":\"LSE\",\"cgroup\":\"pods/ok\","
+	/* Guaranteed: an LSE container with 250m is refused (below) */
+	j = json_loads("{\"name\":\"ok\",\"qos\":\"Guaranteed\",\"cgroup\":\"pods/ok\","
 		       "\"containers\":[{\"name\":\"a\",\"cpu\":\"2\",\"memory\":"
 		       "\"1.5Gi\",\"hugepages-1Gi\":\"2Gi\",\"devices\":{\"v.com/"
 		       "gpu\":2}},{\"name\":\"b\",\"cpu\":\"250m\"}],"
@@ -407,6 +408,21 @@ static void test_spec_validation(void **state)
 	assert_true(w.partition);
 	np_workload_req_free(&w);
 	json_decref(j);
+	spec_error("{\"name\":\"x\",\"qos\":\"LSE\",\"containers\":[{\"name\":"
+		   "\"a\",\"cpu\":\"2\"},{\"name\":\"b\",\"cpu\":\"250m\"}]}",
+		   "spec.containers[1].cpu: LSE needs whole CPUs, at least 1, "
+		   "got 250m");
+	spec_error("{\"name\":\"x\",\"qos\":\"LSR\",\"containers\":[{\"name\":"
+		   "\"a\"}]}",
+		   "spec.containers[0].cpu: LSR needs whole CPUs, at least 1, "
+		   "got 0m");
+	spec_error("{\"name\":\"x\",\"qos\":\"LS\",\"cgroup\":\"a/"
+		   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		   "xxxxxxxxxx\",\"containers\":[{\"name\":\"a\"}]}",
+		   "spec.cgroup: a component is 258 bytes long");
 }
 
 /* Pod scope: one hint for the whole workload. */

@@ -549,6 +549,31 @@ static void test_validation_failure(void **state)
 		    "is corrupt", "overlaps another exclusive allocation",
 		    "--reset-state", NULL);
 
+	/* two workloads with one cgroup: db (index 1) takes web's */
+	json_decref(doc);
+	doc = np_statefile_document(&a);
+	ws = json_object_get(
+	    json_object_get(json_object_get(doc, "body"), "state"),
+	    "workloads");
+	json_object_set_new(json_object_get(json_array_get(ws, 1), "spec"),
+			    "cgroup", json_string("web"));
+	write_doc(dir, doc);
+	load_expect(dir, t, POLICY_RESTRICTED, NP_STATEFILE_ECORRUPT,
+		    "workloads[1].spec.cgroup: \"web\" is workload web's already",
+		    NULL);
+	/* charges of the wrong type are refused, not dropped */
+	json_decref(doc);
+	doc = np_statefile_document(&a);
+	ws = json_object_get(
+	    json_object_get(json_object_get(doc, "body"), "state"),
+	    "workloads");
+	c0 = json_array_get(
+	    json_object_get(json_array_get(ws, 0), "containers"), 0);
+	json_object_set_new(c0, "memory", json_string("1Gi"));
+	write_doc(dir, doc);
+	load_expect(dir, t, POLICY_RESTRICTED, NP_STATEFILE_ECORRUPT,
+		    "containers[0].memory: expected an object", NULL);
+
 	/* "partitioned_by" only as "verify", and only on a partition */
 	json_decref(doc);
 	doc = np_statefile_document(&a);

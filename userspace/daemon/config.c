@@ -197,6 +197,11 @@ static int rel_cgroup(const char *s, const char *key, char *out, size_t len,
 					    "\"%s\" has an empty, \".\" or "
 					    "\"..\" component",
 					    s);
+		if (n > 255)
+			return np_json_fail(err, errlen, "config", key,
+					    "a component is %zu bytes, longer "
+					    "than 255 (NAME_MAX)",
+					    n);
 		p += n + (e ? 1 : 0);
 	}
 	snprintf(out, len, "%s", s);

@@ -406,7 +406,7 @@ int np_ctl_check(const json_t *response, char *err, size_t errlen)
 int np_ctl_load_spec(const char *path, json_t **spec, char *err, size_t errlen)
 {
 	bool is_stdin = !strcmp(path, "-");
-	const char *label = is_stdin ? "stdin" : path;
+	char label[224]; /* a path cut short: the reason must fit */
 	struct np_workload_req *w = NULL;
 	char verr[512];
 	json_error_t jerr;
@@ -415,10 +415,12 @@ int np_ctl_load_spec(const char *path, json_t **spec, char *err, size_t errlen)
 	int r;
 
 	*spec = NULL;
+	snprintf(label, sizeof(label), "%.200s%s", is_stdin ? "stdin" : path,
+		 strlen(path) > 200 ? "..." : "");
 	f = is_stdin ? stdin : fopen(path, "re");
 	if (!f) {
 		r = -errno;
-		NP_ERR("%s: %s", path, strerror(-r));
+		NP_ERR("%s: %s", label, strerror(-r));
 		return r;
 	}
 	j = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);

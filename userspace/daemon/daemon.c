@@ -207,9 +207,21 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 			r = -EINVAL;
 		return r;
 	}
-	if ((r = np_daemon_restore_offline(d, flags, err, errlen)) ||
-	    (r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen)))
+	if ((r = np_daemon_restore_offline(d, flags, err, errlen)))
 		return r;
+	if ((r = np_state_init(&d->st, d->topo, &d->cfg.policy, err, errlen))) {
+		/* np_state_init names keys "policy.X": the file says
+		 * node_policy */
+		if (!strncmp(err, "policy.", 7) && strlen(err) + 13 < errlen) {
+			memmove(err + 12, err, strlen(err) + 1);
+			memcpy(err, "config.node_", 12);
+		}
+		return r;
+	}
+	if (d->cfg.cgroup_root[0] && access(d->cfg.cgroup_root, F_OK))
+		return np_errf(err, errlen, -EINVAL,
+			       "config.cgroup_root: %.200s: %s",
+			       d->cfg.cgroup_root, strerror(errno));
 	if (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen)))
 		return r;
 	if ((r = load_state(d, flags, err, errlen)))

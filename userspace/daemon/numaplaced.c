@@ -70,6 +70,12 @@ static int check_config(const char *path)
 		fprintf(stderr, "numaplaced: config.topology: %s\n", err);
 		return 2;
 	}
+	if (cfg.cgroup_root[0] && access(cfg.cgroup_root, F_OK)) {
+		fprintf(stderr, "numaplaced: %s: config.cgroup_root: %s: %s\n",
+			path, cfg.cgroup_root, strerror(errno));
+		np_topology_free(t);
+		return 2;
+	}
 	if (np_state_init(&st, t, &cfg.policy, err, sizeof(err)) < 0) {
 		/* np_state_init names keys as "policy.X" */
 		fprintf(stderr, "numaplaced: %s: config.node_%s\n", path, err);
@@ -151,6 +157,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "numaplaced: unexpected argument '%.200s'\n",
+			argv[optind]);
 		usage(stderr);
 		return 2;
 	}

@@ -105,11 +105,14 @@ static json_t *op_admit(struct np_daemon *d, const json_t *req)
 
 static json_t *op_release(struct np_daemon *d, const json_t *req)
 {
-	const char *name = json_string_value(json_object_get(req, "name"));
+	const json_t *nj = json_object_get(req, "name");
+	const char *name = json_string_value(nj);
 	int r;
 
-	if (!name)
+	if (!nj)
 		return np_ctl_error("name: required field is missing");
+	if (!name)
+		return np_ctl_error("name: expected a string");
 	r = np_daemon_release(d, name, "requested");
 	if (r == -ENOENT)
 		return np_ctl_error("release: no workload named \"%s\"", name);
@@ -162,21 +165,56 @@ static json_t *op_reload(struct np_daemon *d, const json_t *req)
 static const struct {
 	const char *name;
 	json_t *(*fn)(struct np_daemon *d, const json_t *req);
+	const char *keys[3]; /* besides "op" (NULL-ended) */
 } ops[] = {
-	{"status", op_status}, {"admit", op_admit},   {"release", op_release},
-	{"events", op_events}, {"plan", op_plan},     {"reload", op_reload},
+	{"status", op_status, {NULL}},	     {"admit", op_admit, {"spec"}},
+	{"release", op_release, {"name"}},   {"events", op_events, {"limit"}},
+	{"plan", op_plan, {"request"}},	     {"reload", op_reload, {NULL}},
 };
+
+/* A key the op does not take (a misspelt one would change the request
+ * silently); NULL when there is none. */
+static const char *unknown_key(const json_t *req, size_t i)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)req, key, v)
+	{
+		bool ok = !strcmp(key, "op");
+		for (size_t k = 0; !ok && ops[i].keys[k]; k++)
+			ok = !strcmp(key, ops[i].keys[k]);
+		if (!ok)
+			return key;
+	}
+	return NULL;
+}
 
 json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
 {
-	const char *op = json_string_value(json_object_get(req, "op"));
+	const json_t *opj = json_object_get(req, "op");
+	char names[128] = "";
+	size_t used = 0;
+	const char *op, *bad;
 
-	if (!json_is_object(req) || !op)
+	if (!json_is_object(req))
+		return np_ctl_error("request: expected a JSON object");
+	if (!opj)
 		return np_ctl_error("op: required field is missing");
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i].name))
+	if (!(op = json_string_value(opj)))
+		return np_ctl_error("op: expected a string");
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (!strcmp(op, ops[i].name)) {
+			if ((bad = unknown_key(req, i)))
+				return np_ctl_error("%.64s: unknown field for op "
+						    "\"%s\"",
+						    bad, op);
 			return ops[i].fn(d, req);
-	return np_ctl_error("op: \"%s\" is not admit, release, status, plan "
-			    "or reload",
-			    op);
+		}
+		used += (size_t)snprintf(names + used, sizeof(names) - used,
+					 "%s%s", i ? ", " : "", ops[i].name);
+		if (used >= sizeof(names))
+			used = sizeof(names) - 1;
+	}
+	return np_ctl_error("op: \"%.64s\" is not one of %s", op, names);
 }

@@ -112,6 +112,25 @@ static bool taken_by_other_file(struct np_daemon *d, const char *path,
 	return true;
 }
 
+/* A workload of that name admitted through the control socket: the file
+ * does not take it over (it would be released and admitted anew, its
+ * CPUs moved), it is refused until the name is free. */
+static bool socket_workload(struct np_daemon *d, const char *path,
+			    const json_t *spec, const char *name)
+{
+	struct np_wl_meta *m = np_meta_find(d, name);
+	char err[NP_NAME_MAX + 160];
+
+	if (!m || S(m->spec_file)[0] || np_state_find(&d->st, name) < 0)
+		return false;
+	snprintf(err, sizeof(err),
+		 "name: workload \"%.127s\" was admitted through the control "
+		 "socket; release it first",
+		 name);
+	note_invalid(d, path, spec, err);
+	return true;
+}
+
 static uint64_t mono_us(void)
 {
 	struct timespec ts;
@@ -133,6 +152,10 @@ static void scan_one(struct np_daemon *d, const char *path)
 		note_invalid(d, path, NULL, err);
 		return;
 	}
+	if (!json_is_object(spec)) {
+		note_invalid(d, path, spec, "spec: expected a workload spec object");
+		return;
+	}
 	name = json_string_value(json_object_get(spec, "name"));
 	if (!name) {
 		note_invalid(d, path, spec, "name: required field is missing");
@@ -141,6 +164,8 @@ static void scan_one(struct np_daemon *d, const char *path)
 	if (taken_by_other_file(d, path, spec, name))
 		return;
 	if (unchanged(d, path, spec, name))
+		return;
+	if (socket_workload(d, path, spec, name))
 		return;
 	if (mono_us() > d->scan_deadline_us) {
 		d->scan_more = true; /* next cycle, after signals and requests */

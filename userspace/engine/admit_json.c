@@ -291,6 +291,16 @@ static int container_alloc_from_json(const struct np_node_state *st,
 		}
 	}
 	mem = json_object_get(o, "memory");
+	hp = json_object_get(o, "hugepages");
+	dv = json_object_get(o, "devices");
+	if (mem && !json_is_object(mem))
+		return np_json_fail(err, errlen, path, "memory",
+				    "expected an object of NUMA node -> bytes");
+	if ((hp && !json_is_array(hp)) || (dv && !json_is_array(dv)))
+		return np_json_fail(err, errlen, path,
+				    hp && !json_is_array(hp) ? "hugepages"
+							     : "devices",
+				    "expected an array");
 	if (json_is_object(mem))
 		json_object_foreach((json_t *)mem, key, v)
 		{
@@ -307,10 +317,17 @@ static int container_alloc_from_json(const struct np_node_state *st,
 				return -ENOMEM;
 			ca->charge->mem[n] = (uint64_t)json_integer_value(v);
 		}
-	hp = json_object_get(o, "hugepages");
 	if (json_is_array(hp))
 		json_array_foreach(hp, i, v)
 		{
+			if (!json_is_integer(json_object_get(v, "size_index")) ||
+			    !json_is_integer(json_object_get(v, "node")) ||
+			    !json_is_integer(json_object_get(v, "pages")))
+				return np_json_fail(err, errlen, path,
+						    "hugepages",
+						    "entry %zu: expected integers "
+						    "size_index, node and pages",
+						    i);
 			long long si = json_integer_value(
 			    json_object_get(v, "size_index"));
 			long long n =
@@ -327,7 +344,6 @@ static int container_alloc_from_json(const struct np_node_state *st,
 				return -ENOMEM;
 			ca->charge->huge[si][n] = (uint64_t)pg;
 		}
-	dv = json_object_get(o, "devices");
 	if (json_is_array(dv))
 		json_array_foreach(dv, i, v)
 		{
@@ -428,7 +444,7 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 {
 	const json_t *ws, *wj;
 	struct np_workload_alloc *arr = NULL;
-	struct np_strmap names = {0};
+	struct np_strmap names = {0}, cgroups = {0};
 	np_cpuset seen;
 	size_t i;
 	int r = 0;
@@ -465,8 +481,24 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 					 a->req.name);
 			goto fail;
 		}
-		if ((r = np_strmap_put(&names, a->req.name, (long)i)) ||
-		    (r = np_json_str(wj, "class", wp, true, &s, err, errlen)))
+		if ((r = np_strmap_put(&names, a->req.name, (long)i)))
+			goto fail;
+		/* one cgroup, one workload (the daemon refuses a second) */
+		if (a->req.cgroup && a->req.cgroup[0]) {
+			long other;
+			if (np_strmap_get(&cgroups, a->req.cgroup, &other)) {
+				r = np_json_fail(err, errlen, cp, "cgroup",
+						 "\"%.200s\" is workload %s's "
+						 "already",
+						 a->req.cgroup,
+						 arr[other].req.name);
+				goto fail;
+			}
+			if ((r = np_strmap_put(&cgroups, a->req.cgroup,
+					       (long)i)))
+				goto fail;
+		}
+		if ((r = np_json_str(wj, "class", wp, true, &s, err, errlen)))
 			goto fail;
 		if (np_qos_parse(s, &a->qos_class) < 0) {
 			r = np_json_fail(err, errlen, wp, "class",
@@ -480,6 +512,7 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 			goto fail;
 	}
 	np_strmap_free(&names);
+	np_strmap_free(&cgroups);
 	for (int x = 0; x < st->nworkloads; x++)
 		np_workload_alloc_free(&st->w[x]);
 	free(st->w);
@@ -489,6 +522,7 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 	return np_state_refresh(st);
 fail:
 	np_strmap_free(&names);
+	np_strmap_free(&cgroups);
 	/* arr is zeroed past the failing entry: free what was filled. */
 	for (size_t x = 0; x < json_array_size(ws); x++)
 		np_workload_alloc_free(&arr[x]);

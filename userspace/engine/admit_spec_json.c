@@ -53,6 +53,11 @@ static int check_cgroup_path(const char *s, const char *path, const char *key,
 					    "\"%s\" must not contain \".\" or "
 					    "\"..\"",
 					    s);
+		if (n > 255)
+			return np_json_fail(err, errlen, path, key,
+					    "a component is %zu bytes long; a "
+					    "cgroup name is at most 255 (NAME_MAX)",
+					    n);
 		for (size_t i = 0; i < n; i++) {
 			char c = p[i];
 			if (!((c >= 'a' && c <= 'z') ||
@@ -456,6 +461,20 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		    err, errlen, path, "isolation",
 		    "a unit workload cannot be a partition: its cgroup is "
 		    "systemd's (name a cgroup instead of a unit)");
+	/* 0 would be no exclusive CPU at all: the shared pool, reserved
+	 * CPUs included, under an exclusive class (np_admit says so too) */
+	for (int k = 0; (w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
+			k < w->ncontainers;
+	     k++)
+		if (w->c[k].cpu_milli % 1000 || w->c[k].cpu_milli <= 0) {
+			char cp[160];
+			snprintf(cp, sizeof(cp), "%s.containers[%d]", path, k);
+			return np_json_fail(err, errlen, cp, "cpu",
+					    "%s needs whole CPUs, at least 1, "
+					    "got %lldm",
+					    np_qos_name(w->qos),
+					    (long long)w->c[k].cpu_milli);
+		}
 	return 0;
 }
 

@@ -509,12 +509,40 @@ int np_plan(const json_t *req, json_t **result, char *err, size_t errlen)
 				    "expected a JSON object");
 	if ((r = np_json_str(req, "kind", "", true, &kind, err, errlen)))
 		return r;
-	if (!strcmp(kind, "take"))
+	/* Every kind's keys, so that a misspelt one is refused instead of
+	 * planning with a default; "id", "origin" and "comment" are for
+	 * people (vector files carry them). */
+	if (!strcmp(kind, "take")) {
+		static const char *const keys[] = {
+			"kind", "id", "origin", "comment", "expect",
+			"expect_error", "topology", "strategy", "count",
+			"available", "baseline", "current", "required",
+			"preferred_cpus", "align_by_socket",
+			"distribute_across_numa", "group_size", "prefer_uncore",
+			"bind_policy", "exclusive_policy", "exclusive_marks",
+			"numa_strategy", NULL};
+		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
+			return r;
 		return plan_take(req, result, err, errlen);
-	if (!strcmp(kind, "merge"))
+	}
+	if (!strcmp(kind, "merge")) {
+		static const char *const keys[] = {
+			"kind", "id", "origin", "comment", "expect",
+			"expect_error", "admit", "policy", "numa_nodes",
+			"distances", "prefer_closest", "providers", NULL};
+		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
+			return r;
 		return plan_merge(req, result, err, errlen);
-	if (!strcmp(kind, "admit"))
+	}
+	if (!strcmp(kind, "admit")) {
+		static const char *const keys[] = {
+			"kind", "id", "origin", "comment", "expect",
+			"expect_error", "topology", "policy", "state",
+			"workload", NULL};
+		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
+			return r;
 		return np_plan_admit(req, result, err, errlen);
+	}
 	return np_json_fail(err, errlen, "", "kind",
 			    "\"%s\" is not take, merge or admit", kind);
 }

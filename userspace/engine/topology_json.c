@@ -39,9 +39,17 @@ static int parse_cpu(const json_t *o, const char *path, bool koord,
 	bool b = true;
 	int r;
 
+	static const char *const keys[] = {"cpu", "core", "socket", "numa",
+					   "l3", "online", NULL};
+	static const char *const kkeys[] = {"id", "core", "socket", "node",
+					    "l3", "online", NULL};
+
 	if (!json_is_object(o))
 		return np_json_fail(err, errlen, path, NULL,
 				    "expected an object");
+	/* a misspelt "online" would count the CPU as online */
+	if ((r = np_json_only_keys(o, koord ? kkeys : keys, path, err, errlen)))
+		return r;
 	if ((r = np_json_int(o, koord ? "id" : "cpu", path, true, 0,
 			     NP_MAX_CPUS - 1, &v, err, errlen)))
 		return r;
