@@ -237,59 +237,15 @@ static bool node_ok(const struct np_topology *t, long long n)
 	return n >= 0 && n < NP_MAX_NUMA && np_nodemask_test(t->numa_mask, (int)n);
 }
 
-static int container_alloc_from_json(const struct np_node_state *st,
-				     struct np_container_alloc *ca,
-				     const json_t *o, const char *path,
-				     char *err, size_t errlen)
+/* "memory" (node -> bytes) and "hugepages" of a saved container. */
+static int charges_from_json(const struct np_topology *t,
+			     struct np_container_alloc *ca, const json_t *o,
+			     const char *path, char *err, size_t errlen)
 {
-	const struct np_topology *t = st->topo;
-	const json_t *h, *mem, *hp, *dv, *v;
-	const char *s, *key;
-	char perr[200];
+	const json_t *mem, *hp, *dv, *v;
+	const char *key;
 	size_t i;
-	int r;
 
-	memset(ca, 0, sizeof(*ca));
-	if ((r = np_json_str(o, "name", path, true, &s, err, errlen)))
-		return r;
-	snprintf(ca->name, sizeof(ca->name), "%s", s);
-	if ((r = np_json_bool(o, "exclusive", path, true, &ca->exclusive, err,
-			      errlen)) ||
-	    (r = np_json_cpuset(o, "cpus", path, true, &ca->cpus, err, errlen)))
-		return r;
-	if (!np_cpuset_subset(&ca->cpus, &t->online))
-		return np_json_fail(err, errlen, path, "cpus",
-				    "names CPUs that are not online here");
-	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))
-		return r;
-	if (np_nodemask_parse(&ca->mems, s, perr, sizeof(perr)) ||
-	    (ca->mems & ~t->numa_mask))
-		return np_json_fail(
-		    err, errlen, path, "mems",
-		    "\"%s\" is not a set of this machine's NUMA "
-		    "nodes",
-		    s);
-	h = json_object_get(o, "hint");
-	ca->hint.any = true;
-	if (json_is_object(h)) {
-		const json_t *m = json_object_get(h, "mask");
-		ca->hint.preferred =
-		    json_is_true(json_object_get(h, "preferred"));
-		if (json_is_array(m)) {
-			ca->hint.any = false;
-			json_array_foreach(m, i, v)
-			{
-				if (!json_is_integer(v) ||
-				    !node_ok(t, json_integer_value(v)))
-					return np_json_fail(
-					    err, errlen, path, "hint",
-					    "mask names an unknown "
-					    "NUMA node");
-				ca->hint.mask |=
-				    NP_NODEMASK_BIT(json_integer_value(v));
-			}
-		}
-	}
 	mem = json_object_get(o, "memory");
 	hp = json_object_get(o, "hugepages");
 	dv = json_object_get(o, "devices");
@@ -344,6 +300,65 @@ static int container_alloc_from_json(const struct np_node_state *st,
 				return -ENOMEM;
 			ca->charge->huge[si][n] = (uint64_t)pg;
 		}
+	return 0;
+}
+
+static int container_alloc_from_json(const struct np_node_state *st,
+				     struct np_container_alloc *ca,
+				     const json_t *o, const char *path,
+				     char *err, size_t errlen)
+{
+	const struct np_topology *t = st->topo;
+	const json_t *h, *dv, *v;
+	const char *s;
+	char perr[200];
+	size_t i;
+	int r;
+
+	memset(ca, 0, sizeof(*ca));
+	if ((r = np_json_str(o, "name", path, true, &s, err, errlen)))
+		return r;
+	snprintf(ca->name, sizeof(ca->name), "%s", s);
+	if ((r = np_json_bool(o, "exclusive", path, true, &ca->exclusive, err,
+			      errlen)) ||
+	    (r = np_json_cpuset(o, "cpus", path, true, &ca->cpus, err, errlen)))
+		return r;
+	if (!np_cpuset_subset(&ca->cpus, &t->online))
+		return np_json_fail(err, errlen, path, "cpus",
+				    "names CPUs that are not online here");
+	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))
+		return r;
+	if (np_nodemask_parse(&ca->mems, s, perr, sizeof(perr)) ||
+	    (ca->mems & ~t->numa_mask))
+		return np_json_fail(
+		    err, errlen, path, "mems",
+		    "\"%s\" is not a set of this machine's NUMA "
+		    "nodes",
+		    s);
+	h = json_object_get(o, "hint");
+	ca->hint.any = true;
+	if (json_is_object(h)) {
+		const json_t *m = json_object_get(h, "mask");
+		ca->hint.preferred =
+		    json_is_true(json_object_get(h, "preferred"));
+		if (json_is_array(m)) {
+			ca->hint.any = false;
+			json_array_foreach(m, i, v)
+			{
+				if (!json_is_integer(v) ||
+				    !node_ok(t, json_integer_value(v)))
+					return np_json_fail(
+					    err, errlen, path, "hint",
+					    "mask names an unknown "
+					    "NUMA node");
+				ca->hint.mask |=
+				    NP_NODEMASK_BIT(json_integer_value(v));
+			}
+		}
+	}
+	if ((r = charges_from_json(t, ca, o, path, err, errlen)))
+		return r;
+	dv = json_object_get(o, "devices");
 	if (json_is_array(dv))
 		json_array_foreach(dv, i, v)
 		{
