@@ -13,8 +13,10 @@
 
 # 2node: cpus 0-3 on node 0, 4-7 on node 1; cores {0,1} {2,3} {4,5} {6,7}.
 CGP=$CG/numaplace.slice
-ETC=/tmp/np
-SOCK=/run/numaplace.sock
+# its own directories and names: earlier scenarios leave theirs behind
+ETC=/tmp/np-hotplug
+SOCK=/run/np-hotplug.sock
+rm -rf $ETC
 mkdir -p $ETC/specs
 config() { # ON_CPU_OFFLINE
 	cat >$ETC/numaplace.json <<JSON
@@ -54,52 +56,52 @@ show_on_fail $ETC/log
 config report
 start
 
-spec shared LS 1
-wait_for 10 is_eff shared 0-7
-spec web LSE 2
-wait_for 10 is_eff web 2-3
-wait_for 10 is_eff shared 0-1,4-7
+spec hps LS 1
+wait_for 10 is_eff hps 0-7
+spec hpw LSE 2
+wait_for 10 is_eff hpw 2-3
+wait_for 10 is_eff hps 0-1,4-7
 
 # --- an exclusive CPU goes offline (report) -------------------------------
 cpu_online 3 0
 assert_eq "$(cat /sys/devices/system/cpu/online)" 0-2,4-7 "online CPUs"
-wait_for 5 is_eff web 2
-assert_eq "$(cat $CGP/web/cpuset.cpus)" 2-3 "web cpuset.cpus (kernel keeps it)"
+wait_for 5 is_eff hpw 2
+assert_eq "$(cat $CGP/hpw/cpuset.cpus)" 2-3 "web cpuset.cpus (kernel keeps it)"
 log "kernel: web's effective set lost CPU 3, its cpuset.cpus kept 2-3"
 # one period is 0.5 s: noticed within a second
-poll_secs 2 deg_is web 3 || fail "web not reported degraded: $(degraded)"
+poll_secs 2 deg_is hpw 3 || fail "web not reported degraded: $(degraded)"
 assert_true "status lists CPU 3 offline" offline_is 3
-assert_file_contains $ETC/log 'web is degraded: its exclusive CPU\(s\) 3 are offline; it keeps them'
-assert_eq "$(cat $CGP/web/cpuset.cpus)" 2-3 "web cpuset.cpus after the daemon saw it"
+assert_file_contains $ETC/log 'hpw is degraded: its exclusive CPU\(s\) 3 are offline; it keeps them'
+assert_eq "$(cat $CGP/hpw/cpuset.cpus)" 2-3 "web cpuset.cpus after the daemon saw it"
 
 # --- a shared CPU goes offline: only the pool shrinks ---------------------
 cpu_online 5 0
-wait_for 5 is_eff shared 0-1,4,6-7
-poll_secs 2 sh -c "cat $CGP/shared/cpuset.cpus | grep -qx 0-1,4,6-7" ||
-	fail "shared cpuset.cpus not resized: $(cat $CGP/shared/cpuset.cpus)"
-assert_eq "$(cat $CGP/web/cpuset.cpus)" 2-3 "web untouched"
+wait_for 5 is_eff hps 0-1,4,6-7
+poll_secs 2 sh -c "cat $CGP/hps/cpuset.cpus | grep -qx 0-1,4,6-7" ||
+	fail "shared cpuset.cpus not resized: $(cat $CGP/hps/cpuset.cpus)"
+assert_eq "$(cat $CGP/hpw/cpuset.cpus)" 2-3 "web untouched"
 # a new grant never gets an offline CPU (nor the core with one)
-spec db LSE 2
-wait_for 10 is_eff db 6-7
+spec hpd LSE 2
+wait_for 10 is_eff hpd 6-7
 log "db got 6-7: not 3, not the core of offline 5"
 
 # --- restart while 3 and 5 are offline: the state is adopted --------------
 stop
 start
 assert_file_contains $ETC/log 'CPU\(s\) 3,5 are offline: their core, socket and NUMA node come from the saved state'
-assert_true "web adopted and degraded" deg_is web 3
-assert_true "db adopted" cpuset_is db 6-7
+assert_true "web adopted and degraded" deg_is hpw 3
+assert_true "db adopted" cpuset_is hpd 6-7
 assert_true "status lists 3,5 offline" offline_is 3,5
-is_eff web 2 || fail "web after restart: $(eff web)"
+is_eff hpw 2 || fail "web after restart: $(eff hpw)"
 
 # --- the CPUs come back ---------------------------------------------------
 cpu_online 3 1
-wait_for 5 is_eff web 2-3
+wait_for 5 is_eff hpw 2-3
 poll_secs 2 offline_is 5 || fail "status after CPU 3 came back: $(status | grep -o '"offline_cpus":"[^"]*"' | head -1)"
 assert_eq "$(degraded)" '"degraded":{}' "degraded after CPU 3 returned"
-assert_file_contains $ETC/log 'web has all its CPUs online again'
+assert_file_contains $ETC/log 'hpw has all its CPUs online again'
 cpu_online 5 1
-wait_for 5 is_eff shared 0-1,4-5
+wait_for 5 is_eff hps 0-1,4-5
 log "CPUs back: web 2-3 again, shared 0-1,4-5"
 
 # --- replace: web is moved off an offline CPU -----------------------------
@@ -107,14 +109,14 @@ stop
 config replace
 start
 cpu_online 3 0
-wait_for 5 is_eff web 4-5
-assert_eq "$(cat $CGP/web/cpuset.cpus)" 4-5 "web cpuset.cpus after re-placing"
+wait_for 5 is_eff hpw 4-5
+assert_eq "$(cat $CGP/hpw/cpuset.cpus)" 4-5 "web cpuset.cpus after re-placing"
 assert_eq "$(degraded)" '"degraded":{}' "degraded once web is re-placed"
-assert_true "status: web on 4-5" cpuset_is web 4-5
-assert_file_contains $ETC/log 're-placed web off offline CPUs: cpuset 4-5 \(was 2-3\)'
-wait_for 5 is_eff shared 0-2
+assert_true "status: web on 4-5" cpuset_is hpw 4-5
+assert_file_contains $ETC/log 're-placed hpw off offline CPUs: cpuset 4-5 \(was 2-3\)'
+wait_for 5 is_eff hps 0-2
 cpu_online 3 1
-wait_for 5 is_eff shared 0-3
-assert_eq "$(eff web)" 4-5 "web stays where it was re-placed"
+wait_for 5 is_eff hps 0-3
+assert_eq "$(eff hpw)" 4-5 "web stays where it was re-placed"
 stop
 pass "offline exclusive CPU kept (report) and moved (replace), shared pool resized, restart adopted while offline"
