@@ -247,9 +247,9 @@ bench-systemd: all $(BUILD)/np-ctl-latency
 		--bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace --bin $(BUILD)/np-ctl-latency --quiet
 	$(Q)grep -h '^\[90-admit-latency\] #' build/vm/last-sd-2node.log
 
-# The soak: 20-crash with 540 kills (about 1,000 admit/resize/release
+# The soak: 20-crash with 600 kills (about 1,050 admit/resize/release
 # operations) in the 2node busybox VM; CI runs its 50-kill form in check-vm.
-SOAK_KILLS ?= 540
+SOAK_KILLS ?= 600
 soak: all
 	$(Q)tests/vm/run.sh --topology 2node --only 20-crash \
 		--append "np.crash_kills=$(SOAK_KILLS)" --scenario-timeout 14400 \

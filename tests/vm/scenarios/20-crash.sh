@@ -3,8 +3,8 @@
 # 20-crash: numaplaced is killed with SIGKILL at >= 50 random points of a
 # stream of admissions, resizes and releases (spec files written, rewritten
 # with another CPU count and removed while it runs, reconcile_period_s
-# 0.2), and restarted each time. `make soak` runs it with 540 kills (about
-# 1,000 operations). After every
+# 0.2), and restarted each time. `make soak` runs it with 600 kills (about
+# 1,050 operations). After every
 # restart, read from the kernel (cpuset.*.effective, /proc/PID/status):
 #   - no CPU is in two exclusive (LSE) workload cgroups, none has a
 #     reserved CPU, and the shared workloads hold exactly the rest;
@@ -410,9 +410,9 @@ random_kills() {
 	wait_for 10 test -d "$CGP/e0"
 	wait_for 10 test -d "$CGP/s0"
 	E0=$(eff e0)
-	P0=$(spawn_sleeper)
+	P0=$(spawn_sleeper 86400)
 	cg_move "$P0" numaplace.slice/e0
-	S0=$(spawn_sleeper)
+	S0=$(spawn_sleeper 86400)
 	cg_move "$S0" numaplace.slice/s0
 	assert_eq "$(pid_cpus "$P0")" "$E0" "task in e0"
 	log "topology $TOPO; e0 (LSE, holds a task) on $E0; s0 (LS, holds a task) on $(eff s0)"
