@@ -55,10 +55,25 @@ rt=$(vcount web run_outside_ticks)
 assert_eq "$ro/$rt" 0/0 "web's ran-outside switches/ticks while its placement holds"
 log "placement holds: web on $(eff web), task $B on $(pid_cpus $B), nothing counted"
 
-echo 6 >$CGP/web/cpuset.cpus || fail "cannot write web's cpuset.cpus"
-t0=$(date +%s)
-try_for 5 grep -q "verify: web ran outside its CPUs" $ETC/log ||
-	{ cat $ETC/log; fail "no ran-outside report within 5 s"; }
+# A hand write that lands just before a reconcile cycle is repaired by the
+# cycle's own drift check within verify.grace_ms, before anything counts
+# as outside (one CI run saw it: "drift in web" and no report). Then the
+# write is made again, up to three times.
+tries=0
+while :; do
+	tries=$((tries + 1))
+	nd=$(grep -c 'drift in web: cpuset.cpus is "6"' $ETC/log)
+	echo 6 >$CGP/web/cpuset.cpus || fail "cannot write web's cpuset.cpus"
+	t0=$(date +%s)
+	try_for 5 grep -q "verify: web ran outside its CPUs" $ETC/log && break
+	if [ "$tries" -ge 3 ] ||
+		[ "$(grep -c 'drift in web: cpuset.cpus is "6"' $ETC/log)" -le "$nd" ]; then
+		cat $ETC/log
+		fail "no ran-outside report within 5 s ($tries hand write(s))"
+	fi
+	log "hand write $tries was repaired by the reconcile cycle before it counted: again"
+	sleep 0.3
+done
 t1=$(date +%s)
 ro=$(vcount web run_outside)
 rt=$(vcount web run_outside_ticks)
