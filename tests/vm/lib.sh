@@ -288,11 +288,12 @@ poll_secs() {
 		sleep 0.2
 	done
 }
-# daemon_up PID SOCKET LOG: numaplaced (PID) answers on SOCKET within 60 s
-# by the clock (loading the BPF programs takes long under TCG); fails at
-# once, with its exit status and LOG, if it died instead.
+# daemon_up PID SOCKET LOG [SECS]: numaplaced (PID) answers on SOCKET within
+# SECS (default 60) by the clock (loading the BPF programs takes long under
+# TCG); fails at once, with its exit status and LOG, if it died instead.
 daemon_up() {
-	_end=$(($(date +%s) + 60))
+	_secs=${4:-60}
+	_end=$(($(date +%s) + _secs))
 	while [ ! -S "$2" ]; do
 		if ! kill -0 "$1" 2>/dev/null; then
 			wait "$1"
@@ -300,7 +301,7 @@ daemon_up() {
 			cat "$3"
 			fail "numaplaced exited with status $_st before its socket was up"
 		fi
-		[ "$(date +%s)" -lt "$_end" ] || { cat "$3"; fail "numaplaced (pid $1, running) has no socket after 60 s"; }
+		[ "$(date +%s)" -lt "$_end" ] || { cat "$3"; fail "numaplaced (pid $1, running) has no socket after $_secs s"; }
 		sleep 0.2
 	done
 }

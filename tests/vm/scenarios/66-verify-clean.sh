@@ -62,7 +62,10 @@ cleanup() {
 	rmdir $CG/hostd.slice
 }
 on_exit cleanup
-daemon_up "$DPID" $SOCK $ETC/log
+# Run after 64 in a full 2node run, numaplaced has twice taken over 60 s
+# to load its BPF programs here (log stops at "fresh state"; cause not
+# found): 180 s.
+daemon_up "$DPID" $SOCK $ETC/log 180
 
 spec() { # NAME QOS CPU
 	printf '{"name":"%s","cgroup":"%s","qos":"%s","containers":[{"name":"m","cpu":"%s"}]}\n' \
