@@ -216,6 +216,9 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 void np_state_free(struct np_node_state *st);
 int np_state_copy(struct np_node_state *dst, const struct np_node_state *src);
 void np_state_pools(const struct np_node_state *st, struct np_pools *out);
+/* The CPUs of a's exclusive containers (shared ones hold none). */
+void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
+				np_cpuset *out);
 /* The CPUs of workload i's exclusive sets that are offline now; false
  * when none is. */
 bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out);

@@ -97,9 +97,7 @@ static void replace(struct np_daemon *d, const char *name)
 
 	if (i < 0 || !np_state_degraded(&d->st, i, &off))
 		return;
-	np_cpuset_zero(&old);
-	for (int c = 0; c < d->st.w[i].ncontainers; c++)
-		np_cpuset_or(&old, &old, &d->st.w[i].c[c].cpus);
+	np_workload_exclusive_cpus(&d->st.w[i], &old);
 	was = np_cpuset_str(&old);
 	if (np_release_keep(&d->st, i, &keep))
 		return;
@@ -120,9 +118,7 @@ static void replace(struct np_daemon *d, const char *name)
 	i = np_state_find(&d->st, name);
 	d->st.w[i].partition_by_verify = keep.partition_by_verify;
 	np_workload_alloc_free(&keep);
-	np_cpuset_zero(&old);
-	for (int c = 0; c < d->st.w[i].ncontainers; c++)
-		np_cpuset_or(&old, &old, &d->st.w[i].c[c].cpus);
+	np_workload_exclusive_cpus(&d->st.w[i], &old);
 	now = np_cpuset_str(&old);
 	d->dirty = true;
 	d->n.replaced++;
@@ -142,10 +138,7 @@ static void workloads_changed(struct np_daemon *d, const np_cpuset *went,
 		np_cpuset excl, off;
 		_cleanup_free_ char *l = NULL;
 		bool deg = np_state_degraded(&d->st, i, &off);
-		np_cpuset_zero(&excl);
-		for (int c = 0; c < d->st.w[i].ncontainers; c++)
-			if (d->st.w[i].c[c].exclusive)
-				np_cpuset_or(&excl, &excl, &d->st.w[i].c[c].cpus);
+		np_workload_exclusive_cpus(&d->st.w[i], &excl);
 		if (deg && np_cpuset_intersects(&excl, went)) {
 			l = np_cpuset_str(&off);
 			np_log(LOG_WARNING,

@@ -690,12 +690,18 @@ void np_state_pools(const struct np_node_state *st, struct np_pools *out)
 	np_cpuset_andnot(&out->be, &out->be, &st->offline);
 }
 
-bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out)
+void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
+				np_cpuset *out)
 {
 	np_cpuset_zero(out);
-	for (int c = 0; c < st->w[i].ncontainers; c++)
-		if (st->w[i].c[c].exclusive)
-			np_cpuset_or(out, out, &st->w[i].c[c].cpus);
+	for (int c = 0; c < a->ncontainers; c++)
+		if (a->c[c].exclusive)
+			np_cpuset_or(out, out, &a->c[c].cpus);
+}
+
+bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out)
+{
+	np_workload_exclusive_cpus(&st->w[i], out);
 	np_cpuset_and(out, out, &st->offline);
 	return !np_cpuset_empty(out);
 }
