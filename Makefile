@@ -14,7 +14,7 @@ BUILD ?= build
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
 
-PKGS := jansson hwloc libsystemd libbpf
+PKGS := jansson hwloc libsystemd libbpf libmicrohttpd yaml-0.1
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -139,6 +139,8 @@ $(BUILD)/np-verify-settle: $(BUILD)/tests/bpf/np_verify_settle.o $(LIB)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAYS := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay-%)
 FUZZ_SECONDS ?= 10
+FUZZ_JOBS ?= 1
+FUZZ_NICE ?= 0
 $(BUILD)/tests/fuzz/%.o: NP_CFLAGS += -Itests/fuzz
 $(BUILD)/fuzz-replay-%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)
@@ -152,7 +154,7 @@ fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" fuzz-bins
-	$(Q)tools/fuzz-run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+	$(Q)FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_NICE=$(FUZZ_NICE) tools/fuzz-run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
 check-fuzz-replay: $(FUZZ_REPLAYS)
 	$(Q)tools/fuzz-replay.sh $(BUILD) $(FUZZ_NAMES)
 

@@ -4,29 +4,53 @@
 # read only: new inputs go to BUILD_DIR/corpus/NAME). A crash leaves its
 # input in BUILD_DIR/crash/NAME/ and fails the run; keep it in
 # tests/fuzz/regress/NAME once fixed, so every test build replays it.
-# Prints one line per harness (runs, coverage, corpus) and
+# FUZZ_JOBS=N (default 1) runs N harnesses at a time; FUZZ_NICE=N runs
+# them at that nice level (the long run beside other work).
+# Prints one line per harness (runs, coverage, corpus, crashes) and
 # "fuzz: N passed, N failed".
 set -uo pipefail
 build=$1
 secs=$2
 shift 2
+jobs=${FUZZ_JOBS:-1}
+nice_lvl=${FUZZ_NICE:-0}
+case $jobs in '' | *[!0-9]* | 0) echo "fuzz-run: FUZZ_JOBS must be a whole number >= 1, not '$jobs'" >&2; exit 2 ;; esac
+case $nice_lvl in '' | *[!0-9]*) echo "fuzz-run: FUZZ_NICE must be 0..19, not '$nice_lvl'" >&2; exit 2 ;; esac
+
+run_one() {
+	local n=$1 work=$build/corpus/$1 crash=$build/crash/$1 log=$build/fuzz-$1.log
+	mkdir -p "$work" "$crash"
+	nice -n "$nice_lvl" "$build/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$crash/" -print_final_stats=1 \
+		"$work" "tests/fuzz/corpus/$n" >"$log" 2>&1
+	echo $? >"$build/fuzz-$n.rc"
+}
+
+running=0
+for n in "$@"; do
+	rm -f "$build/fuzz-$n.rc"
+	run_one "$n" &
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
 pass=0
 fail=0
 for n in "$@"; do
-	work=$build/corpus/$n
-	crash=$build/crash/$n
-	mkdir -p "$work" "$crash"
 	log=$build/fuzz-$n.log
-	"$build/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$crash/" -print_final_stats=1 \
-		"$work" "tests/fuzz/corpus/$n" >"$log" 2>&1
-	rc=$?
+	crash=$build/crash/$n
+	rc=$(cat "$build/fuzz-$n.rc" 2>/dev/null || echo 99)
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1)
 	corp=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -n 1)
-	if [ $rc -eq 0 ]; then
+	if [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))
-		echo "ok   fuzz $n: ${runs:-?} runs in ${secs} s, ${cov:-cov ?}, ${corp:-corp ?}"
+		echo "ok   fuzz $n: ${runs:-?} runs in ${secs} s, ${cov:-cov ?}, ${ft:-ft ?}, ${corp:-corp ?}, 0 crashes"
 	else
 		fail=$((fail + 1))
 		grep -E 'ERROR|SUMMARY|#[0-9]+ 0x' "$log" | head -n 20

@@ -7,6 +7,7 @@ pkgs=(
 	build-essential pkg-config clang llvm libclang-rt-14-dev
 	libjansson-dev libhwloc-dev hwloc libcmocka-dev
 	libbpf-dev bpftool libcgroup-dev cgroup-tools libsystemd-dev
+	libmicrohttpd-dev libyaml-dev prometheus python3-jsonschema
 	qemu-system-x86 busybox-static cpio kmod valgrind python3
 )
 
