@@ -207,6 +207,8 @@ int np_qos_parse(const char *s, enum np_qos *out);
 const char *np_qos_name(enum np_qos q);
 int np_cpu_policy_parse(const char *s, enum np_cpu_policy *out);
 int np_tm_scope_parse(const char *s, enum np_tm_scope *out);
+/* "container" or "pod" (the kubelet's topologyManagerScope). */
+const char *np_tm_scope_name(enum np_tm_scope s);
 
 /* Validate a policy against a topology (reserved CPUs exist, option
  * compatibility, static needs reserved CPUs, ...) and initialise an empty
@@ -266,6 +268,10 @@ json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 json_t *np_decision_to_json(const struct np_node_state *st,
 			    const struct np_decision *d);
 json_t *np_pools_to_json(const struct np_node_state *st);
+/* Koordinator's shared pool form of pool: [{"socket","node","cpuset"}],
+ * one entry per NUMA node holding CPUs of it. */
+json_t *np_shared_pools_to_json(const struct np_node_state *st,
+				const np_cpuset *pool);
 /* Re-load recorded allocations (validating them against the topology). */
 int np_state_to_json(const struct np_node_state *st, json_t **out);
 int np_state_load_json(struct np_node_state *st, const json_t *j,

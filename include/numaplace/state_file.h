@@ -123,6 +123,26 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 			   size_t errlen);
 
 /*
+ * The contents of a state file (buf, len; path names it in messages) into
+ * st, validated as np_statefile_load_with() does once it has read the file.
+ */
+int np_statefile_load_buf(const char *path, const char *buf, size_t len,
+			  struct np_node_state *st, json_t **daemon, char *err,
+			  size_t errlen);
+
+/*
+ * Read a state file at path (any name; read only: nothing is cleaned up
+ * or written) for tools that show a node offline: st is initialised with
+ * topology t and the node policy the file was written under (its
+ * body.policy), then loaded and validated as np_statefile_load() does
+ * (checksum, fingerprints, allocations against t). On success free st
+ * with np_state_free(). NP_STATEFILE_ECORRUPT, NP_STATEFILE_ETOPOLOGY,
+ * NP_STATEFILE_EVERSION, or -errno for I/O errors; err names the file.
+ */
+int np_statefile_read(const char *path, const struct np_topology *t,
+		      struct np_node_state *st, char *err, size_t errlen);
+
+/*
  * CPUs the topology t has offline now that dir/state.json's topology knew
  * online: their records there (core, socket, NUMA node; the L3 of a
  * sibling, else of the socket), for np_topology_restore(), so that a

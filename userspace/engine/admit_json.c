@@ -64,6 +64,12 @@ static json_t *shared_pools_json(const struct np_node_state *st,
 	return a;
 }
 
+json_t *np_shared_pools_to_json(const struct np_node_state *st,
+				const np_cpuset *pool)
+{
+	return shared_pools_json(st, pool, 0);
+}
+
 json_t *np_pools_to_json(const struct np_node_state *st)
 {
 	struct np_pools p;

@@ -70,6 +70,11 @@ int np_tm_scope_parse(const char *s, enum np_tm_scope *out)
 	return 0;
 }
 
+const char *np_tm_scope_name(enum np_tm_scope s)
+{
+	return NP_NAME_OF(tm_scope_names, s);
+}
+
 /* Option values: JSON booleans, or the strings strconv.ParseBool accepts
  * (the kubelet's --cpu-manager-policy-options are strings). */
 static int parse_boolish(const json_t *v, bool *out)
@@ -295,9 +300,7 @@ json_t *np_policy_to_json(const struct np_node_policy *p)
 	json_object_set_new(o, "topology_policy",
 			    json_string(np_tm_policy_name(p->tm_policy)));
 	json_object_set_new(o, "topology_scope",
-			    json_string(p->tm_scope == NP_TM_SCOPE_POD
-						? "pod"
-						: "container"));
+			    json_string(np_tm_scope_name(p->tm_scope)));
 	json_object_set_new(o, "topology_policy_options",
 			    json_pack("{s:b}", "prefer-closest-numa-nodes",
 				      p->prefer_closest));

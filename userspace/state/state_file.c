@@ -664,9 +664,9 @@ static int check_reserved(const char *path, const struct np_node_state *st,
 }
 
 /* The contents of state.json (buf, len) into st. */
-static int load_document(const char *path, const char *buf, size_t len,
-			 struct np_node_state *st, json_t **daemon, char *err,
-			 size_t errlen)
+int np_statefile_load_buf(const char *path, const char *buf, size_t len,
+			  struct np_node_state *st, json_t **daemon, char *err,
+			  size_t errlen)
 {
 	_cleanup_json_ json_t *doc = NULL;
 	const json_t *body = NULL, *v;
@@ -735,7 +735,7 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 	}
 	if (r)
 		return r;
-	return load_document(path, buf, len, st, daemon, err, errlen);
+	return np_statefile_load_buf(path, buf, len, st, daemon, err, errlen);
 }
 
 /* ---- reset ---- */

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A state file read by a tool, offline and read only (`numaplace export
+ * nrt --state FILE`): the node policy comes from the file itself.
+ */
+#include "basic/fileio.h"
+#include "numaplace/cleanup.h"
+#include "numaplace/error.h"
+#include "numaplace/state_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+int np_statefile_read(const char *path, const struct np_topology *t,
+		      struct np_node_state *st, char *err, size_t errlen)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_json_ json_t *doc = NULL;
+	struct np_node_policy p;
+	json_error_t jerr;
+	char why[512];
+	size_t len = 0;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	r = np_read_at(AT_FDCWD, path, NP_READ_REGULAR, NP_STATEFILE_MAX_SIZE,
+		       &buf, &len);
+	if (r)
+		return np_errno(err, errlen, r, "reading state file %s", path);
+	/* Only the policy here; np_statefile_load_buf checks the rest. */
+	doc = json_loadb(buf, len, 0, &jerr);
+	if (!doc)
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "state file %s: not valid JSON at line %d "
+			       "column %d: %s",
+			       path, jerr.line, jerr.column, jerr.text);
+	if (np_policy_from_json(
+		&p, json_object_get(json_object_get(doc, "body"), "policy"),
+		"body.policy", why, sizeof(why)))
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "state file %s: no valid node policy: %s", path,
+			       why);
+	if (np_state_init(st, t, &p, why, sizeof(why)))
+		return np_errf(err, errlen, NP_STATEFILE_ETOPOLOGY,
+			       "state file %s: its node policy does not fit "
+			       "this topology: %s",
+			       path, why);
+	r = np_statefile_load_buf(path, buf, len, st, NULL, err, errlen);
+	if (r)
+		np_state_free(st);
+	return r;
+}
