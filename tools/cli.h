@@ -23,6 +23,8 @@ int cmd_import(int argc, char **argv);
 /* Verification: pinned maps (violations), daemon samples (events). */
 int cmd_violations(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+/* What the cluster reads: NodeResourceTopology, Koordinator annotations. */
+int cmd_export(int argc, char **argv);
 
 /* ---- shared by the subcommands (cli_common.c) ---- */
 
@@ -42,5 +44,15 @@ int cli_ctl_request(const char *cmd, const char *sock, const json_t *req,
 		    json_t **resp);
 /* j as indented JSON, keys in order, and a newline, on stdout. */
 void cli_print_json(const json_t *j);
+/*
+ * --topology SRC (NULL = live) into *t: NP_EXIT_OK, or the exit code with
+ * "numaplace CMD: MESSAGE" printed: NP_EXIT_USAGE for a source given that
+ * is missing or not valid, NP_EXIT_FAIL otherwise (live hwloc failing).
+ */
+struct np_topology;
+int cli_load_topology(const char *cmd, const char *src, struct np_topology **t);
+/* A JSON file ("-" = stdin), duplicate keys refused; NULL with
+ * "numaplace CMD: FILE: TEXT (line L, column C)" printed. */
+json_t *cli_load_json(const char *cmd, const char *path);
 
 #endif

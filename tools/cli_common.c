@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What the subcommands share: usage exits, operands, numaplaced requests. */
+/* What the subcommands share: usage exits, operands, numaplaced requests,
+ * loading a topology or a JSON file. */
 #include "cli.h"
 #include "numaplace/ctl.h"
+#include "numaplace/topology.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int cli_usage(void (*usage)(FILE *f), int c)
@@ -52,4 +56,36 @@ void cli_print_json(const json_t *j)
 {
 	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
+}
+
+int cli_load_topology(const char *cmd, const char *src, struct np_topology **t)
+{
+	char err[512];
+	int r = np_topology_load(t, src, err, sizeof(err));
+
+	if (r >= 0)
+		return NP_EXIT_OK;
+	fprintf(stderr, "numaplace %s: %s\n", cmd, err);
+	/* a source given that is missing or not valid is bad input */
+	return src && strcmp(src, "live") &&
+		       (r == -EINVAL || r == -ENOENT || r == -ENOTDIR ||
+			r == -EISDIR || r == -ERANGE || r == -E2BIG ||
+			r == -ENAMETOOLONG || r == -EACCES || r == -ELOOP)
+		   ? NP_EXIT_USAGE
+		   : NP_EXIT_FAIL;
+}
+
+json_t *cli_load_json(const char *cmd, const char *path)
+{
+	bool is_stdin = !strcmp(path, "-");
+	json_error_t jerr;
+	json_t *j = is_stdin
+			? json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr)
+			: json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!j)
+		fprintf(stderr, "numaplace %s: %s: %s (line %d, column %d)\n",
+			cmd, is_stdin ? "stdin" : path, jerr.text, jerr.line,
+			jerr.column);
+	return j;
 }

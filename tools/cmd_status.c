@@ -72,20 +72,8 @@ int cmd_status(int argc, char **argv)
 	if (!cli_no_operands("status", argc, argv))
 		return NP_EXIT_USAGE;
 	if (input) {
-		json_error_t jerr;
-		bool is_stdin = !strcmp(input, "-");
-		resp =
-		    is_stdin
-			? json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr)
-			: json_load_file(input, JSON_REJECT_DUPLICATES, &jerr);
-		if (!resp) {
-			fprintf(stderr,
-				"numaplace status: %s: %s (line %d, "
-				"column %d)\n",
-				is_stdin ? "stdin" : input, jerr.text,
-				jerr.line, jerr.column);
+		if (!(resp = cli_load_json("status", input)))
 			return NP_EXIT_USAGE;
-		}
 		/* A whole answer {"ok":true,"status":{...}} or the object. */
 		st = json_object_get(resp, "status");
 		if (!st)

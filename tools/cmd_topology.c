@@ -281,8 +281,7 @@ int cmd_topology(int argc, char **argv)
 	const char *src = NULL;
 	struct np_topology *t;
 	bool json = false;
-	char err[512];
-	int c, rc, r;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "t:jh", opts, NULL)) != -1) {
 		switch (c) {
@@ -303,17 +302,8 @@ int cmd_topology(int argc, char **argv)
 		topology_usage(stderr);
 		return NP_EXIT_USAGE;
 	}
-	if ((r = np_topology_load(&t, src, err, sizeof(err))) < 0) {
-		fprintf(stderr, "numaplace topology: %s\n", err);
-		/* a source given that is missing or not valid is bad input */
-		return src && strcmp(src, "live") &&
-			       (r == -EINVAL || r == -ENOENT || r == -ENOTDIR ||
-				r == -EISDIR || r == -ERANGE || r == -E2BIG ||
-				r == -ENAMETOOLONG || r == -EACCES ||
-				r == -ELOOP)
-			   ? NP_EXIT_USAGE
-			   : NP_EXIT_FAIL;
-	}
+	if ((rc = cli_load_topology("topology", src, &t)))
+		return rc;
 	rc = json ? print_json(t) : print_text(t, src);
 	np_topology_free(t);
 	return rc;

@@ -24,6 +24,8 @@ static const struct {
 	 "placement violations from the pinned BPF maps (--json, --watch)"},
 	{"events", cmd_events,
 	 "latest violation samples from numaplaced (--json, --limit N)"},
+	{"export", cmd_export,
+	 "NodeResourceTopology or Koordinator annotations (export nrt)"},
 	{"import-kubelet-state", cmd_import,
 	 "adopt a kubelet cpu_manager_state's exclusive CPUs (FILE)"},
 };
