@@ -1,7 +1,7 @@
 # Shared by the host-level daemon tests (daemon-host.sh, socket-host.sh):
 # counters and checks, and setup DIR: a fake cgroup root in DIR/cg (8 CPUs,
 # 2 nodes) and DIR/np.json with its spec directory, state directory and
-# socket in DIR. Source it; it defines pass, fail, ok, bad, check, setup.
+# socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup.
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
@@ -19,6 +19,7 @@ setup() {
                  "topology_policy": "restricted"},
  "topology": "$PWD/tests/data/topology/vm-2node.json",
  "reconcile_period_s": 0.2, "cgroup_root": "$1/cg", "fake_cgroup_root": true,
- "spec_dir": "$1/specs", "state_dir": "$1/state", "socket": "$1/np.sock"}
+ "spec_dir": "$1/specs", "state_dir": "$1/state", "socket": "$1/np.sock",
+ "metrics": {"listen": ""}}
 JSON
 }

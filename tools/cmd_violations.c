@@ -69,43 +69,12 @@ static void violations_usage(FILE *f)
 	    NP_BPF_PIN_SUBDIR, DEFAULT_PIN_PATH, TOP, NP_CONFIG_DEFAULT_PATH);
 }
 
-struct row {
-	uint32_t slot;
-	struct np_bpf_slot s;
-	struct np_bpf_counters c;
-};
-
 struct view {
 	const struct np_bpf_maps *m;
 	const char *mnt; /* cgroup2 mount, NULL when there is none */
 	unsigned tick_hz;
 	bool all, watch, per_cpu;
 };
-
-static int read_rows(const struct np_bpf_maps *m, struct row **out, int *n)
-{
-	struct row *rows = calloc(m->nslots + 1, sizeof(*rows));
-	int k = 0;
-
-	if (!rows)
-		return -ENOMEM;
-	for (uint32_t s = 0; s < m->nslots; s++) {
-		struct np_bpf_slot sl;
-		if (bpf_map_lookup_elem(m->slots, &s, &sl) ||
-		    !(sl.flags & NP_BPF_SLOT_USED))
-			continue;
-		sl.name[sizeof(sl.name) - 1] = 0;
-		sl.cgroup[sizeof(sl.cgroup) - 1] = 0;
-		rows[k].slot = s;
-		rows[k].s = sl;
-		if (np_bpf_counters_read(m, s, &rows[k].c))
-			continue;
-		k++;
-	}
-	*out = rows;
-	*n = k;
-	return 0;
-}
 
 static bool wanted(const char *name, char **names, int nnames)
 {
@@ -240,7 +209,7 @@ static void seconds(const struct view *v, uint64_t ticks)
 		printf(" (~%.2f s)", (double)ticks / v->tick_hz);
 }
 
-static void print_block(const struct view *v, const struct row *r,
+static void print_block(const struct view *v, const struct np_bpf_slot_row *r,
 			const struct np_bpf_counters *d)
 {
 	static const struct field outside[] = {F("switches", run_outside),
@@ -511,7 +480,7 @@ static int pin_dir(const struct args *a, char *dir, size_t len)
 
 /* Every named workload is in rows (checked at the start only: later one
  * may be released while watching). */
-static bool names_present(const struct args *a, const struct row *rows, int n,
+static bool names_present(const struct args *a, const struct np_bpf_slot_row *rows, int n,
 			  const char *dir)
 {
 	for (int k = 0; k < a->nnames; k++) {
@@ -562,7 +531,7 @@ static void print_header(const struct view *v, const struct args *a,
 }
 
 /* What row r counted since the last screen (all of it when it is new). */
-static void row_delta(const struct row *r, const struct row *prev, int nprev,
+static void row_delta(const struct np_bpf_slot_row *r, const struct np_bpf_slot_row *prev, int nprev,
 		      bool first, struct np_bpf_counters *d)
 {
 	bool have_prev = false;
@@ -580,7 +549,7 @@ static void row_delta(const struct row *r, const struct row *prev, int nprev,
 		*d = r->c;
 }
 
-static json_t *row_json(const struct view *v, const struct row *r,
+static json_t *row_json(const struct view *v, const struct np_bpf_slot_row *r,
 			const struct np_bpf_counters *d, bool first)
 {
 	json_t *w = json_pack(
@@ -605,10 +574,10 @@ static json_t *row_json(const struct view *v, const struct row *r,
 /* One screen (or JSON object) from the maps. rows (*prev on return) are
  * what the next screen's deltas are counted from. 0, or an exit code. */
 static int show(struct view *v, const struct args *a, const char *dir,
-		bool first, struct row **prev, int *nprev)
+		bool first, struct np_bpf_slot_row **prev, int *nprev)
 {
 	struct np_bpf_info info = {0};
-	struct row *rows = NULL;
+	struct np_bpf_slot_row *rows = NULL;
 	json_t *o = NULL, *ws = NULL, *sg;
 	int n = 0, shown = 0;
 	__u32 zero = 0;
@@ -618,7 +587,7 @@ static int show(struct view *v, const struct args *a, const char *dir,
 		memset(&info, 0, sizeof(info));
 	running = daemon_running(info.daemon_pid);
 	v->tick_hz = info.tick_hz;
-	if (read_rows(v->m, &rows, &n)) {
+	if ((n = np_bpf_slots_read(v->m, &rows)) < 0) {
 		fprintf(stderr, "numaplace violations: out of memory\n");
 		return NP_EXIT_FAIL;
 	}
@@ -691,7 +660,7 @@ int cmd_violations(int argc, char **argv)
 	char dir[4200], err[1024], mnt[4096];
 	struct np_bpf_maps m;
 	struct view v = {0};
-	struct row *prev = NULL;
+	struct np_bpf_slot_row *prev = NULL;
 	int nprev = 0, r, rc = NP_EXIT_OK;
 
 	if ((r = parse_args(&a, &v, argc, argv)) >= 0 ||

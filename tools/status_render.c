@@ -662,6 +662,23 @@ static void print_last_cycle(const json_t *status, FILE *out)
 	fputc('\n', out);
 }
 
+static void print_metrics(const json_t *m, FILE *out)
+{
+	const char *l = str_or(m, "listen", "");
+
+	if (!json_is_object(m))
+		return;
+	if (!*l)
+		fprintf(out, "metrics: off\n");
+	else if (json_is_true(json_object_get(m, "serving")))
+		fprintf(out, "metrics: %s%s%s (%lld scrape(s))\n",
+			strncmp(l, "unix:", 5) ? "http://" : "", l,
+			strncmp(l, "unix:", 5) ? "/metrics" : " /metrics",
+			(long long)json_integer_value(json_object_get(m, "scrapes")));
+	else
+		fprintf(out, "metrics: NOT SERVING: %s\n", str_or(m, "error", "?"));
+}
+
 /* Offline CPUs (hotplug) and the exclusive workloads that hold one. */
 static void print_offline(const json_t *status, FILE *out)
 {
@@ -695,6 +712,7 @@ int np_status_render_err(const json_t *status, FILE *out, char *err,
 		print_counters(json_object_get(status, "counters"), out);
 		print_rejections(json_object_get(status, "rejections"), out);
 		print_last_cycle(status, out);
+		print_metrics(json_object_get(status, "metrics"), out);
 		render_verification(json_object_get(status, "verification"),
 				    out);
 	}

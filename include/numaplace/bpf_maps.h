@@ -55,6 +55,15 @@ extern const char *const np_bpf_counter_names[];
 /* Read one slot's counters, summed over CPUs. */
 int np_bpf_counters_read(const struct np_bpf_maps *m, uint32_t slot,
 			 struct np_bpf_counters *sum);
+/* The used slots with their counters, in slot order (what `numaplace
+ * violations` and /metrics report). */
+struct np_bpf_slot_row {
+	uint32_t slot;
+	struct np_bpf_slot s; /* name and cgroup NUL-terminated */
+	struct np_bpf_counters c;
+};
+/* *out (heap, free()) gets the rows; their number or a negative errno. */
+int np_bpf_slots_read(const struct np_bpf_maps *m, struct np_bpf_slot_row **out);
 /* Zero one slot's counters and rate state, and the np_cpu_intrude entries
  * counted for it (a slot handed to a new workload starts from zero). */
 int np_bpf_slot_reset(const struct np_bpf_maps *m, uint32_t slot);

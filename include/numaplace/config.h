@@ -65,6 +65,9 @@ struct np_config {
 	/* The online CPU list, read every cycle (hotplug); a test points it
 	 * at a file of its own. */
 	char cpu_online_file[NP_PATH_MAX];
+	/* /metrics ("metrics": {"listen": ...}): "HOST:PORT", "[V6]:PORT",
+	 * "unix:/PATH", "" = off; default 127.0.0.1:9464. */
+	char metrics_listen[NP_PATH_MAX];
 	/* Test-only: cgroup_root may be a plain directory tree. Refused on a
 	 * real cgroup2 mount, and without this flag a non-cgroup2 root is
 	 * refused. */

@@ -36,6 +36,23 @@ struct np_counters {
 	uint64_t replaced; /* workloads re-placed off offline CPUs */
 };
 
+/* A histogram for /metrics (userspace/daemon/metrics.c): counts per
+ * bucket, upper bounds in seconds given by its user. */
+#define NP_HIST_BUCKETS 16
+struct np_hist {
+	uint64_t bucket[NP_HIST_BUCKETS]; /* not cumulative: per bucket */
+	uint64_t inf;                     /* above the last bound */
+	uint64_t count;
+	double sum; /* seconds */
+};
+
+/* Rejections by the resource they named ("other" past the table). */
+#define NP_REJ_RESOURCES 32
+struct np_rej_count {
+	char resource[96];
+	uint64_t n;
+};
+
 /* Per workload bookkeeping that is not part of the allocation. */
 struct np_wl_meta {
 	char name[NP_NAME_MAX];
@@ -75,6 +92,7 @@ struct np_written {
 
 struct np_verify;     /* userspace/observe/verify.c */
 struct np_ctl_server; /* userspace/daemon/ctl_server.c */
+struct np_metrics;    /* userspace/daemon/metrics.c */
 
 struct np_daemon {
 	struct np_config cfg;
@@ -104,6 +122,13 @@ struct np_daemon {
 		bool said; /* its failure is logged */
 	} *unit_left;
 	struct np_counters n;
+	/* for /metrics */
+	struct np_hist hist_admit, hist_reconcile;
+	struct np_rej_count rej_by[NP_REJ_RESOURCES];
+	struct np_metrics *metrics; /* NULL: off or not listening */
+	char metrics_listen[NP_PATH_MAX]; /* what it listens on */
+	char metrics_error[512];          /* why it does not ("" = it does) */
+	uint64_t metrics_retry_us;        /* CLOCK_MONOTONIC: try again */
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
 	struct {

@@ -119,6 +119,11 @@ json_t *np_verify_status(struct np_verify *v,
 			 const struct np_verify_config *cfg,
 			 const char *pin_path);
 json_t *np_verify_events(struct np_verify *v, int limit);
+/* The programs verification loaded (numaplace/bpf_load.h), up to max;
+ * 0 when it is off. */
+struct np_bpf_prog_ref;
+int np_verify_progs(const struct np_verify *v, struct np_bpf_prog_ref *out,
+		    int max);
 /* Samples the BPF side dropped (rate limiter, full ring) since start. */
 uint64_t np_verify_samples_dropped(const struct np_verify *v);
 

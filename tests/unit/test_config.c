@@ -70,6 +70,21 @@ static void test_defaults(void **state)
 	assert_true(c.create_cgroups);
 	assert_false(c.fake_cgroup_root);
 	assert_int_equal(c.host_isolation, NP_HOSTISO_PARTITION);
+	assert_string_equal(c.metrics_listen, "127.0.0.1:9464");
+	json_decref(j);
+	/* metrics: off, a Unix socket, and back out in the JSON form */
+	j = json_loads("{\"metrics\": {\"listen\": \"\"}}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.metrics_listen, "");
+	json_decref(j);
+	j = json_loads("{\"metrics\": {\"listen\": \"unix:/run/m.sock\"}}", 0,
+		       NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	json_decref(j);
+	j = np_config_to_json(&c);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(j, "metrics"), "listen")),
+			    "unix:/run/m.sock");
 	json_decref(j);
 }
 
@@ -224,6 +239,12 @@ static void test_errors(void **state)
 	    "config.cpu_online_file: \"online\" must be an absolute path");
 	bad("{\"host_isolation\":true}",
 	    "config.host_isolation: expected a string");
+	bad("{\"metrics\":\"127.0.0.1:9464\"}",
+	    "config.metrics: expected an object");
+	bad("{\"metrics\":{\"port\":9464}}", "config.metrics.port");
+	bad("{\"metrics\":{\"listen\":9464}}", "config.metrics.listen");
+	bad("{\"metrics\":{\"listen\":\"localhost:9464\"}}",
+	    "config.metrics.listen: 'localhost' is not an IPv4 address");
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplaced configuration: defaults, parsing, validation. */
 #include "numaplace/config.h"
+#include "daemon/metrics.h"
 #include "engine/json_util.h"
 
 #include "numaplace/enforcer.h"
@@ -24,6 +25,8 @@ void np_config_defaults(struct np_config *c)
 		 "/run/numaplace/numaplace.sock");
 	snprintf(c->bpf_pin_path, sizeof(c->bpf_pin_path),
 		 "/sys/fs/bpf/numaplace");
+	snprintf(c->metrics_listen, sizeof(c->metrics_listen),
+		 "127.0.0.1:9464");
 	c->verify.enabled = NP_VERIFY_AUTO;
 	c->verify.max_workloads = 1024;
 	c->verify.tick_hz = 99;
@@ -383,6 +386,39 @@ static bool path_within(const char *a, const char *b)
  * file read as a spec, specs rewritten with the state), and the managed
  * parent and the host cgroups confined to the shared pool (the parent
  * holds the exclusive CPUs). */
+static int metrics_from_json(struct np_config *n, const json_t *j, char *err,
+			     size_t errlen)
+{
+	static const char *const keys[] = {"listen", NULL};
+	const json_t *m = json_object_get(j, "metrics");
+	struct np_metrics_addr a;
+	const char *s;
+	char why[256];
+	int r;
+
+	if (!m || json_is_null(m))
+		return 0;
+	if (!json_is_object(m))
+		return np_json_fail(err, errlen, "config", "metrics",
+				    "expected an object {\"listen\": "
+				    "\"127.0.0.1:9464\"}");
+	if ((r = np_json_only_keys(m, keys, "config.metrics", err, errlen)))
+		return r;
+	r = np_json_str(m, "listen", "config.metrics", false, &s, err, errlen);
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	if (strlen(s) >= sizeof(n->metrics_listen))
+		return np_json_fail(err, errlen, "config.metrics", "listen",
+				    "too long");
+	if (*s && np_metrics_addr_parse(s, &a, why, sizeof(why)))
+		return np_json_fail(err, errlen, "config.metrics", "listen",
+				    "%s", why);
+	snprintf(n->metrics_listen, sizeof(n->metrics_listen), "%s", s);
+	return 0;
+}
+
 static int check_overlaps(const struct np_config *n, char *err, size_t errlen)
 {
 	if (path_within(n->spec_dir, n->state_dir) ||
@@ -415,7 +451,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"create_cgroups",   "spec_dir",	       "state_dir",
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
 		"verify",	    "cgroup_driver",   "host_isolation",
-		"on_cpu_offline",   "cpu_online_file", NULL};
+		"on_cpu_offline",   "cpu_online_file", "metrics",
+		NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -501,7 +538,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 			  sizeof(n.bpf_pin_path), false, err, errlen)))
 		return r;
 	if ((r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
-				  errlen)))
+				  errlen)) ||
+	    (r = metrics_from_json(&n, j, err, errlen)))
 		return r;
 	if ((r = check_overlaps(&n, err, errlen)))
 		return r;
@@ -568,7 +606,10 @@ json_t *np_config_to_json(const struct np_config *c)
 	     json_object_set_new(out, "on_cpu_offline",
 				 json_string(cpu_offline_actions[c->on_cpu_offline])) ||
 	     json_object_set_new(out, "cpu_online_file",
-				 json_string(c->cpu_online_file)))) {
+				 json_string(c->cpu_online_file)) ||
+	     json_object_set_new(out, "metrics",
+				 json_pack("{s:s}", "listen",
+					   c->metrics_listen)))) {
 		json_decref(out);
 		return NULL;
 	}

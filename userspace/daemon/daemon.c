@@ -238,6 +238,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 
 void np_daemon_fini(struct np_daemon *d)
 {
+	np_daemon_metrics_stop(d); /* its thread reads nothing of d */
 	np_verify_stop(d->verify);
 	d->verify = NULL;
 	if (d->dirty)
@@ -338,6 +339,10 @@ static void reload(struct np_daemon *d)
 	d->cfg.verify.min_fault_pages = c.verify.min_fault_pages;
 	d->cfg.verify.outside_mems_bytes = c.verify.outside_mems_bytes;
 	d->cfg.verify.migrate_interval_s = c.verify.migrate_interval_s;
+	/* listened on anew by the next publish */
+	snprintf(d->cfg.metrics_listen, sizeof(d->cfg.metrics_listen), "%s",
+		 c.metrics_listen);
+	d->metrics_retry_us = 0;
 	np_log(LOG_INFO, "configuration reloaded");
 }
 
@@ -421,6 +426,7 @@ int np_daemon_run(struct np_daemon *d)
 	    (r = add_fd(d, d->efd)))
 		return r;
 	np_daemon_reconcile(d);
+	np_daemon_metrics(d);
 	sd_notifyf(0, "READY=1\nSTATUS=%d workloads, reconciling every %u ms",
 		   d->st.nworkloads, d->cfg.reconcile_period_ms);
 	/* The watchdog (WatchdogSec= of the unit) is pinged from the loop
@@ -454,6 +460,7 @@ int np_daemon_run(struct np_daemon *d)
 			return -errno;
 		if (n == 0 && d->scan_more) {
 			np_daemon_reconcile(d);
+			np_daemon_metrics(d);
 			continue;
 		}
 		for (int i = 0; i < n; i++) {
@@ -482,6 +489,7 @@ int np_daemon_run(struct np_daemon *d)
 			}
 		}
 		enforcer_events(d);
+		np_daemon_metrics(d);
 	}
 	sd_notify(0, "STOPPING=1");
 	np_log(LOG_INFO, "stopping");

@@ -72,6 +72,12 @@ void np_daemon_hotplug(struct np_daemon *d);
 int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 			      size_t errlen);
 
+/* metrics_render.c: /metrics listening per config (retried), the
+ * snapshot published (after each cycle and batch of requests) */
+void np_daemon_metrics(struct np_daemon *d);
+void np_daemon_metrics_stop(struct np_daemon *d);
+json_t *np_daemon_metrics_status(const struct np_daemon *d);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

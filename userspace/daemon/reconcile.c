@@ -6,6 +6,7 @@
  * and partitions around it; verification synced before and checked after.
  */
 #include "daemon_internal.h"
+#include "daemon/metrics.h"
 #include "numaplace/bpf_abi.h"
 
 #include <errno.h>
@@ -764,5 +765,7 @@ done:
 	d->n.writes += (uint64_t)writes;
 	d->last_cycle.duration_us = (t1.tv_sec - t0.tv_sec) * 1000000L +
 				    (t1.tv_nsec - t0.tv_nsec) / 1000;
+	np_hist_add(&d->hist_reconcile, np_hist_reconcile_le,
+		    (double)d->last_cycle.duration_us / 1e6);
 	return r;
 }

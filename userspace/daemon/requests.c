@@ -65,6 +65,7 @@ json_t *np_daemon_status(struct np_daemon *d)
 				    json_integer((json_int_t)d->n.hotplug));
 		json_object_set_new(c, "replaced",
 				    json_integer((json_int_t)d->n.replaced));
+		json_object_set_new(st, "metrics", np_daemon_metrics_status(d));
 		{
 			char *l = np_cpuset_str(&d->st.offline);
 			json_object_set_new(st, "offline_cpus",

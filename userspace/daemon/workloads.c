@@ -5,6 +5,7 @@
  * through the engine, saved before it is applied or acknowledged.
  */
 #include "daemon_internal.h"
+#include "daemon/metrics.h"
 #include "numaplace/error.h"
 
 #include <errno.h>
@@ -99,6 +100,7 @@ static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
 	snprintf(r->reason, sizeof(r->reason), "%s", dec->reason);
 	r->time = time(NULL);
 	d->n.rejected++;
+	np_rej_count_add(d->rej_by, dec->resource);
 }
 
 struct np_spec_note *np_note_find(struct np_daemon *d, const char *file)
@@ -275,9 +277,9 @@ static bool refused_here(struct np_daemon *d, const struct np_workload_req *w,
  * configured) and the next reconcile writes its cpuset. A cgroup that
  * cannot be prepared undoes the admission.
  */
-int np_daemon_admit(struct np_daemon *d, const json_t *spec,
-		    const char *spec_file, struct np_decision *dec, char *err,
-		    size_t errlen)
+static int admit_one(struct np_daemon *d, const json_t *spec,
+		     const char *spec_file, struct np_decision *dec, char *err,
+		     size_t errlen)
 {
 	struct np_workload_req *w = calloc(1, sizeof(*w));
 	struct np_wl_meta *m;
@@ -364,6 +366,27 @@ out:
 	free(canon);
 	np_workload_req_free(w);
 	free(w);
+	return r;
+}
+
+/* Timed for numaplace_admission_duration_seconds: decisions counted as
+ * admitted or rejected (a spec file rejected again for the same reason
+ * is not). */
+int np_daemon_admit(struct np_daemon *d, const json_t *spec,
+		    const char *spec_file, struct np_decision *dec, char *err,
+		    size_t errlen)
+{
+	uint64_t before = d->n.admitted + d->n.rejected;
+	struct timespec t0, t1;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = admit_one(d, spec, spec_file, dec, err, errlen);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (d->n.admitted + d->n.rejected != before)
+		np_hist_add(&d->hist_admit, np_hist_admission_le,
+			    (double)(t1.tv_sec - t0.tv_sec) +
+				    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return r;
 }
 

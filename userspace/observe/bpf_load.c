@@ -584,3 +584,49 @@ int np_bpf_prog_stats(const struct np_bpf_loader *l, const char *name,
 	*run_cnt = info.run_cnt;
 	return 0;
 }
+
+int np_bpf_prog_list(const struct np_bpf_loader *l, struct np_bpf_prog_ref *out,
+		     int max)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	if (!l)
+		return 0;
+	bpf_object__for_each_program(p, l->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (n == max)
+			break;
+		if (fd < 0)
+			continue; /* not loaded on this kernel */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		snprintf(out[n].name, sizeof(out[n].name), "%s",
+			 bpf_program__name(p));
+		out[n++].id = info.id;
+	}
+	return n;
+}
+
+int np_bpf_prog_stats_by_id(uint32_t id, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		r = -errno;
+	close(fd);
+	if (!r) {
+		*run_ns = info.run_time_ns;
+		*run_cnt = info.run_cnt;
+	}
+	return r;
+}

@@ -468,3 +468,28 @@ int np_bpf_cpu_intrude_read(const struct np_bpf_maps *m, uint32_t slot,
 	}
 	return n;
 }
+
+int np_bpf_slots_read(const struct np_bpf_maps *m, struct np_bpf_slot_row **out)
+{
+	struct np_bpf_slot_row *rows = calloc(m->nslots + 1, sizeof(*rows));
+	int k = 0;
+
+	*out = NULL;
+	if (!rows)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < m->nslots; s++) {
+		struct np_bpf_slot sl;
+		if (bpf_map_lookup_elem(m->slots, &s, &sl) ||
+		    !(sl.flags & NP_BPF_SLOT_USED))
+			continue;
+		sl.name[sizeof(sl.name) - 1] = 0;
+		sl.cgroup[sizeof(sl.cgroup) - 1] = 0;
+		rows[k].slot = s;
+		rows[k].s = sl;
+		if (np_bpf_counters_read(m, s, &rows[k].c))
+			continue;
+		k++;
+	}
+	*out = rows;
+	return k;
+}

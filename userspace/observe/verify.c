@@ -458,6 +458,12 @@ static void event_detail(const struct np_verify_event *x, char *buf,
 	}
 }
 
+int np_verify_progs(const struct np_verify *v, struct np_bpf_prog_ref *out,
+		    int max)
+{
+	return v ? np_bpf_prog_list(v->l, out, max) : 0;
+}
+
 uint64_t np_verify_samples_dropped(const struct np_verify *v)
 {
 	return v ? v->ev_dropped : 0;

@@ -62,6 +62,10 @@ wait_for 10 is_eff cache 2-3
 echo "  ...and numaplaced restored it within one period: $(eff cache)"
 grep "drift in cache" $ETC/log | tail -1
 
+say "What Prometheus sees: GET http://127.0.0.1:9464/metrics (an excerpt)"
+wget -q -O - http://127.0.0.1:9464/metrics |
+	grep -E '^numaplace_(cpus\{pool="(reserved|exclusive)"|workloads|admissions_total|rejections_total|drift_repairs_total|admission_duration_seconds_count)'
+
 say "Release the database: its CPUs return to the shared pool"
 rm $ETC/specs/db.json
 wait_for 10 is_eff web 0-1,4-7

@@ -96,4 +96,17 @@ try_for 3 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$B/s
 	fail "the task's Cpus_allowed_list is $(pid_cpus $B)"
 log "after the hand write: ${ro} switch(es) and ${rt} tick(s) outside (transition $(vcount web transition)), reported in $((t1 - t0)) s: ${line#*warning: }"
 log "status: $(numaplace status --socket $SOCK | grep 'VIOLATION web' | cut -c1-160)"
+# The same counters on /metrics (the default listen address, 127.0.0.1:9464)
+m=$(wget -q -O - http://127.0.0.1:9464/metrics) || fail "GET /metrics failed"
+mv() { printf '%s\n' "$m" | sed -n "s/^$1 //p"; }
+mo=$(mv 'numaplace_workload_outside_switches_total{workload="web"}')
+ms=$(mv 'numaplace_workload_outside_seconds_total{workload="web"}')
+[ "${mo:-x}" -ge "$ro" ] 2>/dev/null ||
+	fail "/metrics says '${mo}' switches outside for web, numaplace violations said $ro"
+[ "$rt" -eq 0 ] || case $ms in "" | 0) fail "/metrics says '$ms' s outside for web, but $rt tick(s) were counted" ;; esac
+assert_eq "$(mv numaplace_verification_enabled)" 1 "numaplace_verification_enabled"
+printf '%s\n' "$m" | grep -q '^numaplace_bpf_program_runs_total{program="np_sched_switch"} [0-9]' ||
+	fail "no run count of np_sched_switch on /metrics"
+assert_eq "$(mv 'numaplace_workloads{qos="LSE"}')" 1 "LSE workloads on /metrics"
+log "/metrics: web ran outside in $mo switch(es), $ms s"
 pass "ran outside detected ($ro switches, $rt ticks) and repaired within one period"

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * /metrics over HTTP (libmicrohttpd, its own polling thread): the
+ * listening address, the snapshot the loop publishes, the request
+ * handler. What is said is in metrics_render.c.
+ */
+#include "daemon/metrics.h"
+#include "basic/log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define NP_METRICS_MAX_PROGS 32
+#define NP_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+const double np_hist_admission_le[NP_HIST_BUCKETS] = {
+	0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+	0.005,	 0.01,	   0.025,   0.05,   0.1,     0.25,   0.5,   1};
+const double np_hist_reconcile_le[NP_HIST_BUCKETS] = {
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+	0.05,	0.1,	 0.25,	 0.5,	1,     2.5,   5,    10};
+
+void np_hist_add(struct np_hist *h, const double *le, double seconds)
+{
+	int i = 0;
+
+	while (i < NP_HIST_BUCKETS && seconds > le[i])
+		i++;
+	if (i < NP_HIST_BUCKETS)
+		h->bucket[i]++;
+	else
+		h->inf++;
+	h->count++;
+	h->sum += seconds;
+}
+
+static struct np_rej_count *rej_find(struct np_rej_count *t, const char *r)
+{
+	for (int i = 0; i < NP_REJ_RESOURCES && t[i].resource[0]; i++)
+		if (!strcmp(t[i].resource, r))
+			return &t[i];
+	return NULL;
+}
+
+void np_rej_count_add(struct np_rej_count *t, const char *resource)
+{
+	struct np_rej_count *e;
+	int used = 0;
+
+	if (!resource || !*resource)
+		resource = "other";
+	while (used < NP_REJ_RESOURCES && t[used].resource[0])
+		used++;
+	e = rej_find(t, resource);
+	/* a new name while one entry is left: it goes to "other" */
+	if (!e && used >= NP_REJ_RESOURCES - 1) {
+		resource = "other";
+		e = rej_find(t, resource);
+	}
+	if (!e) {
+		e = &t[used];
+		snprintf(e->resource, sizeof(e->resource), "%s", resource);
+	}
+	e->n++;
+}
+
+static int parse_port(const char *s, in_port_t *port)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > 65535)
+		return -EINVAL;
+	*port = htons((in_port_t)v);
+	return 0;
+}
+
+int np_metrics_addr_parse(const char *s, struct np_metrics_addr *a, char *why,
+			  size_t whylen)
+{
+	const char *colon;
+	char host[64];
+
+	memset(a, 0, sizeof(*a));
+	if (!strncmp(s, "unix:", 5)) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&a->sa;
+		const char *p = s + 5;
+		if (p[0] != '/') {
+			snprintf(why, whylen, "a Unix socket needs an absolute "
+					      "path (\"unix:/run/numaplace/"
+					      "metrics.sock\")");
+			return -EINVAL;
+		}
+		if (strlen(p) >= sizeof(un->sun_path)) {
+			snprintf(why, whylen, "the path is longer than %zu "
+					      "characters (a Unix socket path "
+					      "limit)",
+				 sizeof(un->sun_path) - 1);
+			return -EINVAL;
+		}
+		un->sun_family = AF_UNIX;
+		memcpy(un->sun_path, p, strlen(p) + 1);
+		a->len = sizeof(*un);
+		a->unix_path = true;
+		return 0;
+	}
+	colon = strrchr(s, ':');
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host)) {
+		snprintf(why, whylen, "expected \"HOST:PORT\" (an IPv4 address "
+				      "or [IPv6]), \"unix:PATH\", or \"\" for "
+				      "off");
+		return -EINVAL;
+	}
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	if (host[0] == '[') {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->sa;
+		size_t n = strlen(host);
+		if (n < 3 || host[n - 1] != ']') {
+			snprintf(why, whylen, "an IPv6 address goes in "
+					      "brackets: \"[::1]:9464\"");
+			return -EINVAL;
+		}
+		host[n - 1] = '\0';
+		in6->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1) {
+			snprintf(why, whylen, "'%s' is not an IPv6 address",
+				 host + 1);
+			return -EINVAL;
+		}
+		a->len = sizeof(*in6);
+		if (parse_port(colon + 1, &in6->sin6_port))
+			goto bad_port;
+		return 0;
+	}
+	struct sockaddr_in *in = (struct sockaddr_in *)&a->sa;
+	in->sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &in->sin_addr) != 1) {
+		snprintf(why, whylen, "'%s' is not an IPv4 address (names are "
+				      "not resolved; IPv6 goes in brackets)",
+			 host);
+		return -EINVAL;
+	}
+	a->len = sizeof(*in);
+	if (parse_port(colon + 1, &in->sin_port))
+		goto bad_port;
+	return 0;
+bad_port:
+	snprintf(why, whylen, "'%s' is not a port (0..65535)", colon + 1);
+	return -EINVAL;
+}
+
+struct np_metrics {
+	struct MHD_Daemon *mhd;
+	int unix_fd; /* the listening Unix socket, or -1 */
+	char unix_path[108];
+	unsigned port;
+	pthread_mutex_t lock;
+	/* the snapshot (under lock) */
+	char *text;
+	size_t len;
+	char pin_dir[4096];
+	unsigned tick_hz;
+	struct np_bpf_prog_ref progs[NP_METRICS_MAX_PROGS];
+	int nprogs;
+	uint64_t scrapes;
+};
+
+/* One scrape: the snapshot, then the BPF side. */
+static char *scrape(struct np_metrics *m, size_t *len)
+{
+	struct np_bpf_prog_ref progs[NP_METRICS_MAX_PROGS];
+	char pin_dir[sizeof(m->pin_dir)];
+	unsigned tick_hz;
+	int nprogs;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	pthread_mutex_lock(&m->lock);
+	if (m->text)
+		fwrite(m->text, 1, m->len, f);
+	memcpy(progs, m->progs, sizeof(progs));
+	nprogs = m->nprogs;
+	memcpy(pin_dir, m->pin_dir, sizeof(pin_dir));
+	tick_hz = m->tick_hz;
+	m->scrapes++;
+	pthread_mutex_unlock(&m->lock);
+	np_metrics_render_bpf(f, pin_dir, tick_hz, progs, nprogs);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+			     const char *type, char *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *upload_data,
+			      size_t *upload_size, void **con_cls)
+{
+	static const char index_page[] =
+		"numaplaced: the metrics are at /metrics\n";
+	static const char not_found[] = "not found: try /metrics\n";
+	static const char bad_method[] = "only GET and HEAD\n";
+	struct np_metrics *m = cls;
+	char *body;
+	size_t len = 0;
+
+	(void)version;
+	(void)upload_data;
+	if (!*con_cls) { /* headers only so far: wait for the whole request */
+		*con_cls = (void *)1;
+		return MHD_YES;
+	}
+	if (*upload_size) { /* a body is not read */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+			     (char *)bad_method, sizeof(bad_method) - 1,
+			     MHD_RESPMEM_PERSISTENT);
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, "text/plain", (char *)index_page,
+			     sizeof(index_page) - 1, MHD_RESPMEM_PERSISTENT);
+	if (strcmp(url, "/metrics"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain",
+			     (char *)not_found, sizeof(not_found) - 1,
+			     MHD_RESPMEM_PERSISTENT);
+	body = scrape(m, &len);
+	if (!body)
+		return MHD_NO;
+	return reply(c, MHD_HTTP_OK, NP_METRICS_CONTENT_TYPE, body, len,
+		     MHD_RESPMEM_MUST_FREE);
+}
+
+static int unix_listen(struct np_metrics *m, const struct np_metrics_addr *a,
+		       char *err, size_t errlen)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)&a->sa;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		goto fail;
+	/* a socket left by an earlier run is replaced; anything else at
+	 * the path is not */
+	if (unlink(un->sun_path) && errno != ENOENT)
+		goto fail;
+	if (bind(fd, (const struct sockaddr *)un, a->len) || listen(fd, 16))
+		goto fail;
+	m->unix_fd = fd;
+	snprintf(m->unix_path, sizeof(m->unix_path), "%s", un->sun_path);
+	return 0;
+fail:
+	snprintf(err, errlen, "metrics.listen unix:%s: %s", un->sun_path,
+		 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -errno;
+}
+
+int np_metrics_start(struct np_metrics **out, const char *listen, char *err,
+		     size_t errlen)
+{
+	struct np_metrics_addr a;
+	struct np_metrics *m;
+	char why[256];
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+	int r;
+
+	*out = NULL;
+	if ((r = np_metrics_addr_parse(listen, &a, why, sizeof(why)))) {
+		snprintf(err, errlen, "metrics.listen '%s': %s", listen, why);
+		return r;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->unix_fd = -1;
+	pthread_mutex_init(&m->lock, NULL);
+	if (a.unix_path && (r = unix_listen(m, &a, err, errlen))) {
+		np_metrics_stop(m);
+		return r;
+	}
+	if (a.sa.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	errno = 0;
+	m->mhd = a.unix_path
+		? MHD_start_daemon(flags, 0, NULL, NULL, handle, m,
+				   MHD_OPTION_LISTEN_SOCKET, m->unix_fd,
+				   MHD_OPTION_CONNECTION_LIMIT, 16u,
+				   MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				   MHD_OPTION_END)
+		: MHD_start_daemon(flags, 0, NULL, NULL, handle, m,
+				   MHD_OPTION_SOCK_ADDR, &a.sa,
+				   MHD_OPTION_CONNECTION_LIMIT, 16u,
+				   MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				   MHD_OPTION_END);
+	if (!m->mhd) {
+		r = errno ? -errno : -EADDRNOTAVAIL;
+		snprintf(err, errlen, "metrics.listen %s: cannot listen: %s",
+			 listen, strerror(-r));
+		np_metrics_stop(m);
+		return r;
+	}
+	if (!a.unix_path) {
+		const union MHD_DaemonInfo *i =
+			MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_BIND_PORT);
+		m->port = i ? i->port : 0;
+	}
+	*out = m;
+	return 0;
+}
+
+void np_metrics_stop(struct np_metrics *m)
+{
+	if (!m)
+		return;
+	if (m->mhd)
+		MHD_stop_daemon(m->mhd);
+	if (m->unix_fd >= 0) {
+		close(m->unix_fd);
+		unlink(m->unix_path);
+	}
+	pthread_mutex_destroy(&m->lock);
+	free(m->text);
+	free(m);
+}
+
+void np_metrics_publish(struct np_metrics *m, char *text, size_t len,
+			const char *pin_dir, unsigned tick_hz,
+			const struct np_bpf_prog_ref *progs, int nprogs)
+{
+	char *old;
+
+	if (!m) {
+		free(text);
+		return;
+	}
+	if (nprogs > NP_METRICS_MAX_PROGS)
+		nprogs = NP_METRICS_MAX_PROGS;
+	pthread_mutex_lock(&m->lock);
+	old = m->text;
+	m->text = text;
+	m->len = text ? len : 0;
+	snprintf(m->pin_dir, sizeof(m->pin_dir), "%s", pin_dir ? pin_dir : "");
+	m->tick_hz = tick_hz;
+	if (nprogs > 0)
+		memcpy(m->progs, progs, sizeof(progs[0]) * (size_t)nprogs);
+	m->nprogs = nprogs > 0 ? nprogs : 0;
+	pthread_mutex_unlock(&m->lock);
+	free(old);
+}
+
+unsigned np_metrics_port(const struct np_metrics *m)
+{
+	return m ? m->port : 0;
+}
+
+uint64_t np_metrics_scrapes(const struct np_metrics *m)
+{
+	uint64_t n;
+
+	if (!m)
+		return 0;
+	pthread_mutex_lock((pthread_mutex_t *)&m->lock);
+	n = m->scrapes;
+	pthread_mutex_unlock((pthread_mutex_t *)&m->lock);
+	return n;
+}
