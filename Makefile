@@ -203,6 +203,7 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/socket-host.sh $(BUILD)
 	$(Q)tests/faults-host.sh $(BUILD)
 	$(Q)tests/metrics-host.sh $(BUILD)
+	$(Q)tests/export-host.sh $(BUILD)
 
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.

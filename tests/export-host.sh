@@ -92,33 +92,64 @@ check "default metadata.name is the host name, lowercased" \
 # ---- live numaplaced, and its state file offline ----
 if [ "$(id -u)" -eq 0 ]; then
 	setup "$tmp/d"
+	# numaplaced keeps both exports written (config.export)
+	python3 - "$tmp/d/np.json" "$tmp/d/out" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["export"] = {"node_name": "w1", "nrt_file": sys.argv[2] + "/nrt.json",
+               "koordinator_file": sys.argv[2] + "/koord.json"}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	mkdir -p "$tmp/d/out"
 	"$build/numaplaced" -c "$tmp/d/np.json" 2>"$tmp/d/log" &
 	dpid=$!
 	for _ in $(seq 100); do [ -S "$tmp/d/np.sock" ] && break; sleep 0.1; done
 	check "numaplaced up" test -S "$tmp/d/np.sock"
+	for _ in $(seq 50); do [ -s "$tmp/d/out/nrt.json" ] && break; sleep 0.1; done
+	check "numaplaced wrote config.export.nrt_file at start" valid "$tmp/d/out/nrt.json"
+	check "... with no exclusive allocation yet (node-0 cpu available 2)" py "$tmp/d/out/nrt.json" \
+		'd["metadata"]["name"] == "w1" and d["zones"][0]["resources"][0]["available"] == "2"'
 	"$np" admit --socket "$tmp/d/np.sock" -f - >/dev/null <<'JSON'
 {"name": "web", "cgroup": "kubepods.slice/kubepods-pod0b5f1c6e_8a7b_4c1d_9e2f_3a4b5c6d7e8f.slice",
  "qos": "LSE", "containers": [{"name": "main", "cpu": "2", "memory": "256Mi"}]}
 JSON
 	check "admitted web (LSE, 2 CPUs)" test $? -eq 0
-	both live --config "$tmp/d/np.json" --node-name w1
-	check "live: restricted/container from the config, RestrictedContainerLevel" py "$tmp/live.json" \
+	both live --socket "$tmp/d/np.sock" --node-name w1
+	check "live: restricted/container from numaplaced, RestrictedContainerLevel" py "$tmp/live.json" \
 		'd["attributes"][0]["value"] == "restricted" and d["topologyPolicies"] == ["RestrictedContainerLevel"]'
 	check "live: node-0 cpu 4, allocatable 2 (0,4 reserved), available 0 (web holds 2)" py "$tmp/live.json" \
 		'd["zones"][0]["resources"][0] == {"name":"cpu","capacity":"4","allocatable":"2","available":"0"}'
-	both state --topology "$PWD/$topo/vm-2node.json" --state "$tmp/d/state/state.json" --node-name w1
-	check "state: the same CPUs as live" py "$tmp/state.json" \
-		"[z['resources'][0] for z in d['zones']] == [z['resources'][0] for z in json.load(open('$tmp/live.json'))['zones']] and d['attributes'] == json.load(open('$tmp/live.json'))['attributes']"
-	check "state: memory available less web's 256 MiB (charges are in the state)" py "$tmp/state.json" \
+	check "live: memory available less web's 256 MiB" py "$tmp/live.json" \
 		'd["zones"][0]["resources"][1]["available"] == str((1<<30) - (256<<20))'
-	both livek --config "$tmp/d/np.json" --format koordinator
+	for _ in $(seq 50); do py "$tmp/d/out/nrt.json" 'd["zones"][0]["resources"][0]["available"] == "0"' && break; sleep 0.1; done
+	check "the export file follows the admission: the same object as live" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+		"$tmp/d/out/nrt.json" "$tmp/live.json"
+	both state --topology "$PWD/$topo/vm-2node.json" --state "$tmp/d/state/state.json" --node-name w1
+	check "state file offline: the same object as live" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+		"$tmp/state.json" "$tmp/live.json"
+	both livek --socket "$tmp/d/np.sock" --format koordinator
 	check "koordinator live: pod-cpu-allocs has web with its pod UID" py "$tmp/livek.json" \
 		'[(a["name"], a["uid"], a["managedByKubelet"]) for a in json.loads(d["node.koordinator.sh/pod-cpu-allocs"])] == [("web","0b5f1c6e-8a7b-4c1d-9e2f-3a4b5c6d7e8f",False)]'
+	check "the koordinator file is the same as live" \
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+		"$tmp/d/out/koord.json" "$tmp/livek.json"
 	"$np" status --socket "$tmp/d/np.sock" --json >"$tmp/status.json"
-	both saved --input "$tmp/status.json" --config "$tmp/d/np.json" --node-name w1
-	check "saved status: the same object as live" cmp -s "$tmp/saved.json" "$tmp/live.json"
+	both saved --input "$tmp/status.json" --node-name w1
+	check "saved status: its node_policy, the CPUs as live (no --config needed)" py "$tmp/saved.json" \
+		"[z['resources'][0] for z in d['zones']] == [z['resources'][0] for z in json.load(open('$tmp/live.json'))['zones']] and d['attributes'] == json.load(open('$tmp/live.json'))['attributes']"
+	check "saved status: memory available = allocatable (a status has no charges)" py "$tmp/saved.json" \
+		'd["zones"][0]["resources"][1]["available"] == d["zones"][0]["resources"][1]["allocatable"]'
+	check "status says where the exports are written" py "$tmp/status.json" \
+		'd["export"]["nrt_file"]["writes"] >= 2 and "error" not in d["export"]["nrt_file"]'
+	cp "$tmp/d/state/state.json" "$tmp/state-web.json" # with web, for a check below
+	"$np" release web --socket "$tmp/d/np.sock" >/dev/null
+	for _ in $(seq 50); do py "$tmp/d/out/nrt.json" 'd["zones"][0]["resources"][0]["available"] == "2"' && break; sleep 0.1; done
+	check "after the release the export file shows node-0's 2 CPUs available again" py "$tmp/d/out/nrt.json" \
+		'd["zones"][0]["resources"][0]["available"] == "2"'
 	kill -TERM "$dpid"; wait "$dpid"; dpid=
-	fails 1 "numaplaced is not running" "$np" export nrt --socket "$tmp/d/np.sock" --config "$tmp/d/np.json" --node-name w1
+	fails 1 "numaplaced is not running" "$np" export nrt --socket "$tmp/d/np.sock" --node-name w1
 	check "no daemon: exit 1, 'numaplaced is not running'" test $? -eq 0
 else
 	echo "skip live numaplaced and its state file: not root"
@@ -144,8 +175,8 @@ check "missing state file: exit 2, names it" test $? -eq 0
 echo '{"format": "numaplace-state", "version": 1, "body": {}, "checksum": "x"}' >"$tmp/bad-state.json"
 fails 2 "state file $tmp/bad-state.json is corrupt" "$np" export nrt --topology $k2s --state "$tmp/bad-state.json" --node-name n
 check "corrupt state file: exit 2, 'is corrupt'" test $? -eq 0
-if [ -s "$tmp/d/state/state.json" ]; then
-	fails 2 "CPU topology changed" "$np" export nrt --topology $k2s --state "$tmp/d/state/state.json" --node-name n
+if [ -s "$tmp/state-web.json" ]; then
+	fails 2 "CPU topology changed" "$np" export nrt --topology $k2s --state "$tmp/state-web.json" --node-name n
 	check "state file of another topology: exit 2" test $? -eq 0
 fi
 echo '{"topology": {"cpus": []}}' >"$tmp/bad-status.json"

@@ -38,10 +38,14 @@ static void export_usage(FILE *f)
 	    "pod-cpu-allocs). YAML by default.\n"
 	    "\n"
 	    "SOURCE, one of:\n"
-	    "  (none)               numaplaced, through its control socket;\n"
-	    "                       the node policy from its configuration\n"
+	    "  (none)               numaplaced, through its control socket\n"
+	    "                       (exact: its allocations, memory and\n"
+	    "                       policy; the node name its config.export\n"
+	    "                       gives, else the host name)\n"
 	    "  -i, --input FILE     a saved `numaplace status --json` (- for\n"
-	    "                       stdin); the policy from --config, if any\n"
+	    "                       stdin): the policy it carries (else\n"
+	    "                       --config's); memory charges are not in a\n"
+	    "                       status: memory available = allocatable\n"
 	    "  -t, --topology SRC   offline: a topology source (as in\n"
 	    "                       `numaplace topology`; live is this machine)\n"
 	    "  -S, --state FILE     offline: a numaplaced state file\n"
@@ -52,17 +56,16 @@ static void export_usage(FILE *f)
 	    "  -j, --json           JSON instead of YAML\n"
 	    "  -n, --node-name NAME metadata.name (default: the host name,\n"
 	    "                       lowercased, as the kubelet names the node)\n"
-	    "  -c, --config CFG     numaplaced's configuration: its node_policy\n"
-	    "                       (and socket). Live default %s;\n"
-	    "                       without --state and --config the policy\n"
-	    "                       is numaplace's default (none)\n"
+	    "  -c, --config CFG     numaplaced's configuration: its socket\n"
+	    "                       (live), or its node_policy for a status\n"
+	    "                       that carries none (--input)\n"
 	    "  -s, --socket PATH    control socket (default: the config's, else\n"
 	    "                       %s)\n"
 	    "  -h, --help           this text\n"
 	    "\n"
 	    "Exit: 0 ok; 1 numaplaced failed or is not reachable; 2 bad usage\n"
 	    "      or bad input (the message names the option, file or field).\n",
-	    NP_CONFIG_DEFAULT_PATH, NP_CTL_DEFAULT_SOCKET);
+	    NP_CTL_DEFAULT_SOCKET);
 }
 
 struct export_opts {
@@ -70,23 +73,6 @@ struct export_opts {
 	const char *node_name, *topology, *state, *input, *config, *socket;
 	char host[256];
 };
-
-/* A Kubernetes object name (RFC 1123 subdomain): at most 253 of
- * [a-z0-9.-], alphanumeric at both ends. */
-static bool node_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n > 253 || !isalnum((unsigned char)s[0]) ||
-	    !isalnum((unsigned char)s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!(islower((unsigned char)s[i]) ||
-		      isdigit((unsigned char)s[i]) || s[i] == '-' ||
-		      s[i] == '.'))
-			return false;
-	return true;
-}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -127,7 +113,7 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 			o->json = true;
 			break;
 		case 'n':
-			if (!node_name_ok(optarg))
+			if (!np_export_node_name_ok(optarg))
 				return usage_error(
 				    "--node-name: \"%s\" is not a node name "
 				    "(lowercase letters, digits, '-' and '.', "
@@ -194,7 +180,7 @@ static int node_name(struct export_opts *o)
 	}
 	for (size_t i = 0; u.nodename[i] && i + 1 < sizeof(o->host); i++)
 		o->host[i] = (char)tolower((unsigned char)u.nodename[i]);
-	if (!node_name_ok(o->host))
+	if (!np_export_node_name_ok(o->host))
 		return usage_error("the host name \"%s\" is not a node name: "
 				   "give --node-name",
 				   o->host);
@@ -220,29 +206,79 @@ static int config_policy(const char *path, struct np_node_policy *p,
 	return -1;
 }
 
-/*
- * The node policy (and the socket) for a status source: --config, else
- * (live only) the default configuration when it exists, else numaplace's
- * default policy with a note. -1 to go on, else the exit code.
- */
-static int status_policy(struct export_opts *o, struct np_node_policy *p,
-			 char *sock, size_t socklen)
+static int print(const json_t *j, bool as_json)
 {
-	const char *path = o->config;
+	char err[256];
 
-	snprintf(sock, socklen, "%s", o->socket ? o->socket
-						: NP_CTL_DEFAULT_SOCKET);
-	if (!path && !o->input && access(NP_CONFIG_DEFAULT_PATH, F_OK) == 0)
-		path = NP_CONFIG_DEFAULT_PATH;
-	if (!path) {
-		np_policy_from_json(p, NULL, NULL, NULL, 0);
-		fprintf(stderr,
-			"numaplace export: note: the status does not carry the "
-			"node policy and no --config was given: "
-			"topologyManagerPolicy none\n");
+	if (!j) {
+		fprintf(stderr, "numaplace export: out of memory\n");
+		return NP_EXIT_FAIL;
+	}
+	if (as_json) {
+		cli_print_json(j);
+		if (fflush(stdout) == 0 && !ferror(stdout))
+			return NP_EXIT_OK;
+		snprintf(err, sizeof(err), "writing JSON failed");
+	} else if (np_yaml_emit(j, stdout, err, sizeof(err)) == 0) {
+		return NP_EXIT_OK;
+	}
+	fprintf(stderr, "numaplace export: %s\n", err);
+	return NP_EXIT_FAIL;
+}
+
+/*
+ * The node policy of a saved status: the one it carries (numaplaced puts
+ * node_policy in its status), else --config's, else numaplace's default
+ * with a note. -1 to go on, else the exit code.
+ */
+static int status_policy(struct export_opts *o, const json_t *status,
+			 struct np_node_policy *p)
+{
+	const json_t *pj = json_object_get(status, "node_policy");
+	char err[512];
+
+	if (pj) {
+		if (np_policy_from_json(p, pj, "status.node_policy", err,
+					sizeof(err))) {
+			fprintf(stderr, "numaplace export: --input %s: %s\n",
+				o->input, err);
+			return NP_EXIT_USAGE;
+		}
 		return -1;
 	}
-	return config_policy(path, p, o->socket ? NULL : sock, socklen);
+	if (o->config)
+		return config_policy(o->config, p, NULL, 0);
+	np_policy_from_json(p, NULL, NULL, NULL, 0);
+	fprintf(stderr, "numaplace export: note: the status carries no node "
+			"policy and no --config was given: "
+			"topologyManagerPolicy none\n");
+	return -1;
+}
+
+/* Live: numaplaced builds it from what it holds (op "export"). */
+static int live(struct export_opts *o)
+{
+	struct np_node_policy p;
+	char sock[NP_PATH_MAX];
+	json_t *req, *resp = NULL;
+	int rc;
+
+	snprintf(sock, sizeof(sock), "%s",
+		 o->socket ? o->socket : NP_CTL_DEFAULT_SOCKET);
+	if (o->config && !o->socket &&
+	    (rc = config_policy(o->config, &p, sock, sizeof(sock))) >= 0)
+		return rc;
+	req = json_pack("{s:s,s:s}", "op", "export", "format",
+			o->koordinator ? "koordinator" : "nrt");
+	if (req && o->node_name)
+		json_object_set_new(req, "node_name", json_string(o->node_name));
+	rc = cli_ctl_request("export", sock, req, &resp);
+	json_decref(req);
+	if (rc)
+		return NP_EXIT_FAIL;
+	rc = print(json_object_get(resp, "export"), o->json);
+	json_decref(resp);
+	return rc;
 }
 
 /* The status object from numaplaced or --input, as a node state. */
@@ -250,37 +286,28 @@ static int from_status(struct export_opts *o, struct np_topology **t,
 		       struct np_node_state *st)
 {
 	struct np_node_policy p;
-	json_t *resp = NULL, *req = NULL;
+	json_t *resp = NULL;
 	const json_t *status;
-	char sock[NP_PATH_MAX], err[1024];
+	char err[1024];
 	int rc;
 
-	if ((rc = status_policy(o, &p, sock, sizeof(sock))) >= 0)
+	if (!(resp = cli_load_json("export", o->input)))
+		return NP_EXIT_USAGE;
+	/* A whole answer {"ok":true,"status":{...}} or the object. */
+	status = json_object_get(resp, "status");
+	if (!status)
+		status = resp;
+	if ((rc = status_policy(o, status, &p)) >= 0) {
+		json_decref(resp);
 		return rc;
-	if (o->input) {
-		if (!(resp = cli_load_json("export", o->input)))
-			return NP_EXIT_USAGE;
-		/* A whole answer {"ok":true,"status":{...}} or the object. */
-		status = json_object_get(resp, "status");
-		if (!status)
-			status = resp;
-	} else {
-		req = json_pack("{s:s}", "op", "status");
-		rc = cli_ctl_request("export", sock, req, &resp);
-		json_decref(req);
-		if (rc)
-			return NP_EXIT_FAIL;
-		status = json_object_get(resp, "status");
 	}
 	rc = np_export_state_from_status(status, &p, t, st, err, sizeof(err));
 	if (rc)
-		fprintf(stderr, "numaplace export: %s%s: %s\n",
-			o->input ? "--input " : "answer from numaplaced",
-			o->input ? o->input : "", err);
+		fprintf(stderr, "numaplace export: --input %s: %s\n", o->input,
+			err);
 	json_decref(resp);
 	if (rc)
-		return rc == -ENOMEM || !o->input ? NP_EXIT_FAIL
-						  : NP_EXIT_USAGE;
+		return rc == -ENOMEM ? NP_EXIT_FAIL : NP_EXIT_USAGE;
 	return -1;
 }
 
@@ -312,26 +339,6 @@ static int offline(struct export_opts *o, struct np_topology **t,
 	return -1;
 }
 
-static int print(const json_t *j, bool as_json)
-{
-	char err[256];
-
-	if (!j) {
-		fprintf(stderr, "numaplace export: out of memory\n");
-		return NP_EXIT_FAIL;
-	}
-	if (as_json) {
-		cli_print_json(j);
-		if (fflush(stdout) == 0 && !ferror(stdout))
-			return NP_EXIT_OK;
-		snprintf(err, sizeof(err), "writing JSON failed");
-	} else if (np_yaml_emit(j, stdout, err, sizeof(err)) == 0) {
-		return NP_EXIT_OK;
-	}
-	fprintf(stderr, "numaplace export: %s\n", err);
-	return NP_EXIT_FAIL;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	struct export_opts o = {0};
@@ -340,8 +347,11 @@ int cmd_export(int argc, char **argv)
 	json_t *out;
 	int rc;
 
-	if ((rc = parse_args(argc, argv, &o)) >= 0 ||
-	    (!o.koordinator && (rc = node_name(&o)) >= 0))
+	if ((rc = parse_args(argc, argv, &o)) >= 0)
+		return rc;
+	if (!o.input && !o.topology && !o.state)
+		return live(&o);
+	if (!o.koordinator && (rc = node_name(&o)) >= 0)
 		return rc;
 	if (o.topology || o.state)
 		rc = offline(&o, &t, &st);

@@ -68,6 +68,15 @@ struct np_config {
 	/* /metrics ("metrics": {"listen": ...}): "HOST:PORT", "[V6]:PORT",
 	 * "unix:/PATH", "" = off; default 127.0.0.1:9464. */
 	char metrics_listen[NP_PATH_MAX];
+	/* "export": what the cluster reads about this node, kept written
+	 * (JSON, atomically, when it changes) for an agent to push: the
+	 * NodeResourceTopology object and Koordinator's node annotations
+	 * ("" = not written); node_name "" = the host name, lowercased. */
+	struct {
+		char node_name[254];
+		char nrt_file[NP_PATH_MAX];
+		char koordinator_file[NP_PATH_MAX];
+	} export_;
 	/* Test-only: cgroup_root may be a plain directory tree. Refused on a
 	 * real cgroup2 mount, and without this flag a non-cgroup2 root is
 	 * refused. */

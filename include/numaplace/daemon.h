@@ -53,6 +53,17 @@ struct np_rej_count {
 	uint64_t n;
 };
 
+/* A file of config.export (userspace/daemon/export_files.c). */
+struct np_export_file {
+	char path[NP_PATH_MAX]; /* where last written or tried */
+	char *last;             /* what was written (heap), NULL: nothing */
+	uint64_t stamp;         /* the change stamp it was made at */
+	bool done;              /* written (or unchanged) at stamp */
+	uint64_t writes;
+	time_t time;     /* of the last write */
+	char error[512]; /* of the last try, "" = none */
+};
+
 /* Per workload bookkeeping that is not part of the allocation. */
 struct np_wl_meta {
 	char name[NP_NAME_MAX];
@@ -129,6 +140,7 @@ struct np_daemon {
 	char metrics_listen[NP_PATH_MAX]; /* what it listens on */
 	char metrics_error[512];          /* why it does not ("" = it does) */
 	uint64_t metrics_retry_us;        /* CLOCK_MONOTONIC: try again */
+	struct np_export_file export_file[2]; /* nrt, koordinator */
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
 	struct {

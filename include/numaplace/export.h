@@ -38,6 +38,10 @@
  * "SingleNUMANodeContainerLevel", "SingleNUMANodePodLevel". */
 const char *np_export_tm_policies(enum np_tm_policy p, enum np_tm_scope s);
 
+/* A Kubernetes object name (RFC 1123 subdomain): at most 253 of
+ * [a-z0-9.-], alphanumeric at both ends. */
+bool np_export_node_name_ok(const char *s);
+
 /* The NodeResourceTopology object of the node in st, metadata.name =
  * node_name. NULL on ENOMEM. */
 json_t *np_export_nrt(const struct np_node_state *st, const char *node_name);

@@ -245,6 +245,19 @@ static void test_errors(void **state)
 	bad("{\"metrics\":{\"listen\":9464}}", "config.metrics.listen");
 	bad("{\"metrics\":{\"listen\":\"localhost:9464\"}}",
 	    "config.metrics.listen: 'localhost' is not an IPv4 address");
+	bad("{\"export\":[]}", "config.export: expected an object");
+	bad("{\"export\":{\"file\":\"/x\"}}", "config.export.file");
+	bad("{\"export\":{\"node_name\":\"Node_1\"}}",
+	    "config.export.node_name: \"Node_1\" is not a node name");
+	bad("{\"export\":{\"nrt_file\":\"nrt.json\"}}",
+	    "config.export.nrt_file: \"nrt.json\" must be an absolute path");
+	bad("{\"export\":{\"nrt_file\":\"/etc/numaplace/workloads.d/n.json\"}}",
+	    "config.export.nrt_file: \"/etc/numaplace/workloads.d/n.json\" is "
+	    "inside spec_dir or state_dir");
+	bad("{\"export\":{\"nrt_file\":\"/run/n.json\",\"koordinator_file\":"
+	    "\"/run/n.json\"}}",
+	    "config.export.koordinator_file: \"/run/n.json\" is inside spec_dir "
+	    "or state_dir, or both files are one");
 }
 
 int main(void)

@@ -2,6 +2,7 @@
 /* numaplaced configuration: defaults, parsing, validation. */
 #include "numaplace/config.h"
 #include "daemon/metrics.h"
+#include "numaplace/export.h"
 #include "engine/json_util.h"
 
 #include "numaplace/enforcer.h"
@@ -150,11 +151,12 @@ static int verify_from_json(struct np_verify_config *v, const json_t *j,
 }
 
 /* An absolute path without "..", or empty when allowed. */
-static int abs_path(const json_t *j, const char *key, char *out, size_t len,
-		    bool allow_empty, char *err, size_t errlen)
+static int abs_path_in(const json_t *j, const char *path, const char *key,
+		       char *out, size_t len, bool allow_empty, char *err,
+		       size_t errlen)
 {
 	const char *s;
-	int r = np_json_str(j, key, "config", false, &s, err, errlen);
+	int r = np_json_str(j, key, path, false, &s, err, errlen);
 
 	if (r == -ENOENT)
 		return 0;
@@ -165,17 +167,24 @@ static int abs_path(const json_t *j, const char *key, char *out, size_t len,
 		return 0;
 	}
 	if (s[0] != '/')
-		return np_json_fail(err, errlen, "config", key,
+		return np_json_fail(err, errlen, path, key,
 				    "\"%s\" must be an absolute path", s);
 	for (const char *q = strstr(s, "/.."); q; q = strstr(q + 1, "/.."))
 		if (q[3] == '/' || q[3] == '\0')
-			return np_json_fail(err, errlen, "config", key,
+			return np_json_fail(err, errlen, path, key,
 					    "\"%s\" must not contain \"..\"", s);
 	if (strlen(s) >= len)
-		return np_json_fail(err, errlen, "config", key,
+		return np_json_fail(err, errlen, path, key,
 				    "longer than %zu characters", len - 1);
 	snprintf(out, len, "%s", s);
 	return 0;
+}
+
+static int abs_path(const json_t *j, const char *key, char *out, size_t len,
+		    bool allow_empty, char *err, size_t errlen)
+{
+	return abs_path_in(j, "config", key, out, len, allow_empty, err,
+			   errlen);
 }
 
 /* A cgroup path relative to the cgroup root. */
@@ -382,10 +391,6 @@ static bool path_within(const char *a, const char *b)
 	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/');
 }
 
-/* Places that must stay apart: the spec and state directories (a state
- * file read as a spec, specs rewritten with the state), and the managed
- * parent and the host cgroups confined to the shared pool (the parent
- * holds the exclusive CPUs). */
 static int metrics_from_json(struct np_config *n, const json_t *j, char *err,
 			     size_t errlen)
 {
@@ -419,6 +424,53 @@ static int metrics_from_json(struct np_config *n, const json_t *j, char *err,
 	return 0;
 }
 
+static int export_from_json(struct np_config *n, const json_t *j, char *err,
+			    size_t errlen)
+{
+	static const char *const keys[] = {"node_name", "nrt_file",
+					   "koordinator_file", NULL};
+	const json_t *e = json_object_get(j, "export");
+	const char *s;
+	int r;
+
+	if (!e || json_is_null(e))
+		return 0;
+	if (!json_is_object(e))
+		return np_json_fail(err, errlen, "config", "export",
+				    "expected an object {\"nrt_file\": PATH, "
+				    "\"koordinator_file\": PATH, "
+				    "\"node_name\": NAME}");
+	if ((r = np_json_only_keys(e, keys, "config.export", err, errlen)))
+		return r;
+	r = np_json_str(e, "node_name", "config.export", false, &s, err, errlen);
+	if (r == 0) {
+		if (*s && !np_export_node_name_ok(s))
+			return np_json_fail(err, errlen, "config.export",
+					    "node_name",
+					    "\"%.64s\" is not a node name (at "
+					    "most 253 of a-z, 0-9, '-' and "
+					    "'.', alphanumeric at both ends)",
+					    s);
+		snprintf(n->export_.node_name, sizeof(n->export_.node_name),
+			 "%s", s);
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	if ((r = abs_path_in(e, "config.export", "nrt_file",
+			     n->export_.nrt_file, sizeof(n->export_.nrt_file),
+			     true, err, errlen)) ||
+	    (r = abs_path_in(e, "config.export", "koordinator_file",
+			     n->export_.koordinator_file,
+			     sizeof(n->export_.koordinator_file), true, err,
+			     errlen)))
+		return r;
+	return 0;
+}
+
+/* Places that must stay apart: the spec and state directories (a state
+ * file read as a spec, specs rewritten with the state), and the managed
+ * parent and the host cgroups confined to the shared pool (the parent
+ * holds the exclusive CPUs); the export files outside both directories. */
 static int check_overlaps(const struct np_config *n, char *err, size_t errlen)
 {
 	if (path_within(n->spec_dir, n->state_dir) ||
@@ -427,6 +479,18 @@ static int check_overlaps(const struct np_config *n, char *err, size_t errlen)
 				    "\"%s\" and spec_dir \"%s\" must be apart "
 				    "(neither in the other)",
 				    n->state_dir, n->spec_dir);
+	for (int i = 0; i < 2; i++) {
+		const char *f = i ? n->export_.koordinator_file
+				  : n->export_.nrt_file;
+		if (*f && (path_within(n->spec_dir, f) ||
+			   path_within(n->state_dir, f) ||
+			   (i && !strcmp(f, n->export_.nrt_file))))
+			return np_json_fail(err, errlen, "config.export",
+					    i ? "koordinator_file" : "nrt_file",
+					    "\"%s\" is inside spec_dir or "
+					    "state_dir, or both files are one",
+					    f);
+	}
 	for (int i = 0; i < n->nshared; i++) {
 		char key[48];
 		if (!path_within(n->shared_cgroups[i], n->cgroup_parent) &&
@@ -452,7 +516,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
 		"verify",	    "cgroup_driver",   "host_isolation",
 		"on_cpu_offline",   "cpu_online_file", "metrics",
-		NULL};
+		"export",	    NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -539,7 +603,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		return r;
 	if ((r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
 				  errlen)) ||
-	    (r = metrics_from_json(&n, j, err, errlen)))
+	    (r = metrics_from_json(&n, j, err, errlen)) ||
+	    (r = export_from_json(&n, j, err, errlen)))
 		return r;
 	if ((r = check_overlaps(&n, err, errlen)))
 		return r;
@@ -609,7 +674,13 @@ json_t *np_config_to_json(const struct np_config *c)
 				 json_string(c->cpu_online_file)) ||
 	     json_object_set_new(out, "metrics",
 				 json_pack("{s:s}", "listen",
-					   c->metrics_listen)))) {
+					   c->metrics_listen)) ||
+	     json_object_set_new(
+		     out, "export",
+		     json_pack("{s:s,s:s,s:s}", "node_name",
+			       c->export_.node_name, "nrt_file",
+			       c->export_.nrt_file, "koordinator_file",
+			       c->export_.koordinator_file)))) {
 		json_decref(out);
 		return NULL;
 	}

@@ -239,6 +239,7 @@ int np_daemon_init(struct np_daemon *d, const char *config_path,
 void np_daemon_fini(struct np_daemon *d)
 {
 	np_daemon_metrics_stop(d); /* its thread reads nothing of d */
+	np_daemon_export_free(d);
 	np_verify_stop(d->verify);
 	d->verify = NULL;
 	if (d->dirty)
@@ -342,6 +343,8 @@ static void reload(struct np_daemon *d)
 	/* listened on anew by the next publish */
 	snprintf(d->cfg.metrics_listen, sizeof(d->cfg.metrics_listen), "%s",
 		 c.metrics_listen);
+	d->cfg.export_ = c.export_; /* written anew by the next publish */
+	d->export_file[0].done = d->export_file[1].done = false;
 	d->metrics_retry_us = 0;
 	np_log(LOG_INFO, "configuration reloaded");
 }
@@ -378,6 +381,14 @@ static void enforcer_events(struct np_daemon *d)
 static json_t *handle_request(void *ctx, const json_t *req)
 {
 	return np_daemon_handle(ctx, req);
+}
+
+/* What others read of the daemon, after each wakeup: the /metrics
+ * snapshot and the export files. */
+static void publish(struct np_daemon *d)
+{
+	np_daemon_metrics(d);
+	np_daemon_export_files(d);
 }
 
 int np_daemon_run(struct np_daemon *d)
@@ -426,7 +437,7 @@ int np_daemon_run(struct np_daemon *d)
 	    (r = add_fd(d, d->efd)))
 		return r;
 	np_daemon_reconcile(d);
-	np_daemon_metrics(d);
+	publish(d);
 	sd_notifyf(0, "READY=1\nSTATUS=%d workloads, reconciling every %u ms",
 		   d->st.nworkloads, d->cfg.reconcile_period_ms);
 	/* The watchdog (WatchdogSec= of the unit) is pinged from the loop
@@ -460,7 +471,7 @@ int np_daemon_run(struct np_daemon *d)
 			return -errno;
 		if (n == 0 && d->scan_more) {
 			np_daemon_reconcile(d);
-			np_daemon_metrics(d);
+			publish(d);
 			continue;
 		}
 		for (int i = 0; i < n; i++) {
@@ -489,7 +500,7 @@ int np_daemon_run(struct np_daemon *d)
 			}
 		}
 		enforcer_events(d);
-		np_daemon_metrics(d);
+		publish(d);
 	}
 	sd_notify(0, "STOPPING=1");
 	np_log(LOG_INFO, "stopping");

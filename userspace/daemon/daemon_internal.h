@@ -78,6 +78,15 @@ void np_daemon_metrics(struct np_daemon *d);
 void np_daemon_metrics_stop(struct np_daemon *d);
 json_t *np_daemon_metrics_status(const struct np_daemon *d);
 
+/* export_files.c: the node for the cluster (format "nrt" or
+ * "koordinator"; name NULL = config.export.node_name or the host name),
+ * and the files config.export names kept written */
+json_t *np_daemon_export(struct np_daemon *d, const char *format,
+			 const char *name, char *err, size_t errlen);
+void np_daemon_export_files(struct np_daemon *d);
+json_t *np_daemon_export_status(const struct np_daemon *d);
+void np_daemon_export_free(struct np_daemon *d);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

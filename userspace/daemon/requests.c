@@ -66,6 +66,9 @@ json_t *np_daemon_status(struct np_daemon *d)
 		json_object_set_new(c, "replaced",
 				    json_integer((json_int_t)d->n.replaced));
 		json_object_set_new(st, "metrics", np_daemon_metrics_status(d));
+		json_object_set_new(st, "export", np_daemon_export_status(d));
+		json_object_set_new(st, "node_policy",
+				    np_policy_to_json(&d->cfg.policy));
 		{
 			char *l = np_cpuset_str(&d->st.offline);
 			json_object_set_new(st, "offline_cpus",
@@ -163,6 +166,25 @@ static json_t *op_reload(struct np_daemon *d, const json_t *req)
 	return json_pack("{s:b}", "ok", 1);
 }
 
+static json_t *op_export(struct np_daemon *d, const json_t *req)
+{
+	const json_t *fj = json_object_get(req, "format"),
+		     *nj = json_object_get(req, "node_name");
+	const char *format = "nrt", *name = NULL;
+	char err[512];
+	json_t *o;
+
+	if (fj && !(format = json_string_value(fj)))
+		return np_ctl_error("format: expected a string (nrt, "
+				    "koordinator)");
+	if (nj && !json_is_null(nj) && !(name = json_string_value(nj)))
+		return np_ctl_error("node_name: expected a string");
+	o = np_daemon_export(d, format, name, err, sizeof(err));
+	if (!o)
+		return np_ctl_error("%s", err);
+	return json_pack("{s:b,s:o}", "ok", 1, "export", o);
+}
+
 static const struct {
 	const char *name;
 	json_t *(*fn)(struct np_daemon *d, const json_t *req);
@@ -171,6 +193,7 @@ static const struct {
 	{"status", op_status, {NULL}},	     {"admit", op_admit, {"spec"}},
 	{"release", op_release, {"name"}},   {"events", op_events, {"limit"}},
 	{"plan", op_plan, {"request"}},	     {"reload", op_reload, {NULL}},
+	{"export", op_export, {"format", "node_name"}},
 };
 
 /* A key the op does not take (a misspelt one would change the request

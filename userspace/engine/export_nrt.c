@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 /* [policy][scope], NFD topology-updater's topologypolicy.DetectTopologyPolicy */
@@ -340,4 +341,19 @@ json_t *np_export_koordinator(const struct np_node_state *st)
 		return NULL;
 	}
 	return o;
+}
+
+bool np_export_node_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 253 || !isalnum((unsigned char)s[0]) ||
+	    !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(islower((unsigned char)s[i]) ||
+		      isdigit((unsigned char)s[i]) || s[i] == '-' ||
+		      s[i] == '.'))
+			return false;
+	return true;
 }
