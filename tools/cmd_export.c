@@ -152,8 +152,8 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 	if (!cli_no_operands("export", argc, argv))
 		return NP_EXIT_USAGE;
 	if (o->input && (o->topology || o->state))
-		return usage_error("%s: --input (a saved status) and --topology "
-				   "or --state (offline) are two sources",
+		return usage_error("%s (a saved status) and --topology or "
+				   "--state (offline) are two sources: give one",
 				   "--input");
 	if (o->state && o->config)
 		return usage_error("%s: the state file carries the node policy "
