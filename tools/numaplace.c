@@ -26,6 +26,7 @@ static const struct {
 	 "latest violation samples from numaplaced (--json, --limit N)"},
 	{"export", cmd_export,
 	 "NodeResourceTopology or Koordinator annotations (export nrt)"},
+	{"explain", cmd_explain, "why a workload got its CPUs (NAME, --json)"},
 	{"import-kubelet-state", cmd_import,
 	 "adopt a kubelet cpu_manager_state's exclusive CPUs (FILE)"},
 };

@@ -34,6 +34,8 @@ enum np_numa_strategy {
 	NP_NUMA_DISTRIBUTE_EVENLY,
 };
 
+struct np_explain; /* numaplace/explain.h */
+
 struct np_take_req {
 	const struct np_topology *topo;
 	np_cpuset available;
@@ -63,6 +65,9 @@ struct np_take_req {
 	enum np_numa_strategy numa_strategy;
 	bool has_preferred;
 	np_cpuset preferred; /* taken first (intersected with available) */
+
+	/* NULL, or a trace the take appends the orders it used to. */
+	struct np_explain *trace;
 };
 
 /*

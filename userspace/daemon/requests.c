@@ -6,6 +6,7 @@
 #include "daemon_internal.h"
 #include "daemon/ctl_server.h"
 #include "numaplace/plan.h"
+#include "numaplace/explain.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
@@ -185,6 +186,19 @@ static json_t *op_export(struct np_daemon *d, const json_t *req)
 	return json_pack("{s:b,s:o}", "ok", 1, "export", o);
 }
 
+static json_t *op_explain(struct np_daemon *d, const json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "name"));
+	char err[512];
+	json_t *x = NULL;
+
+	if (!name)
+		return np_ctl_error("name: expected a string");
+	if (np_explain_workload(&d->st, name, &x, err, sizeof(err)))
+		return np_ctl_error("%s", err);
+	return json_pack("{s:b,s:o}", "ok", 1, "explain", x);
+}
+
 static const struct {
 	const char *name;
 	json_t *(*fn)(struct np_daemon *d, const json_t *req);
@@ -194,6 +208,7 @@ static const struct {
 	{"release", op_release, {"name"}},   {"events", op_events, {"limit"}},
 	{"plan", op_plan, {"request"}},	     {"reload", op_reload, {NULL}},
 	{"export", op_export, {"format", "node_name"}},
+	{"explain", op_explain, {"name"}},
 };
 
 /* A key the op does not take (a misspelt one would change the request

@@ -6,6 +6,7 @@
  * commits only when every container of the workload fits.
  */
 #include "numaplace/admit.h"
+#include "engine/explain_internal.h"
 #include "numaplace/error.h"
 #include "numaplace/hints.h"
 
@@ -270,7 +271,8 @@ static bool provider_alone_ok(const struct np_hints_query *q,
 
 /* Decide the NUMA affinity for one request; 0 or -ENOSPC (rejected). */
 static int affinity(const struct np_node_state *st, const struct request *rq,
-		    struct np_hint *hint, struct np_decision *d)
+		    struct np_hint *hint, struct np_decision *d,
+		    struct np_explain *ex)
 {
 	const struct np_topology *t = st->topo;
 	struct np_provider prov[2 + NP_MAX_DEVICE_REQS];
@@ -298,6 +300,8 @@ static int affinity(const struct np_node_state *st, const struct request *rq,
 	if (r)
 		goto out;
 	*hint = res.best;
+	if (ex)
+		np_ex_merge(ex, &q, &res);
 	if (!res.admit) {
 		char names[256] = "";
 		/* Name the providers that cannot be satisfied alone. */
@@ -332,16 +336,19 @@ out:
 
 /* kubelet takeByTopology with the node's options. */
 static int kubelet_take(const struct np_node_state *st, const np_cpuset *avail,
-			int count, np_cpuset *out, char *why, size_t len)
+			int count, np_cpuset *out, char *why, size_t len,
+			struct np_explain *ex)
 {
 	const struct np_cpu_options *o = &st->policy.opt;
-	struct np_take_req q = {.topo = st->topo, .count = count};
+	struct np_take_req q = {.topo = st->topo, .count = count, .trace = ex};
 	q.available = *avail;
 	q.strategy = o->distribute_across_cores ? NP_TAKE_SPREAD
 						: NP_TAKE_PACKED;
 	q.distribute_across_numa = o->distribute_across_numa;
 	q.group_size = o->full_pcpus_only ? st->topo->cpus_per_core : 1;
 	q.prefer_uncore = o->prefer_align_by_uncore;
+	if (ex)
+		np_ex_strategy(ex, &q, avail);
 	return np_take_kubelet(&q, out, why, len);
 }
 
@@ -361,9 +368,11 @@ static void marks(const struct np_node_state *st, np_cpuset *pcpu,
 
 static int koord_take(const struct np_node_state *st,
 		      const struct np_workload_req *w, const np_cpuset *avail,
-		      int count, np_cpuset *out, char *why, size_t len)
+		      int count, np_cpuset *out, char *why, size_t len,
+		      struct np_explain *ex)
 {
-	struct np_take_req q = {.topo = st->topo, .count = count, .koord = true};
+	struct np_take_req q = {.topo = st->topo, .count = count, .koord = true,
+				.trace = ex};
 	q.available = *avail;
 	q.bind_policy = w->has_bind ? w->bind : st->policy.default_bind;
 	if (q.bind_policy == NP_BIND_DEFAULT)
@@ -372,6 +381,8 @@ static int koord_take(const struct np_node_state *st,
 	q.exclusive_policy = w->excl;
 	q.numa_strategy = st->policy.numa_strategy;
 	marks(st, &q.pcpu_marked, &q.numa_marked);
+	if (ex)
+		np_ex_strategy(ex, &q, avail);
 	return np_take_koord(&q, out, why, len);
 }
 
@@ -384,7 +395,7 @@ static int koord_take(const struct np_node_state *st,
 static int take_cpus(const struct np_node_state *st,
 		     const struct np_workload_req *w, int count,
 		     const struct np_hint *hint, np_cpuset *out,
-		     struct np_decision *d)
+		     struct np_decision *d, struct np_explain *ex)
 {
 	const struct np_topology *t = st->topo;
 	bool koord = w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR;
@@ -447,7 +458,7 @@ static int take_cpus(const struct np_node_state *st,
 			np_cpuset_andnot(&in, &in, out);
 			if (share > 0) {
 				r = koord_take(st, w, &in, share, &got, why,
-					       sizeof(why));
+					       sizeof(why), ex);
 				if (r)
 					goto fail;
 				np_cpuset_or(out, out, &got);
@@ -455,25 +466,29 @@ static int take_cpus(const struct np_node_state *st,
 			left -= share;
 			i++;
 		}
+		if (ex)
+			np_ex_skips(ex, st, &pool, &aligned, out);
 		return 0;
 	}
 	r = koord ? koord_take(st, w, &aligned, n_aligned, &got, why,
-			       sizeof(why))
+			       sizeof(why), ex)
 		  : kubelet_take(st, &aligned, n_aligned, &got, why,
-				 sizeof(why));
+				 sizeof(why), ex);
 	if (r)
 		goto fail;
 	*out = got;
 	if (n_aligned < count) {
 		np_cpuset_andnot(&rest, &pool, out);
 		r = koord ? koord_take(st, w, &rest, count - n_aligned, &got,
-				       why, sizeof(why))
+				       why, sizeof(why), ex)
 			  : kubelet_take(st, &rest, count - n_aligned, &got,
-					 why, sizeof(why));
+					 why, sizeof(why), ex);
 		if (r)
 			goto fail;
 		np_cpuset_or(out, out, &got);
 	}
+	if (ex)
+		np_ex_skips(ex, st, &pool, &aligned, out);
 	return 0;
 fail:
 	if (r == -ENOSPC || r == -EINVAL) {
@@ -596,7 +611,8 @@ static int pick_devices(const struct np_node_state *st,
 static int place_container(struct np_node_state *st,
 			   const struct np_workload_req *w, int i,
 			   const struct np_hint *pod_hint,
-			   struct np_workload_alloc *wa, struct np_decision *d)
+			   struct np_workload_alloc *wa, struct np_decision *d,
+			   struct np_explain *ex)
 {
 	const struct np_container_req *c = &w->c[i];
 	struct np_container_alloc *a = &wa->c[i];
@@ -606,19 +622,24 @@ static int place_container(struct np_node_state *st,
 
 	snprintf(a->name, sizeof(a->name), "%s", c->name);
 	a->mems = st->topo->numa_mask;
+	if (ex)
+		np_ex_request(ex, i, c, excl);
 	if (excl || c->ndev) {
 		struct request rq = {0};
 		request_add(&rq, c, excl);
-		if (st->policy.tm_scope == NP_TM_SCOPE_POD)
+		if (st->policy.tm_scope == NP_TM_SCOPE_POD) {
 			hint = *pod_hint;
-		else if (st->policy.tm_policy != NP_TM_NONE &&
-			 (r = affinity(st, &rq, &hint, d)))
+			if (ex)
+				np_ex_pod_hint(ex, &hint);
+		} else if (st->policy.tm_policy != NP_TM_NONE &&
+			   (r = affinity(st, &rq, &hint, d, ex))) {
 			return r;
+		}
 	}
 	a->hint = hint;
 	if (excl) {
 		if ((r = take_cpus(st, w, (int)(c->cpu_milli / 1000), &hint,
-				   &a->cpus, d)))
+				   &a->cpus, d, ex)))
 			return r;
 		a->exclusive = true;
 		a->mems = hint.any ? np_topology_nodes_of(st->topo, &a->cpus)
@@ -632,11 +653,20 @@ static int place_container(struct np_node_state *st,
 		return r;
 	wa->ncontainers = i + 1;
 	np_state_cache_add(st, wa, a);
+	if (ex)
+		np_ex_result(ex, a);
 	return 0;
 }
 
 int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen)
+{
+	return np_admit_explain(st, w, d, NULL, err, errlen);
+}
+
+int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
+		     struct np_decision *d, struct np_explain *ex, char *err,
+		     size_t errlen)
 {
 	struct np_workload_alloc *wa;
 	struct np_hint pod_hint = {.any = true};
@@ -671,6 +701,8 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 		reject(d, "cpu",
 		       "%s needs exclusive CPUs, but cpu_policy is \"none\"",
 		       np_qos_name(w->qos));
+		if (ex)
+			np_ex_reject(ex, d->resource, d->reason);
 		return 0;
 	}
 	if (st->nworkloads == st->cap) {
@@ -704,12 +736,14 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 		for (int i = 0; i < w->ncontainers; i++)
 			request_add(&rq, &w->c[i],
 				    wants_exclusive(st, w, &w->c[i]));
+		if (ex)
+			ex->container = -1;
 		if (rq.cpus || rq.ndev)
-			if ((r = affinity(st, &rq, &pod_hint, d)))
+			if ((r = affinity(st, &rq, &pod_hint, d, ex)))
 				goto out;
 	}
 	for (int i = 0; i < w->ncontainers; i++)
-		if ((r = place_container(st, w, i, &pod_hint, wa, d)))
+		if ((r = place_container(st, w, i, &pod_hint, wa, d, ex)))
 			goto out;
 	st->nworkloads++;
 	d->admitted = true;
@@ -728,5 +762,7 @@ out:
 	/* Free every container's charge, the failing one's too. */
 	wa->ncontainers = w->ncontainers;
 	np_workload_alloc_free(wa);
+	if (ex && r == -ENOSPC)
+		np_ex_reject(ex, d->resource, d->reason);
 	return r == -ENOSPC ? 0 : r; /* a rejection: reason in d */
 }

@@ -3,6 +3,7 @@
  * Koordinator's CPU accumulator: the stages of FullPCPUs and SpreadByPCPUs
  * and the fallback order (described in take_koord.c).
  */
+#include "engine/explain_internal.h"
 #include "engine/take_koord_internal.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ struct kacc {
 	int dir;	 /* +1 MostAllocated (fewest free first), -1 others */
 	np_cpuset avoid; /* CPUs the exclusive policy steers away from */
 	bool whole;	 /* take whole cores only (required FullPCPUs) */
+	struct np_explain *trace; /* NULL, or where stages are traced */
 
 	/* scratch */
 	int *list, *list2; /* max_cpu entries */
@@ -70,6 +72,7 @@ static int acc_init(struct kacc *a, const struct np_topology *t,
 	a->free = *avail;
 	a->need = need;
 	a->dir = q->numa_strategy == NP_NUMA_MOST_ALLOCATED ? 1 : -1;
+	a->trace = q->trace;
 
 	nunit = (size_t)(t->nnuma > t->nsockets ? t->nnuma : t->nsockets) + 1;
 	nk = ncpu > nunit ? ncpu : nunit;
@@ -411,10 +414,81 @@ static int sockets_by_whole(struct kacc *a, const np_cpuset *wc, bool most_cpus)
 	return order_by_keys(a, n);
 }
 
+/*
+ * Trace a stage that took from one unit: the units sorted before the one
+ * at position `at` (which did not hold enough candidates), it, and the
+ * next one, with their keys (free CPUs, the socket's free CPUs, id).
+ */
+static void trace_fit(struct kacc *a, int step, bool numa, int at, int n,
+		      const np_cpuset *cand, const np_cpuset *before)
+{
+	const struct np_topology *t = a->t;
+	struct np_ex_event *e = np_ex_order(
+		a->trace, step, numa ? NP_EXU_NUMA : NP_EXU_SOCKET, 0);
+
+	if (!e)
+		return;
+	e->code = a->dir;
+	np_cpuset_andnot(&e->cpus, &a->result, before);
+	for (int i = 0; i < n && i <= at + 1; i++) {
+		const np_cpuset *u = numa ? &t->numa[a->order[i]].u.cpus
+					  : &t->sockets[a->order[i]].cpus;
+		struct np_ex_entry *x;
+		if (e->nent == NP_EX_ENTRIES) {
+			e->truncated = true;
+			break;
+		}
+		x = &e->ent[e->nent++];
+		x->id = numa ? t->numa[a->order[i]].u.id
+			     : t->sockets[a->order[i]].id;
+		x->parent = -1;
+		for (int k = 0; k < 3; k++)
+			x->key[k] = a->keys[i].k[k];
+		x->key[0] *= a->dir;
+		if (numa)
+			x->key[1] *= a->dir;
+		x->cand = np_cpuset_count_and(u, cand);
+		x->taken = i == at;
+	}
+}
+
+/* The first of the n sorted nodes (numa) or sockets whose candidates
+ * satisfy the request, taken (and traced as step). */
+static bool fits_first(struct kacc *a, int step, bool numa, int n,
+		       const np_cpuset *cand, bool spread)
+{
+	const struct np_topology *t = a->t;
+	np_cpuset before = a->result;
+
+	for (int i = 0; i < n; i++) {
+		const np_cpuset *u = numa ? &t->numa[a->order[i]].u.cpus
+					  : &t->sockets[a->order[i]].cpus;
+		if (take_if_fits(a, u, cand, spread)) {
+			if (a->trace)
+				trace_fit(a, step, numa, i, n, cand, &before);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Trace a stage that took from several units (no order kept). */
+static void trace_bulk(struct kacc *a, int step, const np_cpuset *before)
+{
+	struct np_ex_event *e;
+
+	if (!a->trace || !(e = np_ex_order(a->trace, step, NP_EXU_CPU, 0)))
+		return;
+	e->code = a->dir;
+	np_cpuset_andnot(&e->cpus, &a->result, before);
+	if (np_cpuset_empty(&e->cpus))
+		a->trace->n--; /* nothing taken at this stage */
+}
+
 static void take_full_pcpus(struct kacc *a)
 {
 	const struct np_topology *t = a->t;
-	np_cpuset wc, filtered;
+	np_cpuset wc, filtered, before;
 	int n;
 
 	np_koord_whole_cores(t, &a->free, &wc);
@@ -427,17 +501,15 @@ static void take_full_pcpus(struct kacc *a)
 
 		if (pass && np_cpuset_empty(&a->avoid))
 			break;
-		for (int i = 0; i < n; i++)
-			if (take_if_fits(a, &t->numa[a->order[i]].u.cpus, cand,
-					 false))
-				return;
+		if (fits_first(a, NP_EXP_KOORD_NODE, true, n, cand, false))
+			return;
 	}
 
 	/* 2. One socket. */
 	n = sorted_sockets(a);
-	for (int i = 0; i < n; i++)
-		if (take_if_fits(a, &t->sockets[a->order[i]].cpus, &wc, false))
-			return;
+	if (fits_first(a, NP_EXP_KOORD_SOCKET, false, n, &wc, false))
+		return;
+	before = a->result;
 
 	/* 3. The whole free cores of entire sockets, largest first (the
 	 *    strategy plays no part), while they fit in what is needed. */
@@ -467,18 +539,22 @@ static void take_full_pcpus(struct kacc *a)
 		m = list_by_core(t, &in, a->list);
 		acc_take_list(a, a->list, m);
 	}
+	trace_bulk(a, NP_EXP_KOORD_SOCKETS, &before);
 	if (a->need == 0)
 		return;
 
 	/* 5. Whatever is left; never for required FullPCPUs, which would
 	 *    split a core here (the request then fails). */
+	before = a->result;
 	if (!a->whole)
 		take_fallback(a);
+	trace_bulk(a, NP_EXP_KOORD_FALLBACK, &before);
 }
 
 static void take_spread_by_pcpus(struct kacc *a)
 {
 	const struct np_topology *t = a->t;
+	np_cpuset before;
 
 	/* Pass 0: one thread per core, avoiding marked cores/nodes.
 	 * Pass 1: every free CPU, threads round-robin over cores. */
@@ -493,17 +569,15 @@ static void take_spread_by_pcpus(struct kacc *a)
 			np_koord_one_per_core(t, &cand, &cand);
 		}
 		n = sorted_nodes(a);
-		for (int i = 0; i < n; i++)
-			if (take_if_fits(a, &t->numa[a->order[i]].u.cpus, &cand,
-					 true))
-				return;
+		if (fits_first(a, NP_EXP_KOORD_NODE, true, n, &cand, true))
+			return;
 		n = sorted_sockets(a);
-		for (int i = 0; i < n; i++)
-			if (take_if_fits(a, &t->sockets[a->order[i]].cpus,
-					 &cand, true))
-				return;
+		if (fits_first(a, NP_EXP_KOORD_SOCKET, false, n, &cand, true))
+			return;
 	}
+	before = a->result;
 	take_fallback(a);
+	trace_bulk(a, NP_EXP_KOORD_FALLBACK, &before);
 }
 
 /* One accumulator run over avail for need CPUs. */

@@ -11,6 +11,7 @@
  * CPUs sort first, and "needs at least" compares with the CPUs a unit would
  * add. With an empty starting result this is exactly the fresh algorithm.
  */
+#include "engine/explain_internal.h"
 #include "engine/take_kubelet_internal.h"
 #include "numaplace/error.h"
 #include "numaplace/take.h"
@@ -194,10 +195,77 @@ static int unit_new(const struct acc *a, enum utype ty, int u)
 	return np_cpuset_count_and(ucpus(a->t, ty, u), &a->details);
 }
 
+static const enum np_ex_unit ex_unit[] = {
+	[U_NUMA] = NP_EXU_NUMA, [U_SOCKET] = NP_EXU_SOCKET,
+	[U_CORE] = NP_EXU_CORE, [U_L3] = NP_EXU_L3};
+
+/* The type of unit units of type ty are sorted inside
+ * (np_kubelet_sorted_units), or -1 when they are sorted on their own. */
+static int parent_type(const struct acc *a, enum utype ty)
+{
+	if (ty == U_NUMA)
+		return a->numa_first ? -1 : U_SOCKET;
+	if (ty == U_SOCKET)
+		return a->numa_first ? U_NUMA : -1;
+	if (ty == U_CORE)
+		return a->numa_first ? U_SOCKET : U_NUMA;
+	return U_NUMA;
+}
+
+/* The id of the unit of type p (-1: none) unit u lies in, or -1. */
+static int parent_id(const struct acc *a, int p, enum utype ty, int u)
+{
+	int cpu = np_cpuset_first(ucpus(a->t, ty, u));
+
+	if (cpu < 0 || p < 0)
+		return -1;
+	return uid(a->t, (enum utype)p, unit_of(a->t, (enum utype)p, cpu));
+}
+
+/*
+ * Trace one step: the units of l (sorted with the result `before` and the
+ * available CPUs `details`), keeping those that gave CPUs, those passed
+ * over before the last of them and the first one after it.
+ */
+static void trace_step(struct acc *a, enum utype ty, int step,
+		       const struct ulist *l, const np_cpuset *before,
+		       const np_cpuset *details)
+{
+	np_cpuset got;
+	struct np_ex_event *e;
+	int last = -1;
+
+	np_cpuset_andnot(&got, &a->result, before);
+	for (int i = 0; i < l->n; i++)
+		if (np_cpuset_intersects(ucpus(a->t, ty, l->idx[i]), &got))
+			last = i;
+	if (last < 0 || !(e = np_ex_order(a->trace, step, ex_unit[ty], 0)))
+		return;
+	e->cpus = got;
+	e->code = parent_type(a, ty) < 0 ? -1 : (int)ex_unit[parent_type(a, ty)];
+	for (int i = 0; i <= last + 1 && i < l->n; i++) {
+		const np_cpuset *c = ucpus(a->t, ty, l->idx[i]);
+		struct np_ex_entry *x;
+		if (e->nent == NP_EX_ENTRIES) {
+			e->truncated = true;
+			break;
+		}
+		x = &e->ent[e->nent++];
+		x->id = uid(a->t, ty, l->idx[i]);
+		x->parent = parent_id(a, parent_type(a, ty), ty, l->idx[i]);
+		x->key[0] = np_cpuset_intersects(c, before);
+		x->key[1] = np_cpuset_count_and(c, details);
+		x->key[2] = x->id;
+		x->taken = np_cpuset_intersects(c, &got);
+		x->cand = np_cpuset_count(c);
+	}
+}
+
 /* Take every free unit of type ty (in sorted order) that still fits. */
 static int take_full(struct acc *a, enum utype ty)
 {
 	struct ulist l = {0};
+	np_cpuset before = a->result, details = a->details;
 	int r = np_kubelet_sorted_units(a, ty, &l);
 
 	for (int i = 0; i < l.n && !r; i++) {
@@ -206,6 +274,8 @@ static int take_full(struct acc *a, enum utype ty)
 			continue;
 		acc_take(a, ucpus(a->t, ty, u));
 	}
+	if (a->trace && !r)
+		trace_step(a, ty, NP_EXP_WHOLE, &l, &before, &details);
 	free(l.idx);
 	return r;
 }
@@ -216,6 +286,7 @@ static int take_remaining(struct acc *a, bool spread)
 {
 	struct ulist l = {0};
 	enum utype ty = spread ? U_SOCKET : U_CORE;
+	np_cpuset before = a->result, details = a->details;
 	int r = np_kubelet_sorted_units(a, ty, &l);
 
 	for (int i = 0; i < l.n && !r && a->need > 0; i++) {
@@ -230,6 +301,8 @@ static int take_remaining(struct acc *a, bool spread)
 				break;
 		}
 	}
+	if (a->trace && !r)
+		trace_step(a, ty, NP_EXP_SINGLE, &l, &before, &details);
 	free(l.idx);
 	return r;
 }
@@ -339,10 +412,21 @@ int np_kubelet_take_packed(const struct np_topology *t, const np_cpuset *avail,
 			   bool uncore, np_cpuset *out, char *err,
 			   size_t errlen)
 {
+	return np_kubelet_take_packed_trace(t, avail, keep, count, spread,
+					    uncore, NULL, out, err, errlen);
+}
+
+int np_kubelet_take_packed_trace(const struct np_topology *t,
+				 const np_cpuset *avail, const np_cpuset *keep,
+				 int count, bool spread, bool uncore,
+				 struct np_explain *trace, np_cpuset *out,
+				 char *err, size_t errlen)
+{
 	struct acc a;
 	int r;
 
 	np_kubelet_acc_init(&a, t, avail, keep, count);
+	a.trace = trace;
 	if (a.need <= 0) {
 		*out = a.result;
 		return 0;
@@ -429,8 +513,9 @@ int np_take_kubelet(const struct np_take_req *q, np_cpuset *out, char *err,
 		return np_kubelet_take_distributed(
 		    q->topo, &avail, keep, q->count, q->group_size, spread,
 		    keep && q->align_by_socket, out, err, errlen);
-	return np_kubelet_take_packed(q->topo, &avail, keep, q->count, spread,
-				      q->prefer_uncore, out, err, errlen);
+	return np_kubelet_take_packed_trace(q->topo, &avail, keep, q->count,
+					    spread, q->prefer_uncore, q->trace,
+					    out, err, errlen);
 }
 
 int np_take(const struct np_take_req *q, np_cpuset *out, char *err,

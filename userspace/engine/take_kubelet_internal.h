@@ -20,6 +20,7 @@ struct acc {
 	np_cpuset result;
 	int need;
 	bool numa_first;
+	struct np_explain *trace; /* NULL, or where steps are traced */
 };
 
 struct ulist {
@@ -60,6 +61,12 @@ int np_kubelet_take_packed(const struct np_topology *t, const np_cpuset *avail,
 			   const np_cpuset *keep, int count, bool spread,
 			   bool uncore, np_cpuset *out, char *err,
 			   size_t errlen);
+/* The same with a trace (NULL: none) of the orders it takes in. */
+int np_kubelet_take_packed_trace(const struct np_topology *t,
+				 const np_cpuset *avail, const np_cpuset *keep,
+				 int count, bool spread, bool uncore,
+				 struct np_explain *trace, np_cpuset *out,
+				 char *err, size_t errlen);
 /* takeByTopologyNUMADistributed (and its resize form), groups of g. */
 int np_kubelet_take_distributed(const struct np_topology *t,
 				const np_cpuset *avail, const np_cpuset *keep,
