@@ -25,6 +25,8 @@ int cmd_violations(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 /* What the cluster reads: NodeResourceTopology, Koordinator annotations. */
 int cmd_export(int argc, char **argv);
+/* Make room for a rejected admission by moving movable workloads. */
+int cmd_defrag(int argc, char **argv);
 /* Why a workload got its CPUs (numaplace/explain.h). */
 int cmd_explain(int argc, char **argv);
 

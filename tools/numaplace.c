@@ -24,6 +24,8 @@ static const struct {
 	 "placement violations from the pinned BPF maps (--json, --watch)"},
 	{"events", cmd_events,
 	 "latest violation samples from numaplaced (--json, --limit N)"},
+	{"defrag", cmd_defrag,
+	 "the fewest moves that make room for a rejected admission"},
 	{"export", cmd_export,
 	 "NodeResourceTopology or Koordinator annotations (export nrt)"},
 	{"explain", cmd_explain, "why a workload got its CPUs (NAME, --json)"},

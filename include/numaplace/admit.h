@@ -95,6 +95,7 @@ struct np_workload_req {
 	bool bind_required;
 	enum np_exclusive_policy excl;
 	bool partition; /* "isolation": "partition" */
+	bool movable;   /* "movable": defrag may re-place it (numaplace/defrag.h) */
 };
 
 /* Memory and hugepages charged to a container, per node. */

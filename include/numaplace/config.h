@@ -81,6 +81,13 @@ struct np_config {
 	 * real cgroup2 mount, and without this flag a non-cgroup2 root is
 	 * refused. */
 	bool fake_cgroup_root;
+	/* "defrag": {"auto": false, "max_moves": 2}: a rejected admission
+	 * re-places movable workloads to make room (auto), and how many
+	 * moves a plan may have (1..NP_DEFRAG_MAX_MOVES). */
+	struct {
+		bool auto_;
+		int max_moves;
+	} defrag;
 };
 
 void np_config_defaults(struct np_config *c);

@@ -143,6 +143,20 @@ struct np_daemon {
 	struct np_export_file export_file[2]; /* nrt, koordinator */
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
+	/* Defragmentation (userspace/daemon/defrag.c): the last admission
+	 * the engine rejected (canonical spec, "" = none; its spec file, ""
+	 * = the socket), and moved workloads whose memory nodes changed:
+	 * their pages are migrated once the cycle has written the cpusets. */
+	struct {
+		char last_spec[8192];
+		char last_file[2 * NP_PATH_MAX];
+		int nmig;
+		struct np_defrag_mig {
+			char name[NP_NAME_MAX];
+			np_nodemask from, to;
+		} mig[16];
+		uint64_t moves; /* workloads moved so far */
+	} defrag;
 	struct {
 		time_t time;
 		int writes;

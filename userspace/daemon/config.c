@@ -40,6 +40,7 @@ void np_config_defaults(struct np_config *c)
 	c->verify.min_fault_pages = 64;
 	c->verify.outside_mems_bytes = 16ULL << 20;
 	c->verify.migrate_interval_s = 60;
+	c->defrag.max_moves = 2;
 }
 
 static const char *const verify_modes[] = {"auto", "on", "off", NULL};
@@ -424,6 +425,35 @@ static int metrics_from_json(struct np_config *n, const json_t *j, char *err,
 	return 0;
 }
 
+static int defrag_from_json(struct np_config *n, const json_t *j, char *err,
+			    size_t errlen)
+{
+	static const char *const keys[] = {"auto", "max_moves", NULL};
+	const json_t *o = json_object_get(j, "defrag"), *m;
+	int r;
+
+	if (!o || json_is_null(o))
+		return 0;
+	if (!json_is_object(o))
+		return np_json_fail(err, errlen, "config", "defrag",
+				    "expected an object {\"auto\": false, "
+				    "\"max_moves\": 2}");
+	if ((r = np_json_only_keys(o, keys, "config.defrag", err, errlen)))
+		return r;
+	r = np_json_bool(o, "auto", "config.defrag", false, &n->defrag.auto_,
+			 err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	m = json_object_get(o, "max_moves");
+	if (m && (!json_is_integer(m) || json_integer_value(m) < 1 ||
+		  json_integer_value(m) > 4))
+		return np_json_fail(err, errlen, "config.defrag", "max_moves",
+				    "expected an integer 1..4");
+	if (m)
+		n->defrag.max_moves = (int)json_integer_value(m);
+	return 0;
+}
+
 static int export_from_json(struct np_config *n, const json_t *j, char *err,
 			    size_t errlen)
 {
@@ -516,7 +546,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
 		"verify",	    "cgroup_driver",   "host_isolation",
 		"on_cpu_offline",   "cpu_online_file", "metrics",
-		"export",	    NULL};
+		"export",	    "defrag",	       NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -604,7 +634,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	if ((r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
 				  errlen)) ||
 	    (r = metrics_from_json(&n, j, err, errlen)) ||
-	    (r = export_from_json(&n, j, err, errlen)))
+	    (r = export_from_json(&n, j, err, errlen)) ||
+	    (r = defrag_from_json(&n, j, err, errlen)))
 		return r;
 	if ((r = check_overlaps(&n, err, errlen)))
 		return r;
@@ -680,7 +711,11 @@ json_t *np_config_to_json(const struct np_config *c)
 		     json_pack("{s:s,s:s,s:s}", "node_name",
 			       c->export_.node_name, "nrt_file",
 			       c->export_.nrt_file, "koordinator_file",
-			       c->export_.koordinator_file)))) {
+			       c->export_.koordinator_file)) ||
+	     json_object_set_new(out, "defrag",
+				 json_pack("{s:b,s:i}", "auto",
+					   c->defrag.auto_, "max_moves",
+					   c->defrag.max_moves)))) {
 		json_decref(out);
 		return NULL;
 	}

@@ -87,6 +87,19 @@ void np_daemon_export_files(struct np_daemon *d);
 json_t *np_daemon_export_status(const struct np_daemon *d);
 void np_daemon_export_free(struct np_daemon *d);
 
+/* defrag.c: make room for a rejected admission by moving movable
+ * workloads (numaplace/defrag.h) */
+void np_daemon_defrag_remember(struct np_daemon *d, const json_t *spec,
+			       const char *spec_file,
+			       const struct np_decision *dec);
+/* config.defrag.auto: moves carried out (saved) and w admitted into the
+ * state (dec); false when not (dec unchanged). */
+bool np_daemon_defrag_auto(struct np_daemon *d, const struct np_workload_req *w,
+			   struct np_decision *dec);
+/* After a cycle's writes: pages of moved workloads to their new nodes. */
+void np_daemon_defrag_migrate(struct np_daemon *d);
+json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

@@ -208,6 +208,7 @@ static const struct {
 	{"release", op_release, {"name"}},   {"events", op_events, {"limit"}},
 	{"plan", op_plan, {"request"}},	     {"reload", op_reload, {NULL}},
 	{"export", op_export, {"format", "node_name"}},
+	{"defrag", np_daemon_op_defrag, {"spec", "apply"}},
 	{"explain", op_explain, {"name"}},
 };
 

@@ -294,8 +294,13 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		/* dec says why */
 	} else if ((r = np_admit(&d->st, w, dec, err, errlen))) {
 		goto out;
+	} else if (!dec->admitted) {
+		struct np_decision first = *dec;
+		if (!np_daemon_defrag_auto(d, w, dec))
+			*dec = first;
 	}
 	if (!dec->admitted) {
+		np_daemon_defrag_remember(d, spec, spec_file, dec);
 		struct np_spec_note *n = spec_file ? np_note_find(d, spec_file) : NULL;
 		/* A spec file is retried every cycle; say it once per reason. */
 		if (!n || strcmp(n->reason, dec->reason)) {

@@ -380,7 +380,7 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 {
 	static const char *const keys[] = {
 	    "name",	    "cgroup",	 "qos", "containers",
-	    "resourceSpec", "isolation", "unit", NULL};
+	    "resourceSpec", "isolation", "unit",       "movable", NULL};
 	const json_t *cs, *c, *rs;
 	const char *s;
 	size_t i;
@@ -450,6 +450,9 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	} else if (r != -ENOENT) {
 		return r;
 	}
+	r = np_json_bool(j, "movable", path, false, &w->movable, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
 	if (w->partition && w->qos != NP_QOS_LSE && w->qos != NP_QOS_LSR &&
 	    w->qos != NP_QOS_GUARANTEED)
 		return np_json_fail(
@@ -538,5 +541,7 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 	}
 	json_object_set_new(o, "isolation",
 			    json_string(w->partition ? "partition" : "none"));
+	if (w->movable) /* absent = false: older states and specs read alike */
+		json_object_set_new(o, "movable", json_true());
 	return o;
 }
