@@ -260,8 +260,9 @@ soak: all
 		--timeout 15000 --bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace \
 		--keep-log build/vm/soak.log
 
-bench: $(BENCHES)
+bench: $(BENCHES) all
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	$(Q)echo "== bench/drift_latency.sh"; bench/drift_latency.sh $(BUILD)
 
 demo: deps all
 	$(Q)tools/demo.sh $(BUILD)

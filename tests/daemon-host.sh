@@ -167,6 +167,30 @@ check "SIGHUP: a new reconcile period is reloaded" grep -q 'configuration reload
 kill -TERM "$dpid"
 wait "$dpid"
 
+# Drift seen as it happens (inotify on the managed cpuset files): with a
+# 60 s period only the write's own event can bring the repair; then the
+# daemon is quiet (its repair's event costs one cycle, not a chain).
+ev=$tmp/ev
+setup "$ev"
+sed -i 's/"reconcile_period_s": 0.2/"reconcile_period_s": 60/' "$ev/np.json"
+"$build/numaplaced" -c "$ev/np.json" 2>"$ev/log" &
+dpid=$!
+for _ in $(seq 100); do [ -S "$ev/np.sock" ] && break; sleep 0.1; done
+printf '{"name":"db","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' |
+	"$build/numaplace" admit -f - --socket "$ev/np.sock" >/dev/null
+evcycles() { "$build/numaplace" status --json --socket "$ev/np.sock" | sed -n 's/^ *"cycles": \([0-9]*\),*$/\1/p'; }
+printf '4-7\n' | dd of="$ev/cg/numaplace.slice/db/cpuset.cpus" conv=notrunc status=none
+evcpus() { cat "$ev/cg/numaplace.slice/db/cpuset.cpus"; }
+for _ in $(seq 50); do [ "$(evcpus)" = 1,5 ] && break; sleep 0.1; done
+check "period 60 s: a hand write is repaired at once, by its inotify event ($(evcpus))" \
+	test "$(evcpus)" = 1,5
+sleep 1
+c1=$(evcycles)
+sleep 2
+check "then quiet: no cycle in 2 s ($c1 -> $(evcycles))" test "$(evcycles)" = "$c1"
+kill -TERM "$dpid"
+wait "$dpid"
+
 echo "daemon-host: $pass passed, $fail failed"
 [ -n "${NP_SUMMARY_FILE:-}" ] && echo "daemon $pass $fail" >>"$NP_SUMMARY_FILE"
 [ "$fail" -eq 0 ] || { cat "$tmp/log"; exit 1; }

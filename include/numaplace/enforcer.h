@@ -127,6 +127,9 @@ struct np_enforcer {
 	/* Bumped when the backend's event_fd() is a new descriptor (even
 	 * with the same number: a reconnect closes the old one first). */
 	unsigned bus_gen;
+	/* Why changes made by others are not all seen as they happen (the
+	 * daemon says it once; NULL: they are). */
+	const char *events_lost;
 	/* Why isolation "partition" cannot be had with this backend as it
 	 * was opened (NULL: it can, when ops->partitions). */
 	const char *no_partitions;

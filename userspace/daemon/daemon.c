@@ -344,6 +344,7 @@ static void reload(struct np_daemon *d)
 	snprintf(d->cfg.metrics_listen, sizeof(d->cfg.metrics_listen), "%s",
 		 c.metrics_listen);
 	d->cfg.export_ = c.export_; /* written anew by the next publish */
+	d->cfg.defrag = c.defrag;   /* auto and max_moves, at the next one */
 	d->export_file[0].done = d->export_file[1].done = false;
 	d->metrics_retry_us = 0;
 	np_log(LOG_INFO, "configuration reloaded");
@@ -356,8 +357,13 @@ static void reload(struct np_daemon *d)
  */
 static void enforcer_events(struct np_daemon *d)
 {
+	static const char *said; /* events_lost, logged once */
 	int fd;
 
+	if (d->enf->events_lost && d->enf->events_lost != said) {
+		np_log(LOG_WARNING, "%s", d->enf->events_lost);
+		said = d->enf->events_lost;
+	}
 	if (!d->enf->ops->process_events)
 		return;
 	/* a cycle's own bus calls may read signals into the queue, after

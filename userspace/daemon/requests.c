@@ -188,10 +188,13 @@ static json_t *op_export(struct np_daemon *d, const json_t *req)
 
 static json_t *op_explain(struct np_daemon *d, const json_t *req)
 {
-	const char *name = json_string_value(json_object_get(req, "name"));
+	const json_t *nj = json_object_get(req, "name");
+	const char *name = json_string_value(nj);
 	char err[512];
 	json_t *x = NULL;
 
+	if (!nj)
+		return np_ctl_error("name: required field is missing");
 	if (!name)
 		return np_ctl_error("name: expected a string");
 	if (np_explain_workload(&d->st, name, &x, err, sizeof(err)))

@@ -9,11 +9,15 @@
 #include "numaplace/enforcer.h"
 #include "numaplace/error.h"
 
+#include "numaplace/strmap.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 struct cgroupfs {
@@ -21,6 +25,12 @@ struct cgroupfs {
 	struct np_cgroup_root managed, host;
 	bool managed_open, host_open;
 	struct np_cgroup_cache cache; /* cpuset files of managed cgroups */
+	/* Drift as it happens: IN_MODIFY on the cpuset.cpus and cpuset.mems
+	 * of every managed cgroup the daemon reads (a write by anyone; the
+	 * daemon's own writes cost one extra cycle that finds nothing). */
+	int drift_fd;		/* inotify, -1 when there is none */
+	struct np_strmap watched; /* cgroup -> wd of cpus << 32 | wd of mems */
+	bool watch_full;	  /* the kernel's watch limit was reached */
 };
 
 #define CG(e) ((struct cgroupfs *)(e))
@@ -36,12 +46,68 @@ static void cgfs_cycle(struct np_enforcer *e)
 	np_cgroup_cache_next(&CG(e)->cache);
 }
 
+/* Watch a managed cgroup's cpuset files for writes (once). */
+static void watch(struct cgroupfs *c, const char *cgroup)
+{
+	static const char *const files[2] = {"cpuset.cpus", "cpuset.mems"};
+	char path[NP_CGROUP_PATH_MAX + 64];
+	long v;
+	int wd[2];
+
+	if (c->drift_fd < 0 || c->watch_full || !cgroup[0] ||
+	    np_strmap_get(&c->watched, cgroup, &v))
+		return;
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s/%s",
+			 c->managed.parent_fd, cgroup, files[i]);
+		wd[i] = inotify_add_watch(c->drift_fd, path, IN_MODIFY);
+		if (wd[i] < 0 && errno == ENOSPC) {
+			c->watch_full = true;
+			c->e.events_lost = "the kernel's inotify watch limit "
+					   "(fs.inotify.max_user_watches) is "
+					   "reached: drift in the cgroups not "
+					   "watched yet is found at the "
+					   "reconcile period";
+			if (i)
+				inotify_rm_watch(c->drift_fd, wd[0]);
+			return;
+		}
+	}
+	np_strmap_put(&c->watched, cgroup,
+		      (long)(((uint64_t)(uint32_t)wd[0] << 32) | (uint32_t)wd[1]));
+}
+
 static int cgfs_read(struct np_enforcer *e, const char *cgroup,
 		     np_cpuset *cpus, np_nodemask *mems, char *err,
 		     size_t errlen)
 {
-	return np_cgroup_read_cpuset(&CG(e)->cache, &CG(e)->managed, cgroup,
-				     cpus, mems, err, errlen);
+	int r = np_cgroup_read_cpuset(&CG(e)->cache, &CG(e)->managed, cgroup,
+				      cpus, mems, err, errlen);
+	if (!r)
+		watch(CG(e), cgroup);
+	return r;
+}
+
+static int cgfs_event_fd(struct np_enforcer *e)
+{
+	return CG(e)->drift_fd;
+}
+
+/* true: someone wrote a watched file (or events were lost). */
+static bool cgfs_process_events(struct np_enforcer *e)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool any = false;
+	ssize_t n;
+
+	while ((n = read(CG(e)->drift_fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+			if (ev->mask & (IN_MODIFY | IN_Q_OVERFLOW))
+				any = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	return any;
 }
 
 static int cgfs_inspect(struct np_enforcer *e, enum np_enf_tree t,
@@ -118,7 +184,16 @@ static int cgfs_remove(struct np_enforcer *e, const char *cgroup)
 
 static void cgfs_forget(struct np_enforcer *e, const char *cgroup)
 {
-	np_cgroup_cache_forget(&CG(e)->cache, cgroup);
+	struct cgroupfs *c = CG(e);
+	long v;
+
+	np_cgroup_cache_forget(&c->cache, cgroup);
+	if (np_strmap_get(&c->watched, cgroup, &v)) {
+		/* gone with the files already when the cgroup was removed */
+		inotify_rm_watch(c->drift_fd, (int)((uint64_t)v >> 32));
+		inotify_rm_watch(c->drift_fd, (int)(uint32_t)v);
+		np_strmap_del(&c->watched, cgroup);
+	}
 }
 
 /*
@@ -184,6 +259,9 @@ static void cgfs_destroy(struct np_enforcer *e)
 	struct cgroupfs *c = CG(e);
 
 	np_cgroup_cache_free(&c->cache);
+	np_strmap_free(&c->watched);
+	if (c->drift_fd >= 0)
+		close(c->drift_fd);
 	if (c->managed_open)
 		np_cgroup_close(&c->managed);
 	if (c->host_open)
@@ -207,6 +285,8 @@ static const struct np_enforcer_ops cgroupfs_ops = {
 	.migrate_memory = cgfs_migrate,
 	.parent_fd = cgfs_parent_fd,
 	.fake = cgfs_fake,
+	.event_fd = cgfs_event_fd,
+	.process_events = cgfs_process_events,
 	.destroy = cgfs_destroy,
 };
 
@@ -225,6 +305,10 @@ int np_enforcer_cgroupfs_open(struct np_enforcer **out,
 	c->e.ops = &cgroupfs_ops;
 	c->managed.root_fd = c->managed.parent_fd = -1;
 	c->host.root_fd = c->host.parent_fd = -1;
+	c->drift_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (c->drift_fd < 0)
+		c->e.events_lost = "no inotify instance: drift is found at the "
+				   "reconcile period";
 	if ((r = np_cgroup_open(&c->managed, o, err, errlen)))
 		goto fail;
 	c->managed_open = true;
