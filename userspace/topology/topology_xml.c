@@ -180,11 +180,33 @@ static bool xml_index_ok(struct xml_str v, unsigned max)
  *   - a PU has an os_index below NP_MAX_CPUS, a NUMANode one below
  *     NP_MAX_NUMA;
  *   - every attribute named *set, in any element, is a bitmap as hwloc
- *     writes them (xml_bitmap_ok).
+ *     writes them (xml_bitmap_ok);
+ *   - an <object> has only the attributes libhwloc 2 reads: it says
+ *     "ignoring unknown object attribute" about others, but one named
+ *     like a set ("cpuset2") beside the real ones left an object without
+ *     its cpuset and crashed it (found by the hour-long fuzz run).
  * The scan is cruder than an XML parser and errs on the side of refusing:
  * every tag counts, in comments too, and one whose attributes it cannot
  * read is refused.
  */
+/* The attributes of <object> libhwloc 2 reads (topology-xml.c). */
+static bool object_attr_known(struct xml_str name)
+{
+	static const char *const known[] = {
+		"type", "subtype", "os_index", "gp_index", "name", "cpuset",
+		"complete_cpuset", "online_cpuset", "allowed_cpuset", "nodeset",
+		"complete_nodeset", "allowed_nodeset", "local_memory",
+		"cache_size", "cache_linesize", "cache_associativity",
+		"cache_type", "depth", "kind", "subkind", "dont_merge",
+		"bridge_type", "bridge_pci", "pci_busid", "pci_type",
+		"pci_link_speed", "osdev_type", "os_level"};
+
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+		if (xml_is(name, known[k]))
+			return true;
+	return false;
+}
+
 int np_hwloc_xml_check(const char *buf, size_t len, const char *what,
 		       char *err, size_t errlen)
 {
@@ -218,6 +240,13 @@ int np_hwloc_xml_check(const char *buf, size_t len, const char *what,
 			continue;
 		object = xml_is(tag, "object");
 		while ((r = xml_attr(buf, len, &p, &name, &val)) > 0) {
+			if (object && !object_attr_known(name)) {
+				NP_ERR("%s: line %d: <object> attribute "
+				       "\"%.*s\" is not one hwloc writes",
+				       what, xml_line(buf, i),
+				       (int)(name.n > 40 ? 40 : name.n), name.s);
+				return -EINVAL;
+			}
 			if (xml_ends_with(name, "set") && !xml_bitmap_ok(val)) {
 				NP_ERR("%s: line %d: %.*s=\"%.*s\" is not a "
 				       "bitmap as hwloc writes them (hex words "
