@@ -5,7 +5,8 @@
 #   make check      build with gcc and clang, unit + vector tests, sanitizers,
 #                   the BPF programs on this kernel, each fuzz harness for
 #                   FUZZ_SECONDS (10), then the VM end-to-end tests
-#   make fuzz       the libFuzzer harnesses (FUZZ_SECONDS=3600 for a long run)
+#   make fuzz       the libFuzzer harnesses (FUZZ_SECONDS=3600 for a long run,
+#                   FUZZ_JOBS=N at a time, FUZZ_NICE=N)
 #   make bench      benchmarks (figures printed, nothing asserted)
 #   make demo       the narrated VM scenario (see README)
 
