@@ -146,7 +146,10 @@ check "top intruder is np-intruder of cgroup $pid_cg ($top)" grep -q "np-intrude
 # the tick program names intruders too (a busy one may switch in only once)
 itk=$("$build/numaplace" violations --pin-path "$PIN" --json w |
 	python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(max([i['ticks'] for i in t if i['comm'] == 'np-intruder'] or [0]))")
-check "np-intruder's own intruder ticks counted ($itk)" [ "$itk" -gt 50 ]
+# (43 to 156 ticks seen over runs on a loaded 2-CPU host: the entry is
+# keyed by comm, and the ticks before busy() renames the task go to its
+# shell's entry)
+check "np-intruder's own intruder ticks counted ($itk)" [ "$itk" -gt 20 ]
 txt=$("$build/numaplace" violations --pin-path "$PIN" w 2>&1)
 sed 's/^/     | /' <<<"$txt"
 check "the text form names np-intruder with its switches and ticks" \
@@ -154,10 +157,12 @@ check "the text form names np-intruder with its switches and ticks" \
 oo=$(cnt other run_outside)
 ot=$(cnt other run_outside_ticks)
 check "no violation for a task on allowed CPUs (switches $oo, ticks $ot)" [ "$oo" -eq 0 -a "$ot" -eq 0 ]
-# CPU 1 is shared by three busy tasks for 2 s, two of them w's (one in
-# w/inner): w gets about 2/3 of 2 s of ticks at 99 Hz (~132), one task alone
-# could not get more than ~66 + noise
-check "the nested task's time counts for w (ticks $rt, ~132 expected)" [ "$rt" -gt 100 ]
+# The task in w/inner runs outside w's set and is counted as w's: the ring
+# buffer has ran-outside samples of w (slot 3) naming np-nested. (Its share
+# of the ticks cannot tell it apart: with the cpu controller on, w and
+# other each get half of CPU 1 however many tasks w has.)
+check "the nested task's runs count for w ($(grep -Eo 'event kind 1 slot 3 [^;]*comm np-nested' <<<"$ev" | head -n 1))" \
+	grep -Eq 'event kind 1 slot 3 pid [0-9]+ cpu 1 aux [0-9]+ comm np-nested' <<<"$ev"
 
 # (f) pins and bpftool
 npins=0
