@@ -204,7 +204,7 @@ static void test_nrt_costs(void **state)
 		assert_int_equal(json_array_size(c), 4);
 		for (int j = 0; j < 4; j++) {
 			const json_t *e = json_array_get(c, (size_t)j);
-			char name[16];
+			char name[24];
 			snprintf(name, sizeof(name), "node-%d", j);
 			assert_string_equal(
 			    json_string_value(json_object_get(e, "name")), name);

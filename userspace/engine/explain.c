@@ -51,13 +51,13 @@ static json_t *cpus_json(const np_cpuset *c)
 
 static json_t *hint_json(const struct np_hint *h)
 {
-	json_t *m = json_array();
+	json_t *m = h->any ? json_null() : json_array();
 
-	if (!h->any)
+	if (!h->any) {
 		NP_NODEMASK_FOREACH(n, h->mask)
-	json_array_append_new(m, json_integer(n));
-	return json_pack("{s:o,s:b}", "mask", h->any ? json_null() : m,
-			 "preferred", h->preferred);
+		json_array_append_new(m, json_integer(n));
+	}
+	return json_pack("{s:o,s:b}", "mask", m, "preferred", h->preferred);
 }
 
 static json_t *entries_json(const struct np_ex_event *e)

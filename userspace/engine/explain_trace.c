@@ -49,6 +49,8 @@ int np_explain_add_hints(struct np_explain *ex, const struct np_hint *h, int n)
 {
 	int first = ex->nhints;
 
+	if (n <= 0)
+		return first; /* nothing to copy (h may be NULL) */
 	if (ex->nhints + n > ex->hcap) {
 		int cap = ex->hcap ? ex->hcap : 64;
 		struct np_hint *g;
