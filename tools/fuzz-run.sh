@@ -18,18 +18,17 @@ case $jobs in '' | *[!0-9]* | 0) echo "fuzz-run: FUZZ_JOBS must be a whole numbe
 case $nice_lvl in '' | *[!0-9]*) echo "fuzz-run: FUZZ_NICE must be 0..19, not '$nice_lvl'" >&2; exit 2 ;; esac
 
 run_one() {
-	local n=$1 work=$build/corpus/$1 crash=$build/crash/$1 log=$build/fuzz-$1.log pid
+	local n=$1 work=$build/corpus/$1 crash=$build/crash/$1 log=$build/fuzz-$1.log
 	mkdir -p "$work" "$crash"
-	# With sched_autogroup (Debian's default) nice only orders the tasks
-	# of one session: each harness gets a session of its own, and that
-	# session's autogroup the nice level too.
-	setsid -w nice -n "$nice_lvl" "$build/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	# With sched_autogroup (Debian's default) nice orders only the tasks
+	# of one session: each harness runs in a session of its own, whose
+	# autogroup gets the nice level too (set from inside, after setsid).
+	setsid -w sh -c 'l=$1; shift
+		[ "$l" -gt 0 ] && echo "$l" >/proc/self/autogroup 2>/dev/null
+		exec nice -n "$l" "$@"' sh "$nice_lvl" \
+		"$build/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$crash/" -print_final_stats=1 \
-		"$work" "tests/fuzz/corpus/$n" >"$log" 2>&1 &
-	pid=$!
-	[ "$nice_lvl" -gt 0 ] && [ -w "/proc/$pid/autogroup" ] &&
-		echo "$nice_lvl" >"/proc/$pid/autogroup" 2>/dev/null
-	wait "$pid"
+		"$work" "tests/fuzz/corpus/$n" >"$log" 2>&1
 	echo $? >"$build/fuzz-$n.rc"
 }
 
