@@ -87,18 +87,21 @@ st=$run/overlay
 mkdir -p "$st"/usr/local/sbin "$st"/etc/systemd/system/multi-user.target.wants \
 	"$st"/sdtest/scenarios "$st"/etc/numaplace
 # The base has bin, lib, lib64 -> usr/...: files go to their usr/ path.
-usrpath() {
-	local p
-	p=$(readlink -f "$1")
-	case $p in /bin/* | /sbin/* | /lib/* | /lib64/*) p=/usr$p ;; esac
-	echo "$p"
+# A library goes where the loader looks for it: its directory resolved (the
+# base's lib -> usr/lib), its name kept (the soname ldd printed, e.g.
+# libmicrohttpd.so.12, not the file the link points to).
+libpath() {
+	local d
+	d=$(readlink -f "$(dirname "$1")")
+	case $d in /bin | /bin/* | /sbin | /sbin/* | /lib | /lib/* | /lib64 | /lib64/*) d=/usr$d ;; esac
+	echo "$d/$(basename "$1")"
 }
 copy_libs() {
 	local out lib dst
 	out=$(ldd "$1" 2>&1) || return 0
 	! grep -q 'not found' <<<"$out" || die "$1: unresolved libraries: $out"
 	while read -r lib; do
-		dst=$st$(usrpath "$lib")
+		dst=$st$(libpath "$lib")
 		[[ -e $dst ]] && continue
 		mkdir -p "$(dirname "$dst")"
 		cp -L "$lib" "$dst"
