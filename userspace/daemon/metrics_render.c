@@ -96,13 +96,17 @@ static void workloads(FILE *f, const struct np_daemon *d)
 	static const enum np_qos classes[] = {NP_QOS_LSE, NP_QOS_LSR,
 					      NP_QOS_LS, NP_QOS_BE};
 	int n[sizeof(classes) / sizeof(classes[0])] = {0}, degraded = 0;
+	/* rendered after every wakeup of the loop: the per-workload CPU sets
+	 * are looked at only while a CPU is offline */
+	bool any_offline = !np_cpuset_empty(&d->st.offline);
 
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		np_cpuset off;
 		for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
 			if (d->st.w[i].qos_class == classes[k])
 				n[k]++;
-		degraded += np_state_degraded(&d->st, i, &off);
+		if (any_offline)
+			degraded += np_state_degraded(&d->st, i, &off);
 	}
 	family(f, "numaplace_workloads", "gauge",
 	       "Admitted workloads by QoS class.");
