@@ -164,6 +164,79 @@ static bool xml_index_ok(struct xml_str v, unsigned max)
 }
 
 /*
+ * The shape of hwloc's exports, which libhwloc trusts too: no attribute
+ * twice in one tag (a tag with two os_index and a NUMANode as the
+ * outermost object crashed it: found by a long fuzz run), <object>
+ * elements closed in order, and the outermost one a Machine (System in
+ * hwloc 1 files).
+ */
+static int xml_shape_check(const char *buf, size_t len, const char *what,
+			   char *err, size_t errlen)
+{
+	int depth = 0;
+	bool first = true;
+
+	for (size_t i = 0; i < len; i++) {
+		struct xml_str tag, name, val, type = {0}, names[64];
+		size_t p = i + 1;
+		bool closing;
+		int n = 0, r;
+
+		if (buf[i] != '<')
+			continue;
+		closing = p < len && buf[p] == '/';
+		p += closing;
+		tag.s = buf + p;
+		while (p < len && xml_name_char(buf[p]))
+			p++;
+		tag.n = (size_t)(buf + p - tag.s);
+		if (!tag.n)
+			continue;
+		if (closing) {
+			if (xml_is(tag, "object") && --depth < 0)
+				goto unbalanced;
+			continue;
+		}
+		while ((r = xml_attr(buf, len, &p, &name, &val)) > 0) {
+			for (int k = 0; k < n; k++)
+				if (names[k].n == name.n &&
+				    !memcmp(names[k].s, name.s, name.n)) {
+					NP_ERR("%s: line %d: attribute \"%.*s\" "
+					       "twice in one tag",
+					       what, xml_line(buf, i),
+					       (int)(name.n > 40 ? 40 : name.n),
+					       name.s);
+					return -EINVAL;
+				}
+			if (n < 64)
+				names[n++] = name;
+			if (xml_is(name, "type"))
+				type = val;
+		}
+		if (r < 0 || !xml_is(tag, "object"))
+			continue; /* an unreadable tag is np_hwloc_xml_check's */
+		if (first && !xml_type_is(type, "machine", 7) &&
+		    !xml_type_is(type, "system", 6)) {
+			NP_ERR("%s: line %d: the outermost object is not the "
+			       "Machine (hwloc's exports start with it)",
+			       what, xml_line(buf, i));
+			return -EINVAL;
+		}
+		first = false;
+		while (p < len && xml_space(buf[p]))
+			p++;
+		depth += p < len && buf[p] == '>';
+	}
+	if (!depth)
+		return 0;
+unbalanced:
+	NP_ERR("%s: <object> elements not closed in order (%s)", what,
+	       depth < 0 ? "a </object> without its <object>"
+			 : "an <object> not closed");
+	return -EINVAL;
+}
+
+/*
  * libhwloc (2.9) trusts what an XML file says, and an hwloc XML export is
  * outside input. Three shapes of file kill the process inside libhwloc
  * (kept in tests/fuzz/regress/hwloc): a CPU or memory object without its
@@ -316,6 +389,8 @@ int np_hwloc_xml_check(const char *buf, size_t len, const char *what,
 			return -EINVAL;
 		}
 	}
+	if (nnuma && xml_shape_check(buf, len, what, err, errlen))
+		return -EINVAL;
 	if (!nnuma) {
 		/* hwloc 2 refuses it too, with errno from elsewhere */
 		NP_ERR("%s: no NUMANode object (hwloc needs at least one NUMA "
