@@ -166,7 +166,8 @@ static bool xml_index_ok(struct xml_str v, unsigned max)
 /*
  * The shape of hwloc's exports, which libhwloc trusts too: no attribute
  * twice in one tag (a tag with two os_index and a NUMANode as the
- * outermost object crashed it: found by a long fuzz run), <object>
+ * outermost object crashed it: found by a long fuzz run), a distance
+ * matrix of at most NP_MAX_CPUS objects, <object>
  * elements closed in order, and the outermost one a Machine (System in
  * hwloc 1 files).
  */
@@ -212,6 +213,17 @@ static int xml_shape_check(const char *buf, size_t len, const char *what,
 				names[n++] = name;
 			if (xml_is(name, "type"))
 				type = val;
+			/* hwloc allocates nbobjs^2 distances before it reads
+			 * them (a 68-digit count: found by a long fuzz run) */
+			if (xml_is(name, "nbobjs") &&
+			    !xml_index_ok(val, NP_MAX_CPUS + 1)) {
+				NP_ERR("%s: line %d: nbobjs=\"%.*s\": expected a "
+				       "number up to %d",
+				       what, xml_line(buf, i),
+				       (int)(val.n > 20 ? 20 : val.n), val.s,
+				       NP_MAX_CPUS);
+				return -EINVAL;
+			}
 		}
 		if (r < 0 || !xml_is(tag, "object"))
 			continue; /* an unreadable tag is np_hwloc_xml_check's */
