@@ -12,10 +12,15 @@ static void release_usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: numaplace release [--socket PATH] NAME\n"
+	    "       numaplace release [--socket PATH] --container ID\n"
 	    "\n"
-	    "Asks numaplaced to release the workload NAME: its exclusive\n"
-	    "CPUs, memory and devices go back to the pools.\n"
+	    "Asks numaplaced to release the workload NAME, or the workload\n"
+	    "of the OCI container ID: its exclusive CPUs, memory and devices\n"
+	    "go back to the pools. A container that holds nothing (released\n"
+	    "already) is not an error: \"container ID: nothing to release\".\n"
 	    "\n"
+	    "  -c, --container ID   the container's id (as numaplace oci-hook\n"
+	    "                       admitted it)\n"
 	    "  -s, --socket PATH    control socket (default %s)\n"
 	    "  -h, --help           this text\n"
 	    "\n"
@@ -28,21 +33,47 @@ int cmd_release(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"socket", required_argument, NULL, 's'},
+	    {"container", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *sock = NP_CTL_DEFAULT_SOCKET, *name;
+	const char *sock = NP_CTL_DEFAULT_SOCKET, *name, *ctr = NULL;
 	json_t *req, *resp = NULL;
 	int c, rc = NP_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			sock = optarg;
 			break;
+		case 'c':
+			ctr = optarg;
+			break;
 		default:
 			return cli_usage(release_usage, c);
 		}
+	}
+	if (ctr) {
+		if (argc != optind || !*ctr) {
+			fprintf(stderr, "numaplace release: --container ID takes "
+					"no workload NAME (see 'numaplace "
+					"release --help')\n");
+			return NP_EXIT_USAGE;
+		}
+		req = json_pack("{s:s,s:s}", "op", "release", "container", ctr);
+		if (!cli_ctl_request("release", sock, req, &resp)) {
+			const char *n = json_string_value(
+			    json_object_get(resp, "name"));
+			if (json_is_true(json_object_get(resp, "released")))
+				printf("released %s (container %s)\n",
+				       n ? n : "?", ctr);
+			else
+				printf("container %s: nothing to release\n", ctr);
+			rc = NP_EXIT_OK;
+		}
+		json_decref(resp);
+		json_decref(req);
+		return rc;
 	}
 	if (argc - optind != 1 || !*argv[optind]) {
 		fprintf(stderr,

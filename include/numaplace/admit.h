@@ -16,6 +16,7 @@
 #define NP_NAME_MAX 128
 #define NP_PATH_MAX 512
 #define NP_UNIT_NAME_MAX 256 /* a systemd unit name and its NUL */
+#define NP_CONTAINER_ID_MAX 128 /* an OCI container id (podman: 64 hex) */
 #define NP_MAX_CONTAINERS 32
 #define NP_MAX_DEVICE_REQS 8
 
@@ -85,6 +86,11 @@ struct np_workload_req {
 	 * AllowedCPUs numaplace sets, instead of a cgroup of its own (cgroup
 	 * is "" then); heap, NULL when none. */
 	char *unit;
+	/* An OCI container ("container": {"id", "cgroup"}; numaplace
+	 * oci-hook): its id (heap, NULL when none). cgroup is then the
+	 * container's own cgroup from the hierarchy root ("/np/ctr1"), the
+	 * runtime's: never created or removed by numaplace. */
+	char *container_id;
 	enum np_qos qos;
 	int ncontainers;
 	/* ncontainers entries on the heap, owned by the request (or by the

@@ -144,6 +144,14 @@ void np_cgroup_close(struct np_cgroup_root *root);
  * NAME_MAX bytes.  Pure.  -EINVAL with a message.
  */
 int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen);
+/*
+ * Where a path passes np_cgroup_path_check after one leading '/', the
+ * cgroup is named from the hierarchy root instead ("/np/ctr1": an OCI
+ * container's cgroup, which its runtime made outside the managed tree):
+ * read, inspected and written like the others (np_cgroup_read_cpuset,
+ * np_cgroup_inspect, np_cgroup_write_*, the write plan), never cached;
+ * np_cgroup_prepare and the partition calls take relative paths only.
+ */
 
 #define NP_CGROUP_CREATE 0x1 /* mkdirat(0755) missing components */
 

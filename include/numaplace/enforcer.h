@@ -84,6 +84,9 @@ struct np_enforcer_ops {
 	/* The managed parent's directory, read only (cgroup ids, listing,
 	 * memory.numa_stat): -1 when the backend has none. */
 	int (*parent_fd)(struct np_enforcer *e);
+	/* The hierarchy root's directory, read only (containers' cgroups
+	 * are named from it: "/np/ctr1"); -1 when the backend has none. */
+	int (*root_fd)(struct np_enforcer *e);
 	/* The managed tree is not a real cgroup2 hierarchy (tests). */
 	bool (*fake)(struct np_enforcer *e);
 	/* Workloads that are systemd units ("unit" in the spec); NULL in

@@ -85,6 +85,7 @@ struct np_verify_setup {
 	const struct np_verify_config *cfg; /* read each cycle (reload) */
 	const char *pin_path;               /* bpffs directory */
 	int parent_fd;             /* the managed parent, read only; -1 */
+	int root_fd; /* the hierarchy root (cgroups named "/x"); -1 */
 	const char *cgroup_parent; /* relative to the hierarchy root */
 	bool fake;                 /* not a kernel cgroup tree */
 	const struct np_topology *topo;

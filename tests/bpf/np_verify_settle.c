@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	cfg.verify.grace_ms = 0;
 	su = (struct np_verify_setup){.cfg = &cfg.verify, .pin_path = argv[1],
 				      .parent_fd = fd,
+				      .root_fd = -1,
 				      .cgroup_parent = argv[3],
 				      .topo = topo};
 	if (np_verify_start(&v, &su) || !v) {

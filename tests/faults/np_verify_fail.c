@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 	su = (struct np_verify_setup){.cfg = &cfg.verify,
 				      .pin_path = argv[2],
 				      .parent_fd = fd,
+				      .root_fd = -1,
 				      .cgroup_parent = "numaplace.slice",
 				      .fake = false,
 				      .topo = topo};

@@ -235,6 +235,12 @@ static int fk_parent_fd(struct np_enforcer *e)
 	return -1;
 }
 
+static int fk_root_fd(struct np_enforcer *e)
+{
+	(void)e;
+	return -1;
+}
+
 static bool fk_fake(struct np_enforcer *e)
 {
 	(void)e;
@@ -262,6 +268,7 @@ static const struct np_enforcer_ops fake_ops = {
 	.enable_controller = fk_enable,
 	.migrate_memory = fk_migrate,
 	.parent_fd = fk_parent_fd,
+	.root_fd = fk_root_fd,
 	.fake = fk_fake,
 	.destroy = fk_destroy,
 };
@@ -342,6 +349,7 @@ static const struct np_enforcer_ops fake_units_ops = {
 	.enable_controller = fk_enable,
 	.migrate_memory = fk_migrate,
 	.parent_fd = fk_parent_fd,
+	.root_fd = fk_root_fd,
 	.fake = fk_fake,
 	.set_unit = fk_set_unit,
 	.read_unit = fk_read_unit,

@@ -323,7 +323,9 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 	if (r == 0) {
 		*cpus = st->cpus;
 		*mems = st->mems;
-		if (*cgroup)
+		/* from the hierarchy root ("/x"): read each time (a
+		 * container's cgroup, the runtime's; no watch above it) */
+		if (*cgroup && *cgroup != '/')
 			cache_open(c, root, cgroup, cpus, *mems);
 	}
 	free(st);

@@ -513,6 +513,10 @@ int cg_open(const struct np_cgroup_root *root, const char *cgroup,
 	if (!*cgroup)
 		return cg_walk(root, root->root_fd, "", root->parent, 0, d, err,
 			       errlen);
+	/* "/a/b": from the hierarchy root (a container's cgroup) */
+	if (*cgroup == '/')
+		return cg_walk(root, root->root_fd, "", cgroup + 1, 0, d, err,
+			       errlen);
 	return cg_walk(root, root->parent_fd, root->parent, cgroup, 0, d, err,
 		       errlen);
 }

@@ -114,7 +114,8 @@ static int find_ancestors(struct planner *pl, const struct np_strmap *ix)
 
 			if (pass)
 				pl->anc_start[j] = k;
-			for (s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+			for (s = strchr(p + (*p == '/'), '/'); s;
+			     s = strchr(s + 1, '/')) {
 				size_t len = (size_t)(s - p);
 				if (len >= sizeof(prefix))
 					break;
@@ -221,7 +222,9 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 	int r;
 
 	for (int i = 0; i < pl->n; i++) {
-		r = np_cgroup_path_check(ch[i].cgroup, pe, sizeof(pe));
+		/* "/x": from the hierarchy root (see cg_open) */
+		r = np_cgroup_path_check(ch[i].cgroup + (ch[i].cgroup[0] == '/'),
+					 pe, sizeof(pe));
 		if (r < 0) {
 			np_errmsg(pl->err, pl->errlen, "change %d: %s", i, pe);
 			return r;

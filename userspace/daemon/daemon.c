@@ -161,6 +161,7 @@ static int start_verify(struct np_daemon *d, char *err, size_t errlen)
 		.cfg = &d->cfg.verify,
 		.pin_path = d->cfg.bpf_pin_path,
 		.parent_fd = d->enf->ops->parent_fd(d->enf),
+		.root_fd = d->enf->ops->root_fd(d->enf),
 		.cgroup_parent = d->cfg.cgroup_parent,
 		.fake = d->enf->ops->fake(d->enf),
 		.topo = d->topo,

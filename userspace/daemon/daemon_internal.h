@@ -59,6 +59,15 @@ void np_daemon_stale_units(struct np_daemon *d);
 int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 			 char *why, size_t len);
 
+/* containers.c: workloads that are OCI containers. Can this one be
+ * admitted (its cgroup exists, is not numaplace's or a shared one's, and
+ * can hold exclusive CPUs when it asks for them)? 0 or why not. */
+int np_daemon_container_check(struct np_daemon *d,
+			      const struct np_workload_req *w, char *why,
+			      size_t len);
+/* The workload of an OCI container id, or -1. */
+int np_daemon_find_container(const struct np_daemon *d, const char *id);
+
 /* hostiso_phase.c: IRQs, workqueues and kernel threads off the CPUs of
  * the workloads config.host_isolation names (applied when that set
  * changes, given back when it becomes empty and at a clean stop) */

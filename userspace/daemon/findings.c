@@ -73,7 +73,8 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 	a = &d->st.w[i];
 	/* a unit's cgroup is systemd's; a partition beside unit workloads
 	 * would leave them the reserved CPUs: reported only */
-	if (a->req.partition || a->req.unit || !all_exclusive(a) ||
+	if (a->req.partition || a->req.unit || a->req.container_id ||
+	    !all_exclusive(a) ||
 	    (d->enf && d->enf->no_partitions) ||
 	    np_daemon_partition_unit_clash(d, true, false))
 		return;

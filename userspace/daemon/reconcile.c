@@ -575,7 +575,7 @@ static int read_back(struct np_daemon *d, struct desired *x, np_cpuset *cpus,
 
 	if (r == -ENOENT && x->wl < 0)
 		return r;
-	if (r == -ENOENT && d->cfg.create_cgroups) {
+	if (r == -ENOENT && d->cfg.create_cgroups && x->path[0] != '/') {
 		r = d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, x->path, true,
 					 err, sizeof(err));
 		if (!r)

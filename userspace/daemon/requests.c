@@ -108,12 +108,45 @@ static json_t *op_admit(struct np_daemon *d, const json_t *req)
 	return res;
 }
 
+/* {"op":"release","container":ID} (the OCI hook's poststop): an unknown
+ * or already released container is not an error (the runtime calls it
+ * once per container, whatever happened before). */
+static json_t *release_container(struct np_daemon *d, const json_t *cj)
+{
+	const char *id = json_string_value(cj);
+	char name[NP_NAME_MAX];
+	int i, r;
+
+	if (!id || !id[0] || strlen(id) > NP_CONTAINER_ID_MAX)
+		return np_ctl_error("container: expected a container id (a "
+				    "string of 1..%d characters)",
+				    NP_CONTAINER_ID_MAX);
+	if ((i = np_daemon_find_container(d, id)) < 0)
+		return json_pack("{s:b,s:b,s:s}", "ok", 1, "released", 0,
+				 "message", "no workload holds this container "
+				 "(released already, or never admitted)");
+	snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
+	r = np_daemon_release(d, name, "container stopped");
+	if (r < 0)
+		return np_ctl_error("release %s: the state could not be saved "
+				    "(%s); it stays admitted, nothing changed",
+				    name, strerror(-r));
+	np_daemon_reconcile(d);
+	return json_pack("{s:b,s:b,s:s}", "ok", 1, "released", 1, "name",
+			 name);
+}
+
 static json_t *op_release(struct np_daemon *d, const json_t *req)
 {
-	const json_t *nj = json_object_get(req, "name");
+	const json_t *nj = json_object_get(req, "name"),
+		     *cj = json_object_get(req, "container");
 	const char *name = json_string_value(nj);
 	int r;
 
+	if (nj && cj)
+		return np_ctl_error("release: name or container, not both");
+	if (cj)
+		return release_container(d, cj);
 	if (!nj)
 		return np_ctl_error("name: required field is missing");
 	if (!name)
@@ -208,7 +241,8 @@ static const struct {
 	const char *keys[3]; /* besides "op" (NULL-ended) */
 } ops[] = {
 	{"status", op_status, {NULL}},	     {"admit", op_admit, {"spec"}},
-	{"release", op_release, {"name"}},   {"events", op_events, {"limit"}},
+	{"release", op_release, {"name", "container"}},
+	{"events", op_events, {"limit"}},
 	{"plan", op_plan, {"request"}},	     {"reload", op_reload, {NULL}},
 	{"export", op_export, {"format", "node_name"}},
 	{"defrag", np_daemon_op_defrag, {"spec", "apply"}},

@@ -144,7 +144,9 @@ static int prepare_cgroups(struct np_daemon *d, const struct np_workload_req *w,
 	bool create = d->cfg.create_cgroups;
 	int r;
 
-	if (!d->enf || w->unit) /* a unit's cgroup is systemd's */
+	/* a unit's cgroup is systemd's, a container's the runtime's (checked
+	 * to exist by np_daemon_container_check) */
+	if (!d->enf || w->unit || w->container_id)
 		return 0;
 	r = d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, w->cgroup, create,
 				 err, errlen);
@@ -236,7 +238,8 @@ static bool refused_here(struct np_daemon *d, const struct np_workload_req *w,
 		refuse(dec, w->name, "unit", why);
 		return true;
 	}
-	if (cgroup_conflict(d, w, why, sizeof(why))) {
+	if (cgroup_conflict(d, w, why, sizeof(why)) ||
+	    np_daemon_container_check(d, w, why, sizeof(why))) {
 		refuse(dec, w->name, "cgroup", why);
 		return true;
 	}
@@ -415,6 +418,8 @@ static void remove_cgroups(struct np_daemon *d, const struct np_workload_req *re
 		return;
 	}
 	d->enf->ops->forget(d->enf, req->cgroup);
+	if (req->container_id) /* the runtime's cgroup: it removes it */
+		return;
 	for (int c = 0; c < req->ncontainers; c++) {
 		char sub[2 * NP_PATH_MAX], *slash;
 		if (!req->c[c].cgroup || !req->c[c].cgroup[0])
@@ -465,7 +470,7 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 	np_workload_alloc_free(&keep);
 	/* Remove the cgroup; one that still has tasks stays on the shared
 	 * pool until it is empty. */
-	if (d->enf && cg[0] &&
+	if (d->enf && cg[0] && cg[0] != '/' &&
 	    (r = d->enf->ops->remove(d->enf, cg)) && r != -ENOENT) {
 		char (*g)[2 * NP_PATH_MAX] =
 			realloc(d->left, sizeof(*g) * (size_t)(d->nleft + 1));

@@ -41,6 +41,14 @@ static const struct np_cgroup_root *tree(struct np_enforcer *e,
 	return t == NP_ENF_HOST ? &CG(e)->host : &CG(e)->managed;
 }
 
+/* The directory fd a cgroup name is relative to, and the name from it:
+ * "/x" (a container's cgroup) is from the hierarchy root. */
+static int dir_of(struct cgroupfs *c, const char *cgroup, const char **rel)
+{
+	*rel = cgroup + (*cgroup == '/');
+	return *cgroup == '/' ? c->managed.root_fd : c->managed.parent_fd;
+}
+
 static void cgfs_cycle(struct np_enforcer *e)
 {
 	np_cgroup_cache_next(&CG(e)->cache);
@@ -58,8 +66,10 @@ static void watch(struct cgroupfs *c, const char *cgroup)
 	    np_strmap_get(&c->watched, cgroup, &v))
 		return;
 	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s/%s",
-			 c->managed.parent_fd, cgroup, files[i]);
+		const char *rel;
+		int dfd = dir_of(c, cgroup, &rel);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s/%s", dfd, rel,
+			 files[i]);
 		wd[i] = inotify_add_watch(c->drift_fd, path, IN_MODIFY);
 		if (wd[i] < 0 && errno == ENOSPC) {
 			c->watch_full = true;
@@ -178,6 +188,8 @@ static int cgfs_remove(struct np_enforcer *e, const char *cgroup)
 {
 	if (!CG(e)->managed_open || !cgroup[0])
 		return -EINVAL;
+	if (cgroup[0] == '/') /* a container's: the runtime removes it */
+		return -EPERM;
 	return unlinkat(CG(e)->managed.parent_fd, cgroup, AT_REMOVEDIR) ? -errno
 									: 0;
 }
@@ -235,8 +247,10 @@ static int cgfs_migrate(struct np_enforcer *e, const char *cgroup,
 			np_nodemask from, np_nodemask to,
 			struct np_migrate_result *res, char *err, size_t errlen)
 {
-	_cleanup_close_ int fd = openat(CG(e)->managed.parent_fd, cgroup,
-					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *rel;
+	int dfd = dir_of(CG(e), cgroup, &rel);
+	_cleanup_close_ int fd =
+		openat(dfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 
 	memset(res, 0, sizeof(*res));
 	if (fd < 0)
@@ -247,6 +261,11 @@ static int cgfs_migrate(struct np_enforcer *e, const char *cgroup,
 static int cgfs_parent_fd(struct np_enforcer *e)
 {
 	return CG(e)->managed_open ? CG(e)->managed.parent_fd : -1;
+}
+
+static int cgfs_root_fd(struct np_enforcer *e)
+{
+	return CG(e)->managed_open ? CG(e)->managed.root_fd : -1;
 }
 
 static bool cgfs_fake(struct np_enforcer *e)
@@ -284,6 +303,7 @@ static const struct np_enforcer_ops cgroupfs_ops = {
 	.enable_controller = cgfs_enable_controller,
 	.migrate_memory = cgfs_migrate,
 	.parent_fd = cgfs_parent_fd,
+	.root_fd = cgfs_root_fd,
 	.fake = cgfs_fake,
 	.event_fd = cgfs_event_fd,
 	.process_events = cgfs_process_events,

@@ -297,6 +297,11 @@ static int sd_parent_fd(struct np_enforcer *e)
 	return SD(e)->fs->ops->parent_fd(SD(e)->fs);
 }
 
+static int sd_root_fd(struct np_enforcer *e)
+{
+	return SD(e)->fs->ops->root_fd(SD(e)->fs);
+}
+
 static bool sd_fake(struct np_enforcer *e)
 {
 	(void)e;
@@ -371,6 +376,7 @@ static const struct np_enforcer_ops systemd_ops = {
 	.enable_controller = sd_enable_controller,
 	.migrate_memory = sd_migrate,
 	.parent_fd = sd_parent_fd,
+	.root_fd = sd_root_fd,
 	.fake = sd_fake,
 	.set_unit = np_sdenf_set_unit,
 	.read_unit = np_sdenf_read_unit,

@@ -142,6 +142,9 @@ json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 	}
 	json_object_set_new(o, "name", json_string(a->req.name));
 	json_object_set_new(o, "cgroup", json_string(a->req.cgroup));
+	if (a->req.container_id) /* an OCI container's (from the root) */
+		json_object_set_new(o, "container_id",
+				    json_string(a->req.container_id));
 	json_object_set_new(o, "qos", json_string(np_qos_name(a->req.qos)));
 	json_object_set_new(o, "class", json_string(np_qos_name(a->qos_class)));
 	json_object_set_new(o, "cpuset", cpuset_json(&all));

@@ -349,12 +349,82 @@ static int resource_spec_from_json(struct np_workload_req *w, const json_t *rs,
  * containers may not have cgroups of their own: they would be below the
  * unit's cgroup, which is systemd's).
  */
+/* An OCI container id: what runtimes accept and status can print. */
+static bool container_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > NP_CONTAINER_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') ||
+		      (i && (c == '-' || c == '_' || c == '.' || c == '+'))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * "container": {"id": ID, "cgroup": "/PATH"}: the workload is an OCI
+ * container whose cgroup the runtime made (a path from the hierarchy
+ * root). The workload has no cgroup or unit of its own then.
+ */
+static int get_container(const json_t *j, const char *path,
+			 struct np_workload_req *w, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"id", "cgroup", NULL};
+	const json_t *o = json_object_get(j, "container");
+	const char *id, *cg;
+	char cp[160];
+	int r;
+
+	snprintf(cp, sizeof(cp), "%s.container", path);
+	if (!json_is_object(o))
+		return np_json_fail(err, errlen, path, "container",
+				    "expected an object {\"id\", \"cgroup\"}");
+	if (json_object_get(j, "cgroup") || json_object_get(j, "unit"))
+		return np_json_fail(err, errlen, path, "container",
+				    "a container workload has no cgroup or "
+				    "unit of its own (its cgroup is "
+				    "container.cgroup)");
+	if ((r = np_json_only_keys(o, keys, cp, err, errlen)) ||
+	    (r = np_json_str(o, "id", cp, true, &id, err, errlen)) ||
+	    (r = np_json_str(o, "cgroup", cp, true, &cg, err, errlen)))
+		return r;
+	if (!container_id_ok(id))
+		return np_json_fail(err, errlen, cp, "id",
+				    "\"%.64s\" is not a container id (1..%d "
+				    "of [A-Za-z0-9_.+-], starting with a "
+				    "letter or digit)",
+				    id, NP_CONTAINER_ID_MAX);
+	if (cg[0] != '/' || !cg[1])
+		return np_json_fail(err, errlen, cp, "cgroup",
+				    "\"%.200s\" must be a cgroup path from the "
+				    "hierarchy root, like /np/ctr1",
+				    cg);
+	if (cg[1] == '/')
+		return np_json_fail(err, errlen, cp, "cgroup",
+				    "\"%.200s\" has an empty component", cg);
+	if ((r = check_cgroup_path(cg + 1, cp, "cgroup", false, err, errlen)))
+		return r;
+	if (!(w->container_id = strdup(id)) ||
+	    !(w->cgroup = strndup(cg, NP_PATH_MAX - 1)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int get_target(const json_t *j, const char *path,
 		      struct np_workload_req *w, char *err, size_t errlen)
 {
 	const char *s;
 	char e2[400];
-	int r = np_json_str(j, "unit", path, false, &s, err, errlen);
+	int r;
+
+	if (json_object_get(j, "container"))
+		return get_container(j, path, w, err, errlen);
+	r = np_json_str(j, "unit", path, false, &s, err, errlen);
 
 	if (r == -ENOENT) {
 		r = get_cgroup(j, path, false, &w->cgroup, err, errlen);
@@ -380,7 +450,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 {
 	static const char *const keys[] = {
 	    "name",	    "cgroup",	 "qos", "containers",
-	    "resourceSpec", "isolation", "unit",       "movable", NULL};
+	    "resourceSpec", "isolation", "unit",       "movable",
+	    "container",    NULL};
 	const json_t *cs, *c, *rs;
 	const char *s;
 	size_t i;
@@ -435,6 +506,13 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 					    "have no cgroups of their own "
 					    "(\"%s\" has)",
 					    w->c[k].name);
+	for (int k = 0; w->container_id && k < w->ncontainers; k++)
+		if (w->c[k].cgroup && w->c[k].cgroup[0])
+			return np_json_fail(err, errlen, path, "container",
+					    "the containers of a container "
+					    "workload have no cgroups of their "
+					    "own (\"%s\" has)",
+					    w->c[k].name);
 	rs = json_object_get(j, "resourceSpec");
 	if (rs && !json_is_null(rs) &&
 	    (r = resource_spec_from_json(w, rs, path, err, errlen)))
@@ -459,6 +537,11 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		    err, errlen, path, "isolation",
 		    "a partition needs exclusive CPUs (qos LSE, "
 		    "LSR or Guaranteed)");
+	if (w->partition && w->container_id)
+		return np_json_fail(
+		    err, errlen, path, "isolation",
+		    "a container workload cannot be a partition (its cgroup "
+		    "is the runtime's, outside numaplace's partition root)");
 	if (w->partition && w->unit)
 		return np_json_fail(
 		    err, errlen, path, "isolation",
@@ -486,7 +569,12 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 	json_t *o = json_object(), *cs = json_array();
 
 	json_object_set_new(o, "name", json_string(w->name));
-	if (w->unit)
+	if (w->container_id)
+		json_object_set_new(o, "container",
+				    json_pack("{s:s,s:s}", "id",
+					      w->container_id, "cgroup",
+					      w->cgroup));
+	else if (w->unit)
 		json_object_set_new(o, "unit", json_string(w->unit));
 	else
 		json_object_set_new(o, "cgroup", json_string(w->cgroup));

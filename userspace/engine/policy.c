@@ -445,6 +445,8 @@ void np_workload_req_free(struct np_workload_req *w)
 	w->cgroup = NULL;
 	free(w->unit);
 	w->unit = NULL;
+	free(w->container_id);
+	w->container_id = NULL;
 }
 
 int np_workload_req_copy(struct np_workload_req *dst,
@@ -454,8 +456,11 @@ int np_workload_req_copy(struct np_workload_req *dst,
 	dst->c = NULL;
 	dst->ncontainers = 0;
 	dst->unit = NULL;
+	dst->container_id = NULL;
 	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")) ||
-	    (src->unit && !(dst->unit = strdup(src->unit)))) {
+	    (src->unit && !(dst->unit = strdup(src->unit))) ||
+	    (src->container_id &&
+	     !(dst->container_id = strdup(src->container_id)))) {
 		np_workload_req_free(dst);
 		return -ENOMEM;
 	}

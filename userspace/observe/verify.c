@@ -157,6 +157,7 @@ int np_verify_start(struct np_verify **out, const struct np_verify_setup *su)
 	v->cfg = vc;
 	v->topo = su->topo;
 	v->parent_fd = su->parent_fd;
+	v->root_fd = su->root_fd;
 	if ((r = parent_identity(su, &o.parent_cgid, &o.parent_level)))
 		goto fail;
 	r = np_bpf_load(&v->l, &o, err, sizeof(err));
@@ -310,7 +311,7 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 		/* the cgroup id is the inode of its directory */
-		if (fstatat(v->parent_fd, w[i].cgroup, &st, 0))
+		if (np_verify_stat_cgroup(v, w[i].cgroup, &st))
 			continue;
 		snprintf(want[k].name, sizeof(want[k].name), "%s", w[i].name);
 		/* display only (the id is what matches): may be truncated */

@@ -221,8 +221,7 @@ static void outside_mems(struct np_verify *v, struct np_findings *fs,
 			 uint32_t s, const struct np_verify_wl *w)
 {
 	struct slot_state *ss = &v->ss[s];
-	_cleanup_close_ int fd = openat(v->parent_fd, w->cgroup,
-					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = np_verify_open_cgroup(v, w->cgroup);
 	struct np_numa_stat ns;
 	struct np_finding *f;
 	char err[512], nodes[64];

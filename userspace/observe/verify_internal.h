@@ -9,6 +9,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define NP_VERIFY_EVENTS 256
 /* A sync's settle window lasts until the cgroups are written (then
@@ -46,6 +49,7 @@ struct np_verify {
 	const struct np_verify_config *cfg;
 	const struct np_topology *topo;
 	int parent_fd; /* the managed parent (read only) */
+	int root_fd;   /* the hierarchy root (cgroups named "/x"), or -1 */
 	int nwants;
 	struct np_bpf_owner *owner; /* shadow of np_cpu_owner */
 	/* the settle time stamped by the last sync; in flight until
@@ -70,5 +74,30 @@ void np_verify_on_event(const struct np_bpf_event *e, void *ctx);
 const struct np_verify_event *np_verify_last_event(const struct np_verify *v,
 						   uint32_t slot,
 						   uint32_t kind);
+
+/* A workload's cgroup directory: relative to the managed parent, or
+ * from the hierarchy root when named "/x" (a container's). */
+static inline int np_verify_open_cgroup(const struct np_verify *v,
+					const char *cgroup)
+{
+	int dfd = *cgroup == '/' ? v->root_fd : v->parent_fd;
+
+	if (dfd < 0)
+		return -1;
+	return openat(dfd, cgroup + (*cgroup == '/'),
+		      O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+static inline int np_verify_stat_cgroup(const struct np_verify *v,
+					const char *cgroup, struct stat *st)
+{
+	int fd = np_verify_open_cgroup(v, cgroup), r;
+
+	if (fd < 0)
+		return -1;
+	r = fstat(fd, st);
+	close(fd);
+	return r;
+}
 
 #endif

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Decide: workloads that are OCI containers ("container": {"id",
+ * "cgroup"} in the spec; `numaplace oci-hook` sends them). Their cgroup is
+ * the runtime's, named from the hierarchy root ("/np/ctr1",
+ * "/numaplace.slice/np-ctr3.scope/container"): numaplaced writes its
+ * cpuset like any workload's but never creates or removes it, and
+ * releases the workload when the runtime removed it (reconcile.c,
+ * release_vanished). What may be admitted is checked here.
+ */
+#include "daemon_internal.h"
+#include "numaplace/enforcer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Does a (component-wise) contain b, or equal it? */
+static bool within(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	return !n || (!strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/'));
+}
+
+/* Will the engine give it CPUs of its own? (LSE, LSR; Guaranteed with
+ * whole CPUs under the static policy.) */
+static bool wants_exclusive(const struct np_daemon *d,
+			    const struct np_workload_req *w)
+{
+	if (w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR)
+		return true;
+	if (w->qos != NP_QOS_GUARANTEED ||
+	    d->cfg.policy.cpu_policy != NP_CPU_POLICY_STATIC)
+		return false;
+	for (int i = 0; i < w->ncontainers; i++)
+		if (w->c[i].cpu_milli > 0 && w->c[i].cpu_milli % 1000 == 0)
+			return true;
+	return false;
+}
+
+int np_daemon_find_container(const struct np_daemon *d, const char *id)
+{
+	for (int i = 0; i < d->st.nworkloads; i++)
+		if (d->st.w[i].req.container_id &&
+		    !strcmp(d->st.w[i].req.container_id, id))
+			return i;
+	return -1;
+}
+
+int np_daemon_container_check(struct np_daemon *d,
+			      const struct np_workload_req *w, char *why,
+			      size_t len)
+{
+	const char *rel = w->cgroup + 1, *managed = d->cfg.cgroup_parent;
+	char unit[NP_UNIT_NAME_MAX], uerr[256], err[512];
+	np_cpuset cpus;
+	np_nodemask mems;
+	int i, r;
+
+	if (!w->container_id)
+		return 0;
+	if ((i = np_daemon_find_container(d, w->container_id)) >= 0 &&
+	    strcmp(d->st.w[i].req.name, w->name)) {
+		snprintf(why, len, "container %.128s is workload %.128s's already",
+			 w->container_id, d->st.w[i].req.name);
+		return -EBUSY;
+	}
+	if (within(managed, rel) || within(rel, managed)) {
+		snprintf(why, len,
+			 "container cgroup %.512s is %s numaplace's managed "
+			 "parent /%.512s: give the runtime a cgroup outside it",
+			 w->cgroup, within(managed, rel) ? "inside" : "above",
+			 managed);
+		return -EINVAL;
+	}
+	for (int k = 0; k < d->cfg.nshared; k++) {
+		const char *s = d->cfg.shared_cgroups[k];
+		if (within(rel, s)) {
+			snprintf(why, len,
+				 "container cgroup %.512s holds the shared "
+				 "cgroup /%.512s",
+				 w->cgroup, s);
+			return -EINVAL;
+		}
+		if (within(s, rel) && wants_exclusive(d, w)) {
+			snprintf(why, len,
+				 "container cgroup %.512s is inside /%.512s, "
+				 "which is confined to the shared pool: exclusive "
+				 "CPUs need a parent outside shared_cgroups (crun "
+				 "cgroupsPath numaplace.slice:PREFIX:NAME, podman "
+				 "--cgroup-parent numaplace.slice)",
+				 w->cgroup, s);
+			return -EPERM;
+		}
+	}
+	/* Under systemd the unit's own cgroup is systemd's to write (it
+	 * rewrites it at every daemon-reload); below it (crun's and
+	 * podman's "container") the runtime was delegated the tree. */
+	if (d->enf && d->enf->ops->set_unit &&
+	    !np_systemd_unit_of_cgroup(rel, unit, sizeof(unit), uerr,
+				       sizeof(uerr))) {
+		snprintf(why, len,
+			 "container cgroup %.512s is the cgroup of the systemd "
+			 "unit %s, which systemd writes: the container must run "
+			 "in a cgroup below it (crun and podman use "
+			 ".../container with the systemd cgroup manager)",
+			 w->cgroup, unit);
+		return -EPERM;
+	}
+	if (d->enf && (r = d->enf->ops->read(d->enf, w->cgroup, &cpus, &mems,
+					     err, sizeof(err)))) {
+		snprintf(why, len, "container cgroup %.512s: %s", w->cgroup,
+			 r == -ENOENT ? "does not exist" : err);
+		return r;
+	}
+	return 0;
+}
