@@ -29,6 +29,8 @@ int cmd_export(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
 /* Why a workload got its CPUs (numaplace/explain.h). */
 int cmd_explain(int argc, char **argv);
+/* The OCI runtime hook: createRuntime/prestart admit, poststop releases. */
+int cmd_oci_hook(int argc, char **argv);
 
 /* ---- shared by the subcommands (cli_common.c) ---- */
 

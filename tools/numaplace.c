@@ -29,6 +29,8 @@ static const struct {
 	{"export", cmd_export,
 	 "NodeResourceTopology or Koordinator annotations (export nrt)"},
 	{"explain", cmd_explain, "why a workload got its CPUs (NAME, --json)"},
+	{"oci-hook", cmd_oci_hook,
+	 "OCI runtime hook: place a container before it starts (STAGE)"},
 	{"import-kubelet-state", cmd_import,
 	 "adopt a kubelet cpu_manager_state's exclusive CPUs (FILE)"},
 };

@@ -4,6 +4,7 @@
 #define NUMAPLACE_CONFIG_H
 
 #include "numaplace/admit.h"
+#include "numaplace/oci.h"
 
 #define NP_CONFIG_DEFAULT_PATH "/etc/numaplace/numaplace.json"
 #define NP_MAX_SHARED_CGROUPS 16
@@ -88,6 +89,17 @@ struct np_config {
 		bool auto_;
 		int max_moves;
 	} defrag;
+	/* "oci_hook": {"timeout_ms": 2000, "on_failure": "fail-open",
+	 * "log_file": "/run/numaplace/oci-hook.log"}: numaplace oci-hook's
+	 * time limit (100..60000 ms, the daemon call and the wait for the
+	 * cpuset in force), what a failure does when the container's
+	 * numaplace.io/on-failure annotation does not say (numaplace/oci.h),
+	 * and the file each failure appends one line to ("" = none). */
+	struct {
+		unsigned timeout_ms;
+		enum np_oci_failure on_failure;
+		char log_file[NP_PATH_MAX];
+	} oci_hook;
 };
 
 void np_config_defaults(struct np_config *c);

@@ -41,6 +41,10 @@ void np_config_defaults(struct np_config *c)
 	c->verify.outside_mems_bytes = 16ULL << 20;
 	c->verify.migrate_interval_s = 60;
 	c->defrag.max_moves = 2;
+	c->oci_hook.timeout_ms = 2000;
+	c->oci_hook.on_failure = NP_OCI_FAIL_OPEN;
+	snprintf(c->oci_hook.log_file, sizeof(c->oci_hook.log_file),
+		 "/run/numaplace/oci-hook.log");
 }
 
 static const char *const verify_modes[] = {"auto", "on", "off", NULL};
@@ -454,6 +458,44 @@ static int defrag_from_json(struct np_config *n, const json_t *j, char *err,
 	return 0;
 }
 
+static int oci_hook_from_json(struct np_config *n, const json_t *j,
+			      char *err, size_t errlen)
+{
+	static const char *const keys[] = {"timeout_ms", "on_failure",
+					   "log_file", NULL};
+	const json_t *o = json_object_get(j, "oci_hook"), *t;
+	const char *s;
+	int r;
+
+	if (!o || json_is_null(o))
+		return 0;
+	if (!json_is_object(o))
+		return np_json_fail(err, errlen, "config", "oci_hook",
+				    "expected an object {\"timeout_ms\": 2000, "
+				    "\"on_failure\": \"fail-open\"}");
+	if ((r = np_json_only_keys(o, keys, "config.oci_hook", err, errlen)))
+		return r;
+	t = json_object_get(o, "timeout_ms");
+	if (t && (!json_is_integer(t) || json_integer_value(t) < 100 ||
+		  json_integer_value(t) > 60000))
+		return np_json_fail(err, errlen, "config.oci_hook",
+				    "timeout_ms", "expected an integer "
+				    "100..60000 (milliseconds)");
+	if (t)
+		n->oci_hook.timeout_ms = (unsigned)json_integer_value(t);
+	r = np_json_str(o, "on_failure", "config.oci_hook", false, &s, err,
+			errlen);
+	if (r == 0 && np_oci_failure_parse(s, &n->oci_hook.on_failure) < 0)
+		return np_json_fail(err, errlen, "config.oci_hook",
+				    "on_failure",
+				    "\"%s\" is not fail-open or fail-closed", s);
+	if (r && r != -ENOENT)
+		return r;
+	return abs_path_in(o, "config.oci_hook", "log_file",
+			   n->oci_hook.log_file, sizeof(n->oci_hook.log_file),
+			   true, err, errlen);
+}
+
 static int export_from_json(struct np_config *n, const json_t *j, char *err,
 			    size_t errlen)
 {
@@ -546,7 +588,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"socket",	    "bpf_pin_path",    "fake_cgroup_root",
 		"verify",	    "cgroup_driver",   "host_isolation",
 		"on_cpu_offline",   "cpu_online_file", "metrics",
-		"export",	    "defrag",	       NULL};
+		"export",	    "defrag",	       "oci_hook",
+		NULL};
 	struct np_config n;
 	const json_t *v;
 	const char *s;
@@ -635,7 +678,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 				  errlen)) ||
 	    (r = metrics_from_json(&n, j, err, errlen)) ||
 	    (r = export_from_json(&n, j, err, errlen)) ||
-	    (r = defrag_from_json(&n, j, err, errlen)))
+	    (r = defrag_from_json(&n, j, err, errlen)) ||
+	    (r = oci_hook_from_json(&n, j, err, errlen)))
 		return r;
 	if ((r = check_overlaps(&n, err, errlen)))
 		return r;
@@ -715,7 +759,13 @@ json_t *np_config_to_json(const struct np_config *c)
 	     json_object_set_new(out, "defrag",
 				 json_pack("{s:b,s:i}", "auto",
 					   c->defrag.auto_, "max_moves",
-					   c->defrag.max_moves)))) {
+					   c->defrag.max_moves)) ||
+	     json_object_set_new(
+		     out, "oci_hook",
+		     json_pack("{s:i,s:s,s:s}", "timeout_ms",
+			       (int)c->oci_hook.timeout_ms, "on_failure",
+			       np_oci_failure_name(c->oci_hook.on_failure),
+			       "log_file", c->oci_hook.log_file)))) {
 		json_decref(out);
 		return NULL;
 	}
