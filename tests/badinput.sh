@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.." || exit 2
 build=$(cd "${1:-build}" && pwd) || exit 2
 shift
 surfaces=("$@")
-[ ${#surfaces[@]} -gt 0 ] || surfaces=(cli plan lists topology status kubelet spec socket state config)
+[ ${#surfaces[@]} -gt 0 ] || surfaces=(cli plan lists topology status kubelet spec socket state config oci)
 corpus=$PWD/tests/badinput
 np=$build/numaplace
 npd=$build/numaplaced
@@ -289,6 +289,7 @@ default_args() {
 	topology) echo "topology --topology @FILE@" ;;
 	status) echo "status --input @FILE@" ;;
 	kubelet) echo "import-kubelet-state @FILE@ --config @DIR@/np.json --apply" ;;
+	oci) echo "oci-hook createRuntime --config @CASES@/oci/np-open.json" ;;
 	esac
 }
 

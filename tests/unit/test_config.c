@@ -260,6 +260,55 @@ static void test_errors(void **state)
 	    "or state_dir, or both files are one");
 }
 
+/* "oci_hook": defaults, the example's values, and each key refused by name. */
+static void test_oci_hook(void **state)
+{
+	struct np_config c;
+	char err[256];
+	json_t *j = json_object(), *out;
+	(void)state;
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.oci_hook.timeout_ms, 2000);
+	assert_int_equal(c.oci_hook.on_failure, NP_OCI_FAIL_OPEN);
+	assert_string_equal(c.oci_hook.log_file, "/run/numaplace/oci-hook.log");
+	json_decref(j);
+	j = json_loads("{\"oci_hook\": {\"timeout_ms\": 100, \"on_failure\": "
+		       "\"fail-closed\", \"log_file\": \"\"}}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.oci_hook.timeout_ms, 100);
+	assert_int_equal(c.oci_hook.on_failure, NP_OCI_FAIL_CLOSED);
+	assert_string_equal(c.oci_hook.log_file, "");
+	out = np_config_to_json(&c);
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(out, "oci_hook"), "on_failure")),
+			    "fail-closed");
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(out, "oci_hook"), "timeout_ms")),
+			 100);
+	json_decref(out);
+	json_decref(j);
+	if (np_config_load(&c, "tools/numaplace.example.json", err, sizeof(err)))
+		fail_msg("example config: %s", err);
+	assert_int_equal(c.oci_hook.timeout_ms, 2000);
+	assert_int_equal(c.oci_hook.on_failure, NP_OCI_FAIL_OPEN);
+	bad("{\"oci_hook\": 2000}", "config.oci_hook: expected an object");
+	bad("{\"oci_hook\": {\"timeout_ms\": 99}}",
+	    "config.oci_hook.timeout_ms: expected an integer 100..60000");
+	bad("{\"oci_hook\": {\"timeout_ms\": 60001}}",
+	    "config.oci_hook.timeout_ms: expected an integer 100..60000");
+	bad("{\"oci_hook\": {\"timeout_ms\": \"2s\"}}",
+	    "config.oci_hook.timeout_ms: expected an integer 100..60000");
+	bad("{\"oci_hook\": {\"on_failure\": \"open\"}}",
+	    "config.oci_hook.on_failure: \"open\" is not fail-open or "
+	    "fail-closed");
+	bad("{\"oci_hook\": {\"on_failure\": true}}",
+	    "config.oci_hook.on_failure");
+	bad("{\"oci_hook\": {\"log_file\": \"run/x.log\"}}",
+	    "config.oci_hook.log_file: \"run/x.log\" must be an absolute path");
+	bad("{\"oci_hook\": {\"timeout\": 5}}",
+	    "config.oci_hook.timeout: unknown field");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_host_isolation),
+		cmocka_unit_test(test_oci_hook),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

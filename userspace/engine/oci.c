@@ -364,7 +364,8 @@ void np_oci_config_free(struct np_oci_config *c)
 
 /* Components of s (no leading '/') checked into out, after a '/'. */
 static int append_components(char *out, size_t len, const char *s,
-			     const char *what, char *err, size_t errlen)
+			     const char *what, const char *shown, char *err,
+			     size_t errlen)
 {
 	const char *p = s;
 	size_t n = strlen(out);
@@ -374,7 +375,7 @@ static int append_components(char *out, size_t len, const char *s,
 			return np_errf(err, errlen, -EINVAL,
 				       "%s: \"%.200s\" holds a byte that is not "
 				       "printable ASCII or a space (0x%02x)",
-				       what, s, (unsigned char)*q);
+				       what, shown, (unsigned char)*q);
 	for (;;) {
 		const char *e = strchr(p, '/');
 		size_t k = e ? (size_t)(e - p) : strlen(p);
@@ -383,7 +384,7 @@ static int append_components(char *out, size_t len, const char *s,
 			return np_errf(err, errlen, -EINVAL,
 				       "%s: \"%.200s\" has an empty, \".\" or "
 				       "\"..\" component",
-				       what, s);
+				       what, shown);
 		if (k > 255)
 			return np_errf(err, errlen, -EINVAL,
 				       "%s: a component is %zu bytes, longer "
@@ -476,7 +477,7 @@ static int systemd_path(struct np_oci_cgroup *out, const char *s,
 	out->systemd = true;
 	if (expand_slice(out->path, sizeof(out->path), slice, err, errlen))
 		return -EINVAL;
-	return append_components(out->path, sizeof(out->path), unit, w, err,
+	return append_components(out->path, sizeof(out->path), unit, w, s, err,
 				 errlen);
 }
 
@@ -496,7 +497,7 @@ int np_oci_cgroups_path(const char *s, struct np_oci_cgroup *out, char *err,
 		return systemd_path(out, s, c1, c2, err, errlen);
 	out->relative = s[0] != '/';
 	return append_components(out->path, sizeof(out->path),
-				 s + (s[0] == '/'), w, err, errlen);
+				 s + (s[0] == '/'), w, s, err, errlen);
 }
 
 int np_oci_proc_cgroup(const char *text, size_t len, char *out, size_t outlen,
@@ -525,7 +526,8 @@ int np_oci_proc_cgroup(const char *text, size_t len, char *out, size_t outlen,
 					       "the process is in the root "
 					       "cgroup, not a container's");
 			return append_components(out, outlen, path + 1,
-						 "cgroup2 path", err, errlen);
+						 "cgroup2 path", path, err,
+						 errlen);
 		}
 		p += n + 1;
 	}
