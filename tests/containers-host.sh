@@ -150,6 +150,15 @@ check "  and no cgroup was made again for it" test ! -e "$cg/np/ctr2"
 spec c3 ctr3 /np/ctr3 LSE 2
 admit c3 >/dev/null
 check "c3 admitted" waitfor np/ctr3 1,5
+before=$(md5sum <"$tmp/state/state.json")
+out=$(admit c3)
+check "the same container and request again: its allocation ($out)" \
+	test "$out" != "${out#admitted c3: cpuset 1,5}"
+check "  nothing saved or changed" test "$(md5sum <"$tmp/state/state.json")" = "$before"
+spec c3 ctr3 /np/ctr3 LSE 4
+admit c3 >"$tmp/c3b.out" 2>&1
+check "the same container with another request is not taken for it" \
+	grep -q 'workload "c3" is already admitted' "$tmp/c3b.out"
 stop
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 check "the state keeps the container" grep -q '"id": "ctr3"' "$tmp/state/state.json"

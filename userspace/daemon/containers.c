@@ -115,3 +115,43 @@ int np_daemon_container_check(struct np_daemon *d,
 	}
 	return 0;
 }
+
+/*
+ * The same container asked for again with the same request (a runtime
+ * calling both prestart and createRuntime, a hook retried after a
+ * timeout): its allocation, as the kubelet's Allocate answers a container
+ * it knows. true with dec filled; false for anything else (a different
+ * request goes through admission, which refuses a taken name).
+ */
+bool np_daemon_container_again(struct np_daemon *d, const json_t *spec,
+			       struct np_decision *dec)
+{
+	const char *id = json_string_value(
+	    json_object_get(json_object_get(spec, "container"), "id"));
+	struct np_workload_req w;
+	json_t *a, *b;
+	bool same;
+	char err[256];
+	int i;
+
+	if (!id || (i = np_daemon_find_container(d, id)) < 0)
+		return false;
+	if (np_workload_req_from_json(&w, spec, "spec", err, sizeof(err))) {
+		np_workload_req_free(&w);
+		return false;
+	}
+	a = np_workload_req_to_json(&w);
+	b = np_workload_req_to_json(&d->st.w[i].req);
+	same = a && b && json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	np_workload_req_free(&w);
+	if (!same)
+		return false;
+	memset(dec, 0, sizeof(*dec));
+	dec->admitted = true;
+	snprintf(dec->workload, sizeof(dec->workload), "%s",
+		 d->st.w[i].req.name);
+	dec->alloc = &d->st.w[i];
+	return true;
+}
