@@ -50,6 +50,9 @@ struct np_node_policy {
 	bool reserved_explicit;  /* reserved_cpus given as a list */
 	np_cpuset reserved_cpus; /* explicit list */
 	int reserved_count;      /* or a count taken topology-aware */
+	/* "reserved_cpus": 0 given: no reserved CPU, which only callers
+	 * passing NP_STATE_ALLOW_NO_RESERVED accept (np_state_init_flags) */
+	bool reserved_zero;
 	enum np_tm_policy tm_policy;
 	enum np_tm_scope tm_scope;
 	bool prefer_closest;
@@ -198,6 +201,10 @@ struct np_decision {
 	char workload[NP_NAME_MAX];
 	char reason[512];
 	char resource[96]; /* which resource failed ("cpu", "memory", ...) */
+	/* The kubelet's admission error kind of a rejection, where it has
+	 * one ("SMTAlignmentError", "TopologyAffinityError",
+	 * "UnexpectedAdmissionError"), else "". */
+	char error_kind[32];
 	/* The recorded allocation when admitted (points into the state:
 	 * valid until the state next changes), else NULL. */
 	const struct np_workload_alloc *alloc;
@@ -222,6 +229,14 @@ const char *np_tm_scope_name(enum np_tm_scope s);
  * state. err names the offending option. */
 int np_state_init(struct np_node_state *st, const struct np_topology *t,
 		  const struct np_node_policy *p, char *err, size_t errlen);
+/* np_state_init with flags. NP_STATE_ALLOW_NO_RESERVED: the static policy
+ * may reserve no CPU when the policy says "reserved_cpus": 0 (the kubelet's
+ * static policy accepts it, its CPU manager does not; the planner passes
+ * it, numaplaced does not). np_state_init passes no flag. */
+#define NP_STATE_ALLOW_NO_RESERVED 0x1u
+int np_state_init_flags(struct np_node_state *st, const struct np_topology *t,
+			const struct np_node_policy *p, unsigned flags,
+			char *err, size_t errlen);
 void np_state_free(struct np_node_state *st);
 int np_state_copy(struct np_node_state *dst, const struct np_node_state *src);
 void np_state_pools(const struct np_node_state *st, struct np_pools *out);
@@ -287,6 +302,28 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 /* Planner kind "admit". */
 int np_plan_admit(const json_t *req, json_t **result, char *err,
 		  size_t errlen);
+/* Planner kind "release": the kubelet's RemoveContainer. */
+int np_plan_release(const json_t *req, json_t **result, char *err,
+		    size_t errlen);
+/* Add "state" (with the kubelet checkpoint's "default_cpuset": the shared
+ * pool) and "pools" to a planner result; -ENOMEM (also for result NULL). */
+int np_plan_finish(const struct np_node_state *st, json_t *result);
+/* Release container k of workload i (its CPUs back to the shared pool, its
+ * memory and devices freed); the whole workload when it is the last one.
+ * -ENOENT when there is no such container. */
+int np_release_container(struct np_node_state *st, int i, int k);
+/* A checkpoint's "default_cpuset" (optional, in j at path) against the
+ * allocations w[0..n) with the kubelet's validateState rules: empty only
+ * when nothing is assigned, reserved CPUs inside it (outside under
+ * strict-cpu-reservation), disjoint from every assignment, and with them
+ * all CPUs. 0, or -EINVAL with a message naming the rule and the field. */
+int np_state_check_default(const struct np_node_state *st,
+			   const struct np_workload_alloc *w, int n,
+			   const json_t *j, const char *path, char *err,
+			   size_t errlen);
+/* Two requests are the same (their canonical specs are equal). */
+bool np_workload_req_same(const struct np_workload_req *a,
+			  const struct np_workload_req *b);
 int np_admit_check(const json_t *expect, const json_t *result, char *why,
 		   size_t len);
 

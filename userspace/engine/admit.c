@@ -17,11 +17,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-__attribute__((format(printf, 3, 4))) static void
-reject(struct np_decision *d, const char *resource, const char *fmt, ...)
+/* The kubelet's admission error kinds (lifecycle.PodAdmitResult.Reason):
+ * the Topology Manager's, the CPU manager's full-pcpus-only one, and what
+ * any provider's failing Allocate becomes. */
+#define TOPOLOGY_AFFINITY "TopologyAffinityError"
+#define SMT_ALIGNMENT "SMTAlignmentError"
+#define UNEXPECTED "UnexpectedAdmissionError"
+
+/* Too few CPUs: with full-pcpus-only the kubelet's SMTAlignmentError
+ * (CausedByPhysicalCPUs), else its allocateCPUs error, unexpected. */
+static const char *smt_or_unexpected(const struct np_node_state *st)
+{
+	return st->policy.opt.full_pcpus_only ? SMT_ALIGNMENT : UNEXPECTED;
+}
+
+/* kind: the kubelet's error kind, "" when it has none. */
+__attribute__((format(printf, 4, 5))) static void
+reject(struct np_decision *d, const char *kind, const char *resource,
+       const char *fmt, ...)
 {
 	va_list ap;
 	d->admitted = false;
+	snprintf(d->error_kind, sizeof(d->error_kind), "%s", kind);
 	snprintf(d->resource, sizeof(d->resource), "%s", resource);
 	va_start(ap, fmt);
 	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
@@ -230,7 +247,7 @@ static int build_providers(const struct np_node_state *st,
 				p->avail[0][dv->numa]++;
 		}
 		if (free_any < rq->dev[i].count) {
-			reject(d, rq->dev[i].resource,
+			reject(d, UNEXPECTED, rq->dev[i].resource,
 			       "%s: requested %d, %d free of %d on this node",
 			       rq->dev[i].resource, rq->dev[i].count, free_any,
 			       total);
@@ -320,7 +337,7 @@ static int affinity(const struct np_node_state *st, const struct request *rq,
 						 sizeof(names) - strlen(names),
 						 "%s%s", *names ? "," : "",
 						 prov[i].resource);
-		reject(d, names,
+		reject(d, TOPOLOGY_AFFINITY, names,
 		       "topology affinity error: policy %s found no preferred "
 		       "NUMA placement for %s (cpu=%d)%s",
 		       np_tm_policy_name(q.policy), names, rq->cpus,
@@ -406,14 +423,14 @@ static int take_cpus(const struct np_node_state *st,
 	exclusive_pool(st, &pool);
 	np_cpuset_zero(out);
 	if (st->policy.opt.full_pcpus_only && count % t->cpus_per_core) {
-		reject(d, "cpu",
+		reject(d, SMT_ALIGNMENT, "cpu",
 		       "SMT Alignment Error: requested %d cpus not multiple cpus "
 		       "per core = %d",
 		       count, t->cpus_per_core);
 		return -ENOSPC;
 	}
 	if (np_cpuset_count(&pool) < count) {
-		reject(d, "cpu",
+		reject(d, smt_or_unexpected(st), "cpu",
 		       "not enough free %sCPUs: requested %d, %d available",
 		       st->policy.opt.full_pcpus_only ? "physical " : "", count,
 		       np_cpuset_count(&pool));
@@ -492,7 +509,7 @@ static int take_cpus(const struct np_node_state *st,
 	return 0;
 fail:
 	if (r == -ENOSPC || r == -EINVAL) {
-		reject(d, "cpu", "%s", why);
+		reject(d, smt_or_unexpected(st), "cpu", "%s", why);
 		return -ENOSPC;
 	}
 	return r;
@@ -525,7 +542,7 @@ static int charge_memory(const struct np_node_state *st,
 		left -= take;
 	}
 	if (left) {
-		reject(d, "memory",
+		reject(d, UNEXPECTED, "memory",
 		       "memory: %llu bytes requested, %llu short on NUMA "
 		       "node(s) %s",
 		       (unsigned long long)c->memory, (unsigned long long)left,
@@ -553,7 +570,7 @@ static int charge_memory(const struct np_node_state *st,
 			pages -= take;
 		}
 		if (pages) {
-			reject(d, "hugepages",
+			reject(d, UNEXPECTED, "hugepages",
 			       "hugepages-%llukB: %llu pages short on NUMA "
 			       "node(s) %s",
 			       (unsigned long long)c->huge_size_kb[h],
@@ -593,7 +610,7 @@ static int pick_devices(const struct np_node_state *st,
 				want--;
 			}
 		if (want > 0) {
-			reject(d, c->dev[i].resource,
+			reject(d, UNEXPECTED, c->dev[i].resource,
 			       "%s: %d more device(s) needed, none free",
 			       c->dev[i].resource, want);
 			return -ENOSPC;
@@ -698,7 +715,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		}
 	if ((w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
 	    st->policy.cpu_policy != NP_CPU_POLICY_STATIC) {
-		reject(d, "cpu",
+		reject(d, "", "cpu",
 		       "%s needs exclusive CPUs, but cpu_policy is \"none\"",
 		       np_qos_name(w->qos));
 		if (ex)

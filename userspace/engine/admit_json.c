@@ -537,6 +537,9 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 	}
 	np_strmap_free(&names);
 	np_strmap_free(&cgroups);
+	if ((r = np_state_check_default(st, arr, (int)json_array_size(ws), j,
+					path, err, errlen)))
+		goto fail; /* freeing the maps again is safe */
 	for (int x = 0; x < st->nworkloads; x++)
 		np_workload_alloc_free(&st->w[x]);
 	free(st->w);
@@ -556,6 +559,31 @@ fail:
 
 /* ---- planner kind "admit" ---- */
 
+/* The workload is admitted already: with the same request, its allocation
+ * ("again": true, as the kubelet's Allocate for a container it holds);
+ * another request would be a resize, which plan does not do. */
+static int admit_again(const struct np_node_state *st, int i,
+		       const struct np_workload_req *w, json_t **result)
+{
+	char msg[512];
+
+	if (!np_workload_req_same(w, &st->w[i].req)) {
+		snprintf(msg, sizeof(msg),
+			 "workload \"%.128s\" is already admitted with another "
+			 "request: changing it would be a resize, which plan "
+			 "does not do (release it first)",
+			 w->name);
+		*result = json_pack("{s:s}", "error", msg);
+		return *result ? 0 : -ENOMEM;
+	}
+	*result = np_workload_alloc_to_json(st, &st->w[i]);
+	if (!*result)
+		return -ENOMEM;
+	json_object_set_new(*result, "admitted", json_true());
+	json_object_set_new(*result, "again", json_true());
+	return np_plan_finish(st, *result);
+}
+
 int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
 {
 	struct np_topology *t = NULL;
@@ -563,8 +591,7 @@ int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
 	struct np_node_state st = {0};
 	struct np_workload_req *w = NULL;
 	struct np_decision *d = NULL;
-	json_t *sj = NULL;
-	int r;
+	int r, i;
 
 	w = calloc(1, sizeof(*w));
 	d = calloc(1, sizeof(*d));
@@ -576,26 +603,29 @@ int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
 				       "topology", err, errlen)) ||
 	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
 				     "policy", err, errlen)) ||
-	    (r = np_state_init(&st, t, &pol, err, errlen)) ||
+	    (r = np_state_init_flags(&st, t, &pol, NP_STATE_ALLOW_NO_RESERVED,
+				     err, errlen)) ||
 	    (r = np_state_load_json(&st, json_object_get(req, "state"), "state",
 				    err, errlen)) ||
 	    (r = np_workload_req_from_json(w, json_object_get(req, "workload"),
 					   "workload", err, errlen)))
 		goto out;
-	r = np_admit(&st, w, d, err, errlen);
-	if (r == -EEXIST) {
-		*result = json_pack("{s:s}", "error", err);
-		r = 0;
+	if ((i = np_state_find(&st, w->name)) >= 0) {
+		r = admit_again(&st, i, w, result);
 		goto out;
 	}
-	if (r)
+	if ((r = np_admit(&st, w, d, err, errlen)))
 		goto out;
 	*result = np_decision_to_json(&st, d);
-	if ((r = np_state_to_json(&st, &sj)))
-		goto out;
-	json_object_set_new(*result, "state", sj);
-	json_object_set_new(*result, "pools", np_pools_to_json(&st));
+	if (!d->admitted && d->error_kind[0])
+		json_object_set_new(*result, "error_kind",
+				    json_string(d->error_kind));
+	r = np_plan_finish(&st, *result);
 out:
+	if (r && *result) {
+		json_decref(*result);
+		*result = NULL;
+	}
 	np_state_free(&st);
 	np_topology_free(t);
 	if (w)
@@ -605,8 +635,62 @@ out:
 	return r;
 }
 
+/* expect's key k (a CPU list) against the result's at got: 0 or -1. */
+static int check_cpus(const json_t *expect, const char *k, const json_t *got,
+		      char *why, size_t len)
+{
+	const json_t *e = json_object_get(expect, k);
+	const char *g = json_string_value(got);
+	np_cpuset a, b;
+
+	if (!e)
+		return 0;
+	if (g && json_is_string(e) && !np_cpuset_parse(&a, g, NULL, 0) &&
+	    !np_cpuset_parse(&b, json_string_value(e), NULL, 0) &&
+	    np_cpuset_equal(&a, &b))
+		return 0;
+	snprintf(why, len, "%s: got \"%s\", expected \"%s\"", k, g ? g : "",
+		 json_is_string(e) ? json_string_value(e) : "?");
+	return -1;
+}
+
+/* expect's key k (a string): equal, or a substring when sub. */
+static int check_str(const json_t *expect, const char *k, const json_t *res,
+		     bool sub, char *why, size_t len)
+{
+	const json_t *e = json_object_get(expect, k);
+	const char *g = json_string_value(json_object_get(res, k));
+	const char *x = json_string_value(e);
+
+	if (!e || (x && !*x && !g)) /* "": the result has none */
+		return 0;
+	if (g && x && (sub ? strstr(g, x) != NULL : !strcmp(g, x)))
+		return 0;
+	snprintf(why, len, "%s: got \"%s\", expected %s\"%s\"", k, g ? g : "",
+		 sub ? "a substring " : "", x ? x : "?");
+	return -1;
+}
+
+/* expect's key k (a boolean; absent in the result is false). */
+static int check_bool(const json_t *expect, const char *k, const json_t *res,
+		      char *why, size_t len)
+{
+	const json_t *e = json_object_get(expect, k);
+	bool g = json_is_true(json_object_get(res, k));
+
+	if (!e || json_is_true(e) == g)
+		return 0;
+	snprintf(why, len, "%s: got %s, expected %s", k, g ? "true" : "false",
+		 json_is_true(e) ? "true" : "false");
+	return -1;
+}
+
 /* expect: any subset of {"admitted", "cpuset", "mems", "resource",
- * "cpu_count", "numa_nodes"}; compared field by field. */
+ * "again", "error_kind", "released", "workload_released", "cpus",
+ * "shared", "note", "workloads"}; compared field by field ("resource" and
+ * "note" are substrings, "" a string the result does not have, "shared"
+ * is pools.shared, "workloads" the number of workloads in the result's
+ * state). */
 int np_admit_check(const json_t *expect, const json_t *result, char *why,
 		   size_t len)
 {
@@ -621,35 +705,32 @@ int np_admit_check(const json_t *expect, const json_t *result, char *why,
 			 reason ? ", rejected: " : "", reason ? reason : "");
 		return -1;
 	}
-	if ((e = json_object_get(expect, "cpuset"))) {
-		np_cpuset a, b;
-		const char *got =
-		    json_string_value(json_object_get(result, "cpuset"));
-		if (!got || np_cpuset_parse(&a, got, NULL, 0) ||
-		    np_cpuset_parse(&b, json_string_value(e), NULL, 0) ||
-		    !np_cpuset_equal(&a, &b)) {
+	if (check_cpus(expect, "cpuset", json_object_get(result, "cpuset"),
+		       why, len) ||
+	    check_cpus(expect, "cpus", json_object_get(result, "cpus"), why,
+		       len) ||
+	    check_cpus(expect, "shared",
+		       json_object_get(json_object_get(result, "pools"),
+				       "shared"),
+		       why, len) ||
+	    check_str(expect, "mems", result, false, why, len) ||
+	    check_str(expect, "resource", result, true, why, len) ||
+	    check_str(expect, "error_kind", result, false, why, len) ||
+	    check_str(expect, "note", result, true, why, len) ||
+	    check_bool(expect, "again", result, why, len) ||
+	    check_bool(expect, "released", result, why, len) ||
+	    check_bool(expect, "workload_released", result, why, len))
+		return -1;
+	if ((e = json_object_get(expect, "workloads"))) {
+		const json_t *ws = json_object_get(
+		    json_object_get(result, "state"), "workloads");
+		if (!json_is_integer(e) ||
+		    json_integer_value(e) != (json_int_t)json_array_size(ws)) {
 			snprintf(why, len,
-				 "cpuset: got \"%s\", expected \"%s\"",
-				 got ? got : "", json_string_value(e));
-			return -1;
-		}
-	}
-	if ((e = json_object_get(expect, "mems"))) {
-		const char *got =
-		    json_string_value(json_object_get(result, "mems"));
-		if (!got || strcmp(got, json_string_value(e))) {
-			snprintf(why, len, "mems: got \"%s\", expected \"%s\"",
-				 got ? got : "", json_string_value(e));
-			return -1;
-		}
-	}
-	if ((e = json_object_get(expect, "resource"))) {
-		const char *got =
-		    json_string_value(json_object_get(result, "resource"));
-		if (!got || !strstr(got, json_string_value(e))) {
-			snprintf(why, len,
-				 "resource: got \"%s\", expected \"%s\"",
-				 got ? got : "", json_string_value(e));
+				 "workloads: got %zu in the state, expected "
+				 "%lld",
+				 json_array_size(ws),
+				 (long long)json_integer_value(e));
 			return -1;
 		}
 	}

@@ -543,8 +543,18 @@ int np_plan(const json_t *req, json_t **result, char *err, size_t errlen)
 			return r;
 		return np_plan_admit(req, result, err, errlen);
 	}
+	if (!strcmp(kind, "release")) {
+		static const char *const keys[] = {
+			"kind", "id", "origin", "comment", "expect",
+			"expect_error", "topology", "policy", "state",
+			"workload", "container", NULL};
+		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
+			return r;
+		return np_plan_release(req, result, err, errlen);
+	}
 	return np_json_fail(err, errlen, "", "kind",
-			    "\"%s\" is not take, merge or admit", kind);
+			    "\"%s\" is not take, merge, admit or release",
+			    kind);
 }
 
 static bool mask_equal(const json_t *a, const json_t *b)
@@ -567,9 +577,16 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 	const char *kind = json_string_value(json_object_get(req, "kind"));
 	bool checked = false;
 
-	if (json_is_true(experr)) {
+	if (json_is_true(experr) || json_is_string(experr)) {
+		const char *x = json_string_value(experr);
 		if (!gerr) {
 			snprintf(why, len, "expected an error, got a result");
+			return -1;
+		}
+		/* a string: the error must hold it */
+		if (x && !strstr(json_string_value(gerr), x)) {
+			snprintf(why, len, "error \"%s\" does not hold \"%s\"",
+				 json_string_value(gerr), x);
 			return -1;
 		}
 		return 0;
@@ -609,7 +626,8 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 		}
 		checked = true;
 	}
-	if (kind && !strcmp(kind, "admit") && json_is_object(expect))
+	if (kind && (!strcmp(kind, "admit") || !strcmp(kind, "release")) &&
+	    json_is_object(expect))
 		return np_admit_check(expect, result, why, len);
 	if (json_is_boolean(admit) && json_object_get(result, "admit")) {
 		if (json_is_true(admit) !=

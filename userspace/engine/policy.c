@@ -167,6 +167,7 @@ static int reserved_from_json(struct np_node_policy *n, const json_t *j,
 					    "expected a cpu list string or a "
 					    "count");
 		n->reserved_count = (int)c;
+		n->reserved_zero = c == 0;
 	}
 	return 0;
 }
@@ -364,6 +365,13 @@ static int validate_options(const struct np_topology *t,
 int np_state_init(struct np_node_state *st, const struct np_topology *t,
 		  const struct np_node_policy *p, char *err, size_t errlen)
 {
+	return np_state_init_flags(st, t, p, 0, err, errlen);
+}
+
+int np_state_init_flags(struct np_node_state *st, const struct np_topology *t,
+			const struct np_node_policy *p, unsigned flags,
+			char *err, size_t errlen)
+{
 	int r;
 
 	memset(st, 0, sizeof(*st));
@@ -398,8 +406,11 @@ int np_state_init(struct np_node_state *st, const struct np_topology *t,
 			return -EINVAL;
 		}
 	}
+	/* The kubelet's static policy takes 0 reserved CPUs; its manager
+	 * (and numaplaced) refuse them. */
 	if (p->cpu_policy == NP_CPU_POLICY_STATIC &&
-	    np_cpuset_empty(&st->reserved)) {
+	    np_cpuset_empty(&st->reserved) &&
+	    !(p->reserved_zero && (flags & NP_STATE_ALLOW_NO_RESERVED))) {
 		NP_ERR("policy.reserved_cpus: the static CPU policy needs at least "
 		    "one reserved CPU (a list or a count)");
 		return -EINVAL;

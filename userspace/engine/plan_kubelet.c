@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The kubelet static policy's contract in the planner: kind "release" (the
+ * kubelet's RemoveContainer), a checkpoint's "default_cpuset" checked with
+ * the kubelet's validateState rules, and the state and pools every planner
+ * result carries. Pure: no I/O.
+ */
+#include "engine/json_util.h"
+#include "numaplace/admit.h"
+#include "numaplace/topology_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *cpuset_json(const np_cpuset *s)
+{
+	char *str = np_cpuset_str(s);
+	json_t *j = json_string(str ? str : "");
+	free(str);
+	return j;
+}
+
+static const char *cpus_str(const np_cpuset *s, char *buf, size_t len)
+{
+	if (np_cpuset_format(s, buf, len) < 0)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* The CPUs the kubelet's validateState calls allCPUs: the topology's
+ * (online here), without the reserved ones under strict-cpu-reservation. */
+static void all_cpus(const struct np_node_state *st, np_cpuset *out)
+{
+	np_cpuset_andnot(out, &st->topo->online, &st->offline);
+	if (st->policy.opt.strict_cpu_reservation)
+		np_cpuset_andnot(out, out, &st->reserved);
+}
+
+int np_state_check_default(const struct np_node_state *st,
+			   const struct np_workload_alloc *w, int n,
+			   const json_t *j, const char *path, char *err,
+			   size_t errlen)
+{
+	char b1[1024], b2[1024];
+	np_cpuset def, all, known, in;
+	int r, nassigned = 0;
+
+	r = np_json_cpuset(j, "default_cpuset", path, false, &def, err,
+			   errlen);
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	all_cpus(st, &all);
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < w[i].ncontainers; c++)
+			nassigned += w[i].c[c].exclusive;
+	if (np_cpuset_empty(&def)) {
+		if (nassigned)
+			return np_json_fail(
+			    err, errlen, path, "default_cpuset",
+			    "default cpuset cannot be empty (rule: the default "
+			    "set may be empty only when nothing is assigned; "
+			    "%d exclusive assignment(s) here)",
+			    nassigned);
+		return 0; /* the kubelet initialises it to all CPUs */
+	}
+	np_cpuset_and(&in, &st->reserved, &def);
+	if (st->policy.opt.strict_cpu_reservation && !np_cpuset_empty(&in))
+		return np_json_fail(
+		    err, errlen, path, "default_cpuset",
+		    "some of strictly reserved cpus: \"%s\" are present in "
+		    "defaultCpuSet: \"%s\" (rule: with strict-cpu-reservation "
+		    "the reserved CPUs are outside the default set)",
+		    cpus_str(&st->reserved, b1, sizeof(b1)),
+		    cpus_str(&def, b2, sizeof(b2)));
+	if (!st->policy.opt.strict_cpu_reservation &&
+	    !np_cpuset_equal(&in, &st->reserved))
+		return np_json_fail(
+		    err, errlen, path, "default_cpuset",
+		    "not all reserved cpus: \"%s\" are present in "
+		    "defaultCpuSet: \"%s\" (rule: the reserved CPUs are "
+		    "inside the default set)",
+		    cpus_str(&st->reserved, b1, sizeof(b1)),
+		    cpus_str(&def, b2, sizeof(b2)));
+	known = def;
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < w[i].ncontainers; c++) {
+			const struct np_container_alloc *ca = &w[i].c[c];
+			if (!ca->exclusive)
+				continue;
+			if (np_cpuset_intersects(&ca->cpus, &def))
+				return np_json_fail(
+				    err, errlen, path, "default_cpuset",
+				    "pod: %s, container: %s cpuset: \"%s\" "
+				    "overlaps with default cpuset \"%s\" (rule: "
+				    "the default set and the assignments are "
+				    "disjoint)",
+				    w[i].req.name, ca->name,
+				    cpus_str(&ca->cpus, b1, sizeof(b1)),
+				    cpus_str(&def, b2, sizeof(b2)));
+			np_cpuset_or(&known, &known, &ca->cpus);
+		}
+	if (!np_cpuset_equal(&known, &all))
+		return np_json_fail(
+		    err, errlen, path, "default_cpuset",
+		    "current set of available CPUs \"%s\" doesn't match with "
+		    "CPUs in state \"%s\" (rule: the default set and the "
+		    "assignments together are all CPUs)",
+		    cpus_str(&all, b1, sizeof(b1)),
+		    cpus_str(&known, b2, sizeof(b2)));
+	return 0;
+}
+
+int np_plan_finish(const struct np_node_state *st, json_t *result)
+{
+	struct np_pools p;
+	json_t *sj = NULL;
+	int r;
+
+	if (!result)
+		return -ENOMEM;
+	if ((r = np_state_to_json(st, &sj)))
+		return r;
+	/* the kubelet checkpoint's defaultCpuSet: the shared pool */
+	np_state_pools(st, &p);
+	json_object_set_new(sj, "default_cpuset", cpuset_json(&p.shared));
+	json_object_set_new(result, "state", sj);
+	json_object_set_new(result, "pools", np_pools_to_json(st));
+	return 0;
+}
+
+int np_release_container(struct np_node_state *st, int i, int k)
+{
+	struct np_workload_alloc *a;
+	struct np_workload_req *q;
+
+	if (i < 0 || i >= st->nworkloads)
+		return -ENOENT;
+	a = &st->w[i];
+	q = &a->req;
+	if (k < 0 || k >= a->ncontainers || a->ncontainers != q->ncontainers)
+		return -ENOENT;
+	if (a->ncontainers == 1)
+		return np_release(st, q->name);
+	free(a->c[k].charge);
+	free(q->c[k].cgroup);
+	free(q->c[k].dev);
+	memmove(&a->c[k], &a->c[k + 1],
+		sizeof(*a->c) * (size_t)(a->ncontainers - k - 1));
+	memmove(&q->c[k], &q->c[k + 1],
+		sizeof(*q->c) * (size_t)(q->ncontainers - k - 1));
+	a->ncontainers--;
+	q->ncontainers--;
+	return np_state_refresh(st);
+}
+
+/* Release what the request names from st into *res (a new object). */
+static int do_release(struct np_node_state *st, const char *name,
+		      const char *ctr, json_t **res)
+{
+	char note[512];
+	np_cpuset freed;
+	int i = np_state_find(st, name), k = -1, r;
+	bool whole;
+
+	*res = NULL;
+	if (i < 0) {
+		snprintf(note, sizeof(note),
+			 "workload \"%.128s\" is not admitted: nothing to "
+			 "release (not an error, as the kubelet's "
+			 "RemoveContainer)",
+			 name);
+		*res = json_pack("{s:b,s:s,s:s}", "released", 0, "workload",
+				 name, "note", note);
+		return *res ? 0 : -ENOMEM;
+	}
+	for (int c = 0; ctr && c < st->w[i].ncontainers; c++)
+		if (!strcmp(st->w[i].c[c].name, ctr))
+			k = c;
+	if (ctr && k < 0) {
+		snprintf(note, sizeof(note),
+			 "workload \"%.128s\" has no container \"%.128s\": "
+			 "nothing to release (not an error, as the kubelet's "
+			 "RemoveContainer)",
+			 name, ctr);
+		*res = json_pack("{s:b,s:s,s:s,s:s}", "released", 0,
+				 "workload", name, "container", ctr, "note",
+				 note);
+		return *res ? 0 : -ENOMEM;
+	}
+	whole = k < 0 || st->w[i].ncontainers == 1;
+	if (whole)
+		np_workload_exclusive_cpus(&st->w[i], &freed);
+	else
+		freed = st->w[i].c[k].exclusive ? st->w[i].c[k].cpus
+						: (np_cpuset){0};
+	*res = json_pack("{s:b,s:s,s:o,s:b}", "released", 1, "workload", name,
+			 "cpus", cpuset_json(&freed), "workload_released",
+			 whole);
+	if (!*res)
+		return -ENOMEM;
+	if (ctr)
+		json_object_set_new(*res, "container", json_string(ctr));
+	r = whole ? np_release(st, name) : np_release_container(st, i, k);
+	if (r) {
+		json_decref(*res);
+		*res = NULL;
+	}
+	return r;
+}
+
+int np_plan_release(const json_t *req, json_t **result, char *err,
+		    size_t errlen)
+{
+	struct np_topology *t = NULL;
+	struct np_node_policy pol;
+	struct np_node_state st = {0};
+	const char *name, *ctr = NULL;
+	int r;
+
+	if ((r = np_json_str(req, "workload", "", true, &name, err, errlen)))
+		return r;
+	if (!*name || strlen(name) >= NP_NAME_MAX)
+		return np_json_fail(err, errlen, "", "workload",
+				    "expected a workload name of 1..%d bytes",
+				    NP_NAME_MAX - 1);
+	r = np_json_str(req, "container", "", false, &ctr, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	if (ctr && (!*ctr || strlen(ctr) >= NP_NAME_MAX))
+		return np_json_fail(err, errlen, "", "container",
+				    "expected a container name of 1..%d bytes",
+				    NP_NAME_MAX - 1);
+	if ((r = np_topology_from_json(&t, json_object_get(req, "topology"),
+				       "topology", err, errlen)) ||
+	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
+				     "policy", err, errlen)) ||
+	    (r = np_state_init_flags(&st, t, &pol, NP_STATE_ALLOW_NO_RESERVED, err,
+				     errlen)) ||
+	    (r = np_state_load_json(&st, json_object_get(req, "state"), "state",
+				    err, errlen)))
+		goto out;
+	if ((r = do_release(&st, name, ctr, result)))
+		goto out;
+	if ((r = np_plan_finish(&st, *result))) {
+		json_decref(*result);
+		*result = NULL;
+	}
+out:
+	np_state_free(&st);
+	np_topology_free(t);
+	return r;
+}
+
+bool np_workload_req_same(const struct np_workload_req *a,
+			  const struct np_workload_req *b)
+{
+	json_t *ja = np_workload_req_to_json(a), *jb = np_workload_req_to_json(b);
+	bool same = ja && jb && json_equal(ja, jb);
+
+	json_decref(ja);
+	json_decref(jb);
+	return same;
+}
