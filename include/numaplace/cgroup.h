@@ -73,11 +73,19 @@ struct np_cgroup_opts {
 	bool allow_fake;
 	/* mkdir the managed parent if missing and enable +cpuset down to it. */
 	bool create_parent;
+	/* The hierarchy's root when root is a subtree of it (the systemd
+	 * driver's delegated scope): cgroups named "/x" are found from
+	 * there. NULL: root itself. */
+	const char *top;
+	/* The enforcer's read cache (np_cgroup_cache.full_ms): every file
+	 * read again at least this often; 0: every cycle. */
+	unsigned full_scan_ms;
 };
 
 struct np_cgroup_root {
 	int root_fd;   /* the hierarchy root directory */
 	int parent_fd; /* the managed parent directory */
+	int top_fd;    /* where "/x" names start (opts.top, else root) */
 	bool fake;     /* not cgroup2 (allow_fake): writes also O_TRUNC */
 	char path[NP_CGROUP_PATH_MAX];	 /* root path, for messages only */
 	char parent[NP_CGROUP_PATH_MAX]; /* managed parent, relative */
@@ -276,10 +284,22 @@ struct np_cgroup_cache_entry;
 struct np_cgroup_cache {
 	struct np_strmap ix;	/* cgroup path -> struct np_cgroup_cache_entry * */
 	struct np_strmap watch; /* watched directory (relative path) -> wd */
+	struct np_strmap fwatch; /* file watch ("wd") -> its entry */
+	struct np_strmap dwatch; /* directory watches ("wd") */
 	unsigned gen;		/* read generation, see np_cgroup_cache_next */
-	unsigned epoch;		/* bumped by every inotify event */
+	unsigned epoch;		/* bumped by every directory event */
 	int nfds, maxfds; /* maxfds: 0 = from RLIMIT_NOFILE at first use */
 	int ifd;	  /* inotify; 0 = not yet, -1 = none (check always) */
+	/* Every file is read again in a generation started full_ms after
+	 * the last such (0: every generation); set by the owner. */
+	unsigned full_ms;
+	uint64_t last_full; /* CLOCK_MONOTONIC ms */
+	bool full_now;	    /* this generation reads every file */
+	bool lent;	    /* ifd is the owner's (np_cgroup_cache_use_fd) */
+	bool blind;	    /* a directory could not be watched: check always */
+	/* The last np_cgroup_read_cpuset was of a cgroup whose two files
+	 * are watched here (a write to them is seen by the drain). */
+	bool last_watched;
 };
 
 /*
@@ -292,8 +312,19 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 			  const struct np_cgroup_root *root, const char *cgroup,
 			  np_cpuset *cpus, np_nodemask *mems, char *err,
 			  size_t errlen);
-/* Start a new generation: the next reads look at the files again. */
+/*
+ * Start a new generation: what inotify said since the last one is taken
+ * in (np_cgroup_cache_drain), and a file is read again only when it was
+ * written since its last read, something moved in the directories above
+ * it, or a full scan is due (full_ms).
+ */
 void np_cgroup_cache_next(struct np_cgroup_cache *c);
+/* Take in the pending inotify events: true when a watched file was written
+ * (IN_MODIFY, from any watch of the instance) or events were lost. */
+bool np_cgroup_cache_drain(struct np_cgroup_cache *c);
+/* Use the owner's inotify instance fd (which it polls): watches are added
+ * there and never the instance closed; empties the cache first. */
+void np_cgroup_cache_use_fd(struct np_cgroup_cache *c, int fd);
 /* Close the files of cgroup (e.g. removed or released). */
 void np_cgroup_cache_forget(struct np_cgroup_cache *c, const char *cgroup);
 /* Close everything; the cache is empty and reusable afterwards. */

@@ -47,6 +47,10 @@ struct np_config {
 	struct np_node_policy policy;
 	char topology[NP_PATH_MAX];   /* topology source, "live" by default */
 	unsigned reconcile_period_ms; /* default 10 s */
+	/* Every managed cgroup's files are read again at least this often
+	 * (between, only those written since, as inotify says); 0: every
+	 * cycle. Default 60 s. */
+	unsigned full_scan_ms;
 	char cgroup_root[NP_PATH_MAX]; /* "" = auto-detect from mountinfo */
 	char cgroup_parent[NP_PATH_MAX]; /* managed parent, relative */
 	/* Cgroups outside the managed parent that are confined to the shared

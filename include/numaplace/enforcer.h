@@ -169,6 +169,7 @@ struct np_enforcer_systemd_opts {
 	const char *const *holder_argv; /* the scope's first process */
 	np_cpuset online;	 /* the scope's CPUs; host units' full range */
 	np_cpuset nodes;	 /* every memory node (as numbers) */
+	unsigned full_scan_ms;	 /* np_cgroup_opts.full_scan_ms */
 };
 
 int np_enforcer_systemd_open(struct np_enforcer **out,

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1620,6 +1621,99 @@ static void test_inspect(void **state)
 	assert_contains(err, "+cpuset not enabled");
 }
 
+/* The content of a file changed through a shared mapping: no write(2),
+ * so no inotify event (as if a write had been missed). Same length. */
+static void mmap_put(const struct fx *f, const char *rel, const char *file,
+		     const char *content)
+{
+	char p[512];
+	size_t n = strlen(content);
+	int fd;
+	char *m;
+
+	path_of(f, rel, file, p, sizeof(p));
+	fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	memcpy(m, content, n);
+	assert_int_equal(munmap(m, n), 0);
+	close(fd);
+}
+
+/* With full_ms, a cached file is read again only when it was written
+ * (its IN_MODIFY watch), or at a full scan; np_cgroup_cache_drain says
+ * when a watched file was written. */
+static void test_cache_watched(void **state)
+{
+	struct fx *f = *state;
+	struct np_cgroup_cache c = {.full_ms = 60000};
+	char err[512];
+	np_cpuset cpus, want;
+	np_nodemask mems;
+
+	mkcg(f, "np/W", "2-5", "0-1");
+	np_cgroup_cache_next(&c); /* the first generation is a full one */
+	assert_true(c.full_now);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(c.last_watched);
+	np_cgroup_cache_next(&c); /* read once more after the watches */
+	assert_false(c.full_now);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = cs("2-5");
+	assert_true(np_cpuset_equal(&cpus, &want));
+
+	/* changed without a write: not read again */
+	mmap_put(f, "np/W", "cpuset.cpus", "7\n\n\n");
+	assert_false(np_cgroup_cache_drain(&c));
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(np_cpuset_equal(&cpus, &want));
+
+	/* written: the drain says so, and the next generation reads it */
+	put(f, "np/W", "cpuset.cpus", "3\n");
+	assert_true(np_cgroup_cache_drain(&c));
+	assert_false(np_cgroup_cache_drain(&c));
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = cs("3");
+	assert_true(np_cpuset_equal(&cpus, &want));
+
+	/* missed again, then found by the full scan when it is due */
+	mmap_put(f, "np/W", "cpuset.cpus", "6\n");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(np_cpuset_equal(&cpus, &want));
+	c.last_full -= c.full_ms;
+	np_cgroup_cache_next(&c);
+	assert_true(c.full_now);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = cs("6");
+	assert_true(np_cpuset_equal(&cpus, &want));
+
+	/* forgetting removes the watches: no event makes the cache drop */
+	np_cgroup_cache_forget(&c, "W");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_int_equal(c.nfds, 2);
+	np_cgroup_cache_free(&c);
+	assert_int_equal(f->nlog, 0);
+}
+
 /* Cached reads answer what np_cgroup_inspect would, per generation, and
  * notice removal, recreation, renames and symlinks. */
 static void test_cache(void **state)
@@ -1753,6 +1847,7 @@ int main(void)
 	    T(test_partition_refused),
 	    T(test_inspect),
 	    T(test_cache),
+	    T(test_cache_watched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

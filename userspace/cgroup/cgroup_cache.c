@@ -15,12 +15,17 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
 
 struct np_cgroup_cache_entry {
 	int cpus_fd, mems_fd;
+	/* IN_MODIFY watches on both files (-1: none): while neither fired
+	 * since the last read, the content read then is still the file's */
+	int wd_cpus, wd_mems;
+	bool dirty; /* a watched file was written since the last read */
 	dev_t dev;
 	ino_t ino;
 	unsigned gen;	/* generation of the last read */
@@ -41,9 +46,30 @@ static struct np_cgroup_cache_entry *entry_get(struct np_cgroup_cache *c,
 		       : NULL;
 }
 
+/* "wd" -> entry, for the file watches */
+static void wd_key(int wd, char *key, size_t len)
+{
+	snprintf(key, len, "%d", wd);
+}
+
+static void unwatch_file(struct np_cgroup_cache *c, int *wd)
+{
+	char key[16];
+
+	if (*wd < 0)
+		return;
+	wd_key(*wd, key, sizeof(key));
+	np_strmap_del(&c->fwatch, key);
+	if (c->ifd > 0)
+		inotify_rm_watch(c->ifd, *wd);
+	*wd = -1;
+}
+
 static void entry_free(struct np_cgroup_cache *c,
 		       struct np_cgroup_cache_entry *e)
 {
+	unwatch_file(c, &e->wd_cpus);
+	unwatch_file(c, &e->wd_mems);
 	if (e->cpus_fd >= 0) {
 		close(e->cpus_fd);
 		c->nfds--;
@@ -67,18 +93,40 @@ void np_cgroup_cache_forget(struct np_cgroup_cache *c, const char *cgroup)
 	entry_free(c, e);
 }
 
-void np_cgroup_cache_free(struct np_cgroup_cache *c)
+/* Every entry and watch gone; the inotify instance closed unless it is
+ * the owner's (then only emptied, to be used again). */
+static void drop_all(struct np_cgroup_cache *c)
 {
 	for (size_t i = 0; i < c->ix.cap; i++)
 		if (c->ix.slot[i].key)
 			entry_free(c, (struct np_cgroup_cache_entry *)(intptr_t)
 					      c->ix.slot[i].value);
+	for (size_t i = 0; c->lent && c->ifd > 0 && i < c->watch.cap; i++)
+		if (c->watch.slot[i].key)
+			inotify_rm_watch(c->ifd, (int)c->watch.slot[i].value);
 	np_strmap_free(&c->ix);
 	np_strmap_free(&c->watch);
+	np_strmap_free(&c->dwatch);
+	np_strmap_free(&c->fwatch);
 	c->nfds = 0;
-	if (c->ifd > 0)
-		close(c->ifd);
-	c->ifd = 0;
+	if (!c->lent) {
+		if (c->ifd > 0)
+			close(c->ifd);
+		c->ifd = 0;
+	}
+}
+
+void np_cgroup_cache_free(struct np_cgroup_cache *c)
+{
+	drop_all(c);
+	c->blind = false;
+}
+
+void np_cgroup_cache_use_fd(struct np_cgroup_cache *c, int fd)
+{
+	drop_all(c);
+	c->ifd = fd > 0 ? fd : -1;
+	c->lent = fd > 0;
 }
 
 /* Events that end a watch (or lost events): start over. */
@@ -87,31 +135,103 @@ void np_cgroup_cache_free(struct np_cgroup_cache *c)
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | \
 	 IN_MOVE_SELF | IN_ONLYDIR)
 
-void np_cgroup_cache_next(struct np_cgroup_cache *c)
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An event of a file watch: its entry is read again (a write, or the
+ * watch ended with the file). false: not a file watch. */
+static bool file_event(struct np_cgroup_cache *c,
+		       const struct inotify_event *ev)
+{
+	struct np_cgroup_cache_entry *e;
+	char key[16];
+	long v;
+
+	if (ev->wd < 0)
+		return false;
+	wd_key(ev->wd, key, sizeof(key));
+	if (!np_strmap_get(&c->fwatch, key, &v))
+		return false;
+	e = (struct np_cgroup_cache_entry *)(intptr_t)v;
+	e->dirty = true;
+	if (ev->mask & IN_IGNORED) { /* the kernel removed the watch */
+		np_strmap_del(&c->fwatch, key);
+		if (e->wd_cpus == ev->wd)
+			e->wd_cpus = -1;
+		if (e->wd_mems == ev->wd)
+			e->wd_mems = -1;
+	}
+	return true;
+}
+
+bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool lost = false, any = false;
+	bool lost = false, any = false, written = false, overflow = false;
 	ssize_t n;
 
-	c->gen++;
 	if (c->ifd <= 0)
-		return;
+		return false;
 	while ((n = read(c->ifd, buf, sizeof(buf))) > 0) {
-		any = true;
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const void *)p;
-			lost |= (ev->mask & WATCH_LOST) != 0;
+			char key[16];
+
 			p += sizeof(*ev) + ev->len;
+			written |= (ev->mask & IN_MODIFY) != 0;
+			/* events lost, the watches intact (the daemon's own
+			 * writes in a first cycle, or the IN_IGNORED of many
+			 * watches removed) */
+			if (ev->mask & IN_Q_OVERFLOW) {
+				overflow = true;
+				continue;
+			}
+			if (file_event(c, ev))
+				continue;
+			wd_key(ev->wd, key, sizeof(key));
+			/* not a directory watch: the owner's own (lent fd),
+			 * or the IN_IGNORED of one removed here */
+			if (!np_strmap_get(&c->dwatch, key, NULL))
+				continue;
+			any = true;
+			lost |= (ev->mask & WATCH_LOST) != 0;
 		}
 	}
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
 		lost = true;
+	if (overflow && !lost) {
+		/* whatever was written is read again, identities checked */
+		for (size_t i = 0; i < c->ix.cap; i++)
+			if (c->ix.slot[i].key)
+				((struct np_cgroup_cache_entry *)(intptr_t)
+					 c->ix.slot[i].value)
+				    ->dirty = true;
+		any = true;
+	}
 	if (lost) {
 		/* Close everything: reopened through checked walks. */
-		np_cgroup_cache_free(c);
+		drop_all(c);
 	} else if (any) {
 		c->epoch++;
 	}
+	return written || lost || overflow;
+}
+
+void np_cgroup_cache_next(struct np_cgroup_cache *c)
+{
+	uint64_t now = now_ms();
+
+	c->gen++;
+	/* the safety net: now and then every file is read again */
+	c->full_now = !c->full_ms || now - c->last_full >= c->full_ms;
+	if (c->full_now)
+		c->last_full = now;
+	np_cgroup_cache_drain(c);
 }
 
 /* Watch the directories above cgroup (the managed parent and each
@@ -151,6 +271,12 @@ static bool watch_above(struct np_cgroup_cache *c,
 			cg_dir_close(&d);
 			if (wd < 0 || np_strmap_put(&c->watch, prefix, wd))
 				return false;
+			{
+				char key[16];
+				wd_key(wd, key, sizeof(key));
+				if (np_strmap_put(&c->dwatch, key, 1))
+					return false;
+			}
 		}
 		{
 			const char *slash = strchr(cgroup + len + (len > 0), '/');
@@ -211,6 +337,12 @@ static int cached_read(const struct np_cgroup_root *root,
 
 	if (e->gen == gen)
 		return parse(e, cpus, mems);
+	/* nothing written to either file, nothing moved above: as read */
+	if (!always && !e->dirty && e->epoch == epoch && e->wd_cpus >= 0 &&
+	    e->wd_mems >= 0 && parse(e, cpus, mems) == 0) {
+		e->gen = gen;
+		return 0;
+	}
 	if (e->epoch != epoch || always) {
 		if (fstatat(root->parent_fd, cgroup, &sb, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISDIR(sb.st_mode) || sb.st_dev != e->dev ||
@@ -218,6 +350,7 @@ static int cached_read(const struct np_cgroup_root *root,
 			return -ESTALE;
 		e->epoch = epoch;
 	}
+	e->dirty = false; /* a write from now on is seen by the next drain */
 	if (pread_all(e->cpus_fd, a, sizeof(a)) ||
 	    pread_all(e->mems_fd, b, sizeof(b)) ||
 	    keep_text(&e->cpus_txt, a) || keep_text(&e->mems_txt, b))
@@ -238,6 +371,31 @@ static int open_ro(int dirfd, const char *file)
 	if (fd < 0 && errno == EPERM)
 		fd = openat(dirfd, file, fl);
 	return fd;
+}
+
+/* IN_MODIFY on both files (through their open descriptors). The content
+ * was read before the watches existed: read once more (dirty). A watch
+ * that cannot be added leaves the entry read every cycle. */
+static void watch_files(struct np_cgroup_cache *c,
+			struct np_cgroup_cache_entry *e)
+{
+	int *wd[2] = {&e->wd_cpus, &e->wd_mems};
+	int fd[2] = {e->cpus_fd, e->mems_fd};
+	char proc[64], key[16];
+
+	e->dirty = true;
+	for (int i = 0; i < 2 && c->ifd > 0; i++) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd[i]);
+		*wd[i] = inotify_add_watch(c->ifd, proc, IN_MODIFY);
+		if (*wd[i] < 0)
+			return;
+		wd_key(*wd[i], key, sizeof(key));
+		if (np_strmap_put(&c->fwatch, key, (intptr_t)e)) {
+			inotify_rm_watch(c->ifd, *wd[i]);
+			*wd[i] = -1;
+			return;
+		}
+	}
 }
 
 /* After a successful inspect: open the files (best effort). */
@@ -265,12 +423,8 @@ static void cache_open(struct np_cgroup_cache *c,
 	if (c->nfds + 2 > c->maxfds)
 		return;
 	/* Watches first: a change after them is seen by the next cycle. */
-	if (!watch_above(c, root, cgroup) && c->ifd >= 0) {
-		/* A directory that cannot be watched: check every read. */
-		if (c->ifd > 0)
-			close(c->ifd);
-		c->ifd = -1;
-	}
+	if (!watch_above(c, root, cgroup))
+		c->blind = true; /* a directory not watched: check every read */
 	if (cg_open(root, cgroup, &d, NULL, 0))
 		return;
 	e = calloc(1, sizeof(*e));
@@ -278,6 +432,7 @@ static void cache_open(struct np_cgroup_cache *c,
 		cg_dir_close(&d);
 		return;
 	}
+	e->wd_cpus = e->wd_mems = -1;
 	e->cpus_fd = open_ro(d.fd, "cpuset.cpus");
 	e->mems_fd = open_ro(d.fd, "cpuset.mems");
 	c->nfds += (e->cpus_fd >= 0) + (e->mems_fd >= 0);
@@ -299,6 +454,7 @@ static void cache_open(struct np_cgroup_cache *c,
 	e->ino = sb.st_ino;
 	e->gen = c->gen;
 	e->epoch = c->epoch;
+	watch_files(c, e);
 	cg_dir_close(&d);
 }
 
@@ -311,9 +467,13 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 	struct np_cgroup_state *st;
 	int r;
 
-	if (e && cached_read(root, e, cgroup, c->gen, c->epoch, c->ifd < 0,
-			     cpus, mems) == 0)
+	c->last_watched = false;
+	if (e && cached_read(root, e, cgroup, c->gen, c->epoch,
+			     c->ifd < 0 || c->blind || c->full_now,
+			     cpus, mems) == 0) {
+		c->last_watched = e->wd_cpus >= 0 && e->wd_mems >= 0;
 		return 0;
+	}
 	if (e)
 		np_cgroup_cache_forget(c, cgroup);
 	st = malloc(sizeof(*st));
@@ -327,6 +487,8 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 		 * container's cgroup, the runtime's; no watch above it) */
 		if (*cgroup && *cgroup != '/')
 			cache_open(c, root, cgroup, cpus, *mems);
+		e = entry_get(c, cgroup);
+		c->last_watched = e && e->wd_cpus >= 0 && e->wd_mems >= 0;
 	}
 	free(st);
 	return r;

@@ -515,7 +515,7 @@ int cg_open(const struct np_cgroup_root *root, const char *cgroup,
 			       errlen);
 	/* "/a/b": from the hierarchy root (a container's cgroup) */
 	if (*cgroup == '/')
-		return cg_walk(root, root->root_fd, "", cgroup + 1, 0, d, err,
+		return cg_walk(root, root->top_fd, "", cgroup + 1, 0, d, err,
 			       errlen);
 	return cg_walk(root, root->parent_fd, root->parent, cgroup, 0, d, err,
 		       errlen);

@@ -307,7 +307,9 @@ void np_cgroup_close(struct np_cgroup_root *root)
 		close(root->parent_fd);
 	if (root->root_fd >= 0)
 		close(root->root_fd);
-	root->parent_fd = root->root_fd = -1;
+	if (root->top_fd >= 0)
+		close(root->top_fd);
+	root->parent_fd = root->root_fd = root->top_fd = -1;
 }
 
 /* "cpuset" must be listed in the root's cgroup.controllers. */
@@ -360,7 +362,7 @@ int np_cgroup_open(struct np_cgroup_root *root,
 	int r;
 
 	memset(root, 0, sizeof(*root));
-	root->root_fd = root->parent_fd = -1;
+	root->root_fd = root->parent_fd = root->top_fd = -1;
 
 	if (opts->root) {
 		if (strlen(opts->root) >= sizeof(root->path)) {
@@ -420,6 +422,16 @@ int np_cgroup_open(struct np_cgroup_root *root,
 	r = check_controllers(root, opts, err, errlen);
 	if (r < 0)
 		goto fail;
+	root->top_fd = opts->top ? open(opts->top, O_RDONLY | O_DIRECTORY |
+							   O_CLOEXEC)
+				 : fcntl(root->root_fd, F_DUPFD_CLOEXEC, 3);
+	if (root->top_fd < 0) {
+		r = -errno;
+		np_errmsg(err, errlen, "cannot open cgroup hierarchy root %s: %s",
+			  opts->top ? opts->top : root->path,
+			  cg_strerror(r, eb, sizeof(eb)));
+		goto fail;
+	}
 
 	if (!*parent) {
 		root->parent_fd = fcntl(root->root_fd, F_DUPFD_CLOEXEC, 3);

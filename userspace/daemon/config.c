@@ -18,6 +18,7 @@ void np_config_defaults(struct np_config *c)
 	c->policy.default_bind = NP_BIND_FULL_PCPUS;
 	snprintf(c->topology, sizeof(c->topology), "live");
 	c->reconcile_period_ms = 10000;
+	c->full_scan_ms = 60000;
 	snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "numaplace.slice");
 	c->create_cgroups = true;
 	snprintf(c->spec_dir, sizeof(c->spec_dir), "/etc/numaplace/workloads.d");
@@ -458,6 +459,23 @@ static int defrag_from_json(struct np_config *n, const json_t *j, char *err,
 	return 0;
 }
 
+/* A number of seconds min..max at key (absent: *ms unchanged). */
+static int seconds(const json_t *j, const char *key, double min, double max,
+		   unsigned *ms, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(j, key);
+	double d = v && json_is_number(v) ? json_number_value(v) : -1;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (d < min || d > max)
+		return np_json_fail(err, errlen, "config", key,
+				    "expected a number of seconds %g..%g", min,
+				    max);
+	*ms = (unsigned)(d * 1000 + 0.5);
+	return 0;
+}
+
 static int oci_hook_from_json(struct np_config *n, const json_t *j,
 			      char *err, size_t errlen)
 {
@@ -589,9 +607,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"verify",	    "cgroup_driver",   "host_isolation",
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
-		NULL};
+		"reconcile_full_scan_s",		NULL};
 	struct np_config n;
-	const json_t *v;
 	const char *s;
 	int r;
 
@@ -611,16 +628,11 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	} else if (r != -ENOENT) {
 		return r;
 	}
-	v = json_object_get(j, "reconcile_period_s");
-	if (v && !json_is_null(v)) {
-		double d = json_is_number(v) ? json_number_value(v) : -1;
-		if (d < 0.1 || d > 3600)
-			return np_json_fail(err, errlen, "config",
-					    "reconcile_period_s",
-					    "expected a number of seconds "
-					    "0.1..3600");
-		n.reconcile_period_ms = (unsigned)(d * 1000 + 0.5);
-	}
+	if ((r = seconds(j, "reconcile_period_s", 0.1, 3600,
+			 &n.reconcile_period_ms, err, errlen)) ||
+	    (r = seconds(j, "reconcile_full_scan_s", 0, 86400,
+			 &n.full_scan_ms, err, errlen)))
+		return r;
 	if ((r = abs_path(j, "cgroup_root", n.cgroup_root, sizeof(n.cgroup_root),
 			  true, err, errlen)))
 		return r;
@@ -765,7 +777,9 @@ json_t *np_config_to_json(const struct np_config *c)
 		     json_pack("{s:i,s:s,s:s}", "timeout_ms",
 			       (int)c->oci_hook.timeout_ms, "on_failure",
 			       np_oci_failure_name(c->oci_hook.on_failure),
-			       "log_file", c->oci_hook.log_file)))) {
+			       "log_file", c->oci_hook.log_file)) ||
+	     json_object_set_new(out, "reconcile_full_scan_s",
+				 json_real(c->full_scan_ms / 1000.0)))) {
 		json_decref(out);
 		return NULL;
 	}

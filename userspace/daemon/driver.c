@@ -24,6 +24,7 @@ static int open_cgroupfs(struct np_daemon *d, const char *const *host,
 	o.parent = d->cfg.cgroup_parent;
 	o.allow_fake = d->cfg.fake_cgroup_root;
 	o.create_parent = true;
+	o.full_scan_ms = d->cfg.full_scan_ms;
 	return np_enforcer_cgroupfs_open(&d->enf, &o, host, d->cfg.nshared,
 					 err, errlen);
 }
@@ -40,6 +41,7 @@ static int open_systemd(struct np_daemon *d, const char *const *host,
 		.state_dir = d->cfg.state_dir,
 		.holder_argv = holder,
 		.online = d->topo->online,
+		.full_scan_ms = d->cfg.full_scan_ms,
 	};
 	char managed[NP_PATH_MAX], via[256];
 	int r;

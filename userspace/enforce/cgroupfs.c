@@ -26,8 +26,12 @@ struct cgroupfs {
 	bool managed_open, host_open;
 	struct np_cgroup_cache cache; /* cpuset files of managed cgroups */
 	/* Drift as it happens: IN_MODIFY on the cpuset.cpus and cpuset.mems
-	 * of every managed cgroup the daemon reads (a write by anyone; the
-	 * daemon's own writes cost one extra cycle that finds nothing). */
+	 * of every cgroup the daemon reads (a write by anyone; the daemon's
+	 * own writes cost one extra cycle that finds nothing). The cache
+	 * keeps these watches for the cgroups it holds, in this instance
+	 * (lent to it), and reads a file again only when it was written;
+	 * watched here are the others (containers' cgroups, named from the
+	 * root, and any the cache has no room for). */
 	int drift_fd;		/* inotify, -1 when there is none */
 	struct np_strmap watched; /* cgroup -> wd of cpus << 32 | wd of mems */
 	bool watch_full;	  /* the kernel's watch limit was reached */
@@ -46,7 +50,7 @@ static const struct np_cgroup_root *tree(struct np_enforcer *e,
 static int dir_of(struct cgroupfs *c, const char *cgroup, const char **rel)
 {
 	*rel = cgroup + (*cgroup == '/');
-	return *cgroup == '/' ? c->managed.root_fd : c->managed.parent_fd;
+	return *cgroup == '/' ? c->managed.top_fd : c->managed.parent_fd;
 }
 
 static void cgfs_cycle(struct np_enforcer *e)
@@ -93,7 +97,7 @@ static int cgfs_read(struct np_enforcer *e, const char *cgroup,
 {
 	int r = np_cgroup_read_cpuset(&CG(e)->cache, &CG(e)->managed, cgroup,
 				      cpus, mems, err, errlen);
-	if (!r)
+	if (!r && !CG(e)->cache.last_watched)
 		watch(CG(e), cgroup);
 	return r;
 }
@@ -106,18 +110,7 @@ static int cgfs_event_fd(struct np_enforcer *e)
 /* true: someone wrote a watched file (or events were lost). */
 static bool cgfs_process_events(struct np_enforcer *e)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool any = false;
-	ssize_t n;
-
-	while ((n = read(CG(e)->drift_fd, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const void *)p;
-			if (ev->mask & (IN_MODIFY | IN_Q_OVERFLOW))
-				any = true;
-			p += sizeof(*ev) + ev->len;
-		}
-	return any;
+	return np_cgroup_cache_drain(&CG(e)->cache);
 }
 
 static int cgfs_inspect(struct np_enforcer *e, enum np_enf_tree t,
@@ -265,7 +258,7 @@ static int cgfs_parent_fd(struct np_enforcer *e)
 
 static int cgfs_root_fd(struct np_enforcer *e)
 {
-	return CG(e)->managed_open ? CG(e)->managed.root_fd : -1;
+	return CG(e)->managed_open ? CG(e)->managed.top_fd : -1;
 }
 
 static bool cgfs_fake(struct np_enforcer *e)
@@ -323,12 +316,14 @@ int np_enforcer_cgroupfs_open(struct np_enforcer **out,
 	if (!c)
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	c->e.ops = &cgroupfs_ops;
-	c->managed.root_fd = c->managed.parent_fd = -1;
-	c->host.root_fd = c->host.parent_fd = -1;
+	c->managed.root_fd = c->managed.parent_fd = c->managed.top_fd = -1;
+	c->host.root_fd = c->host.parent_fd = c->host.top_fd = -1;
+	c->cache.full_ms = o->full_scan_ms;
 	c->drift_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (c->drift_fd < 0)
 		c->e.events_lost = "no inotify instance: drift is found at the "
 				   "reconcile period";
+	np_cgroup_cache_use_fd(&c->cache, c->drift_fd);
 	if ((r = np_cgroup_open(&c->managed, o, err, errlen)))
 		goto fail;
 	c->managed_open = true;

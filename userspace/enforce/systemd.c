@@ -479,6 +479,8 @@ static int open_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
 		return np_errf(err, errlen, -ENAMETOOLONG, "scope path too long");
 	fo.root = root;
 	fo.parent = "";
+	fo.top = s->host.path; /* containers' cgroups ("/x") */
+	fo.full_scan_ms = o->full_scan_ms;
 	if ((r = np_enforcer_cgroupfs_open(&s->fs, &fo, NULL, 0, err,
 					   errlen)) < 0)
 		return r;
