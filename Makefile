@@ -246,11 +246,13 @@ check:
 # Test objects are intermediate files of pattern rules: keep them.
 .SECONDARY:
 
-# Admission latency through numaplaced under systemd, in the systemd VM.
+# Admission latency through numaplaced under systemd, in the systemd VM;
+# the OCI hook's latency (tests/vm/systemd/bench/91-hook-latency.sh).
 bench-systemd: all $(BUILD)/np-ctl-latency
 	$(Q)tests/vm/systemd/run.sh --topology 2node --scenarios tests/vm/systemd/bench \
-		--bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace --bin $(BUILD)/np-ctl-latency --quiet
+		--bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace --bin $(BUILD)/np-ctl-latency --timeout 2400 --quiet
 	$(Q)grep -h '^\[90-admit-latency\] #' build/vm/last-sd-2node.log
+	$(Q)grep -h '^\[91-hook-latency\] #' build/vm/last-sd-2node.log || true
 
 # The soak: 20-crash with 600 kills (about 1,050 admit/resize/release
 # operations) in the 2node busybox VM; CI runs its 50-kill form in check-vm.

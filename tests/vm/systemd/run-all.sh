@@ -7,7 +7,8 @@
 #   NP_SDVM_ARGS        extra run.sh arguments (e.g. "--only 20-*")
 #   NP_SDVM_4NODE_ONLY  scenarios run on 4node (default: those whose
 #                       checks depend on the topology; 30-nofight and
-#                       50-crash, about the bus and crash safety, run on
+#                       50-crash, about the bus and crash safety, and
+#                       80-containers, about the runtimes' hooks, run on
 #                       2node only, to keep CI under an hour); "*" for all
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

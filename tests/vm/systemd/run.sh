@@ -7,8 +7,9 @@
 # Debian base of mkroot.sh plus a small archive made here with the
 # project's files: each --bin into /usr/local/sbin (with the libraries ldd
 # lists), tools/numaplaced.service installed (not enabled), the scenarios
-# under /sdtest.  Exit 0 only if the guest printed NP-DONE with no failure
-# and at least one PASS; 1 otherwise; 2 on a usage error.
+# under /sdtest, tools/oci (the OCI hook's install files) in /sdtest/oci.
+# Exit 0 only if the guest printed NP-DONE with no failure and at least one
+# PASS; 1 otherwise; 2 on a usage error.
 #
 # Options:
 #   --topology T          2node or 4node (tests/vm/topology.sh)
@@ -119,6 +120,8 @@ ln -s ../sdtest.service "$st/etc/systemd/system/multi-user.target.wants/sdtest.s
 install -m 0755 "$HERE/runner.sh" "$st/sdtest/"
 install -m 0644 "$VMHERE/lib.sh" "$HERE/sdlib.sh" "$st/sdtest/"
 cp -a "$scen"/. "$st/sdtest/scenarios/"
+# the OCI hook's install files (hooks.d JSON, crun snippet) for 80-containers
+if [[ -d $ROOT/tools/oci ]]; then cp -a "$ROOT/tools/oci" "$st/sdtest/oci"; fi
 # The kernel makes no missing parents: directories come too (the base's
 # bin, lib, ... are links, hence the usr/ paths above).
 (cd "$st" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort |
