@@ -205,6 +205,7 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/faults-host.sh $(BUILD)
 	$(Q)tests/metrics-host.sh $(BUILD)
 	$(Q)tests/export-host.sh $(BUILD)
+	$(Q)tests/containers-host.sh $(BUILD)
 
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
@@ -266,6 +267,7 @@ soak: all
 bench: $(BENCHES) all
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 	$(Q)echo "== bench/drift_latency.sh"; bench/drift_latency.sh $(BUILD)
+	$(Q)echo "== bench/hook_latency.sh"; bench/hook_latency.sh $(BUILD)
 
 demo: deps all
 	$(Q)tools/demo.sh $(BUILD)
