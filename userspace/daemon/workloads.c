@@ -334,7 +334,9 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		r = -ENOMEM;
 		goto out;
 	}
-	m->established = false;
+	/* A container's cgroup exists (checked) and is the runtime's:
+	 * nothing to create, so nothing pending to save after the cycle */
+	m->established = w->container_id != NULL;
 	m->seen_scan = d->spec_scan; /* admitted from this scan's file */
 	/* Durable before any cgroup is touched and before it is reported:
 	 * an admission the state file does not know would be lost by a
