@@ -60,6 +60,26 @@ static bool xml_type_is(struct xml_str t, const char *name, size_t min)
 	return t.n >= min && !strncasecmp(t.s, name, min);
 }
 
+/* A type name hwloc writes (hwloc_obj_type_string), or one of the
+ * version 1 names its importer still reads; in any case. Anything else
+ * (an unknown type, none) crashed libhwloc 2.9 while sorting children
+ * (a NULL cpuset: the fifth run of the hwloc harness). */
+static bool object_type_known(struct xml_str t)
+{
+	static const char *const types[] = {
+	    "Machine",	"Package",  "Die",	 "Core",     "PU",
+	    "L1Cache",	"L2Cache",  "L3Cache",	 "L4Cache",  "L5Cache",
+	    "L1iCache", "L2iCache", "L3iCache", "Group",    "NUMANode",
+	    "MemCache", "Bridge",   "PCIDev",	 "OSDev",    "Misc",
+	    "System",	"Socket",   "Node",	 "Cache",    "HostBridge",
+	    "PCIBridge"};
+
+	for (size_t k = 0; t.s && k < sizeof(types) / sizeof(types[0]); k++)
+		if (t.n == strlen(types[k]) && !strncasecmp(t.s, types[k], t.n))
+			return true;
+	return false;
+}
+
 /* Line of buf[off], for messages. */
 static int xml_line(const char *buf, size_t off)
 {
@@ -364,6 +384,16 @@ int np_hwloc_xml_check(const char *buf, size_t len, const char *what,
 		}
 		if (!object)
 			continue;
+		if (!object_type_known(type)) {
+			NP_ERR("%s: line %d: <object> type \"%.*s\" is not one "
+			       "hwloc writes (Machine, Package, Die, Core, PU, "
+			       "L1Cache.., Group, NUMANode, MemCache, Bridge, "
+			       "PCIDev, OSDev, Misc)",
+			       what, xml_line(buf, i),
+			       (int)(type.n > 32 ? 32 : type.n),
+			       type.s ? type.s : "");
+			return -EINVAL;
+		}
 		for (size_t k = 0; k < sizeof(no_sets) / sizeof(no_sets[0]);
 		     k++)
 			exempt |= type.n == strlen(no_sets[k]) &&
