@@ -17,7 +17,12 @@ if [ -z "$cg2" ] || [ "$(id -u)" != 0 ]; then
 	echo "hook latency: skipped (needs root and a cgroup2 mount)"
 	exit 0
 fi
-tmp=$(mktemp -d /tmp/np-hookbench-XXXXXX)
+# the fake tree in memory, as cgroupfs is (/dev/shm); the state on the
+# disk numaplaced would use (/var/tmp; NP_HOOKBENCH_STATE=DIR elsewhere)
+base=/tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
+tmp=$(mktemp -d "$base/np-hookbench-XXXXXX")
+sdir=$(mktemp -d "${NP_HOOKBENCH_STATE:-/var/tmp}/np-hookbench-state-XXXXXX")
 grp=$cg2/np-hookbench-$$
 dpid= spid=
 cleanup() {
@@ -25,13 +30,12 @@ cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
 	wait 2>/dev/null
 	rmdir "$grp" 2>/dev/null
-	rm -rf "$tmp" ${NP_HOOKBENCH_STATE:+"$NP_HOOKBENCH_STATE/state-$$"}
+	rm -rf "$tmp" "$sdir"
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../tests/host-lib.sh"
 setup "$tmp"
-# NP_HOOKBENCH_STATE=DIR: the state directory there (e.g. on tmpfs)
-[ -n "${NP_HOOKBENCH_STATE:-}" ] && sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$NP_HOOKBENCH_STATE/state-$$\"|" "$tmp/np.json"
+sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$sdir\"|" "$tmp/np.json"
 mkdir "$grp" || exit 1
 sleep 3600 &
 spid=$!
