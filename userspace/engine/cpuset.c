@@ -152,8 +152,8 @@ static int parse_id(const char *list, size_t *pos, long limit, long *out,
 
 /* Shared list grammar: item (',' item)*, item = N | N '-' M with N <= M. */
 static int parse_list(const char *list, long limit,
-		      void (*add)(void *ctx, long id), void *ctx, char *err,
-		      size_t errlen)
+		      void (*add)(void *ctx, long a, long b), void *ctx,
+		      char *err, size_t errlen)
 {
 	size_t pos = 0, end;
 	int r;
@@ -186,8 +186,7 @@ static int parse_list(const char *list, long limit,
 				return -EINVAL;
 			}
 		}
-		for (long i = a; i <= b; i++)
-			add(ctx, i);
+		add(ctx, a, b);
 		if (pos == end)
 			return 0;
 		if (list[pos] != ',') {
@@ -199,9 +198,18 @@ static int parse_list(const char *list, long limit,
 	}
 }
 
-static void add_cpu(void *ctx, long id)
+/* ids a..b (checked below the limit), a word at a time */
+static void add_cpu(void *ctx, long a, long b)
 {
-	np_cpuset_set(ctx, (int)id);
+	np_cpuset *s = ctx;
+
+	while (a <= b) {
+		long w = a / 64, hi = w * 64 + 63 < b ? w * 64 + 63 : b;
+		unsigned n = (unsigned)(hi - a + 1);
+		uint64_t bits = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
+		s->w[w] |= bits << (a % 64);
+		a = hi + 1;
+	}
 }
 
 int np_cpuset_parse(np_cpuset *s, const char *list, char *err, size_t errlen)
@@ -216,9 +224,10 @@ int np_cpuset_parse(np_cpuset *s, const char *list, char *err, size_t errlen)
 	return r;
 }
 
-static void add_node(void *ctx, long id)
+static void add_node(void *ctx, long a, long b)
 {
-	*(np_nodemask *)ctx |= NP_NODEMASK_BIT(id);
+	for (long id = a; id <= b; id++)
+		*(np_nodemask *)ctx |= NP_NODEMASK_BIT(id);
 }
 
 int np_nodemask_parse(np_nodemask *m, const char *list, char *err,
