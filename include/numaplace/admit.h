@@ -216,6 +216,10 @@ struct np_decision {
  * Pure. -EINVAL with a message naming what is wrong.
  */
 int np_systemd_unit_check(const char *unit, char *err, size_t errlen);
+/* An OCI container id numaplace takes (the spec's container.id, the OCI
+ * hook's state.id): 1..NP_CONTAINER_ID_MAX of [A-Za-z0-9_.+-], starting
+ * with a letter or digit. Pure. */
+bool np_container_id_ok(const char *s);
 
 int np_qos_parse(const char *s, enum np_qos *out);
 const char *np_qos_name(enum np_qos q);

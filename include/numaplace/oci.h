@@ -24,7 +24,7 @@
 #define NP_OCI_ANNOTATION_MAX 4096
 /* An OCI container id: 1..128 of [A-Za-z0-9_.+-], the first a letter or
  * digit (what numaplaced accepts in "container.id"). */
-#define NP_OCI_ID_MAX 128
+#define NP_OCI_ID_MAX NP_CONTAINER_ID_MAX /* numaplace/admit.h */
 /* The default workload name: the id's first characters. */
 #define NP_OCI_NAME_FROM_ID 12
 

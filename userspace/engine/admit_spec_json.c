@@ -349,8 +349,7 @@ static int resource_spec_from_json(struct np_workload_req *w, const json_t *rs,
  * containers may not have cgroups of their own: they would be below the
  * unit's cgroup, which is systemd's).
  */
-/* An OCI container id: what runtimes accept and status can print. */
-static bool container_id_ok(const char *s)
+bool np_container_id_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -393,7 +392,7 @@ static int get_container(const json_t *j, const char *path,
 	    (r = np_json_str(o, "id", cp, true, &id, err, errlen)) ||
 	    (r = np_json_str(o, "cgroup", cp, true, &cg, err, errlen)))
 		return r;
-	if (!container_id_ok(id))
+	if (!np_container_id_ok(id))
 		return np_json_fail(err, errlen, cp, "id",
 				    "\"%.64s\" is not a container id (1..%d "
 				    "of [A-Za-z0-9_.+-], starting with a "

@@ -59,22 +59,6 @@ const char *np_oci_failure_name(enum np_oci_failure f)
 
 /* ---- state ---- */
 
-static bool id_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > NP_OCI_ID_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') ||
-		      (i && (c == '-' || c == '_' || c == '.' || c == '+'))))
-			return false;
-	}
-	return true;
-}
-
 /* An absolute path of printable bytes, no "." or ".." component. */
 static int abs_path_ok(const char *s, const char *path, const char *key,
 		       char *err, size_t errlen)
@@ -191,7 +175,7 @@ int np_oci_state_parse(struct np_oci_state *st, const char *buf, size_t len,
 				    "expected a version such as \"1.0.2\"");
 	if ((r = np_json_str(j, "id", "state", true, &s, err, errlen)))
 		return r;
-	if (!id_ok(s))
+	if (!np_container_id_ok(s))
 		return np_json_fail(err, errlen, "state", "id",
 				    "\"%.64s\" is not a container id (1..%d "
 				    "of [A-Za-z0-9_.+-], starting with a "
