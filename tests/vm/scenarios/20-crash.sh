@@ -484,14 +484,19 @@ random_kills() {
 			# write-ahead: a cpuset in the kernel is in the state file
 			# (except one released in this round: the release is saved
 			# before its cgroup is removed, and a restart puts such a
-			# leftover on the shared pool)
-			case "$ops " in *" -$c "* | *" -$c(socket) "*)
-				fz="$fz $c=$cpus(released)"
+			# leftover on the shared pool; a resized spec is released
+			# the same way before it is admitted again)
+			case "$ops " in *" -$c "* | *" ~$c "* | *" -$c(socket) "*)
+				if grep -q "\"name\": \"$c\"" $ETC/snap/state.json; then
+					fz="$fz $c=$cpus"
+				else
+					fz="$fz $c=$cpus(released)"
+				fi
 				continue
 				;;
 			esac
 			grep -q "\"name\": \"$c\"" $ETC/snap/state.json ||
-				bad "kill $i: $c has cpuset.cpus $cpus in the kernel, but the state file does not list it (the cgroup was written before the state)"
+				bad "kill $i: $c has cpuset.cpus $cpus in the kernel, but the state file does not list it (the cgroup was written before the state); this round:$ops, SIGKILL $when"
 			echo "$c $cpus" >>$ETC/snap/frozen
 			fz="$fz $c=$cpus"
 		done
