@@ -21,12 +21,25 @@ check "control socket up" test -S "$tmp/np.sock"
 eff() { cat "$cg/numaplace.slice/$1/cpuset.cpus" 2>/dev/null; }
 waitfor() { for _ in $(seq 50); do [ "$(eff "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
 
+# placement files: RUN_DIR/workloads/NAME.json (run_dir defaults to the
+# socket's directory, here $tmp); pf NAME KEY prints one field
+pf() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(str(v).lower() if isinstance(v,bool) else v)' "$tmp/workloads/$1.json" "$2" 2>/dev/null; }
+pfwait() { for _ in $(seq 50); do [ "$(pf "$1" cpuset)" = "$2" ] && return 0; sleep 0.1; done; return 1; }
 printf '{"name":"web","qos":"LS","containers":[{"name":"m","cpu":"1"}]}' >"$tmp/specs/web.json"
 check "spec file admitted: shared web on the whole machine" waitfor web 0-7
+check "web's placement file: cpuset 0-7 ($(pf web cpuset))" pfwait web 0-7
+check "web's placement file: qos LS, not exclusive" \
+	test "$(pf web qos) $(pf web exclusive)" = "LS false"
 printf '{"name":"db","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp/db.json"
 out=$("$build/numaplace" admit -f "$tmp/db.json" --socket "$tmp/np.sock")
 check "CLI admit: db gets one whole core" test "$out" != "${out#admitted db: cpuset 1,5}"
 check "shared web lost db's CPUs" waitfor web 0,2-4,6-7
+check "db's placement file: cpuset 1,5 ($(pf db cpuset))" pfwait db 1,5
+check "db's placement file: exclusive, mems $(pf db mems), cgroup $(pf db cgroup)" \
+	test "$(pf db exclusive) $(pf db cgroup)" = "true db"
+check "web's placement file follows its pool ($(pf web cpuset))" pfwait web 0,2-4,6-7
+check "no temporary file is left in $tmp/workloads" \
+	test "$(ls "$tmp/workloads")" = "$(printf 'db.json\nweb.json')"
 printf '{"name":"bad","qos":"LSE","containers":[{"name":"m","cpu":"2","gpus":1}]}' >"$tmp/bad.json"
 "$build/numaplace" admit -f "$tmp/bad.json" --socket "$tmp/np.sock" 2>"$tmp/bad.err"
 check "bad spec refused with exit 2" test $? -eq 2
@@ -42,6 +55,8 @@ echo 4-7 >"$cg/numaplace.slice/db/cpuset.cpus"
 check "drift repaired" waitfor db 1,5
 "$build/numaplace" release db --socket "$tmp/np.sock" >/dev/null
 check "CLI release: web widens back" waitfor web 0-7
+check "db's placement file is removed on release" test ! -e "$tmp/workloads/db.json"
+check "web's placement file widens back ($(pf web cpuset))" pfwait web 0-7
 # a fake tree's directories hold plain files, so rmdir fails as it would
 # for a real cgroup with tasks: the cgroup must then sit on the shared pool
 check "released, busy cgroup moved to the shared pool" waitfor db 0-7
@@ -74,6 +89,10 @@ check "the state lists api as pending" \
 # api's entry in the saved state (one line per workload)
 api=$(tr -d ' \n' <"$tmp/state/state.json" | sed 's/{"class"/\n&/g' | grep '"name":"api"')
 rm -rf "$cg/numaplace.slice/web"
+# a placement file of a workload the state does not know (released while
+# the daemon was down) goes at the start; a file of someone else stays
+echo '{}' >"$tmp/workloads/ghost.json"
+echo keep >"$tmp/workloads/README"
 "${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
 dpid=$!
 apicpus() { cat "$cg/numaplace.slice/api/cpuset.cpus" 2>/dev/null; }
@@ -89,6 +108,12 @@ check "web's cgroup is not created again (its spec file is retired)" \
 	test ! -e "$cg/numaplace.slice/web"
 check "the state lists nothing as pending" \
 	sh -c "tr -d ' \n' <'$tmp/state/state.json' | grep -q '\"pending\":\[\]'"
+check "restart: the stale ghost.json is removed, README kept" \
+	test ! -e "$tmp/workloads/ghost.json" -a -e "$tmp/workloads/README"
+check "restart: api's placement file says what its cgroup has ($(pf api cpuset))" \
+	test "$(pf api cpuset)" = "$(apicpus)"
+check "restart: web (released while down) has no placement file" \
+	test ! -e "$tmp/workloads/web.json"
 kill -TERM "$dpid"
 wait "$dpid"
 check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

@@ -291,6 +291,11 @@ json_t *np_policy_to_json(const struct np_node_policy *p);
 json_t *np_workload_req_to_json(const struct np_workload_req *w);
 json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 				  const struct np_workload_alloc *a);
+/* The same with the pools of st given (np_state_pools), for callers that
+ * render many workloads of one state: O(1) each instead of O(workloads). */
+json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
+				       const struct np_pools *p,
+				       const struct np_workload_alloc *a);
 json_t *np_decision_to_json(const struct np_node_state *st,
 			    const struct np_decision *d);
 json_t *np_pools_to_json(const struct np_node_state *st);

@@ -104,6 +104,12 @@ struct np_config {
 		enum np_oci_failure on_failure;
 		char log_file[NP_PATH_MAX];
 	} oci_hook;
+	/* "run_dir" (default /run/numaplace): each admitted workload's
+	 * placement is in RUN_DIR/workloads/NAME.json, replaced atomically
+	 * when it changes and removed on release; "placement_files": false
+	 * writes none. */
+	char run_dir[NP_PATH_MAX];
+	bool placement_files;
 };
 
 void np_config_defaults(struct np_config *c);

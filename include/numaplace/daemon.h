@@ -75,6 +75,7 @@ struct np_wl_meta {
 	time_t last_migrate;         /* verify.on_remote_memory = "migrate" */
 	unsigned long seen_scan;     /* last spec scan that found its file */
 	bool unit_pending;           /* its unit does not exist yet (said) */
+	uint64_t placement_hash;     /* of its placement file (0: none) */
 };
 
 /* A spec file that is not admitted: rejected (retried every cycle, logged
@@ -190,6 +191,12 @@ struct np_daemon {
 	bool parent_member_failed; /* turning it back failed: said once */
 	/* releasing vanished workloads: saved once by the cycle */
 	bool release_batch;
+	/* Placement files (placement_files.c): the state's changes so far
+	 * (saves, cgroup writes) and those the files show; the stale ones
+	 * of an earlier run are removed once. */
+	unsigned long placement_gen, placement_done;
+	bool placement_swept;
+	bool placement_said; /* the directory cannot be opened: logged */
 	/* the kernel refused the managed parent as a partition root over
 	 * these CPUs: not tried again (nor logged) until they change */
 	bool parent_refused_set;

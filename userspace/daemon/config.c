@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplaced configuration: defaults, parsing, validation. */
 #include "numaplace/config.h"
+#include "daemon/config_names.h"
 #include "daemon/metrics.h"
 #include "numaplace/export.h"
 #include "engine/json_util.h"
@@ -46,10 +47,11 @@ void np_config_defaults(struct np_config *c)
 	c->oci_hook.on_failure = NP_OCI_FAIL_OPEN;
 	snprintf(c->oci_hook.log_file, sizeof(c->oci_hook.log_file),
 		 "/run/numaplace/oci-hook.log");
+	c->placement_files = true; /* run_dir: the socket's directory */
 }
 
-static const char *const verify_modes[] = {"auto", "on", "off", NULL};
-static const char *const verify_actions[] = {"report", "partition", "migrate",
+const char *const np_cfg_verify_modes[] = {"auto", "on", "off", NULL};
+const char *const np_cfg_verify_actions[] = {"report", "partition", "migrate",
 					     NULL};
 
 static int pick(const json_t *j, const char *key, const char *const *names,
@@ -95,15 +97,15 @@ static int verify_from_json(struct np_verify_config *v, const json_t *j,
 	if ((r = np_json_only_keys(j, keys, "config.verify", err, errlen)))
 		return r;
 	e = (int)v->enabled;
-	if ((r = pick(j, "enabled", verify_modes, 7, &e, err, errlen)))
+	if ((r = pick(j, "enabled", np_cfg_verify_modes, 7, &e, err, errlen)))
 		return r;
 	v->enabled = (enum np_verify_mode)e;
 	e = (int)v->on_intrusion;
-	if ((r = pick(j, "on_intrusion", verify_actions, 3, &e, err, errlen)))
+	if ((r = pick(j, "on_intrusion", np_cfg_verify_actions, 3, &e, err, errlen)))
 		return r;
 	v->on_intrusion = (enum np_verify_action)e;
 	e = (int)v->on_remote_memory;
-	if ((r = pick(j, "on_remote_memory", verify_actions, 5, &e, err,
+	if ((r = pick(j, "on_remote_memory", np_cfg_verify_actions, 5, &e, err,
 		      errlen)))
 		return r;
 	v->on_remote_memory = (enum np_verify_action)e;
@@ -257,7 +259,7 @@ static int shared_from_json(struct np_config *n, const json_t *v, char *err,
 	return 0;
 }
 
-static const char *const drivers[] = {"auto", "systemd", "cgroupfs", NULL};
+const char *const np_cfg_drivers[] = {"auto", "systemd", "cgroupfs", NULL};
 
 /* Under systemd the managed parent is a slice (the delegated scope of the
  * workloads goes into it) and host cgroups are units. */
@@ -302,8 +304,8 @@ static int driver_from_json(struct np_config *n, const json_t *j, char *err,
 		return 0;
 	if (r)
 		return r;
-	for (int i = 0; drivers[i]; i++)
-		if (!strcmp(s, drivers[i])) {
+	for (int i = 0; np_cfg_drivers[i]; i++)
+		if (!strcmp(s, np_cfg_drivers[i])) {
 			n->driver = (enum np_cgroup_driver)i;
 			return n->driver == NP_DRIVER_SYSTEMD
 				   ? np_config_check_systemd(n, err, errlen)
@@ -317,15 +319,15 @@ static int driver_from_json(struct np_config *n, const json_t *j, char *err,
 
 const char *np_cgroup_driver_name(enum np_cgroup_driver d)
 {
-	return drivers[d];
+	return np_cfg_drivers[d];
 }
 
-static const char *const host_isolations[] = {"partition", "exclusive",
+const char *const np_cfg_host_isolations[] = {"partition", "exclusive",
 					      "off", NULL};
 
 const char *np_host_isolation_name(enum np_host_isolation h)
 {
-	return host_isolations[h];
+	return np_cfg_host_isolations[h];
 }
 
 /* key: one of names (NULL-terminated); *out its index. Absent: 0 and
@@ -361,17 +363,17 @@ static int host_isolation_from_json(struct np_config *n, const json_t *j,
 				    char *err, size_t errlen)
 {
 	int i = (int)n->host_isolation,
-	    r = name_from_json(j, "host_isolation", host_isolations, &i, err,
+	    r = name_from_json(j, "host_isolation", np_cfg_host_isolations, &i, err,
 			       errlen);
 	n->host_isolation = (enum np_host_isolation)i;
 	return r;
 }
 
-static const char *const cpu_offline_actions[] = {"report", "replace", NULL};
+const char *const np_cfg_cpu_offline_actions[] = {"report", "replace", NULL};
 
 const char *np_cpu_offline_name(enum np_cpu_offline a)
 {
-	return cpu_offline_actions[a];
+	return np_cfg_cpu_offline_actions[a];
 }
 
 /* The host units confined under systemd when shared_cgroups is not
@@ -561,6 +563,27 @@ static int export_from_json(struct np_config *n, const json_t *j, char *err,
  * file read as a spec, specs rewritten with the state), and the managed
  * parent and the host cgroups confined to the shared pool (the parent
  * holds the exclusive CPUs); the export files outside both directories. */
+/* "run_dir" (absolute; default the socket's directory), and
+ * "placement_files" (default true). */
+static int run_dir_from_json(struct np_config *n, const json_t *j, char *err,
+			     size_t errlen)
+{
+	int r = np_json_bool(j, "placement_files", "config", false,
+			     &n->placement_files, err, errlen);
+	char *slash;
+
+	if (r && r != -ENOENT)
+		return r;
+	if (json_object_get(j, "run_dir"))
+		return abs_path(j, "run_dir", n->run_dir, sizeof(n->run_dir),
+				false, err, errlen);
+	snprintf(n->run_dir, sizeof(n->run_dir), "%s", n->socket_path);
+	slash = strrchr(n->run_dir, '/');
+	if (slash)
+		*(slash == n->run_dir ? slash + 1 : slash) = '\0';
+	return 0;
+}
+
 static int check_overlaps(const struct np_config *n, char *err, size_t errlen)
 {
 	if (path_within(n->spec_dir, n->state_dir) ||
@@ -607,7 +630,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"verify",	    "cgroup_driver",   "host_isolation",
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
-		"reconcile_full_scan_s",		NULL};
+		"reconcile_full_scan_s", "run_dir",    "placement_files",
+		NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -663,7 +687,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		return r;
 	{
 		int a = (int)n.on_cpu_offline;
-		r = name_from_json(j, "on_cpu_offline", cpu_offline_actions, &a,
+		r = name_from_json(j, "on_cpu_offline", np_cfg_cpu_offline_actions, &a,
 				   err, errlen);
 		n.on_cpu_offline = (enum np_cpu_offline)a;
 		if (r)
@@ -686,7 +710,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	    (r = abs_path(j, "bpf_pin_path", n.bpf_pin_path,
 			  sizeof(n.bpf_pin_path), false, err, errlen)))
 		return r;
-	if ((r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
+	if ((r = run_dir_from_json(&n, j, err, errlen)) ||
+	    (r = verify_from_json(&n.verify, json_object_get(j, "verify"), err,
 				  errlen)) ||
 	    (r = metrics_from_json(&n, j, err, errlen)) ||
 	    (r = export_from_json(&n, j, err, errlen)) ||
@@ -719,69 +744,4 @@ int np_config_load(struct np_config *c, const char *path, char *err,
 	r = np_config_from_json(c, j, err, errlen);
 	json_decref(j);
 	return r;
-}
-
-json_t *np_config_to_json(const struct np_config *c)
-{
-	json_t *sh = json_array(), *v, *out;
-	for (int i = 0; i < c->nshared; i++)
-		json_array_append_new(sh, json_string(c->shared_cgroups[i]));
-	v = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:I,s:I,s:i}",
-		      "enabled", verify_modes[c->verify.enabled],
-		      "max_workloads", (int)c->verify.max_workloads,
-		      "tick_hz", (int)c->verify.tick_hz, "settle_ms",
-		      (int)c->verify.settle_ms, "grace_ms",
-		      (int)c->verify.grace_ms, "sample_burst",
-		      (int)c->verify.sample_burst, "on_intrusion",
-		      verify_actions[c->verify.on_intrusion],
-		      "on_remote_memory",
-		      verify_actions[c->verify.on_remote_memory],
-		      "remote_fault_ratio", c->verify.remote_fault_ratio,
-		      "min_fault_pages", (json_int_t)c->verify.min_fault_pages,
-		      "outside_mems_bytes",
-		      (json_int_t)c->verify.outside_mems_bytes,
-		      "migrate_interval_s", (int)c->verify.migrate_interval_s);
-	out = json_pack("{s:o,s:s,s:f,s:s,s:s,s:s,s:o,s:b,s:s,s:s,s:s,s:s,s:b,s:o}",
-			 "node_policy", np_policy_to_json(&c->policy),
-			 "topology", c->topology, "reconcile_period_s",
-			 c->reconcile_period_ms / 1000.0, "cgroup_driver",
-			 drivers[c->driver], "cgroup_root",
-			 c->cgroup_root, "cgroup_parent", c->cgroup_parent,
-			 "shared_cgroups", sh, "create_cgroups",
-			 c->create_cgroups, "spec_dir", c->spec_dir,
-			 "state_dir", c->state_dir, "socket", c->socket_path,
-			 "bpf_pin_path", c->bpf_pin_path, "fake_cgroup_root",
-			 c->fake_cgroup_root, "verify", v);
-	if (out &&
-	    (json_object_set_new(out, "host_isolation",
-				 json_string(host_isolations[c->host_isolation])) ||
-	     json_object_set_new(out, "on_cpu_offline",
-				 json_string(cpu_offline_actions[c->on_cpu_offline])) ||
-	     json_object_set_new(out, "cpu_online_file",
-				 json_string(c->cpu_online_file)) ||
-	     json_object_set_new(out, "metrics",
-				 json_pack("{s:s}", "listen",
-					   c->metrics_listen)) ||
-	     json_object_set_new(
-		     out, "export",
-		     json_pack("{s:s,s:s,s:s}", "node_name",
-			       c->export_.node_name, "nrt_file",
-			       c->export_.nrt_file, "koordinator_file",
-			       c->export_.koordinator_file)) ||
-	     json_object_set_new(out, "defrag",
-				 json_pack("{s:b,s:i}", "auto",
-					   c->defrag.auto_, "max_moves",
-					   c->defrag.max_moves)) ||
-	     json_object_set_new(
-		     out, "oci_hook",
-		     json_pack("{s:i,s:s,s:s}", "timeout_ms",
-			       (int)c->oci_hook.timeout_ms, "on_failure",
-			       np_oci_failure_name(c->oci_hook.on_failure),
-			       "log_file", c->oci_hook.log_file)) ||
-	     json_object_set_new(out, "reconcile_full_scan_s",
-				 json_real(c->full_scan_ms / 1000.0)))) {
-		json_decref(out);
-		return NULL;
-	}
-	return out;
 }

@@ -334,6 +334,10 @@ static void reload(struct np_daemon *d)
 		np_log(LOG_WARNING, "reload: verify.enabled, max_workloads, "
 				  "tick_hz, sample_burst, grace_ms and "
 				  "bpf_pin_path take effect at the next restart");
+	if (strcmp(c.run_dir, d->cfg.run_dir) ||
+	    c.placement_files != d->cfg.placement_files)
+		np_log(LOG_WARNING, "reload: run_dir and placement_files take "
+				  "effect at the next restart");
 	d->cfg.verify.settle_ms = c.verify.settle_ms;
 	d->cfg.verify.on_intrusion = c.verify.on_intrusion;
 	d->cfg.verify.on_remote_memory = c.verify.on_remote_memory;

@@ -70,6 +70,7 @@ int np_daemon_save(struct np_daemon *d)
 	else {
 		d->dirty = false;
 		d->n.state_saves++;
+		d->placement_gen++; /* placements may have changed */
 	}
 	return r;
 }

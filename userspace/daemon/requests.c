@@ -17,10 +17,13 @@ json_t *np_daemon_status(struct np_daemon *d)
 {
 	json_t *ws = json_array(), *rj = json_array(), *deg = json_object(),
 	       *st;
+	struct np_pools pools;
+
+	np_state_pools(&d->st, &pools);
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		np_cpuset off;
-		json_array_append_new(ws, np_workload_alloc_to_json(&d->st,
-								    &d->st.w[i]));
+		json_array_append_new(ws, np_workload_alloc_to_json_with(
+						  &d->st, &pools, &d->st.w[i]));
 		if (np_state_degraded(&d->st, i, &off)) {
 			char *l = np_cpuset_str(&off);
 			json_object_set_new(deg, d->st.w[i].req.name,

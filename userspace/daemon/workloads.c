@@ -486,6 +486,7 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 		}
 	}
 	np_meta_del(d, name);
+	np_daemon_placement_remove(d, name);
 	d->n.released++;
 	np_log(LOG_INFO, "released %s (%s)", name, why);
 	return 0;

@@ -85,16 +85,15 @@ json_t *np_pools_to_json(const struct np_node_state *st)
 
 /* The CPUs a container of this class actually runs on. */
 static void effective_cpus(const struct np_node_state *st,
+			   const struct np_pools *p,
 			   const struct np_workload_alloc *a,
 			   const struct np_container_alloc *c, np_cpuset *out)
 {
-	struct np_pools p;
 	if (c->exclusive) {
 		*out = c->cpus;
 		return;
 	}
-	np_state_pools(st, &p);
-	*out = a->qos_class == NP_QOS_BE ? p.be : p.shared;
+	*out = a->qos_class == NP_QOS_BE ? p->be : p->shared;
 	if (!c->hint.any) {
 		np_cpuset in;
 		np_topology_cpus_of_nodes(st->topo, c->hint.mask, &in);
@@ -107,19 +106,27 @@ static void effective_cpus(const struct np_node_state *st,
 json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 				  const struct np_workload_alloc *a)
 {
+	struct np_pools p;
+
+	np_state_pools(st, &p);
+	return np_workload_alloc_to_json_with(st, &p, a);
+}
+
+json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
+				       const struct np_pools *pp,
+				       const struct np_workload_alloc *a)
+{
 	json_t *o = json_object(), *cs = json_array();
 	np_cpuset all, excl;
 	np_nodemask mems = 0;
-	struct np_pools p;
 
 	np_cpuset_zero(&all);
 	np_cpuset_zero(&excl);
-	np_state_pools(st, &p);
 	for (int i = 0; i < a->ncontainers; i++) {
 		const struct np_container_alloc *c = &a->c[i];
 		json_t *co, *dv = json_object();
 		np_cpuset eff;
-		effective_cpus(st, a, c, &eff);
+		effective_cpus(st, pp, a, c, &eff);
 		np_cpuset_or(&all, &all, &eff);
 		if (c->exclusive)
 			np_cpuset_or(&excl, &excl, &c->cpus);
@@ -155,7 +162,7 @@ json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 		json_object_set_new(
 		    o, "cpuSharedPools",
 		    shared_pools_json(
-			st, a->qos_class == NP_QOS_BE ? &p.be : &p.shared, 0));
+			st, a->qos_class == NP_QOS_BE ? &pp->be : &pp->shared, 0));
 	json_object_set_new(o, "containers", cs);
 	return o;
 }

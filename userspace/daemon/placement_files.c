@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Placement files: a workload can read what it got. Each admitted
+ * workload whose cgroup was written has RUN_DIR/workloads/NAME.json, the
+ * same object `numaplace status --json` lists for it (name, cgroup, qos,
+ * class, cpuset, exclusive, mems, containers with their cpuset, mems,
+ * NUMA hint and devices, and the shared pools per NUMA node for a shared
+ * workload). It is replaced atomically when its content changes (a shared
+ * workload's pool changes with every exclusive admission and release)
+ * and removed on release; files of workloads the state does not know are
+ * removed at the first cycle.
+ */
+#include "daemon_internal.h"
+#include "basic/fileio.h"
+#include "numaplace/admit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SUBDIR "/workloads"
+
+/* FNV-1a, 64 bits; never 0 (0 means "no file"). */
+static uint64_t hash_text(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static bool enabled(const struct np_daemon *d)
+{
+	return d->cfg.placement_files && d->cfg.run_dir[0];
+}
+
+/* The directory, created when missing; -1 (logged once a change) when it
+ * cannot be opened. */
+static int open_dir(struct np_daemon *d)
+{
+	char path[NP_PATH_MAX + sizeof(SUBDIR)];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s" SUBDIR, d->cfg.run_dir);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if ((r = np_mkdir_p(path, 0755))) {
+			errno = -r;
+		} else {
+			fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+	}
+	if (fd < 0 && !d->placement_said) {
+		np_log(LOG_ERR, "placement files: %s: %s", path,
+		       strerror(errno));
+		d->placement_said = true;
+	}
+	return fd;
+}
+
+/* True when name (a directory entry) is NAME.json of a known workload. */
+static bool known_file(struct np_daemon *d, const char *file)
+{
+	char name[NP_NAME_MAX];
+	size_t n = strlen(file);
+
+	if (n <= 5 || n - 5 >= sizeof(name) || strcmp(file + n - 5, ".json"))
+		return false;
+	memcpy(name, file, n - 5);
+	name[n - 5] = '\0';
+	return np_state_find(&d->st, name) >= 0;
+}
+
+/* Files left by an earlier run (workloads released while it was down,
+ * temporary files of a write it did not finish). */
+static void sweep(struct np_daemon *d, int dfd)
+{
+	int fd = dup(dfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(dir))) {
+		size_t n = strlen(e->d_name);
+		bool ours = (n > 5 && !strcmp(e->d_name + n - 5, ".json")) ||
+			    (n > 9 && !strcmp(e->d_name + n - 9, ".json.tmp"));
+		/* only what this file's writer makes */
+		if (e->d_type == DT_REG && ours && !known_file(d, e->d_name))
+			unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(dir);
+}
+
+static int write_one(struct np_daemon *d, int dfd, const struct np_pools *p,
+		     const struct np_workload_alloc *a, struct np_wl_meta *m)
+{
+	char file[NP_NAME_MAX + 8];
+	json_t *o = np_workload_alloc_to_json_with(&d->st, p, a);
+	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	uint64_t h;
+	int r = 0;
+
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	h = hash_text(text);
+	if (h != m->placement_hash) {
+		size_t len = strlen(text);
+		text[len] = '\n'; /* json_dumps' NUL: the file ends a line */
+		snprintf(file, sizeof(file), "%s.json", a->req.name);
+		r = np_write_atomic_at(dfd, file, text, len + 1, 0644);
+		if (!r)
+			m->placement_hash = h;
+		else
+			np_log(LOG_ERR, "placement file of %s: %s",
+			       a->req.name, strerror(-r));
+	}
+	free(text);
+	return r;
+}
+
+void np_daemon_placement_files(struct np_daemon *d)
+{
+	struct np_pools p;
+	bool pending = false;
+	int dfd;
+
+	if (!enabled(d) || (d->placement_swept &&
+			    d->placement_done == d->placement_gen))
+		return;
+	if ((dfd = open_dir(d)) < 0)
+		return;
+	if (!d->placement_swept) {
+		sweep(d, dfd);
+		d->placement_swept = true;
+	}
+	np_state_pools(&d->st, &p);
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_workload_alloc *a = &d->st.w[i];
+		struct np_wl_meta *m = np_meta_find(d, a->req.name);
+		if (!m || !m->established) {
+			pending = true; /* not in force yet */
+			continue;
+		}
+		if (write_one(d, dfd, &p, a, m))
+			pending = true;
+	}
+	close(dfd);
+	if (!pending)
+		d->placement_done = d->placement_gen;
+}
+
+void np_daemon_placement_remove(struct np_daemon *d, const char *name)
+{
+	char path[NP_PATH_MAX + sizeof(SUBDIR) + NP_NAME_MAX + 8];
+
+	d->placement_gen++; /* the shared pools changed */
+	if (!enabled(d))
+		return;
+	snprintf(path, sizeof(path), "%s" SUBDIR "/%s.json", d->cfg.run_dir,
+		 name);
+	if (unlink(path) && errno != ENOENT)
+		np_log(LOG_ERR, "placement file %s: %s", path, strerror(errno));
+}
