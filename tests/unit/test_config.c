@@ -309,6 +309,37 @@ static void test_oci_hook(void **state)
 	    "config.oci_hook.timeout: unknown field");
 }
 
+/* run_dir: the socket's directory unless given; placement_files on. */
+static void test_run_dir(void **state)
+{
+	struct np_config c;
+	char err[256];
+	json_t *j = json_object();
+	(void)state;
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.run_dir, "/run/numaplace");
+	assert_true(c.placement_files);
+	json_decref(j);
+	j = json_loads("{\"socket\": \"/tmp/np/x.sock\"}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.run_dir, "/tmp/np");
+	json_decref(j);
+	j = json_loads("{\"socket\": \"/x.sock\"}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.run_dir, "/");
+	json_decref(j);
+	j = json_loads("{\"run_dir\": \"/var/run/np\", \"placement_files\": "
+		       "false}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_string_equal(c.run_dir, "/var/run/np");
+	assert_false(c.placement_files);
+	json_decref(j);
+	j = json_loads("{\"run_dir\": \"np\"}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "config.run_dir: \"np\" must be an absolute path");
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_host_isolation),
 		cmocka_unit_test(test_oci_hook),
+		cmocka_unit_test(test_run_dir),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }
