@@ -235,6 +235,9 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 void np_daemon_fini(struct np_daemon *d);
 /* One reconcile cycle: specs, vanished cgroups, drift; 0 or -errno. */
 int np_daemon_reconcile(struct np_daemon *d);
+/* Bring RUN_DIR/workloads/NAME.json up to date with the state (after the
+ * loop answered; nothing to do when no save happened since the last). */
+void np_daemon_placement_files(struct np_daemon *d);
 /* The event loop; returns when stopped. */
 int np_daemon_run(struct np_daemon *d);
 /* Handle one control request (exposed for tests). */

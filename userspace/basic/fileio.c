@@ -3,6 +3,7 @@
 #include "numaplace/cleanup.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -100,8 +101,8 @@ int np_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int np_write_atomic_at(int dirfd, const char *name, const void *data,
-		       size_t len, mode_t mode)
+static int replace_at(int dirfd, const char *name, const void *data,
+		      size_t len, mode_t mode, bool durable)
 {
 	char tmp[PATH_MAX];
 	int fd, r;
@@ -113,7 +114,7 @@ int np_write_atomic_at(int dirfd, const char *name, const void *data,
 	if (fd < 0)
 		return -errno;
 	r = np_write_all(fd, data, len);
-	if (r == 0 && fsync(fd))
+	if (r == 0 && durable && fsync(fd))
 		r = -errno;
 	if (close(fd) && r == 0)
 		r = -errno;
@@ -123,6 +124,8 @@ int np_write_atomic_at(int dirfd, const char *name, const void *data,
 		unlinkat(dirfd, tmp, 0);
 		return r;
 	}
+	if (!durable)
+		return 0;
 	/* The rename itself is durable once the directory is synced. */
 	fd = dirfd == AT_FDCWD ? open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 			       : dup(dirfd);
@@ -131,6 +134,18 @@ int np_write_atomic_at(int dirfd, const char *name, const void *data,
 	r = fsync(fd) ? -errno : 0;
 	close(fd);
 	return r;
+}
+
+int np_write_atomic_at(int dirfd, const char *name, const void *data,
+		       size_t len, mode_t mode)
+{
+	return replace_at(dirfd, name, data, len, mode, true);
+}
+
+int np_replace_at(int dirfd, const char *name, const void *data, size_t len,
+		  mode_t mode)
+{
+	return replace_at(dirfd, name, data, len, mode, false);
 }
 
 int np_mkdir_p(const char *path, mode_t mode)

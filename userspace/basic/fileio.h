@@ -37,6 +37,12 @@ int np_write_all(int fd, const void *buf, size_t len);
 int np_write_atomic_at(int dirfd, const char *name, const void *data,
 		       size_t len, mode_t mode);
 
+/* The same without the fsyncs: atomic (a reader sees the old or the new
+ * content, never a part) but not durable, for files that are made again
+ * after a crash (e.g. in /run). */
+int np_replace_at(int dirfd, const char *name, const void *data, size_t len,
+		  mode_t mode);
+
 /* mkdir -p: parents get 0755, the last component mode. An existing
  * directory is fine; an existing non-directory is -ENOTDIR. */
 int np_mkdir_p(const char *path, mode_t mode);

@@ -394,12 +394,14 @@ static json_t *handle_request(void *ctx, const json_t *req)
 	return np_daemon_handle(ctx, req);
 }
 
-/* What others read of the daemon, after each wakeup: the /metrics
- * snapshot and the export files. */
+/* What others read of the daemon, after each wakeup (requests are
+ * answered by then): the /metrics snapshot, the export files and the
+ * placement files. */
 static void publish(struct np_daemon *d)
 {
 	np_daemon_metrics(d);
 	np_daemon_export_files(d);
+	np_daemon_placement_files(d);
 }
 
 int np_daemon_run(struct np_daemon *d)

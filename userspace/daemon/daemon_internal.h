@@ -115,10 +115,7 @@ json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
 
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
-/* placement_files.c: bring RUN_DIR/workloads up to date with the state
- * (after a cycle; nothing to do when no save happened since the last);
- * remove a released workload's file. */
-void np_daemon_placement_files(struct np_daemon *d);
+/* placement_files.c: remove a released workload's file. */
 void np_daemon_placement_remove(struct np_daemon *d, const char *name);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);
 

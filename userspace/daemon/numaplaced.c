@@ -179,7 +179,12 @@ int main(int argc, char **argv)
 			       ? 2
 			       : 1;
 	}
-	r = once ? np_daemon_reconcile(&d) : np_daemon_run(&d);
+	if (once) {
+		r = np_daemon_reconcile(&d);
+		np_daemon_placement_files(&d);
+	} else {
+		r = np_daemon_run(&d);
+	}
 	np_daemon_fini(&d);
 	return r ? 1 : 0;
 }

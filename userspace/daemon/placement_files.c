@@ -8,7 +8,9 @@
  * workload). It is replaced atomically when its content changes (a shared
  * workload's pool changes with every exclusive admission and release)
  * and removed on release; files of workloads the state does not know are
- * removed at the first cycle.
+ * removed at the first cycle. Written after the loop has answered (not in
+ * an admission's path) and not fsynced: /run does not outlive a reboot,
+ * and a restarted daemon writes every file again.
  */
 #include "daemon_internal.h"
 #include "basic/fileio.h"
@@ -116,12 +118,17 @@ static int write_one(struct np_daemon *d, int dfd, const struct np_pools *p,
 		size_t len = strlen(text);
 		text[len] = '\n'; /* json_dumps' NUL: the file ends a line */
 		snprintf(file, sizeof(file), "%s.json", a->req.name);
-		r = np_write_atomic_at(dfd, file, text, len + 1, 0644);
-		if (!r)
+		r = np_replace_at(dfd, file, text, len + 1, 0644);
+		if (!r) {
 			m->placement_hash = h;
-		else
-			np_log(LOG_ERR, "placement file of %s: %s",
+		} else if (!d->placement_said) {
+			/* once until a write succeeds again (a full or
+			 * read-only run_dir) */
+			np_log(LOG_ERR, "placement file of %s: %s (tried "
+			       "again at the next change)",
 			       a->req.name, strerror(-r));
+			d->placement_said = true;
+		}
 	}
 	free(text);
 	return r;
@@ -130,7 +137,7 @@ static int write_one(struct np_daemon *d, int dfd, const struct np_pools *p,
 void np_daemon_placement_files(struct np_daemon *d)
 {
 	struct np_pools p;
-	bool pending = false;
+	bool failed = false;
 	int dfd;
 
 	if (!enabled(d) || (d->placement_swept &&
@@ -142,20 +149,20 @@ void np_daemon_placement_files(struct np_daemon *d)
 		sweep(d, dfd);
 		d->placement_swept = true;
 	}
+	/* Workloads not in force yet get theirs after the cycle that writes
+	 * their cgroup (it saves the state: a new generation); failed writes
+	 * are tried again at the next generation. */
 	np_state_pools(&d->st, &p);
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
 		struct np_wl_meta *m = np_meta_find(d, a->req.name);
-		if (!m || !m->established) {
-			pending = true; /* not in force yet */
-			continue;
-		}
-		if (write_one(d, dfd, &p, a, m))
-			pending = true;
+		if (m && m->established && write_one(d, dfd, &p, a, m))
+			failed = true;
 	}
 	close(dfd);
-	if (!pending)
-		d->placement_done = d->placement_gen;
+	if (!failed)
+		d->placement_said = false;
+	d->placement_done = d->placement_gen;
 }
 
 void np_daemon_placement_remove(struct np_daemon *d, const char *name)

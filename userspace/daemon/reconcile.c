@@ -760,7 +760,6 @@ done:
 	free_desired(v, n);
 	if (d->dirty)
 		np_daemon_save(d);
-	np_daemon_placement_files(d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	d->last_cycle.time = time(NULL);
 	d->last_cycle.writes = writes;
