@@ -52,6 +52,10 @@ wait_for 10 is_eff web 2-3
 assert_eq "$(cat $CGP/web/cpuset.mems.effective)" 0 "web mems"
 wait_for 10 is_eff shared 0-1,4-7
 log "LSE web got 2-3 (one core, node 0); shared lost exactly 2-3"
+# what each got, for the workload to read (run_dir: the socket's directory)
+wait_for 10 grep -q '"cpuset": "2-3"' /run/workloads/web.json
+wait_for 10 grep -q '"cpuset": "0-1,4-7"' /run/workloads/shared.json
+log "placement files: web.json says 2-3, shared.json 0-1,4-7"
 
 P=$(spawn_sleeper)
 cg_move "$P" numaplace.slice/web
@@ -81,6 +85,8 @@ log "drift repaired"
 # --- release: CPUs return, shared widens --------------------------------------
 rm -f $ETC/specs/db.json
 wait_for 10 is_eff shared 0-1,4-7
+wait_for 10 test ! -e /run/workloads/db.json
+wait_for 10 grep -q '"cpuset": "0-1,4-7"' /run/workloads/shared.json
 
 # --- a workload cgroup removed by hand releases its allocation ---------------
 kill "$P"
