@@ -90,7 +90,8 @@ static void print_pct(const char *what, double *v, int n)
  * socket hop: that adds about 0.1 ms (np-ctl-latency in the VM). "then
  * files": the placement files the loop writes after answering (every
  * shared workload's file follows its pool). */
-static void durable_admits(struct np_daemon *d)
+static void durable_admits(struct np_daemon *d, const char *qos,
+			   const char *cpu)
 {
 	int n = 50, fails = 0, err_fd, null_fd;
 	double *a, *r, *pf;
@@ -109,8 +110,8 @@ static void durable_admits(struct np_daemon *d)
 	for (int i = 0; i < n; i++) {
 		json_t *ad = json_pack(
 			"{s:s,s:{s:s,s:s,s:[{s:s,s:s}]}}", "op", "admit", "spec",
-			"name", "lat-bench", "qos", "LSE", "containers", "name",
-			"m", "cpu", "1");
+			"name", "lat-bench", "qos", qos, "containers", "name",
+			"m", "cpu", cpu);
 		json_t *rel = json_pack("{s:s,s:s}", "op", "release", "name",
 					"lat-bench");
 		double t0 = now_ms();
@@ -137,11 +138,11 @@ static void durable_admits(struct np_daemon *d)
 	}
 	if (null_fd >= 0)
 		close(null_fd);
+	printf("        through the daemon, %s %s CPU:%s\n", qos, cpu,
+	       fails ? " (the node is full: rejected)" : "");
 	print_pct("admit+ack", a, n);
 	print_pct("release+ack", r, n);
 	print_pct("then files", pf, n);
-	if (fails)
-		printf("        %d requests not answered ok\n", fails);
 	free(a);
 	free(r);
 	free(pf);
@@ -274,7 +275,8 @@ static void run(int nworkloads)
 	       status_kb("VmHWM") / 1024.0, status_kb("VmRSS") / 1024.0,
 	       rss_admitted / 1024.0, rss_first / 1024.0);
 	fflush(stdout);
-	durable_admits(&d);
+	durable_admits(&d, "LSE", "1"); /* the shared pool shrinks */
+	durable_admits(&d, "LS", "500m");
 	fflush(stdout);
 	np_daemon_fini(&d);
 	np_topology_free(t);
