@@ -34,6 +34,16 @@ printf '{"name":"db","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp/
 out=$("$build/numaplace" admit -f "$tmp/db.json" --socket "$tmp/np.sock")
 check "CLI admit: db gets one whole core" test "$out" != "${out#admitted db: cpuset 1,5}"
 check "shared web lost db's CPUs" waitfor web 0,2-4,6-7
+# the same request again (a client retrying): its allocation, nothing saved
+before=$(md5sum <"$tmp/state/state.json")
+out=$("$build/numaplace" admit -f "$tmp/db.json" --socket "$tmp/np.sock")
+check "CLI admit of db again: its allocation, said ($(tail -1 <<<"$out"))" \
+	grep -q '^(admitted already with this request: nothing changed)$' <<<"$out"
+check "  the answer names db's CPUs" test "$out" != "${out#admitted db: cpuset 1,5}"
+check "  nothing saved" test "$(md5sum <"$tmp/state/state.json")" = "$before"
+printf '{"name":"db","qos":"LSE","containers":[{"name":"m","cpu":"4"}]}' >"$tmp/db4.json"
+"$build/numaplace" admit -f "$tmp/db4.json" --socket "$tmp/np.sock" >"$tmp/db4.out" 2>&1
+check "db with another request: refused (exit $?)" grep -q 'workload "db" is already admitted' "$tmp/db4.out"
 check "db's placement file: cpuset 1,5 ($(pf db cpuset))" pfwait db 1,5
 check "db's placement file: exclusive, mems $(pf db mems), cgroup $(pf db cgroup)" \
 	test "$(pf db exclusive) $(pf db cgroup)" = "true db"

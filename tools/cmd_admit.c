@@ -84,10 +84,14 @@ int cmd_admit(int argc, char **argv)
 				"numaplaced: decision.admitted is missing\n");
 		goto out;
 	}
-	if (as_json)
+	if (as_json) {
 		cli_print_json(dec);
-	else
+	} else {
 		np_decision_render(dec, stdout);
+		if (json_is_true(json_object_get(resp, "again")))
+			printf("(admitted already with this request: nothing "
+			       "changed)\n");
+	}
 	rc = json_is_true(json_object_get(dec, "admitted")) ? NP_EXIT_OK
 							    : NP_EXIT_FAIL;
 out:

@@ -117,24 +117,37 @@ int np_daemon_container_check(struct np_daemon *d,
 }
 
 /*
- * The same container asked for again with the same request (a runtime
- * calling both prestart and createRuntime, a hook retried after a
- * timeout): its allocation, as the kubelet's Allocate answers a container
- * it knows. true with dec filled; false for anything else (a different
- * request goes through admission, which refuses a taken name).
+ * The same workload or container asked for again with the same request (a
+ * client retrying after a lost answer, a runtime calling both prestart and
+ * createRuntime, a hook retried after a timeout): its allocation, as the
+ * kubelet's Allocate answers a container it knows. A container is found by
+ * its id, anything else by its name among the workloads admitted through
+ * the socket (a spec file's is refused as before). true with dec filled;
+ * false for
+ * anything else (a different request goes through admission, which
+ * refuses a taken name).
  */
-bool np_daemon_container_again(struct np_daemon *d, const json_t *spec,
-			       struct np_decision *dec)
+bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
+			   struct np_decision *dec)
 {
-	const char *id = json_string_value(
-	    json_object_get(json_object_get(spec, "container"), "id"));
+	const json_t *ctr = json_object_get(spec, "container");
+	const char *id = json_string_value(json_object_get(ctr, "id"));
+	const char *name = json_string_value(json_object_get(spec, "name"));
 	struct np_workload_req w;
 	json_t *a, *b;
 	bool same;
 	char err[256];
 	int i;
 
-	if (!id || (i = np_daemon_find_container(d, id)) < 0)
+	if (ctr) {
+		i = id ? np_daemon_find_container(d, id) : -1;
+	} else {
+		/* only one admitted through the socket: a spec file's
+		 * workload is not the socket's to answer for */
+		const struct np_wl_meta *m = name ? np_meta_find(d, name) : NULL;
+		i = m && !S(m->spec_file)[0] ? np_state_find(&d->st, name) : -1;
+	}
+	if (i < 0)
 		return false;
 	if (np_workload_req_from_json(&w, spec, "spec", err, sizeof(err))) {
 		np_workload_req_free(&w);

@@ -67,10 +67,10 @@ int np_daemon_container_check(struct np_daemon *d,
 			      size_t len);
 /* The workload of an OCI container id, or -1. */
 int np_daemon_find_container(const struct np_daemon *d, const char *id);
-/* The same container admitted again with the same request: true with its
- * allocation in dec (nothing changes). */
-bool np_daemon_container_again(struct np_daemon *d, const json_t *spec,
-			       struct np_decision *dec);
+/* The same workload or container admitted again with the same request:
+ * true with its allocation in dec (nothing changes). */
+bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
+			   struct np_decision *dec);
 
 /* hostiso_phase.c: IRQs, workqueues and kernel threads off the CPUs of
  * the workloads config.host_isolation names (applied when that set

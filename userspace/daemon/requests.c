@@ -102,7 +102,7 @@ static json_t *op_admit(struct np_daemon *d, const json_t *req)
 
 	if (!json_is_object(spec))
 		return np_ctl_error("spec: expected a workload spec object");
-	if (np_daemon_container_again(d, spec, &dec)) {
+	if (np_daemon_admit_again(d, spec, &dec)) {
 		res = json_pack("{s:b,s:o,s:b}", "ok", 1, "decision",
 				np_decision_to_json(&d->st, &dec), "again", 1);
 		np_daemon_reconcile(d); /* in force when answered */
