@@ -58,8 +58,14 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 # Everything in one archive, for tests and benchmarks.
 LIB := $(BUILD)/libnumaplace.a
 
-CLI_SRCS := $(wildcard tools/*.c)
+CLI_SRCS := $(filter-out tools/oci_hook_main.c,$(wildcard tools/*.c))
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+# The OCI hook as a program of its own: `numaplace oci-hook` linked with
+# jansson and libc only (the archives give it only the objects it calls;
+# one that needs hwloc, libbpf or libsystemd makes its link fail).
+HOOK_OBJS := $(patsubst %.c,$(BUILD)/%.o,tools/oci_hook_main.c \
+	tools/cmd_oci_hook.c tools/cli_args.c)
+HOOK_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null) -lm
 
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_OBJS := $(SUPPORT_SRCS:%.c=$(BUILD)/%.o)
@@ -72,7 +78,7 @@ BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 # a chosen node from a chosen CPU, like numatop's mgen).
 MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
-all: $(BUILD)/numaplace $(BUILD)/numaplaced $(MEMTOUCH)
+all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOUCH)
 .PHONY: fuzz fuzz-bins check-fuzz-replay
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm soak bench bench-systemd demo clean format
@@ -112,6 +118,9 @@ $(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 
 $(BUILD)/numaplace: $(CLI_OBJS) $(LAYER_LIBS)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LAYER_LIBS) $(NP_LDLIBS) $(LDLIBS)
+
+$(BUILD)/numaplace-oci-hook: $(HOOK_OBJS) $(LAYER_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(HOOK_OBJS) $(LAYER_LIBS) $(HOOK_LDLIBS) $(LDLIBS)
 
 $(BUILD)/numaplaced: $(BUILD)/userspace/daemon/numaplaced.o $(LAYER_LIBS)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LAYER_LIBS) $(NP_LDLIBS) $(LDLIBS)
@@ -251,7 +260,8 @@ check:
 # the OCI hook's latency (tests/vm/systemd/bench/91-hook-latency.sh).
 bench-systemd: all $(BUILD)/np-ctl-latency
 	$(Q)tests/vm/systemd/run.sh --topology 2node --scenarios tests/vm/systemd/bench \
-		--bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace --bin $(BUILD)/np-ctl-latency --timeout 2400 --quiet
+		--bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace --bin $(BUILD)/numaplace-oci-hook \
+		--bin $(BUILD)/np-ctl-latency --timeout 2400 --quiet
 	$(Q)grep -h '^\[90-admit-latency\] #' build/vm/last-sd-2node.log
 	$(Q)grep -h '^\[91-hook-latency\] #' build/vm/last-sd-2node.log || true
 

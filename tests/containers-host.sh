@@ -6,12 +6,20 @@
 # or removes it, refuses what it cannot keep exclusive, releases by
 # container id (a no-op for an unknown one) and when the runtime removed
 # the cgroup, and keeps the workload across a restart. Under valgrind.
+# Then the OCI hook as runtimes run it (numaplace-oci-hook, and
+# `numaplace oci-hook`, which must answer the same): a createRuntime and
+# poststop round trip and a fail-closed rejection, for a process in a
+# cgroup v2 group that the fake tree mirrors (this shell's if it is in
+# one; else, as root, a sleeper moved into a new group; else skipped).
 # Prints "containers-host: N passed, N failed".
 set -uo pipefail
 build=${1:-build}
 tmp=$(mktemp -d /tmp/np-containers-XXXXXX)
 dpid=
-trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; [ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
+spid= grp=
+trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; [ -n "$spid" ] && kill "$spid" 2>/dev/null
+	[ -n "$grp" ] && { wait "$spid" 2>/dev/null; rmdir "$grp"; }
+	[ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/host-lib.sh"
 cg=$tmp/cg
 sock=$tmp/np.sock
@@ -58,6 +66,7 @@ admit() { "$build/numaplace" admit -f "$tmp/$1.json" --socket "$sock"; }
 cpus() { cat "$cg/$1/cpuset.cpus" 2>/dev/null; }
 waitfor() { for _ in $(seq 50); do [ "$(cpus "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
 status() { "$build/numaplace" status --json --socket "$sock"; }
+jqs() { jq -e "$@" >/dev/null; } # quiet: check's own "ok" line is on stdout
 
 start
 check "control socket up" test -S "$sock"
@@ -75,7 +84,7 @@ check "a second LSE container gets other CPUs ($out)" test "$out" != "${out#admi
 check "its cgroup holds them" waitfor np/ctr2 2,6
 st=$(status)
 check "status shows the container id and cgroup" \
-	jq -e '.workloads[] | select(.container_id == "ctr2" and .cgroup == "/np/ctr2")' <<<"$st" >/dev/null
+	jqs '.workloads[] | select(.container_id == "ctr2" and .cgroup == "/np/ctr2")' <<<"$st"
 spec c4 c4 /host.slice/np-c4.scope/container LS 500m
 out=$(admit c4)
 check "a shared container inside host.slice is admitted ($out)" test "$out" != "${out#admitted c4}"
@@ -146,6 +155,84 @@ check "a container whose cgroup vanished is released" grep -q 'released c2 (cgro
 check "  its CPUs are back in the shared pool" waitfor host.slice 0-7
 check "  and no cgroup was made again for it" test ! -e "$cg/np/ctr2"
 
+# the OCI hook: a process in a cgroup v2 group, mirrored in the fake tree
+hookpid= hookcg=
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+cg2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+if [ -n "$own" ] && [ "$own" != / ]; then
+	hookpid=$$ hookcg=$own
+elif [ -n "$cg2" ] && [ "$(id -u)" = 0 ] && mkdir "$cg2/np-containers-$$" 2>/dev/null; then
+	grp=$cg2/np-containers-$$
+	sleep 3600 &
+	spid=$!
+	echo "$spid" >"$grp/cgroup.procs" && hookpid=$spid hookcg=/np-containers-$$
+fi
+if [ -z "$hookpid" ]; then
+	echo "skip the OCI hook cases: this shell is in the root cgroup and cannot make a group"
+else
+	mkcg "${hookcg#/}"
+	mkdir -p "$tmp/bundle"
+	printf '{"ociVersion":"1.0.2","linux":{"cgroupsPath":"%s"}}' "$hookcg" >"$tmp/bundle/config.json"
+	# the socket and cgroup root from numaplaced's config, the log in $tmp
+	jq --arg log "$tmp/hook.log" '.oci_hook = {"timeout_ms": 20000, "log_file": $log}' \
+		"$tmp/np.json" >"$tmp/hook.json"
+	ocistate() { # ID ANNOTATIONS
+		printf '{"ociVersion":"1.0.2","id":"%s","pid":%d,"bundle":"%s","status":"created","annotations":%s}' \
+			"$1" "$hookpid" "$tmp/bundle" "$2"
+	}
+	lean=("$build/numaplace-oci-hook")
+	cli=("$build/numaplace" oci-hook)
+	for h in lean cli; do
+		declare -n hk=$h
+		id=oh-$h-0123
+		ocistate "$id" '{"numaplace.io/qos":"LSE","numaplace.io/cpus":"2","numaplace.io/workload":"oh-'$h'"}' >"$tmp/st.json"
+		"${hk[@]}" createRuntime -c "$tmp/hook.json" <"$tmp/st.json" >"$tmp/oh.out" 2>&1
+		check "$h hook createRuntime: exit 0, nothing said (exit $?: $(head -c 300 "$tmp/oh.out"))" \
+			test $? -eq 0 -a ! -s "$tmp/oh.out"
+		check "  the container's cgroup holds its exclusive CPUs on return" test "$(cpus "${hookcg#/}")" = 1,5
+		check "  numaplaced has it, by container id and cgroup" \
+			jqs --arg id "$id" --arg cg "$hookcg" --arg n "oh-$h" \
+			'.workloads[] | select(.name == $n and .container_id == $id and .cgroup == $cg)' <<<"$(status)"
+		check "  the shared cgroup gave them up" waitfor host.slice 0,2-4,6-7
+		printf '{"ociVersion":"1.0.2","id":"%s","pid":null,"bundle":"%s","status":"stopped"}' "$id" "$tmp/bundle" >"$tmp/st.json"
+		"${hk[@]}" poststop -c "$tmp/hook.json" <"$tmp/st.json" >"$tmp/oh.out" 2>&1
+		check "$h hook poststop: exit 0, nothing said (exit $?: $(head -c 300 "$tmp/oh.out"))" \
+			test $? -eq 0 -a ! -s "$tmp/oh.out"
+		check "  numaplaced released it" \
+			jqs --arg id "$id" 'all(.workloads[]; .container_id != $id)' <<<"$(status)"
+		check "  its CPUs are back in the shared pool" waitfor host.slice 0-7
+		unset -n hk
+	done
+	# fail-closed: rejected, exit 1, the reason said and logged, nothing changed
+	before=$(md5sum <"$tmp/state/state.json") cpus0=$(cpus "${hookcg#/}")
+	ocistate oh-closed '{"numaplace.io/qos":"LSE","numaplace.io/cpus":"7","numaplace.io/on-failure":"fail-closed"}' >"$tmp/st.json"
+	for h in lean cli; do
+		declare -n hk=$h
+		"${hk[@]}" createRuntime -c "$tmp/hook.json" <"$tmp/st.json" >"$tmp/oh-$h.out" 2>&1
+		echo "exit $?" >>"$tmp/oh-$h.out"
+		unset -n hk
+	done
+	check "lean hook fail-closed: exit 1 ($(tr '\n' ' ' <"$tmp/oh-lean.out" | head -c 300))" \
+		test "$(tail -n 1 "$tmp/oh-lean.out")" = "exit 1"
+	check "  saying so: numaplace oci-hook: oh-closed: fail-closed: oh-closed rejected (resource cpu)" \
+		grep -q '^numaplace oci-hook: oh-closed: fail-closed: oh-closed rejected (resource cpu): ' "$tmp/oh-lean.out"
+	check "  logged in the config's oci_hook.log_file" \
+		grep -q ' createRuntime oh-closed fail-closed: oh-closed rejected (resource cpu): ' "$tmp/hook.log"
+	check "  the same message and exit code as numaplace oci-hook" cmp -s "$tmp/oh-lean.out" "$tmp/oh-cli.out"
+	check "  numaplaced's state and the cgroup unchanged" \
+		test "$(md5sum <"$tmp/state/state.json")" = "$before" -a "$(cpus "${hookcg#/}")" = "$cpus0"
+	# bad usage, and --help: the same from both
+	for h in lean cli; do
+		declare -n hk=$h
+		{ "${hk[@]}" </dev/null; echo "exit $?"; "${hk[@]}" --bogus createRuntime; echo "exit $?"
+		  "${hk[@]}" --help; echo "exit $?"; } >"$tmp/oh-$h.use" 2>&1
+		unset -n hk
+	done
+	check "lean hook without a STAGE: exit 2, STAGE is required" \
+		grep -qx 'numaplace oci-hook: STAGE is required (createRuntime, prestart or poststop; see .numaplace oci-hook --help.)' "$tmp/oh-lean.use"
+	check "  bad usage and --help as numaplace oci-hook's" cmp -s "$tmp/oh-lean.use" "$tmp/oh-cli.use"
+fi
+
 # survives a restart
 spec c3 ctr3 /np/ctr3 LSE 2
 admit c3 >/dev/null
@@ -165,7 +252,7 @@ check "the state keeps the container" grep -q '"id": "ctr3"' "$tmp/state/state.j
 start
 st=$(status)
 check "after a restart c3 is still the container ctr3's" \
-	jq -e '.workloads[] | select(.name == "c3" and .container_id == "ctr3")' <<<"$st" >/dev/null
+	jqs '.workloads[] | select(.name == "c3" and .container_id == "ctr3")' <<<"$st"
 check "  on the same CPUs" waitfor np/ctr3 1,5
 stop
 check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

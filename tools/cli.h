@@ -29,10 +29,11 @@ int cmd_export(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
 /* Why a workload got its CPUs (numaplace/explain.h). */
 int cmd_explain(int argc, char **argv);
-/* The OCI runtime hook: createRuntime/prestart admit, poststop releases. */
+/* The OCI runtime hook: createRuntime/prestart admit, poststop releases;
+ * also the whole of numaplace-oci-hook (oci_hook_main.c). */
 int cmd_oci_hook(int argc, char **argv);
 
-/* ---- shared by the subcommands (cli_common.c) ---- */
+/* ---- shared by the subcommands (cli_args.c, cli_common.c) ---- */
 
 /* For getopt's 'h' (usage on stdout, NP_EXIT_OK) and anything unknown
  * (usage on stderr, NP_EXIT_USAGE): the exit code. */

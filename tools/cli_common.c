@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What the subcommands share: usage exits, operands, numaplaced requests,
- * loading a topology or a JSON file. */
+/* What the subcommands share: numaplaced requests, loading a topology or
+ * a JSON file (usage exits and operands: cli_args.c). */
 #include "cli.h"
 #include "numaplace/ctl.h"
 #include "numaplace/topology.h"
@@ -8,26 +8,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-int cli_usage(void (*usage)(FILE *f), int c)
-{
-	if (c == 'h') {
-		usage(stdout);
-		return NP_EXIT_OK;
-	}
-	usage(stderr);
-	return NP_EXIT_USAGE;
-}
-
-bool cli_no_operands(const char *cmd, int argc, char **argv)
-{
-	if (optind == argc)
-		return true;
-	fprintf(stderr, "numaplace %s: unexpected argument '%s'\n", cmd,
-		argv[optind]);
-	return false;
-}
 
 int cli_ctl_request(const char *cmd, const char *sock, const json_t *req,
 		    json_t **resp)

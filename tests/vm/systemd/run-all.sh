@@ -2,7 +2,8 @@
 # tests/vm/systemd/run-all.sh [BUILD_DIR]
 #
 # The systemd VM scenarios on every topology (part of `make check-vm`),
-# with BUILD_DIR/numaplaced and BUILD_DIR/numaplace.  Environment:
+# with BUILD_DIR/numaplaced, BUILD_DIR/numaplace and
+# BUILD_DIR/numaplace-oci-hook.  Environment:
 #   NP_SDVM_TOPOLOGIES  default "2node 4node"
 #   NP_SDVM_ARGS        extra run.sh arguments (e.g. "--only 20-*")
 #   NP_SDVM_4NODE_ONLY  scenarios run on 4node (default: those whose
@@ -14,7 +15,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
 args=(--timeout "${NP_SDVM_TIMEOUT:-2400}" --quiet)
-for b in numaplace numaplaced; do
+for b in numaplace numaplaced numaplace-oci-hook; do
 	[[ -x $build/$b ]] || { echo "systemd/run-all.sh: $build/$b missing (make first)" >&2; exit 2; }
 	args+=(--bin "$build/$b")
 done

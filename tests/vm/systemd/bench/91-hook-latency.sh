@@ -1,6 +1,6 @@
 #!/bin/bash
 # Benchmark (make bench-systemd; nothing asserted but that it ran): the
-# latency of `numaplace oci-hook` as crun's createRuntime and poststop
+# latency of numaplace-oci-hook (tools/oci) as crun's createRuntime and poststop
 # hooks, numaplaced under the systemd driver. N container starts (an LSE
 # container of one CPU, cgroupfs driver, its program `true`); the hook is
 # run by a wrapper that takes bash's clock ($EPOCHREALTIME, no fork) just
@@ -14,8 +14,7 @@ on_exit "systemctl stop numaplaced"
 N=${NP_BENCH_HOOK_N:-200}
 W=/run/np/91
 mkdir -p $W
-"$NPC" oci-hook --help >/dev/null 2>&1 || "$NPC" help 2>&1 | grep -q oci-hook ||
-	skip "this numaplace has no oci-hook command"
+[ -x "$NPHOOK" ] || fail "no $NPHOOK in the image (run.sh --bin BUILD/numaplace-oci-hook)"
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 10,
   "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
   "verify": {"enabled": "off"}'
@@ -25,7 +24,7 @@ cat >$W/hook <<EOF
 #!/bin/bash
 # stdin is passed on to the hook untouched
 t0=\$EPOCHREALTIME
-$NPC oci-hook "\$1"
+$NPHOOK "\$1"
 rc=\$?
 t1=\$EPOCHREALTIME
 echo "\$1 \$t0 \$t1 \$rc" >>$W/times
@@ -61,11 +60,11 @@ for mode in with without; do
 	tb=$SECONDS
 done
 # what starting the binary costs here (TCG): the same clock around
-# `numaplace oci-hook --help`
+# `numaplace-oci-hook --help`
 : >$W/exec
 for i in $(seq 1 50); do
 	t0=$EPOCHREALTIME
-	$NPC oci-hook --help >/dev/null
+	$NPHOOK --help >/dev/null
 	t1=$EPOCHREALTIME
 	echo "$t0 $t1" >>$W/exec
 done
@@ -81,9 +80,9 @@ pct() {
 }
 awk '$1 == "createRuntime" {print $2, $3}' $W/times >$W/create
 awk '$1 == "poststop" {print $2, $3}' $W/times >$W/poststop
-log "oci-hook createRuntime (admit, applied, checked in force): $(pct $W/create)"
-log "oci-hook poststop (release): $(pct $W/poststop)"
-log "numaplace oci-hook --help (exec and exit only): $(pct $W/exec)"
+log "numaplace-oci-hook createRuntime (admit, applied, checked in force): $(pct $W/create)"
+log "numaplace-oci-hook poststop (release): $(pct $W/poststop)"
+log "numaplace-oci-hook --help (exec and exit only): $(pct $W/exec)"
 log "crun run with the hooks: $(pct $W/run-with)"
 log "crun run without hooks: $(pct $W/run-without)"
 left=$("$NPC" status --json --socket "$SOCK" | jq -r '[.workloads[].name] | join(",")')

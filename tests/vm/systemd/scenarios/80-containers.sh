@@ -25,8 +25,7 @@ mkdir -p $W
 # the daemon is stopped first)
 on_exit "systemctl stop numaplaced; for c in \$(crun list -q 2>/dev/null); do crun kill \$c KILL; crun delete -f \$c; done; podman rm -f -a -t 0; rm -f /etc/containers/oci/hooks.d/*numaplace*"
 
-"$NPC" oci-hook --help >/dev/null 2>&1 || "$NPC" help 2>&1 | grep -q oci-hook ||
-	skip "this numaplace has no oci-hook command"
+[ -x "$NPHOOK" ] || fail "no $NPHOOK in the image (run.sh --bin BUILD/numaplace-oci-hook)"
 command -v crun >/dev/null || fail "crun is not in the image"
 command -v podman >/dev/null || fail "podman is not in the image"
 
@@ -86,10 +85,10 @@ cgtree() {
 # (its first action), then wait for /stop in its rootfs.
 PROG='grep Cpus_allowed_list /proc/self/status; while [ ! -e /stop ]; do sleep 0.1; done'
 # the hooks: tools/oci/config-snippet.json (the file users merge into a
-# bundle), numaplace's path changed to where the image has it
+# bundle), the hook's path changed to where the image has it
 SNIP=/sdtest/oci/config-snippet.json
 [ -f $SNIP ] || fail "no tools/oci/config-snippet.json in the image: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
-HOOKS=$(jq -c --arg p "$NPC" '.hooks | map_values(map(.path = $p))' $SNIP) || fail "jq on $SNIP"
+HOOKS=$(jq -c --arg p "$NPHOOK" '.hooks | map_values(map(.path = $p))' $SNIP) || fail "jq on $SNIP"
 assert_eq "$(jq -r '.hooks | keys | sort | join(",")' $SNIP)" "createRuntime,poststop" "stages of $SNIP"
 mkbundle() { # ID CG ANN [RES] [PROG]
 	local b=$W/b-$1 res=${4:-}
@@ -225,7 +224,7 @@ n=0
 for f in /sdtest/oci/*.json; do
 	[ -f "$f" ] || continue
 	jq -e '.hook.path and .stages' "$f" >/dev/null 2>&1 || continue
-	jq --arg p "$NPC" '.hook.path = $p' "$f" >/etc/containers/oci/hooks.d/50-numaplace-$(basename "$f")
+	jq --arg p "$NPHOOK" '.hook.path = $p' "$f" >/etc/containers/oci/hooks.d/50-numaplace-$(basename "$f")
 	n=$((n + 1))
 done
 ((n > 0)) || fail "no podman hooks.d file (a JSON with hook.path and stages) in tools/oci: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
@@ -318,7 +317,7 @@ mkbundle hand /np/hand "$(lse hand 1)"
 st='{"ociVersion":"1.0.2","id":"hand","pid":'$$',"root":"rootfs","bundle":"'$W/b-hand'","status":"created","annotations":{"numaplace.io/qos":"LSE"'
 hand() { # WHAT STDIN ERE
 	local rc=0
-	printf '%s' "$2" | "$NPC" oci-hook createRuntime >$W/hand.out 2>&1 || rc=$?
+	printf '%s' "$2" | "$NPHOOK" createRuntime >$W/hand.out 2>&1 || rc=$?
 	[ $rc != 0 ] || fail "oci-hook createRuntime with $1 exited 0 (fail-closed): $(cat $W/hand.out)"
 	grep -Eiq -- "$3" $W/hand.out || fail "oci-hook with $1: the message does not say it (/$3/): $(cat $W/hand.out)"
 	log "oci-hook with $1: exit $rc: $(head -n 1 $W/hand.out | head -c 300)"

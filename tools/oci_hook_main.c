@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * numaplace-oci-hook STAGE [OPTIONS]: `numaplace oci-hook` as a program of
+ * its own (cmd_oci_hook.c: same options, messages and exit codes), for
+ * runtimes that start it for every container. It links jansson and libc
+ * only, not the CLI's hwloc, libbpf and libsystemd, whose loading would
+ * cost the hook milliseconds at each start (README "Performance").
+ */
+#include "cli.h"
+
+int main(int argc, char **argv)
+{
+	char *none[] = {(char *)"oci-hook", NULL};
+
+	if (argc < 1) /* no argv[0] at all: "STAGE is required" */
+		return cmd_oci_hook(1, none);
+	/* as `numaplace oci-hook` passes it (getopt names argv[0]) */
+	argv[0] = none[0];
+	return cmd_oci_hook(argc, argv);
+}
