@@ -274,10 +274,10 @@ soak: all
 		--timeout 15000 --bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace \
 		--keep-log build/vm/soak.log
 
+# Every benchmark, then the targets' figures in one table (bench/run.sh,
+# bench/summary.sh; the log in build/bench.log).
 bench: $(BENCHES) all
-	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
-	$(Q)echo "== bench/drift_latency.sh"; bench/drift_latency.sh $(BUILD)
-	$(Q)echo "== bench/hook_latency.sh"; bench/hook_latency.sh $(BUILD)
+	$(Q)bench/run.sh $(BUILD) $(BENCHES)
 
 demo: deps all
 	$(Q)tools/demo.sh $(BUILD)

@@ -18,6 +18,7 @@
  *     as an intrusion by kind).
  * Prints figures; asserts nothing.
  */
+#include "figure.h"
 #include "numaplace/bpf_load.h"
 
 #include <bpf/bpf.h>
@@ -133,8 +134,10 @@ static void set_policy(struct np_bpf_loader *l, uint64_t cgid, int allowed_cpu)
 	bpf_map_update_elem(m->policy, &cgid, &pol, BPF_ANY);
 }
 
-static void measure(struct np_bpf_loader *l, const char *what, const char *cg,
-		    char *const argv[])
+/* Prints the figures of one run; the sched_switch program's ns per event
+ * (-1 when the run failed). */
+static double measure(struct np_bpf_loader *l, const char *what,
+		      const char *cg, char *const argv[])
 {
 	uint64_t n0[NPROGS] = {0}, c0[NPROGS] = {0}, n1[NPROGS] = {0},
 		 c1[NPROGS] = {0};
@@ -147,7 +150,7 @@ static void measure(struct np_bpf_loader *l, const char *what, const char *cg,
 		np_bpf_prog_stats(l, progs[i], &n1[i], &c1[i]);
 	if (t < 0 || c1[0] == c0[0]) {
 		printf("  %-44s failed (is %s installed?)\n", what, argv[0]);
-		return;
+		return -1;
 	}
 	printf("  %-44s %7.1f ns/event  (%llu events, %.2f s)\n", what,
 	       (double)(n1[0] - n0[0]) / (double)(c1[0] - c0[0]),
@@ -160,6 +163,7 @@ static void measure(struct np_bpf_loader *l, const char *what, const char *cg,
 				     : 0.0,
 		       (unsigned long long)(c1[i] - c0[i]));
 	printf("\n");
+	return (double)(n1[0] - n0[0]) / (double)(c1[0] - c0[0]);
 }
 
 /* CPU 1 owned by slot 1 (no policy: nothing runs as it), or by nobody. */
@@ -184,7 +188,7 @@ int main(int argc, char **argv)
 	int pairs = argc > 1 ? atoi(argv[1]) : 20, sfd;
 	struct stat st;
 	uint64_t parent_id, child_id;
-	double *d;
+	double *d, miss;
 
 	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK) ||
 	    find_cgroup2() || system("perf --version >/dev/null 2>&1")) {
@@ -212,7 +216,10 @@ int main(int argc, char **argv)
 		goto out;
 	set_policy(l, child_id, 0);
 	printf("== sched_switch program cost (bpf_stats; benchmark on CPU 1)\n");
-	measure(l, "miss path, sched pipe", NULL, pipe_argv);
+	miss = measure(l, "miss path, sched pipe", NULL, pipe_argv);
+	if (miss >= 0)
+		bench_figure("np_sched_switch miss path (bpf_stats), sched pipe",
+			     miss, "ns", 60);
 	measure(l, "miss path, sched messaging", NULL, msg_argv);
 	measure(l, "violating path (every switch), sched pipe", child,
 		pipe_argv);
@@ -249,6 +256,9 @@ int main(int argc, char **argv)
 		qsort(d, (size_t)pairs, sizeof(*d), cmp_d);
 		printf("  median difference %+.2f%% (min %+.2f%%, max %+.2f%%)\n",
 		       d[pairs / 2], d[0], d[pairs - 1]);
+		bench_figure("end to end, perf bench sched pipe, programs "
+			     "attached vs not (median of pairs)",
+			     d[pairs / 2], "%", 1);
 		free(d);
 	}
 out:

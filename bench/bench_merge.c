@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "figure.h"
 #include "../tests/support/merge_bruteforce.h"
 #include "numaplace/merge.h"
 
@@ -350,6 +351,10 @@ int main(void)
 	       min8_ratio, min8_ratio >= 100 ? "met" : "MISSED");
 	printf("  64 nodes, slowest merge: %.1f us (< 1 ms: %s)\n", max64 / 1e3,
 	       max64 < 1e6 ? "met" : "MISSED");
+	bench_figure("merge, 8 NUMA nodes, every node set, 3 providers",
+		     worst8 / 1e3, "us", 50);
+	bench_figure("merge, 64 NUMA nodes, slowest case", max64 / 1e3, "us",
+		     1000);
 	for (int p = 0; p < 3; p++)
 		free(bufs[p].h);
 	return 0;
