@@ -135,6 +135,11 @@ np_nodemask np_topology_nodes_of(const struct np_topology *t,
 /* Online CPUs of the nodes in m. */
 void np_topology_cpus_of_nodes(const struct np_topology *t, np_nodemask m,
 			       np_cpuset *out);
+/* The CPUs aligned with a NUMA affinity m, as the kubelet's
+ * getAlignedCPUs: those of the nodes in m, or with align-by-socket
+ * (by_socket) those of every socket holding one of them. */
+void np_topology_aligned_cpus(const struct np_topology *t, np_nodemask m,
+			      bool by_socket, np_cpuset *out);
 /* Number of distinct sockets touched by the nodes in m. */
 int np_topology_sockets_of_nodes(const struct np_topology *t, np_nodemask m);
 /* SMT siblings of every CPU in s (whole cores). */

@@ -171,6 +171,68 @@ static int take_kubelet_fields(const json_t *req, struct np_take_req *q,
 	return 0;
 }
 
+/* "affinity": [NODE, ...], a NUMA affinity (a Topology Manager hint's
+ * mask) for a kubelet take; absent or null: none. */
+static int parse_affinity(const json_t *req, const struct np_take_req *q,
+			  np_nodemask *m, bool *has, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(req, "affinity"), *e;
+	size_t i;
+
+	*m = 0;
+	*has = v && !json_is_null(v);
+	if (!*has)
+		return 0;
+	if (q->koord || q->resize)
+		return np_json_fail(err, errlen, "", "affinity",
+				    "only for a fresh kubelet take (not with "
+				    "bind_policy, current or baseline)");
+	if (!json_is_array(v) || !json_array_size(v))
+		return np_json_fail(err, errlen, "", "affinity",
+				    "expected a non-empty array of NUMA node "
+				    "ids");
+	json_array_foreach(v, i, e)
+	{
+		json_int_t id = json_is_integer(e) ? json_integer_value(e) : -1;
+		if (id < 0 || id >= NP_MAX_NUMA || q->topo->numa_index[id] < 0)
+			return np_json_fail(err, errlen, "", "affinity",
+					    "element %zu is not a NUMA node of "
+					    "the topology",
+					    i);
+		*m |= NP_NODEMASK_BIT(id);
+	}
+	return 0;
+}
+
+/* The kubelet's allocateCPUs with a NUMA affinity: as many CPUs as it can
+ * from those aligned with the affinity (takeByTopology over them), then
+ * the rest from everything else available. */
+static int take_affine(const struct np_take_req *q, np_nodemask affinity,
+		       np_cpuset *out, char *why, size_t len)
+{
+	struct np_take_req a = *q;
+	np_cpuset got;
+	int n, r;
+
+	np_topology_aligned_cpus(q->topo, affinity, q->align_by_socket,
+				 &a.available);
+	np_cpuset_and(&a.available, &a.available, &q->available);
+	n = np_cpuset_count(&a.available);
+	a.count = n < q->count ? n : q->count;
+	np_cpuset_zero(out);
+	if (a.count > 0 && (r = np_take(&a, out, why, len)))
+		return r;
+	if (a.count == q->count)
+		return 0;
+	a = *q;
+	np_cpuset_andnot(&a.available, &q->available, out);
+	a.count = q->count - np_cpuset_count(out);
+	if ((r = np_take(&a, &got, why, len)))
+		return r;
+	np_cpuset_or(out, out, &got);
+	return 0;
+}
+
 static int plan_take(const json_t *req, json_t **result, char *err,
 		     size_t errlen)
 {
@@ -179,6 +241,8 @@ static int plan_take(const json_t *req, json_t **result, char *err,
 	char why[512];
 	long long v;
 	np_cpuset out;
+	np_nodemask affinity = 0;
+	bool has_affinity = false;
 	int r;
 
 	memset(&q, 0, sizeof(q));
@@ -204,7 +268,11 @@ static int plan_take(const json_t *req, json_t **result, char *err,
 		r = take_kubelet_fields(req, &q, err, errlen);
 	if (r)
 		goto out;
-	r = np_take(&q, &out, why, sizeof(why));
+	r = parse_affinity(req, &q, &affinity, &has_affinity, err, errlen);
+	if (r)
+		goto out;
+	r = has_affinity ? take_affine(&q, affinity, &out, why, sizeof(why))
+			 : np_take(&q, &out, why, sizeof(why));
 	if (r == -EINVAL || r == -ENOSPC) {
 		*result = error_result(why);
 		r = 0;
@@ -520,7 +588,7 @@ int np_plan(const json_t *req, json_t **result, char *err, size_t errlen)
 			"preferred_cpus", "align_by_socket",
 			"distribute_across_numa", "group_size", "prefer_uncore",
 			"bind_policy", "exclusive_policy", "exclusive_marks",
-			"numa_strategy", NULL};
+			"numa_strategy", "affinity", NULL};
 		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
 			return r;
 		return plan_take(req, result, err, errlen);

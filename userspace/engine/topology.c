@@ -354,6 +354,20 @@ void np_topology_cpus_of_nodes(const struct np_topology *t, np_nodemask m,
 	}
 }
 
+void np_topology_aligned_cpus(const struct np_topology *t, np_nodemask m,
+			      bool by_socket, np_cpuset *out)
+{
+	np_cpuset sock;
+
+	np_topology_cpus_of_nodes(t, m, out);
+	if (!by_socket)
+		return;
+	np_cpuset_zero(&sock);
+	NP_CPUSET_FOREACH(cpu, out)
+	np_cpuset_or(&sock, &sock, &t->sockets[t->cpu[cpu].socket].cpus);
+	*out = sock;
+}
+
 int np_topology_sockets_of_nodes(const struct np_topology *t, np_nodemask m)
 {
 	np_cpuset cpus;
