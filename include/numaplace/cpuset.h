@@ -71,6 +71,30 @@ int np_cpuset_parse_mask(np_cpuset *s, const char *mask, char *err,
 int np_cpuset_format_mask(const np_cpuset *s, int nbits, char *buf,
 			  size_t len);
 
+/*
+ * Bits in a word. Without -mpopcnt, __builtin_popcountll is a call into
+ * libgcc; this branch-free SWAR count is inlined.
+ */
+static inline int np_popcount64(uint64_t m)
+{
+#ifdef __POPCNT__
+	return __builtin_popcountll(m);
+#else
+	m = m - ((m >> 1) & 0x5555555555555555ull);
+	m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+	m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (int)((m * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Words that hold CPUs below max_cpu: set operations on sets of a
+ * topology's CPUs need look no further. */
+static inline int np_cpuset_words(int max_cpu)
+{
+	int n = (max_cpu + 63) / 64;
+	return n < 1 ? 1 : n > NP_CPUSET_WORDS ? NP_CPUSET_WORDS : n;
+}
+
 static inline int np_nodemask_count(np_nodemask m)
 {
 	return __builtin_popcountll(m);
