@@ -391,52 +391,74 @@ static np_nodemask fittest(const struct np_hints_query *q, int w,
 	return k.best;
 }
 
+/* Providers whose sums greedy_cover keeps from step to step (the others
+ * are summed at each candidate). */
+#define GREEDY_KEEP 16
+
+/* What provider p still misses on resource r when the set holds `have`,
+ * and how much of it node x would cover. */
+static uint64_t greedy_gain(const struct np_provider *p, int r, uint64_t have,
+			    int x)
+{
+	uint64_t miss;
+
+	if (have >= p->request[r])
+		return 0;
+	miss = p->request[r] - have;
+	return p->avail[r][x] < miss ? p->avail[r][x] : miss;
+}
+
 /*
  * Fallback when the bounded search finds nothing: grow a node set from the
  * node with the most free capacity, adding the node that covers most of
  * what is still missing (closest first on ties) until every provider is
  * satisfied. Not the kubelet's exhaustive answer, but a near-narrowest one
- * in O(N^2) instead of O(2^N).
+ * in O(N^2) instead of O(2^N). The set's sums per provider and resource,
+ * and each node's distance to the set, are kept as the set grows (a set
+ * the memory groups never accept grows to every node).
  */
 static np_nodemask greedy_cover(const struct np_hints_query *q)
 {
 	np_nodemask m = 0;
+	uint64_t have[GREEDY_KEEP][NP_PROV_MAX_RES] = {{0}};
+	uint64_t dist[NP_MAX_NUMA] = {0}; /* d(x, m) by node id */
 
 	while (!all_ok(q, m, false) && m != q->nodes) {
 		uint64_t best_gain = 0, best_d = UINT64_MAX;
 		int best = -1;
 		NP_NODEMASK_FOREACH(x, q->nodes & ~m)
 		{
-			uint64_t gain = 0, d = 0;
+			uint64_t gain = 0;
 			for (int i = 0; i < q->nprov; i++) {
 				const struct np_provider *p = &q->prov[i];
 				if (p->kind == NP_PROV_NONE)
 					continue;
 				for (int r = 0; r < p->nres; r++) {
-					uint64_t have = 0;
-					NP_NODEMASK_FOREACH(y, m)
-					have += p->avail[r][y];
-					if (have < p->request[r]) {
-						uint64_t miss = p->request[r] - have;
-						gain += p->avail[r][x] < miss
-								? p->avail[r][x]
-								: miss;
-					}
+					uint64_t h = 0;
+					if (i < GREEDY_KEEP)
+						h = have[i][r];
+					else
+						NP_NODEMASK_FOREACH(y, m)
+					h += p->avail[r][y];
+					gain += greedy_gain(p, r, h, x);
 				}
 			}
-			if (q->distance)
-				NP_NODEMASK_FOREACH(y, m)
-			d += q->distance[x][y];
 			if (best < 0 || gain > best_gain ||
-			    (gain == best_gain && d < best_d)) {
+			    (gain == best_gain && dist[x] < best_d)) {
 				best = x;
 				best_gain = gain;
-				best_d = d;
+				best_d = dist[x];
 			}
 		}
 		if (best < 0)
 			break;
 		m |= NP_NODEMASK_BIT(best);
+		for (int i = 0; i < q->nprov && i < GREEDY_KEEP; i++)
+			for (int r = 0; r < q->prov[i].nres; r++)
+				have[i][r] += q->prov[i].avail[r][best];
+		if (q->distance)
+			NP_NODEMASK_FOREACH(x, q->nodes)
+		dist[x] += q->distance[x][best];
 	}
 	return all_ok(q, m, false) ? m : 0;
 }
