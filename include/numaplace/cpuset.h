@@ -38,6 +38,10 @@ void np_cpuset_and(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
 void np_cpuset_or(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
 void np_cpuset_andnot(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
 int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b);
+/* The same over the first nwords words only: for sets known to hold no
+ * CPU past them (a topology's sets: np_cpuset_words(t->max_cpu)). */
+int np_cpuset_count_and_n(const np_cpuset *a, const np_cpuset *b,
+			  int nwords);
 /* Lowest set CPU >= from, or -1. */
 int np_cpuset_next(const np_cpuset *s, int from);
 #define np_cpuset_first(s) np_cpuset_next((s), 0)
@@ -97,7 +101,7 @@ static inline int np_cpuset_words(int max_cpu)
 
 static inline int np_nodemask_count(np_nodemask m)
 {
-	return __builtin_popcountll(m);
+	return np_popcount64(m);
 }
 static inline bool np_nodemask_test(np_nodemask m, int node)
 {

@@ -101,6 +101,17 @@ int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b)
 	return n;
 }
 
+int np_cpuset_count_and_n(const np_cpuset *a, const np_cpuset *b,
+			  int nwords)
+{
+	int n = 0;
+	if (nwords > NP_CPUSET_WORDS)
+		nwords = NP_CPUSET_WORDS;
+	for (int i = 0; i < nwords; i++)
+		n += np_popcount64(a->w[i] & b->w[i]);
+	return n;
+}
+
 int np_cpuset_next(const np_cpuset *s, int from)
 {
 	if (from < 0)
