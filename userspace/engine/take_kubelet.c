@@ -136,28 +136,33 @@ static int append_sorted(struct acc *a, enum utype ty, const np_cpuset *within,
 			 struct ulist *out)
 {
 	const struct np_topology *t = a->t;
-	np_cpuset in;
 	struct skey *keys;
 	char *seen;
-	int n = 0, r = 0;
+	int n = 0, r = 0, nw = np_cpuset_words(t->max_cpu);
 
-	np_cpuset_and(&in, &a->details, within);
 	seen = calloc((size_t)nunits(t, ty), 1);
 	keys = malloc(sizeof(*keys) * (size_t)nunits(t, ty));
 	if (!seen || !keys) {
 		r = -ENOMEM;
 		goto out;
 	}
-	NP_CPUSET_FOREACH (cpu, &in) {
-		int u = unit_of(t, ty, cpu);
-		if (seen[u])
-			continue;
-		seen[u] = 1;
-		keys[n].idx = u;
-		keys[n].id = uid(t, ty, u);
-		keys[n].avail = ucount_and(a, ucpus(t, ty, u), &a->details);
-		keys[n].owned = uintersects(a, ucpus(t, ty, u), &a->result);
-		n++;
+	/* The available CPUs inside `within` in increasing order (details
+	 * holds online CPUs only: none past max_cpu). */
+	for (int wi = 0; wi < nw; wi++) {
+		uint64_t bits = a->details.w[wi] & within->w[wi];
+		for (; bits; bits &= bits - 1) {
+			int u = unit_of(t, ty, wi * 64 + __builtin_ctzll(bits));
+			if (seen[u])
+				continue;
+			seen[u] = 1;
+			keys[n].idx = u;
+			keys[n].id = uid(t, ty, u);
+			keys[n].avail =
+			    ucount_and(a, ucpus(t, ty, u), &a->details);
+			keys[n].owned =
+			    uintersects(a, ucpus(t, ty, u), &a->result);
+			n++;
+		}
 	}
 	qsort(keys, (size_t)n, sizeof(*keys), cmp_skey);
 	for (int i = 0; i < n && !r; i++)
