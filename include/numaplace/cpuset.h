@@ -38,6 +38,10 @@ void np_cpuset_and(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
 void np_cpuset_or(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
 void np_cpuset_andnot(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b);
 int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b);
+/* The same over the first nwords words only: for sets known to hold no
+ * CPU past them (a topology's sets: np_cpuset_words(t->max_cpu)). */
+int np_cpuset_count_and_n(const np_cpuset *a, const np_cpuset *b,
+			  int nwords);
 /* Lowest set CPU >= from, or -1. */
 int np_cpuset_next(const np_cpuset *s, int from);
 #define np_cpuset_first(s) np_cpuset_next((s), 0)
@@ -71,9 +75,33 @@ int np_cpuset_parse_mask(np_cpuset *s, const char *mask, char *err,
 int np_cpuset_format_mask(const np_cpuset *s, int nbits, char *buf,
 			  size_t len);
 
+/*
+ * Bits in a word. Without -mpopcnt, __builtin_popcountll is a call into
+ * libgcc; this branch-free SWAR count is inlined.
+ */
+static inline int np_popcount64(uint64_t m)
+{
+#ifdef __POPCNT__
+	return __builtin_popcountll(m);
+#else
+	m = m - ((m >> 1) & 0x5555555555555555ull);
+	m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+	m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (int)((m * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Words that hold CPUs below max_cpu: set operations on sets of a
+ * topology's CPUs need look no further. */
+static inline int np_cpuset_words(int max_cpu)
+{
+	int n = (max_cpu + 63) / 64;
+	return n < 1 ? 1 : n > NP_CPUSET_WORDS ? NP_CPUSET_WORDS : n;
+}
+
 static inline int np_nodemask_count(np_nodemask m)
 {
-	return __builtin_popcountll(m);
+	return np_popcount64(m);
 }
 static inline bool np_nodemask_test(np_nodemask m, int node)
 {

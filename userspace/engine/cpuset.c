@@ -32,11 +32,14 @@ bool np_cpuset_test(const np_cpuset *s, int cpu)
 	return (s->w[cpu / 64] >> (cpu % 64)) & 1;
 }
 
+/* Counting skips the zero words (those past a machine's CPUs): 64 SWAR
+ * counts per 4096-bit set otherwise. */
 int np_cpuset_count(const np_cpuset *s)
 {
 	int n = 0;
 	for (int i = 0; i < NP_CPUSET_WORDS; i++)
-		n += __builtin_popcountll(s->w[i]);
+		if (s->w[i])
+			n += np_popcount64(s->w[i]);
 	return n;
 }
 
@@ -90,8 +93,22 @@ void np_cpuset_andnot(np_cpuset *dst, const np_cpuset *a, const np_cpuset *b)
 int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b)
 {
 	int n = 0;
-	for (int i = 0; i < NP_CPUSET_WORDS; i++)
-		n += __builtin_popcountll(a->w[i] & b->w[i]);
+	for (int i = 0; i < NP_CPUSET_WORDS; i++) {
+		uint64_t w = a->w[i] & b->w[i];
+		if (w)
+			n += np_popcount64(w);
+	}
+	return n;
+}
+
+int np_cpuset_count_and_n(const np_cpuset *a, const np_cpuset *b,
+			  int nwords)
+{
+	int n = 0;
+	if (nwords > NP_CPUSET_WORDS)
+		nwords = NP_CPUSET_WORDS;
+	for (int i = 0; i < nwords; i++)
+		n += np_popcount64(a->w[i] & b->w[i]);
 	return n;
 }
 

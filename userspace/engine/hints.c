@@ -217,58 +217,6 @@ static uint64_t dist_sum(const struct np_hints_query *q, np_nodemask m)
 	return s;
 }
 
-/* Budget of node sets examined per width in the search. */
-#define SEARCH_BUDGET 20000
-
-/*
- * Fittest w-subset of q->nodes accepted by ok(): lowest distance sum when
- * prefer_closest, then lowest mask value. Index combinations are walked in
- * colex order (Gosper's hack), which is increasing mask value, so without
- * prefer_closest the first hit wins.
- */
-static np_nodemask fittest(const struct np_hints_query *q, int w,
-			   bool (*ok)(const struct np_hints_query *, np_nodemask,
-				      bool),
-			   bool preferred)
-{
-	int ids[NP_MAX_NUMA], n = 0;
-	np_nodemask best = 0;
-	uint64_t bestd = UINT64_MAX;
-	long budget = SEARCH_BUDGET;
-
-	NP_NODEMASK_FOREACH(x, q->nodes)
-	ids[n++] = x;
-	if (w < 1 || w > n)
-		return 0;
-	for (uint64_t c = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;;) {
-		np_nodemask m = 0;
-		uint64_t cc = c;
-		while (cc) {
-			m |= NP_NODEMASK_BIT(ids[__builtin_ctzll(cc)]);
-			cc &= cc - 1;
-		}
-		if (ok(q, m, preferred)) {
-			uint64_t d = q->prefer_closest ? dist_sum(q, m) : 0;
-			if (!best || d < bestd) {
-				best = m;
-				bestd = d;
-			}
-			if (!q->prefer_closest)
-				break;
-		}
-		if (--budget == 0 || w == n)
-			break;
-		/* Gosper: next index set of the same size */
-		uint64_t u = c & -c, v = c + u;
-		if (v == 0)
-			break;
-		c = v + (((v ^ c) / u) >> 2);
-		if (n < 64 && (c >> n))
-			break;
-	}
-	return best;
-}
-
 static bool all_ok(const struct np_hints_query *q, np_nodemask m,
 		   bool preferred)
 {
@@ -284,52 +232,233 @@ static bool all_ok(const struct np_hints_query *q, np_nodemask m,
 	return true;
 }
 
+/* Budget of node sets examined per width in the search. */
+#define SEARCH_BUDGET 20000
+/* Sums checked to skip node sets that cannot be feasible (at most). */
+#define WALK_SUMS 8
+/* Block sizes saturate here (above SEARCH_BUDGET, far below overflow). */
+#define WALK_SAT ((uint64_t)1 << 32)
+
+/*
+ * The walk over the w-subsets of q->nodes in colex order (increasing mask
+ * value), the first `limit` of them. A subset is feasible only if, for
+ * every provider and resource, its nodes' free amounts add up to the
+ * request (np_provider_feasible); those sums are checked on whole blocks
+ * of subsets (those sharing their highest indexes) before any subset of
+ * the block is: a block that cannot reach a request is skipped, but still
+ * counted against the limit, so the subsets examined, and the answer, are
+ * those of the one-by-one walk.
+ */
+struct walk {
+	const struct np_hints_query *q;
+	bool preferred;
+	int n, w, nsum;
+	int ids[NP_MAX_NUMA];
+	uint64_t limit, rank; /* subsets examined so far (skipped included) */
+	uint64_t req[WALK_SUMS];
+	const uint64_t *val[WALK_SUMS]; /* free amount by node id */
+	/* tops[(k * (n + 1) + i) * w + j]: sum of the j largest val[k] of
+	 * the nodes with index < i */
+	uint64_t *tops;
+	np_nodemask best;
+	uint64_t bestd;
+};
+
+/* The sums to check and their bounds (none without memory for them: the
+ * walk is then one by one). */
+static void walk_init(struct walk *k)
+{
+	const struct np_hints_query *q = k->q;
+	int n = k->n, w = k->w;
+
+	for (int i = 0; i < q->nprov; i++) {
+		const struct np_provider *p = &q->prov[i];
+		if (p->kind == NP_PROV_NONE)
+			continue;
+		for (int r = 0; r < p->nres && k->nsum < WALK_SUMS; r++) {
+			if (!p->request[r])
+				continue;
+			k->req[k->nsum] = p->request[r];
+			k->val[k->nsum++] = p->avail[r];
+		}
+	}
+	if (!k->nsum)
+		return;
+	k->tops = malloc(sizeof(*k->tops) * (size_t)(k->nsum * (n + 1) * w));
+	if (!k->tops) {
+		k->nsum = 0;
+		return;
+	}
+	for (int s = 0; s < k->nsum; s++) {
+		uint64_t big[NP_MAX_NUMA]; /* the w - 1 largest so far, desc. */
+		int nb = 0;
+		for (int i = 0; i <= n; i++) {
+			uint64_t *t = &k->tops[((size_t)s * (n + 1) + i) * w];
+			t[0] = 0;
+			for (int j = 1; j < w; j++)
+				t[j] = t[j - 1] + (j <= nb ? big[j - 1] : 0);
+			if (i == n || w < 2)
+				continue;
+			uint64_t x = k->val[s][k->ids[i]];
+			int p = nb < w - 1 ? nb++ : nb;
+			if (p == w - 1 && (p == 0 || big[p - 1] >= x))
+				continue;
+			for (p = p == w - 1 ? p - 1 : p; p > 0 && big[p - 1] < x;
+			     p--)
+				big[p] = big[p - 1];
+			big[p] = x;
+		}
+	}
+}
+
+/* Examine one subset; true when the walk can stop (first hit wins). */
+static bool walk_visit(struct walk *k, np_nodemask m)
+{
+	const struct np_hints_query *q = k->q;
+
+	k->rank++;
+	if (!all_ok(q, m, k->preferred))
+		return false;
+	uint64_t d = q->prefer_closest ? dist_sum(q, m) : 0;
+	if (!k->best || d < k->bestd) {
+		k->best = m;
+		k->bestd = d;
+	}
+	return !q->prefer_closest;
+}
+
+/*
+ * The subsets whose indexes above position p are fixed (nodes m, sums s):
+ * index p takes p..hi-1 in turn, each value a block of C(v, p) subsets.
+ * True when the walk is over.
+ */
+static bool walk_rec(struct walk *k, int p, int hi, np_nodemask m,
+		     const uint64_t *s)
+{
+	uint64_t size = 1; /* C(v, p), saturated */
+
+	for (int v = p; v < hi; v++) {
+		uint64_t s2[WALK_SUMS];
+		bool fits = true;
+
+		if (v > p) {
+			size = size * (uint64_t)v / (uint64_t)(v - p);
+			if (size > WALK_SAT)
+				size = WALK_SAT;
+		}
+		if (k->rank >= k->limit)
+			return true;
+		for (int j = 0; j < k->nsum; j++) {
+			const uint64_t *t =
+			    &k->tops[((size_t)j * (k->n + 1) + v) * k->w];
+			s2[j] = s[j] + k->val[j][k->ids[v]];
+			fits &= s2[j] + t[p] >= k->req[j];
+		}
+		if (!fits) {
+			k->rank += size;
+			continue;
+		}
+		m |= NP_NODEMASK_BIT(k->ids[v]);
+		if (p == 0 ? walk_visit(k, m) : walk_rec(k, p - 1, v, m, s2))
+			return true;
+		m &= ~NP_NODEMASK_BIT(k->ids[v]);
+	}
+	return false;
+}
+
+/*
+ * Fittest w-subset of q->nodes accepted by all_ok(): lowest distance sum
+ * when prefer_closest, then lowest mask value, among the first
+ * SEARCH_BUDGET subsets in colex order (increasing mask value), so without
+ * prefer_closest the first hit wins. 0 when none.
+ */
+static np_nodemask fittest(const struct np_hints_query *q, int w,
+			   bool preferred)
+{
+	struct walk k = {.q = q, .preferred = preferred, .w = w};
+	uint64_t zero[WALK_SUMS] = {0}, all = 1;
+
+	NP_NODEMASK_FOREACH(x, q->nodes)
+	k.ids[k.n++] = x;
+	if (w < 1 || w > k.n)
+		return 0;
+	for (int i = 1; i <= w && all < WALK_SAT; i++)
+		all = all * (uint64_t)(k.n - w + i) / (uint64_t)i;
+	k.limit = all < SEARCH_BUDGET ? all : SEARCH_BUDGET;
+	walk_init(&k);
+	walk_rec(&k, w - 1, k.n, 0, zero);
+	free(k.tops);
+	return k.best;
+}
+
+/* Providers whose sums greedy_cover keeps from step to step (the others
+ * are summed at each candidate). */
+#define GREEDY_KEEP 16
+
+/* What provider p still misses on resource r when the set holds `have`,
+ * and how much of it node x would cover. */
+static uint64_t greedy_gain(const struct np_provider *p, int r, uint64_t have,
+			    int x)
+{
+	uint64_t miss;
+
+	if (have >= p->request[r])
+		return 0;
+	miss = p->request[r] - have;
+	return p->avail[r][x] < miss ? p->avail[r][x] : miss;
+}
+
 /*
  * Fallback when the bounded search finds nothing: grow a node set from the
  * node with the most free capacity, adding the node that covers most of
  * what is still missing (closest first on ties) until every provider is
  * satisfied. Not the kubelet's exhaustive answer, but a near-narrowest one
- * in O(N^2) instead of O(2^N).
+ * in O(N^2) instead of O(2^N). The set's sums per provider and resource,
+ * and each node's distance to the set, are kept as the set grows (a set
+ * the memory groups never accept grows to every node).
  */
 static np_nodemask greedy_cover(const struct np_hints_query *q)
 {
 	np_nodemask m = 0;
+	uint64_t have[GREEDY_KEEP][NP_PROV_MAX_RES] = {{0}};
+	uint64_t dist[NP_MAX_NUMA] = {0}; /* d(x, m) by node id */
 
 	while (!all_ok(q, m, false) && m != q->nodes) {
 		uint64_t best_gain = 0, best_d = UINT64_MAX;
 		int best = -1;
 		NP_NODEMASK_FOREACH(x, q->nodes & ~m)
 		{
-			uint64_t gain = 0, d = 0;
+			uint64_t gain = 0;
 			for (int i = 0; i < q->nprov; i++) {
 				const struct np_provider *p = &q->prov[i];
 				if (p->kind == NP_PROV_NONE)
 					continue;
 				for (int r = 0; r < p->nres; r++) {
-					uint64_t have = 0;
-					NP_NODEMASK_FOREACH(y, m)
-					have += p->avail[r][y];
-					if (have < p->request[r]) {
-						uint64_t miss = p->request[r] - have;
-						gain += p->avail[r][x] < miss
-								? p->avail[r][x]
-								: miss;
-					}
+					uint64_t h = 0;
+					if (i < GREEDY_KEEP)
+						h = have[i][r];
+					else
+						NP_NODEMASK_FOREACH(y, m)
+					h += p->avail[r][y];
+					gain += greedy_gain(p, r, h, x);
 				}
 			}
-			if (q->distance)
-				NP_NODEMASK_FOREACH(y, m)
-			d += q->distance[x][y];
 			if (best < 0 || gain > best_gain ||
-			    (gain == best_gain && d < best_d)) {
+			    (gain == best_gain && dist[x] < best_d)) {
 				best = x;
 				best_gain = gain;
-				best_d = d;
+				best_d = dist[x];
 			}
 		}
 		if (best < 0)
 			break;
 		m |= NP_NODEMASK_BIT(best);
+		for (int i = 0; i < q->nprov && i < GREEDY_KEEP; i++)
+			for (int r = 0; r < q->prov[i].nres; r++)
+				have[i][r] += q->prov[i].avail[r][best];
+		if (q->distance)
+			NP_NODEMASK_FOREACH(x, q->nodes)
+		dist[x] += q->distance[x][best];
 	}
 	return all_ok(q, m, false) ? m : 0;
 }
@@ -391,7 +520,7 @@ int np_hints_best_search(const struct np_hints_query *q,
 		if (q->policy == NP_TM_SINGLE_NUMA_NODE)
 			hi = lo == 1 ? 1 : 0;
 		for (int w = lo; w <= hi && !m; w++)
-			m = fittest(&qq, w, all_ok, true);
+			m = fittest(&qq, w, true);
 		if (m) {
 			out->best.mask = m;
 			out->best.preferred = true;
@@ -406,7 +535,7 @@ int np_hints_best_search(const struct np_hints_query *q,
 			}
 			for (int w = target ? target : 1;
 			     w <= n && w <= (target ? target : 1) + 1 && !m; w++)
-				m = fittest(&qq, w, all_ok, false);
+				m = fittest(&qq, w, false);
 			if (!m)
 				m = greedy_cover(&qq);
 			out->best.mask = m ? m : q->nodes;

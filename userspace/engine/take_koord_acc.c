@@ -388,10 +388,15 @@ static int socket_whole(const struct kacc *a, int s, const np_cpuset *wc,
 	int ncores = 0;
 
 	np_cpuset_and(out, &t->sockets[s].cpus, wc);
-	for (int i = 0; i < t->ncores; i++)
-		if (t->cores[i].ncpus > 0 &&
-		    np_cpuset_subset(&t->cores[i].cpus, out))
+	/* A core inside out has its lowest CPU in out: look only at the
+	 * cores of out's CPUs, each once (at its lowest CPU), rather than
+	 * at every core of the machine. */
+	NP_CPUSET_FOREACH (cpu, out) {
+		const struct np_unit *c = &t->cores[t->cpu[cpu].core];
+		if (c->ncpus > 0 && np_cpuset_first(&c->cpus) == cpu &&
+		    np_cpuset_subset(&c->cpus, out))
 			ncores++;
+	}
 	return ncores;
 }
 

@@ -77,6 +77,43 @@ static int nunits(const struct np_topology *t, enum utype ty)
 	}
 }
 
+/*
+ * Unit CPUs (a unit's set: CPUs below max_cpu) against the accumulator's
+ * sets, over the words that can hold them only: the 4096-bit sets are
+ * mostly zero, and these run for every core in every step.
+ */
+static int ucount_and(const struct acc *a, const np_cpuset *u,
+		      const np_cpuset *b)
+{
+	int n = 0, nw = np_cpuset_words(a->t->max_cpu);
+
+	for (int i = 0; i < nw; i++)
+		n += np_popcount64(u->w[i] & b->w[i]);
+	return n;
+}
+
+static bool uintersects(const struct acc *a, const np_cpuset *u,
+			const np_cpuset *b)
+{
+	int nw = np_cpuset_words(a->t->max_cpu);
+
+	for (int i = 0; i < nw; i++)
+		if (u->w[i] & b->w[i])
+			return true;
+	return false;
+}
+
+/* CPUs of u available or already ours. */
+static int ucount_usable(const struct acc *a, const np_cpuset *u)
+{
+	int n = 0, nw = np_cpuset_words(a->t->max_cpu);
+
+	for (int i = 0; i < nw; i++)
+		n += np_popcount64(u->w[i] &
+				   (a->details.w[i] | a->result.w[i]));
+	return n;
+}
+
 struct skey {
 	int idx, owned, avail, id;
 };
@@ -99,30 +136,33 @@ static int append_sorted(struct acc *a, enum utype ty, const np_cpuset *within,
 			 struct ulist *out)
 {
 	const struct np_topology *t = a->t;
-	np_cpuset in;
 	struct skey *keys;
 	char *seen;
-	int n = 0, r = 0;
+	int n = 0, r = 0, nw = np_cpuset_words(t->max_cpu);
 
-	np_cpuset_and(&in, &a->details, within);
 	seen = calloc((size_t)nunits(t, ty), 1);
 	keys = malloc(sizeof(*keys) * (size_t)nunits(t, ty));
 	if (!seen || !keys) {
 		r = -ENOMEM;
 		goto out;
 	}
-	NP_CPUSET_FOREACH (cpu, &in) {
-		int u = unit_of(t, ty, cpu);
-		if (seen[u])
-			continue;
-		seen[u] = 1;
-		keys[n].idx = u;
-		keys[n].id = uid(t, ty, u);
-		keys[n].avail =
-		    np_cpuset_count_and(ucpus(t, ty, u), &a->details);
-		keys[n].owned =
-		    np_cpuset_intersects(ucpus(t, ty, u), &a->result);
-		n++;
+	/* The available CPUs inside `within` in increasing order (details
+	 * holds online CPUs only: none past max_cpu). */
+	for (int wi = 0; wi < nw; wi++) {
+		uint64_t bits = a->details.w[wi] & within->w[wi];
+		for (; bits; bits &= bits - 1) {
+			int u = unit_of(t, ty, wi * 64 + __builtin_ctzll(bits));
+			if (seen[u])
+				continue;
+			seen[u] = 1;
+			keys[n].idx = u;
+			keys[n].id = uid(t, ty, u);
+			keys[n].avail =
+			    ucount_and(a, ucpus(t, ty, u), &a->details);
+			keys[n].owned =
+			    uintersects(a, ucpus(t, ty, u), &a->result);
+			n++;
+		}
 	}
 	qsort(keys, (size_t)n, sizeof(*keys), cmp_skey);
 	for (int i = 0; i < n && !r; i++)
@@ -174,25 +214,21 @@ int np_kubelet_sorted_units(struct acc *a, enum utype ty, struct ulist *out)
  * cores compare with the kubelet's declared per-unit counts. */
 static bool unit_free(const struct acc *a, enum utype ty, int u)
 {
-	np_cpuset usable;
-	int have, want;
+	int have = ucount_usable(a, ucpus(a->t, ty, u)), want;
 
-	np_cpuset_or(&usable, &a->details, &a->result);
-	have = np_cpuset_count_and(ucpus(a->t, ty, u), &usable);
 	if (ty == U_SOCKET)
 		want = a->t->cpus_per_socket;
 	else if (ty == U_CORE)
 		want = a->t->cpus_per_core;
 	else
 		want = np_cpuset_count(ucpus(a->t, ty, u));
-	return have == want &&
-	       np_cpuset_intersects(ucpus(a->t, ty, u), &a->details);
+	return have == want && uintersects(a, ucpus(a->t, ty, u), &a->details);
 }
 
 /* Number of CPUs unit u would add to the result. */
 static int unit_new(const struct acc *a, enum utype ty, int u)
 {
-	return np_cpuset_count_and(ucpus(a->t, ty, u), &a->details);
+	return ucount_and(a, ucpus(a->t, ty, u), &a->details);
 }
 
 static const enum np_ex_unit ex_unit[] = {

@@ -24,27 +24,37 @@ struct acc {
 };
 
 struct ulist {
-	int n;
+	int n, cap;
 	int *idx;
 };
 
-/* Move the available CPUs of cpus into the result. */
+/* Move the available CPUs of cpus into the result. details and result
+ * hold online CPUs only (np_kubelet_acc_init), so the words past max_cpu
+ * stay zero and are left alone. */
 static inline void acc_take(struct acc *a, const np_cpuset *cpus)
 {
-	np_cpuset add;
-	np_cpuset_and(&add, cpus, &a->details);
-	np_cpuset_or(&a->result, &a->result, &add);
-	np_cpuset_andnot(&a->details, &a->details, &add);
-	a->need -= np_cpuset_count(&add);
+	int nw = np_cpuset_words(a->t->max_cpu), n = 0;
+
+	for (int i = 0; i < nw; i++) {
+		uint64_t add = cpus->w[i] & a->details.w[i];
+		a->result.w[i] |= add;
+		a->details.w[i] &= ~add;
+		n += np_popcount64(add);
+	}
+	a->need -= n;
 }
 
-/* Append v; 0 or -ENOMEM. */
+/* Append v (the array grows by doubling); 0 or -ENOMEM. */
 static inline int ulist_push(struct ulist *l, int v)
 {
-	int *n = realloc(l->idx, sizeof(int) * (size_t)(l->n + 1));
-	if (!n)
-		return -ENOMEM;
-	l->idx = n;
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 16;
+		int *n = realloc(l->idx, sizeof(int) * (size_t)cap);
+		if (!n)
+			return -ENOMEM;
+		l->idx = n;
+		l->cap = cap;
+	}
 	l->idx[l->n++] = v;
 	return 0;
 }
