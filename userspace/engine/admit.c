@@ -446,15 +446,9 @@ static int take_cpus(const struct np_node_state *st,
 	if (hint->any) {
 		aligned = pool;
 	} else {
-		np_topology_cpus_of_nodes(t, hint->mask, &aligned);
-		if (st->policy.opt.align_by_socket) {
-			np_cpuset sock;
-			np_cpuset_zero(&sock);
-			NP_CPUSET_FOREACH(cpu, &aligned)
-			np_cpuset_or(&sock, &sock,
-				     &t->sockets[t->cpu[cpu].socket].cpus);
-			aligned = sock;
-		}
+		np_topology_aligned_cpus(t, hint->mask,
+					 st->policy.opt.align_by_socket,
+					 &aligned);
 		np_cpuset_and(&aligned, &aligned, &pool);
 	}
 	n_aligned = np_cpuset_count(&aligned);
