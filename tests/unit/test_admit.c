@@ -479,6 +479,19 @@ static void test_64_nodes(void **state)
 	}
 	assert_int_equal(admitted, 63);
 	np_state_free(&st);
+	/* align-by-socket at 64 nodes: a 16-CPU admission across two nodes
+	 * of one socket returns (its socket width was a walk over 2^64 node
+	 * sets) */
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+		     "\"topology_policy\":\"best-effort\","
+		     "\"cpu_policy_options\":{\"align-by-socket\":true}}");
+	assert_int_equal(np_admit(&st, wl("wide", NP_QOS_GUARANTEED, 16000), &d,
+				  err, sizeof(err)),
+			 0);
+	assert_true(d.admitted);
+	assert_int_equal(np_topology_sockets_of_nodes(t, d.alloc->c[0].hint.mask),
+			 1);
+	np_state_free(&st);
 	np_topology_free(t);
 }
 

@@ -62,6 +62,71 @@ static int largest_first(const struct np_provider *p, const uint64_t *v,
 	return k;
 }
 
+/* Sockets exhaustively up to this many (2^N socket sets), beyond it the
+ * largest first per resource. */
+#define FEWEST_SOCKETS_EXACT_MAX 12
+
+static int cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x < y) - (x > y);
+}
+
+/*
+ * Width in sockets (align-by-socket): the fewest sockets whose nodes hold
+ * the request. Adding nodes only adds capacity, so the best node set for a
+ * set of sockets is all their nodes: the search is over socket sets (a
+ * search over node sets is 2^64 steps at 64 nodes). Exact up to
+ * FEWEST_SOCKETS_EXACT_MAX sockets; beyond, per resource the largest
+ * sockets first and the widest of those (exact for one resource, a lower
+ * bound for several). The request fits all nodes (checked before).
+ */
+static int fewest_sockets(const struct np_provider *p)
+{
+	np_nodemask of[NP_MAX_NUMA] = {0}; /* nodes of the i-th socket */
+	int idx[256], ns = 0, best = 0;
+
+	memset(idx, -1, sizeof(idx));
+	NP_NODEMASK_FOREACH(n, p->nodes)
+	{
+		int sk = p->socket_of_node[n] & 255;
+		if (idx[sk] < 0)
+			idx[sk] = ns++;
+		of[idx[sk]] |= NP_NODEMASK_BIT(n);
+	}
+	if (ns <= FEWEST_SOCKETS_EXACT_MAX) {
+		best = ns;
+		for (uint32_t t = 1; t < (1u << ns); t++) {
+			np_nodemask m = 0;
+			int k = __builtin_popcount(t);
+			if (k >= best)
+				continue;
+			for (int i = 0; i < ns; i++)
+				if (t >> i & 1)
+					m |= of[i];
+			if (sums_reach(p->total, p->nres, p->request, m))
+				best = k;
+		}
+		return best;
+	}
+	for (int r = 0; r < p->nres; r++) {
+		uint64_t cap[NP_MAX_NUMA] = {0}, sum = 0;
+		int k = 0;
+		for (int i = 0; i < ns; i++) {
+			NP_NODEMASK_FOREACH(n, of[i])
+			{
+				cap[i] += p->total[r][n];
+			}
+		}
+		qsort(cap, (size_t)ns, sizeof(cap[0]), cmp_u64_desc);
+		while (k < ns && sum < p->request[r])
+			sum += cap[k++];
+		if (k > best)
+			best = k;
+	}
+	return best ? best : 1;
+}
+
 /*
  * The smallest width of a node set whose capacity holds the request: the
  * k nodes with the largest capacity are the best k nodes for one resource;
@@ -97,15 +162,8 @@ int np_provider_finish(struct np_provider *p)
 				break;
 		}
 	}
-	if (p->by_socket) {
-		/* width in sockets: fewest sockets whose nodes hold it */
-		int best = 1 << 30;
-		for (np_nodemask m = p->nodes; m; m = (m - 1) & p->nodes)
-			if (sums_reach(p->total, p->nres, p->request, m) &&
-			    sockets_of(p, m) < best)
-				best = sockets_of(p, m);
-		w = best;
-	}
+	if (p->by_socket)
+		w = fewest_sockets(p);
 	p->min_width = w;
 	return 0;
 }
