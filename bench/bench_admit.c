@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "figure.h"
 #include "numaplace/admit.h"
 #include "topo_gen.h"
 
@@ -82,6 +83,13 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 	       "%8.1f us  (%d admitted, %d rejected)\n",
 	       label, t->ncpus, t->nnuma, lat[n / 2], lat[n * 99 / 100],
 	       lat[n - 1], admitted, rejected);
+	{
+		char name[160];
+		snprintf(name, sizeof(name), "admission p99 (bench_admit), %s",
+			 label);
+		bench_figure(name, lat[n * 99 / 100], "us",
+			     t->nnuma >= 64 ? 200 : 30);
+	}
 	np_state_free(&st);
 }
 
