@@ -148,6 +148,21 @@ int np_replace_at(int dirfd, const char *name, const void *data, size_t len,
 	return replace_at(dirfd, name, data, len, mode, false);
 }
 
+DIR *np_opendir_at(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir;
+
+	if (fd < 0)
+		return NULL;
+	if (!(dir = fdopendir(fd))) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return dir;
+}
+
 int np_mkdir_p(const char *path, mode_t mode)
 {
 	char tmp[PATH_MAX];

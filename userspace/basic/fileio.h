@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <dirent.h>
 #include <sys/types.h>
 
 /* Flags for np_read_at. */
@@ -42,6 +43,10 @@ int np_write_atomic_at(int dirfd, const char *name, const void *data,
  * after a crash (e.g. in /run). */
 int np_replace_at(int dirfd, const char *name, const void *data, size_t len,
 		  mode_t mode);
+
+/* The directory path names relative to dirfd ("." for dirfd itself), open
+ * for readdir with its own position; NULL with errno set. */
+DIR *np_opendir_at(int dirfd, const char *path);
 
 /* mkdir -p: parents get 0755, the last component mode. An existing
  * directory is fine; an existing non-directory is -ENOTDIR. */

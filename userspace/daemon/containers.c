@@ -134,7 +134,6 @@ bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
 	const char *id = json_string_value(json_object_get(ctr, "id"));
 	const char *name = json_string_value(json_object_get(spec, "name"));
 	struct np_workload_req w;
-	json_t *a, *b;
 	bool same;
 	char err[256];
 	int i;
@@ -153,11 +152,7 @@ bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
 		np_workload_req_free(&w);
 		return false;
 	}
-	a = np_workload_req_to_json(&w);
-	b = np_workload_req_to_json(&d->st.w[i].req);
-	same = a && b && json_equal(a, b);
-	json_decref(a);
-	json_decref(b);
+	same = np_workload_req_same(&w, &d->st.w[i].req);
 	np_workload_req_free(&w);
 	if (!same)
 		return false;

@@ -36,15 +36,11 @@ static uint64_t now_usec(void)
 static void adopt_unknown_cgroups(struct np_daemon *d)
 {
 	int pfd = d->enf->ops->parent_fd(d->enf);
-	int fd = pfd >= 0 ? dup(pfd) : -1;
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *dir = pfd >= 0 ? np_opendir_at(pfd, ".") : NULL;
 	struct dirent *e;
 
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	if (!dir)
 		return;
-	}
 	while ((e = readdir(dir))) {
 		bool known = false;
 		size_t n = strlen(e->d_name);

@@ -81,15 +81,11 @@ static bool known_file(struct np_daemon *d, const char *file)
  * temporary files of a write it did not finish). */
 static void sweep(struct np_daemon *d, int dfd)
 {
-	int fd = dup(dfd);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *dir = np_opendir_at(dfd, ".");
 	struct dirent *e;
 
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	if (!dir)
 		return;
-	}
 	while ((e = readdir(dir))) {
 		size_t n = strlen(e->d_name);
 		bool ours = (n > 5 && !strcmp(e->d_name + n - 5, ".json")) ||

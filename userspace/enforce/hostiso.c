@@ -249,16 +249,12 @@ static bool all_digits(const char *s)
 static int plan_irqs(struct hi_ctx *c, struct np_hostiso_report *rep,
 		     char *err, size_t errlen)
 {
-	int fd = openat(c->h->rootfd, "proc/irq",
-			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *dir = np_opendir_at(c->h->rootfd, "proc/irq");
 	struct dirent *e;
 	int r = 0;
 
 	if (!dir) {
 		r = -errno;
-		if (fd >= 0)
-			close(fd);
 		return np_errno(err, errlen, r, "reading /proc/irq");
 	}
 	while (!r && (e = readdir(dir))) {
@@ -383,16 +379,13 @@ static int plan_kthreads(struct hi_ctx *c, char *err, size_t errlen)
 {
 	struct dirent *e;
 	DIR *dir;
-	int fd, r = 0;
+	int r = 0;
 
 	if (!c->h->set_affinity)
 		return 0; /* a test root without a hook */
-	fd = openat(c->h->rootfd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	dir = np_opendir_at(c->h->rootfd, "proc");
 	if (!dir) {
 		r = -errno;
-		if (fd >= 0)
-			close(fd);
 		return np_errno(err, errlen, r, "reading /proc");
 	}
 	while (!r && (e = readdir(dir)))
@@ -640,7 +633,6 @@ static void restore_new_irqs(struct np_hostiso *h,
 	np_cpuset narrowed, o;
 	struct dirent *e;
 	DIR *dir;
-	int fd;
 
 	if (!h->def_orig ||
 	    np_read_at(h->rootfd, DEF_AFFINITY, 0, READ_MAX, &cur, NULL) ||
@@ -648,12 +640,8 @@ static void restore_new_irqs(struct np_hostiso *h,
 	    np_cpuset_parse_mask(&o, h->def_orig, NULL, 0) ||
 	    np_cpuset_equal(&narrowed, &o) || !(orig = np_cpuset_str(&o)))
 		return;
-	fd = openat(h->rootfd, "proc/irq", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (!(dir = np_opendir_at(h->rootfd, "proc/irq")))
 		return;
-	}
 	while ((e = readdir(dir)))
 		if (all_digits(e->d_name))
 			restore_new_irq(h, atoi(e->d_name), &narrowed, orig, rep);

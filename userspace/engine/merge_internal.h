@@ -38,20 +38,10 @@ struct cand {
 	uint64_t dsum;
 };
 
-/*
- * Node count. Without -mpopcnt, __builtin_popcountll is a libgcc call,
- * which dominated profiles; the branch-free SWAR count is inlined.
- */
+/* Node count (np_popcount64: inlined, no libgcc call). */
 static inline int popc(np_nodemask m)
 {
-#ifdef __POPCNT__
-	return __builtin_popcountll(m);
-#else
-	m = m - ((m >> 1) & 0x5555555555555555ull);
-	m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
-	m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (int)((m * 0x0101010101010101ull) >> 56);
-#endif
+	return np_popcount64(m);
 }
 
 static inline uint64_t dist_sum(const struct mctx *c, np_nodemask m)

@@ -193,18 +193,11 @@ static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
 {
 	struct dirent *de;
 	DIR *d;
-	int fd, r = 0, n = 0;
+	int r = 0, n = 0;
 
-	if ((fd = dup(dfd)) < 0)
+	if (!(d = np_opendir_at(dfd, ".")))
 		return np_errf(err, errlen, -errno, "state directory %s: %s",
 			       dir, strerror(errno));
-	if (!(d = fdopendir(fd))) {
-		r = -errno;
-		close(fd);
-		return np_errf(err, errlen, r, "state directory %s: %s", dir,
-			       strerror(-r));
-	}
-	rewinddir(d);
 	while ((errno = 0, de = readdir(d))) {
 		if (strncmp(de->d_name, NP_STATEFILE_TMP_PREFIX,
 			    strlen(NP_STATEFILE_TMP_PREFIX)))
