@@ -15,6 +15,7 @@
 #include "daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/admit.h"
+#include "numaplace/state_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,14 +26,21 @@
 
 #define SUBDIR "/workloads"
 
-/* FNV-1a, 64 bits; never 0 (0 means "no file"). */
+/* The text's hash; never 0 (0 means "no file"). */
 static uint64_t hash_text(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = np_fnv1a64(s, strlen(s));
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h ? h : 1;
+}
+
+/* Length of file without suffix, or 0 when file does not end in it (or is
+ * nothing else). */
+static size_t stem_len(const char *file, const char *suffix)
+{
+	size_t n = strlen(file), k = strlen(suffix);
+
+	return n > k && !strcmp(file + n - k, suffix) ? n - k : 0;
 }
 
 static bool enabled(const struct np_daemon *d)
@@ -68,12 +76,12 @@ static int open_dir(struct np_daemon *d)
 static bool known_file(struct np_daemon *d, const char *file)
 {
 	char name[NP_NAME_MAX];
-	size_t n = strlen(file);
+	size_t n = stem_len(file, ".json");
 
-	if (n <= 5 || n - 5 >= sizeof(name) || strcmp(file + n - 5, ".json"))
+	if (!n || n >= sizeof(name))
 		return false;
-	memcpy(name, file, n - 5);
-	name[n - 5] = '\0';
+	memcpy(name, file, n);
+	name[n] = '\0';
 	return np_state_find(&d->st, name) >= 0;
 }
 
@@ -87,9 +95,8 @@ static void sweep(struct np_daemon *d, int dfd)
 	if (!dir)
 		return;
 	while ((e = readdir(dir))) {
-		size_t n = strlen(e->d_name);
-		bool ours = (n > 5 && !strcmp(e->d_name + n - 5, ".json")) ||
-			    (n > 9 && !strcmp(e->d_name + n - 9, ".json.tmp"));
+		bool ours = stem_len(e->d_name, ".json") ||
+			    stem_len(e->d_name, ".json.tmp");
 		/* only what this file's writer makes */
 		if (e->d_type == DT_REG && ours && !known_file(d, e->d_name))
 			unlinkat(dfd, e->d_name, 0);
