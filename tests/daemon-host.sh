@@ -57,8 +57,14 @@ check "bad spec error names the field" grep -q 'spec.containers\[0\].gpus: unkno
 printf '{"name":"big","qos":"LSE","containers":[{"name":"m","cpu":"6"}]}' >"$tmp/big.json"
 "$build/numaplace" admit -f "$tmp/big.json" --socket "$tmp/np.sock" >"$tmp/big.out"
 check "unsatisfiable request rejected with exit 1" test $? -eq 1
+check "  the answer names the kubelet's kind ($(cat "$tmp/big.out"))" \
+	grep -q '(resource cpu, TopologyAffinityError)$' "$tmp/big.out"
 st=$("$build/numaplace" status --json --socket "$tmp/np.sock")
 check "status counts the rejection" grep -q '"rejected": 1' <<<"$st"
+check "  and lists it with its error_kind" python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])["rejections"][-1]
+sys.exit(not (r["workload"] == "big" and r["error_kind"] == "TopologyAffinityError"))' "$st"
 "$build/numaplace" status --socket "$tmp/np.sock" >"$tmp/status.txt"
 check "status map marks db's CPUs" grep -q '1:A' "$tmp/status.txt"
 echo 4-7 >"$cg/numaplace.slice/db/cpuset.cpus"

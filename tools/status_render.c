@@ -629,12 +629,15 @@ static void print_rejections(const json_t *rj, FILE *out)
 		return;
 	fprintf(out, "last rejections%s:\n", from ? " (most recent 5)" : "");
 	for (size_t i = from; i < nr; i++) {
+		const char *kind;
+
 		c = json_array_get(rj, i);
-		fprintf(out, "  %s  %s (resource %s): %s\n",
+		kind = str_or(c, "error_kind", "");
+		fprintf(out, "  %s  %s (resource %s%s%s): %s\n",
 			fmt_time(json_integer_value(json_object_get(c, "time")),
 				 tb, sizeof(tb)),
 			str_or(c, "workload", "?"), str_or(c, "resource", "?"),
-			str_or(c, "reason", ""));
+			kind[0] ? ", " : "", kind, str_or(c, "reason", ""));
 	}
 }
 
@@ -743,11 +746,13 @@ int np_decision_render(const json_t *decision, FILE *out)
 	if (!json_is_object(decision) || !json_is_boolean(adm))
 		return -EINVAL;
 	if (!json_is_true(adm)) {
+		const char *kind = str_or(decision, "error_kind", "");
 		fprintf(
-		    out, "rejected %s: %s (resource %s)\n",
+		    out, "rejected %s: %s (resource %s%s%s)\n",
 		    str_or(decision, "workload", str_or(decision, "name", "?")),
 		    str_or(decision, "reason", "no reason given"),
-		    str_or(decision, "resource", "?"));
+		    str_or(decision, "resource", "?"), kind[0] ? ", " : "",
+		    kind);
 		return 0;
 	}
 	cs = json_object_get(decision, "containers");

@@ -24,6 +24,7 @@ struct np_rejection {
 	char workload[NP_NAME_MAX];
 	char resource[96];
 	char reason[512];
+	char error_kind[32]; /* the kubelet's kind, "" when it has none */
 	time_t time;
 };
 

@@ -31,13 +31,17 @@ json_t *np_daemon_status(struct np_daemon *d)
 			free(l);
 		}
 	}
-	for (int i = 0; i < d->nrej; i++)
-		json_array_append_new(
-			rj, json_pack("{s:s,s:s,s:s,s:I}", "workload",
+	for (int i = 0; i < d->nrej; i++) {
+		json_t *r = json_pack("{s:s,s:s,s:s,s:I}", "workload",
 				      d->rej[i].workload, "resource",
 				      d->rej[i].resource, "reason",
 				      d->rej[i].reason, "time",
-				      (json_int_t)d->rej[i].time));
+				      (json_int_t)d->rej[i].time);
+		if (r && d->rej[i].error_kind[0])
+			json_object_set_new(r, "error_kind",
+					    json_string(d->rej[i].error_kind));
+		json_array_append_new(rj, r);
+	}
 	st = json_pack(
 		"{s:o,s:o,s:o,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:o,s:f,s:{s:I,s:i,s:I},s:o}",
 		"topology", np_topology_to_json(d->topo), "pools",

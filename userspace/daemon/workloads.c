@@ -98,6 +98,7 @@ static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
 	snprintf(r->workload, sizeof(r->workload), "%s", dec->workload);
 	snprintf(r->resource, sizeof(r->resource), "%s", dec->resource);
 	snprintf(r->reason, sizeof(r->reason), "%s", dec->reason);
+	snprintf(r->error_kind, sizeof(r->error_kind), "%s", dec->error_kind);
 	r->time = time(NULL);
 	d->n.rejected++;
 	np_rej_count_add(d->rej_by, dec->resource);

@@ -171,10 +171,15 @@ json_t *np_decision_to_json(const struct np_node_state *st,
 			    const struct np_decision *d)
 {
 	json_t *o;
-	if (!d->admitted || !d->alloc)
-		return json_pack("{s:b,s:s,s:s,s:s}", "admitted", 0, "workload",
-				 d->workload, "resource", d->resource, "reason",
-				 d->reason);
+	if (!d->admitted || !d->alloc) {
+		o = json_pack("{s:b,s:s,s:s,s:s}", "admitted", 0, "workload",
+			      d->workload, "resource", d->resource, "reason",
+			      d->reason);
+		if (o && d->error_kind[0])
+			json_object_set_new(o, "error_kind",
+					    json_string(d->error_kind));
+		return o;
+	}
 	o = np_workload_alloc_to_json(st, d->alloc);
 	json_object_set_new(o, "admitted", json_true());
 	return o;
@@ -624,9 +629,6 @@ int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
 	if ((r = np_admit(&st, w, d, err, errlen)))
 		goto out;
 	*result = np_decision_to_json(&st, d);
-	if (!d->admitted && d->error_kind[0])
-		json_object_set_new(*result, "error_kind",
-				    json_string(d->error_kind));
 	r = np_plan_finish(&st, *result);
 out:
 	if (r && *result) {
