@@ -99,6 +99,13 @@ $(BPF_BUILD)/numaplace.bpf.o: bpf/numaplace.bpf.c bpf/compat.bpf.h include/numap
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $(@:.o=.tmp.o)
 	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
 
+# bench_bpf's floor: an empty sched_switch program (bench/floor.bpf.c).
+$(BPF_BUILD)/floor.bpf.o: bench/floor.bpf.c $(BPF_BUILD)/vmlinux.h
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/bench_bpf: $(BPF_BUILD)/floor.bpf.o
+$(BUILD)/bench/bench_bpf.o: NP_CFLAGS += -DNP_BENCH_FLOOR_OBJ='"$(abspath $(BPF_BUILD))/floor.bpf.o"'
+
 $(SKEL): $(BPF_BUILD)/numaplace.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name numaplace_bpf > $@.tmp && mv $@.tmp $@
 

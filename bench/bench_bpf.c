@@ -16,12 +16,17 @@
  *     exclusive (one ARRAY lookup and return) and when it is (CPU 1 owned
  *     by another slot: every switch, tick and interrupt there is counted
  *     as an intrusion by kind).
+ * bpf_stats' own floor: an empty sched_switch program (bench/floor.bpf.c)
+ * is attached beside np_sched_switch through part 1, and its ns per event
+ * in the same runs is printed next to the program's: what the measurement
+ * costs by itself (two clock reads around each run).
  * Prints figures; asserts nothing.
  */
 #include "figure.h"
 #include "numaplace/bpf_load.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -37,6 +42,50 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 
 static char cgroot[256], parent[512], child[600], pins[256];
+
+#ifndef NP_BENCH_FLOOR_OBJ
+#define NP_BENCH_FLOOR_OBJ "build/bpf/floor.bpf.o"
+#endif
+static struct bpf_object *floor_obj;
+static struct bpf_link *floor_link;
+static int floor_fd = -1;
+
+/* The empty program, attached; a message and no floor when it fails. */
+static void floor_attach(void)
+{
+	struct bpf_program *p;
+
+	floor_obj = bpf_object__open_file(NP_BENCH_FLOOR_OBJ, NULL);
+	if (!floor_obj || bpf_object__load(floor_obj) ||
+	    !(p = bpf_object__next_program(floor_obj, NULL)) ||
+	    !(floor_link = bpf_program__attach(p))) {
+		printf("  (%s: %s: no floor figure)\n", NP_BENCH_FLOOR_OBJ,
+		       strerror(errno));
+		return;
+	}
+	floor_fd = bpf_program__fd(p);
+}
+
+static void floor_detach(void)
+{
+	bpf_link__destroy(floor_link);
+	bpf_object__close(floor_obj);
+	floor_link = NULL;
+	floor_obj = NULL;
+	floor_fd = -1;
+}
+
+static void floor_stats(uint64_t *ns, uint64_t *cnt)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info);
+
+	*ns = *cnt = 0;
+	if (floor_fd >= 0 && !bpf_obj_get_info_by_fd(floor_fd, &info, &len)) {
+		*ns = info.run_time_ns;
+		*cnt = info.run_cnt;
+	}
+}
 
 static double now_s(void)
 {
@@ -140,12 +189,14 @@ static double measure(struct np_bpf_loader *l, const char *what,
 		      const char *cg, char *const argv[])
 {
 	uint64_t n0[NPROGS] = {0}, c0[NPROGS] = {0}, n1[NPROGS] = {0},
-		 c1[NPROGS] = {0};
+		 c1[NPROGS] = {0}, fn0, fc0, fn1, fc1;
 	double t;
 
 	for (size_t i = 0; i < NPROGS; i++)
 		np_bpf_prog_stats(l, progs[i], &n0[i], &c0[i]);
+	floor_stats(&fn0, &fc0);
 	t = run_in(cg, 1, argv);
+	floor_stats(&fn1, &fc1);
 	for (size_t i = 0; i < NPROGS; i++)
 		np_bpf_prog_stats(l, progs[i], &n1[i], &c1[i]);
 	if (t < 0 || c1[0] == c0[0]) {
@@ -155,6 +206,10 @@ static double measure(struct np_bpf_loader *l, const char *what,
 	printf("  %-44s %7.1f ns/event  (%llu events, %.2f s)\n", what,
 	       (double)(n1[0] - n0[0]) / (double)(c1[0] - c0[0]),
 	       (unsigned long long)(c1[0] - c0[0]), t);
+	if (fc1 > fc0)
+		printf("    floor: an empty sched_switch program %.1f ns/event "
+		       "in the same run\n",
+		       (double)(fn1 - fn0) / (double)(fc1 - fc0));
 	printf("    ");
 	for (size_t i = 1; i < NPROGS; i++)
 		printf(" %s %.1f ns (%llu)", progs[i] + 3,
@@ -215,6 +270,7 @@ int main(int argc, char **argv)
 	if (load(&l, parent_id))
 		goto out;
 	set_policy(l, child_id, 0);
+	floor_attach();
 	printf("== sched_switch program cost (bpf_stats; benchmark on CPU 1)\n");
 	miss = measure(l, "miss path, sched pipe", NULL, pipe_argv);
 	if (miss >= 0)
@@ -231,6 +287,7 @@ int main(int argc, char **argv)
 	measure(l, "intrusion path, sched pipe", NULL, pipe_argv);
 	measure(l, "intrusion path, disk writes (O_DIRECT)", NULL, io_argv);
 	own_cpu1(l, false);
+	floor_detach();
 	np_bpf_unload(l);
 	l = NULL;
 	/* stats cost two clock reads per run: off for the A/B */
