@@ -10,7 +10,9 @@
  *     the violating path (the benchmark is a workload whose only allowed
  *     CPU is another one: every switch in counts, samples, rate-limits).
  *  2. end to end: interleaved pairs of `perf bench sched pipe` without and
- *     with the programs attached; median of the paired differences.
+ *     with the programs attached; median of the paired differences; and
+ *     in each pair a third run with only the empty program attached (what
+ *     attaching anything to sched_switch costs).
  *  3. the interrupt programs (irq_handler_entry/exit, softirq_entry/exit)
  *     under the same loads plus O_DIRECT disk writes: when the CPU is not
  *     exclusive (one ARRAY lookup and return) and when it is (CPU 1 owned
@@ -298,9 +300,9 @@ int main(int argc, char **argv)
 	printf("== end to end: %d interleaved pairs of sched pipe (100k "
 	       "round trips), without / with the programs (miss path)\n",
 	       pairs);
-	d = calloc((size_t)pairs, sizeof(*d));
+	d = calloc((size_t)pairs * 2, sizeof(*d));
 	for (int i = 0; d && i < pairs; i++) {
-		double a = run_in(NULL, 1, pipe_argv), b;
+		double a = run_in(NULL, 1, pipe_argv), b, c = 0;
 		if (load(&l, parent_id))
 			break;
 		set_policy(l, child_id, 0);
@@ -308,11 +310,21 @@ int main(int argc, char **argv)
 		np_bpf_unload(l);
 		l = NULL;
 		d[i] = (b - a) / a * 100;
+		/* the floor: the same tracepoint with an empty program */
+		floor_attach();
+		if (floor_fd >= 0)
+			c = run_in(NULL, 1, pipe_argv);
+		floor_detach();
+		d[pairs + i] = c > 0 ? (c - a) / a * 100 : 0;
 	}
 	if (d) {
 		qsort(d, (size_t)pairs, sizeof(*d), cmp_d);
+		qsort(d + pairs, (size_t)pairs, sizeof(*d), cmp_d);
 		printf("  median difference %+.2f%% (min %+.2f%%, max %+.2f%%)\n",
 		       d[pairs / 2], d[0], d[pairs - 1]);
+		printf("  floor, an empty sched_switch program attached instead: "
+		       "median %+.2f%% (min %+.2f%%, max %+.2f%%)\n",
+		       d[pairs + pairs / 2], d[pairs], d[2 * pairs - 1]);
 		bench_figure("end to end, perf bench sched pipe, programs "
 			     "attached vs not (median of pairs)",
 			     d[pairs / 2], "%", 1);
