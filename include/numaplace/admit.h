@@ -118,6 +118,10 @@ struct np_container_alloc {
 	char name[NP_NAME_MAX];
 	bool exclusive;  /* cpus are its own */
 	np_cpuset cpus;  /* exclusive set, empty for shared containers */
+	/* The CPUs promised at admission (the kubelet's resize baseline):
+	 * empty until an in-place resize changes cpus (np_resize), then what
+	 * a scale-down keeps first; saved as "baseline" when set. */
+	np_cpuset baseline;
 	np_nodemask mems;
 	struct np_hint hint;
 	/* NULL when nothing is charged (shared containers charge nothing);
@@ -265,6 +269,20 @@ void np_state_cache_add(struct np_node_state *st,
  */
 int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	     struct np_decision *d, char *err, size_t errlen);
+/*
+ * In-place resize of an exclusive container to cpus CPUs (container NULL:
+ * the workload's only exclusive container). Scale-up keeps every current
+ * CPU and adds with the kubelet's resize take (Koordinator classes: their
+ * accumulator with the current CPUs preferred); scale-down keeps a subset
+ * of the current CPUs, the baseline (the CPUs promised at admission)
+ * first. Returns 0 with d->admitted (true: recorded in st, d->alloc set;
+ * false: cannot be met, d->reason says why and st is unchanged), or a
+ * negative errno (err names the field): -ENOENT for an unknown workload
+ * or container, -EINVAL for a shared container or a count out of range.
+ */
+int np_resize(struct np_node_state *st, const char *name,
+	      const char *container, int cpus, struct np_decision *d,
+	      char *err, size_t errlen);
 /* Release a workload (its allocation is freed); -ENOENT if unknown. */
 int np_release(struct np_node_state *st, const char *name);
 /* Release the workload at index i into *out instead of freeing it: the

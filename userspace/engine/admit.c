@@ -6,6 +6,7 @@
  * commits only when every container of the workload fits.
  */
 #include "numaplace/admit.h"
+#include "engine/admit_internal.h"
 #include "engine/explain_internal.h"
 #include "numaplace/error.h"
 #include "numaplace/hints.h"
@@ -136,7 +137,7 @@ static bool device_taken(const struct np_node_state *st, int k)
 
 /* CPUs the exclusive request may come from (full-pcpus-only: whole free
  * cores only). */
-static void exclusive_pool(const struct np_node_state *st, np_cpuset *out)
+void np_admit_exclusive_pool(const struct np_node_state *st, np_cpuset *out)
 {
 	struct np_pools p;
 	np_state_pools(st, &p);
@@ -169,7 +170,7 @@ static int build_providers(const struct np_node_state *st,
 		p->nres = 1;
 		p->request[0] = (uint64_t)rq->cpus;
 		p->nodes = t->numa_mask;
-		exclusive_pool(st, &pool);
+		np_admit_exclusive_pool(st, &pool);
 		nw = np_cpuset_words(t->max_cpu);
 		for (int i = 0; i < t->nnuma; i++) {
 			int id = t->numa[i].u.id;
@@ -358,19 +359,25 @@ out:
 	return r;
 }
 
+void np_admit_kubelet_opts(const struct np_node_state *st,
+			   struct np_take_req *q)
+{
+	const struct np_cpu_options *o = &st->policy.opt;
+	q->strategy = o->distribute_across_cores ? NP_TAKE_SPREAD
+						 : NP_TAKE_PACKED;
+	q->distribute_across_numa = o->distribute_across_numa;
+	q->group_size = o->full_pcpus_only ? st->topo->cpus_per_core : 1;
+	q->prefer_uncore = o->prefer_align_by_uncore;
+}
+
 /* kubelet takeByTopology with the node's options. */
 static int kubelet_take(const struct np_node_state *st, const np_cpuset *avail,
 			int count, np_cpuset *out, char *why, size_t len,
 			struct np_explain *ex)
 {
-	const struct np_cpu_options *o = &st->policy.opt;
 	struct np_take_req q = {.topo = st->topo, .count = count, .trace = ex};
 	q.available = *avail;
-	q.strategy = o->distribute_across_cores ? NP_TAKE_SPREAD
-						: NP_TAKE_PACKED;
-	q.distribute_across_numa = o->distribute_across_numa;
-	q.group_size = o->full_pcpus_only ? st->topo->cpus_per_core : 1;
-	q.prefer_uncore = o->prefer_align_by_uncore;
+	np_admit_kubelet_opts(st, &q);
 	if (ex)
 		np_ex_strategy(ex, &q, avail);
 	return np_take_kubelet(&q, out, why, len);
@@ -390,6 +397,19 @@ static void marks(const struct np_node_state *st, np_cpuset *pcpu,
 		}
 }
 
+void np_admit_koord_opts(const struct np_node_state *st,
+			 const struct np_workload_req *w, struct np_take_req *q)
+{
+	q->koord = true;
+	q->bind_policy = w->has_bind ? w->bind : st->policy.default_bind;
+	if (q->bind_policy == NP_BIND_DEFAULT)
+		q->bind_policy = st->policy.default_bind;
+	q->required = w->bind_required || st->policy.opt.full_pcpus_only;
+	q->exclusive_policy = w->excl;
+	q->numa_strategy = st->policy.numa_strategy;
+	marks(st, &q->pcpu_marked, &q->numa_marked);
+}
+
 static int koord_take(const struct np_node_state *st,
 		      const struct np_workload_req *w, const np_cpuset *avail,
 		      int count, np_cpuset *out, char *why, size_t len,
@@ -398,13 +418,7 @@ static int koord_take(const struct np_node_state *st,
 	struct np_take_req q = {.topo = st->topo, .count = count, .koord = true,
 				.trace = ex};
 	q.available = *avail;
-	q.bind_policy = w->has_bind ? w->bind : st->policy.default_bind;
-	if (q.bind_policy == NP_BIND_DEFAULT)
-		q.bind_policy = st->policy.default_bind;
-	q.required = w->bind_required || st->policy.opt.full_pcpus_only;
-	q.exclusive_policy = w->excl;
-	q.numa_strategy = st->policy.numa_strategy;
-	marks(st, &q.pcpu_marked, &q.numa_marked);
+	np_admit_koord_opts(st, w, &q);
 	if (ex)
 		np_ex_strategy(ex, &q, avail);
 	return np_take_koord(&q, out, why, len);
@@ -427,7 +441,7 @@ static int take_cpus(const struct np_node_state *st,
 	char why[256];
 	int r, n_aligned;
 
-	exclusive_pool(st, &pool);
+	np_admit_exclusive_pool(st, &pool);
 	np_cpuset_zero(out);
 	if (st->policy.opt.full_pcpus_only && count % t->cpus_per_core) {
 		reject(d, SMT_ALIGNMENT, "cpu",

@@ -234,6 +234,11 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 					  mask_json(ca->mems), "hint",
 					  hint_json(&ca->hint), "memory", mem,
 					  "hugepages", hp, "devices", dv));
+			if (!np_cpuset_empty(&ca->baseline) &&
+			    !np_cpuset_equal(&ca->baseline, &ca->cpus))
+				json_object_set_new(
+				    json_array_get(cs, json_array_size(cs) - 1),
+				    "baseline", cpuset_json(&ca->baseline));
 		}
 		{
 			json_t *wo = json_pack("{s:o,s:s,s:o}", "spec",
@@ -347,6 +352,16 @@ static int container_alloc_from_json(const struct np_node_state *st,
 	if (!np_cpuset_subset(&ca->cpus, &t->online))
 		return np_json_fail(err, errlen, path, "cpus",
 				    "names CPUs that are not online here");
+	/* An in-place resize's baseline: within the current CPUs. */
+	r = np_json_cpuset(o, "baseline", path, false, &ca->baseline, err,
+			   errlen);
+	if (r && r != -ENOENT)
+		return r;
+	if (!np_cpuset_subset(&ca->baseline, &ca->cpus) ||
+	    (r == 0 && (!ca->exclusive || np_cpuset_empty(&ca->baseline))))
+		return np_json_fail(err, errlen, path, "baseline",
+				    "must be a non-empty subset of an "
+				    "exclusive container's cpus");
 	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))
 		return r;
 	if (np_nodemask_parse(&ca->mems, s, perr, sizeof(perr)) ||
