@@ -105,6 +105,11 @@ struct np_workload_req {
 	enum np_exclusive_policy excl;
 	bool partition; /* "isolation": "partition" */
 	bool movable;   /* "movable": defrag may re-place it (numaplace/defrag.h) */
+	/* "hint": a Topology Manager result given with the request (what the
+	 * kubelet's CPU manager reads from the Topology Manager's store):
+	 * every container is allocated for it, no hint is merged. */
+	bool has_hint;
+	struct np_hint hint;
 };
 
 /* Memory and hugepages charged to a container, per node. */

@@ -18,13 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kubelet's admission error kinds (lifecycle.PodAdmitResult.Reason):
- * the Topology Manager's, the CPU manager's full-pcpus-only one, and what
- * any provider's failing Allocate becomes. */
-#define TOPOLOGY_AFFINITY "TopologyAffinityError"
-#define SMT_ALIGNMENT "SMTAlignmentError"
-#define UNEXPECTED "UnexpectedAdmissionError"
-
 /* Too few CPUs: with full-pcpus-only the kubelet's SMTAlignmentError
  * (CausedByPhysicalCPUs), else its allocateCPUs error, unexpected. */
 static const char *smt_or_unexpected(const struct np_node_state *st)
@@ -32,10 +25,11 @@ static const char *smt_or_unexpected(const struct np_node_state *st)
 	return st->policy.opt.full_pcpus_only ? SMT_ALIGNMENT : UNEXPECTED;
 }
 
-/* kind: the kubelet's error kind, "" when it has none. */
-__attribute__((format(printf, 4, 5))) static void
-reject(struct np_decision *d, const char *kind, const char *resource,
-       const char *fmt, ...)
+/* admit.c's short name for it */
+#define reject np_admit_reject
+
+void np_admit_reject(struct np_decision *d, const char *kind,
+		     const char *resource, const char *fmt, ...)
 {
 	va_list ap;
 	d->admitted = false;
@@ -122,17 +116,12 @@ static void request_add(struct request *r, const struct np_container_req *c,
 	}
 }
 
-static int huge_index(const struct np_numa_node *nn, uint64_t size_kb)
+int np_admit_huge_index(const struct np_numa_node *nn, uint64_t size_kb)
 {
 	for (int h = 0; h < nn->nhuge; h++)
 		if (nn->huge[h].size_kb == size_kb)
 			return h;
 	return -1;
-}
-
-static bool device_taken(const struct np_node_state *st, int k)
-{
-	return k < st->cache.ndevices && st->cache.dev_taken[k];
 }
 
 /* CPUs the exclusive request may come from (full-pcpus-only: whole free
@@ -205,7 +194,7 @@ static int build_providers(const struct np_node_state *st,
 			p->request[p->nres] = rq->huge_bytes[h];
 			for (int i = 0; i < t->nnuma; i++) {
 				const struct np_numa_node *nn = &t->numa[i];
-				int k = huge_index(nn, rq->huge_size_kb[h]);
+				int k = np_admit_huge_index(nn, rq->huge_size_kb[h]);
 				uint64_t pages = k < 0 ? 0 : nn->huge[k].total;
 				uint64_t used = k < 0 ? 0 : mv->huge[k][nn->u.id];
 				p->total[p->nres][nn->u.id] =
@@ -239,13 +228,13 @@ static int build_providers(const struct np_node_state *st,
 			if (strcmp(dv->resource, rq->dev[i].resource))
 				continue;
 			total++;
-			if (!device_taken(st, k))
+			if (!np_admit_device_taken(st, k))
 				free_any++;
 			if (dv->numa < 0)
 				continue;
 			topo = true;
 			p->total[0][dv->numa]++;
-			if (!device_taken(st, k))
+			if (!np_admit_device_taken(st, k))
 				p->avail[0][dv->numa]++;
 		}
 		if (free_any < rq->dev[i].count) {
@@ -530,110 +519,6 @@ fail:
 	return r;
 }
 
-/* Charge memory and hugepages greedily over the nodes in id order, as the
- * Memory Manager drains its nodes. */
-static int charge_memory(const struct np_node_state *st,
-			 const struct np_container_req *c,
-			 struct np_container_alloc *a, struct np_decision *d)
-{
-	const struct np_topology *t = st->topo;
-	const struct np_state_cache *mv = &st->cache;
-	uint64_t left = c->memory;
-	char nodes[256];
-
-	np_nodemask_format(a->mems, nodes, sizeof(nodes));
-	if (left && t->numa[0].mem_total == 0)
-		left = 0; /* topology without memory figures */
-	NP_NODEMASK_FOREACH(n, a->mems)
-	{
-		int i = t->numa_index[n];
-		uint64_t tot = t->numa[i].mem_total;
-		uint64_t fr = tot > mv->mem[n] ? tot - mv->mem[n] : 0;
-		uint64_t take = fr < left ? fr : left;
-		if (take && !a->charge && !(a->charge = calloc(1, sizeof(*a->charge))))
-			return -ENOMEM;
-		if (a->charge)
-			a->charge->mem[n] = take;
-		left -= take;
-	}
-	if (left) {
-		reject(d, UNEXPECTED, "memory",
-		       "memory: %llu bytes requested, %llu short on NUMA "
-		       "node(s) %s",
-		       (unsigned long long)c->memory, (unsigned long long)left,
-		       nodes);
-		return -ENOSPC;
-	}
-	for (int h = 0; h < c->nhuge; h++) {
-		uint64_t pages = c->huge_bytes[h] / (c->huge_size_kb[h] * 1024);
-		NP_NODEMASK_FOREACH(n, a->mems)
-		{
-			const struct np_numa_node *nn = &t->numa[t->numa_index[n]];
-			int k = huge_index(nn, c->huge_size_kb[h]);
-			uint64_t fr, take;
-			if (k < 0)
-				continue;
-			fr = nn->huge[k].total > mv->huge[k][n]
-				     ? nn->huge[k].total - mv->huge[k][n]
-				     : 0;
-			take = fr < pages ? fr : pages;
-			if (take && !a->charge &&
-			    !(a->charge = calloc(1, sizeof(*a->charge))))
-				return -ENOMEM;
-			if (take)
-				a->charge->huge[k][n] += take;
-			pages -= take;
-		}
-		if (pages) {
-			reject(d, UNEXPECTED, "hugepages",
-			       "hugepages-%llukB: %llu pages short on NUMA "
-			       "node(s) %s",
-			       (unsigned long long)c->huge_size_kb[h],
-			       (unsigned long long)pages, nodes);
-			return -ENOSPC;
-		}
-	}
-	return 0;
-}
-
-/* Devices: aligned with the memory nodes first, then others, then those
- * without NUMA information; by device id within each group. */
-static int pick_devices(const struct np_node_state *st,
-			const struct np_container_req *c,
-			struct np_container_alloc *a, struct np_decision *d)
-{
-	const struct np_topology *t = st->topo;
-
-	for (int i = 0; i < c->ndev; i++) {
-		int want = c->dev[i].count;
-		for (int pass = 0; pass < 3 && want > 0; pass++)
-			for (int k = 0; k < t->ndevices && want > 0; k++) {
-				const struct np_device *dv = &t->devices[k];
-				bool aligned = dv->numa >= 0 &&
-					       np_nodemask_test(a->mems, dv->numa);
-				int group = aligned ? 0 : dv->numa >= 0 ? 1 : 2;
-				bool mine = false;
-				if (group != pass ||
-				    strcmp(dv->resource, c->dev[i].resource) ||
-				    device_taken(st, k))
-					continue;
-				for (int j = 0; j < a->ndev; j++)
-					mine |= a->dev[j] == k;
-				if (mine || a->ndev >= 16)
-					continue;
-				a->dev[a->ndev++] = (int16_t)k;
-				want--;
-			}
-		if (want > 0) {
-			reject(d, UNEXPECTED, c->dev[i].resource,
-			       "%s: %d more device(s) needed, none free",
-			       c->dev[i].resource, want);
-			return -ENOSPC;
-		}
-	}
-	return 0;
-}
-
 /*
  * Container i of w: its hint, CPUs, memory and devices into wa->c[i], then
  * its share into the cache (wa->ncontainers = i + 1). pod_hint is the pod's
@@ -659,7 +544,7 @@ static int place_container(struct np_node_state *st,
 	if (excl || c->ndev) {
 		struct request rq = {0};
 		request_add(&rq, c, excl);
-		if (st->policy.tm_scope == NP_TM_SCOPE_POD) {
+		if (st->policy.tm_scope == NP_TM_SCOPE_POD || w->has_hint) {
 			hint = *pod_hint;
 			if (ex)
 				np_ex_pod_hint(ex, &hint);
@@ -676,17 +561,51 @@ static int place_container(struct np_node_state *st,
 		a->exclusive = true;
 		a->mems = hint.any ? np_topology_nodes_of(st->topo, &a->cpus)
 				   : hint.mask;
-		if ((r = charge_memory(st, c, a, d)))
+		if ((r = np_admit_charge_memory(st, c, a, d)))
 			return r;
 	} else if (!hint.any) {
 		a->mems = hint.mask;
 	}
-	if ((r = pick_devices(st, c, a, d)))
+	if ((r = np_admit_pick_devices(st, c, a, d)))
 		return r;
 	wa->ncontainers = i + 1;
 	np_state_cache_add(st, wa, a);
 	if (ex)
 		np_ex_result(ex, a);
+	return 0;
+}
+
+/*
+ * The request's own hint (w->has_hint), as the kubelet's CPU manager takes
+ * the Topology Manager's result from its store: the nodes must be in the
+ * topology (-EINVAL), and a policy that admits only preferred hints
+ * (restricted, single-numa-node) rejects one that is not (-ENOSPC), as its
+ * Admit would have.
+ */
+static int given_hint(const struct np_node_state *st,
+		      const struct np_workload_req *w, struct np_hint *out,
+		      struct np_decision *d, char *err, size_t errlen)
+{
+	np_nodemask extra = w->hint.mask & ~st->topo->numa_mask;
+
+	if (extra) {
+		NP_ERR("hint.mask: node %d is not in the topology",
+		       __builtin_ctzll(extra));
+		return -EINVAL;
+	}
+	if (!w->hint.preferred && (st->policy.tm_policy == NP_TM_RESTRICTED ||
+				   st->policy.tm_policy ==
+					   NP_TM_SINGLE_NUMA_NODE)) {
+		reject(d, TOPOLOGY_AFFINITY, "cpu",
+		       "topology affinity error: the given hint is not "
+		       "preferred and policy %s admits only preferred ones",
+		       st->policy.tm_policy == NP_TM_RESTRICTED
+			   ? "restricted"
+			   : "single-numa-node");
+		return -ENOSPC;
+	}
+	*out = w->hint;
+	out->any = false;
 	return 0;
 }
 
@@ -763,7 +682,10 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	}
 	wa->qos_class = effective_class(st, w);
 	wa->excl = w->excl;
-	if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
+	if (w->has_hint) {
+		if ((r = given_hint(st, w, &pod_hint, d, err, errlen)))
+			goto out;
+	} else if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
 		struct request rq = {0};
 		for (int i = 0; i < w->ncontainers; i++)
 			request_add(&rq, &w->c[i],

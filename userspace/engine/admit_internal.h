@@ -9,6 +9,34 @@
 
 #include "numaplace/admit.h"
 
+/* The kubelet's admission error kinds (lifecycle.PodAdmitResult.Reason):
+ * the Topology Manager's, the CPU manager's full-pcpus-only one, and what
+ * any provider's failing Allocate becomes. */
+#define TOPOLOGY_AFFINITY "TopologyAffinityError"
+#define SMT_ALIGNMENT "SMTAlignmentError"
+#define UNEXPECTED "UnexpectedAdmissionError"
+
+/* d rejected: kind is the kubelet's error kind, "" when it has none. */
+__attribute__((format(printf, 4, 5))) void
+np_admit_reject(struct np_decision *d, const char *kind, const char *resource,
+		const char *fmt, ...);
+/* Index of the hugepage size size_kb on node nn, -1 when it has none. */
+int np_admit_huge_index(const struct np_numa_node *nn, uint64_t size_kb);
+static inline bool np_admit_device_taken(const struct np_node_state *st, int k)
+{
+	return k < st->cache.ndevices && st->cache.dev_taken[k];
+}
+/* Memory and hugepages of c on a->mems into a->charge; -ENOSPC (reason in
+ * d) when the nodes are short, -ENOMEM. */
+int np_admit_charge_memory(const struct np_node_state *st,
+			   const struct np_container_req *c,
+			   struct np_container_alloc *a, struct np_decision *d);
+/* c's devices into a->dev: aligned with a->mems first, then other nodes,
+ * then devices without a node; -ENOSPC (reason in d) when too few. */
+int np_admit_pick_devices(const struct np_node_state *st,
+			  const struct np_container_req *c,
+			  struct np_container_alloc *a, struct np_decision *d);
+
 /* Free CPUs an exclusive request may take (full-pcpus-only: whole free
  * cores only). */
 void np_admit_exclusive_pool(const struct np_node_state *st, np_cpuset *out);

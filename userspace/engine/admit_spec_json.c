@@ -444,13 +444,58 @@ static int get_target(const json_t *j, const char *path,
 	return 0;
 }
 
+/* "hint": {"mask": [NODE, ...], "preferred": BOOL}, both required; the
+ * nodes are checked against the topology at admission. */
+static int given_hint_from_json(struct np_workload_req *w, const json_t *j,
+				const char *path, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"mask", "preferred", NULL};
+	const json_t *h = json_object_get(j, "hint"), *m, *v;
+	char hp[160];
+	size_t i;
+	int r;
+
+	if (!h || json_is_null(h))
+		return 0;
+	snprintf(hp, sizeof(hp), "%s.hint", path);
+	if (!json_is_object(h))
+		return np_json_fail(err, errlen, path, "hint",
+				    "must be an object {\"mask\": [nodes], "
+				    "\"preferred\": true|false}");
+	if ((r = np_json_only_keys(h, keys, hp, err, errlen)))
+		return r;
+	m = json_object_get(h, "mask");
+	if (!json_is_array(m) || !json_array_size(m))
+		return np_json_fail(err, errlen, hp, "mask",
+				    "must be a non-empty array of NUMA node "
+				    "ids");
+	json_array_foreach(m, i, v)
+	{
+		json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+		if (n < 0 || n >= NP_MAX_NUMA)
+			return np_json_fail(err, errlen, hp, "mask",
+					    "element %zu is not a NUMA node id "
+					    "(0..%d)", i, NP_MAX_NUMA - 1);
+		if (w->hint.mask & (1ULL << n))
+			return np_json_fail(err, errlen, hp, "mask",
+					    "node %lld is listed twice",
+					    (long long)n);
+		w->hint.mask |= 1ULL << n;
+	}
+	if ((r = np_json_bool(h, "preferred", hp, true, &w->hint.preferred,
+			      err, errlen)))
+		return r;
+	w->has_hint = true;
+	return 0;
+}
+
 int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 			      const char *path, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
 	    "name",	    "cgroup",	 "qos", "containers",
 	    "resourceSpec", "isolation", "unit",       "movable",
-	    "container",    NULL};
+	    "container",    "hint",	 NULL};
 	const json_t *cs, *c, *rs;
 	const char *s;
 	size_t i;
@@ -529,6 +574,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	}
 	r = np_json_bool(j, "movable", path, false, &w->movable, err, errlen);
 	if (r && r != -ENOENT)
+		return r;
+	if ((r = given_hint_from_json(w, j, path, err, errlen)))
 		return r;
 	if (w->partition && w->qos != NP_QOS_LSE && w->qos != NP_QOS_LSR &&
 	    w->qos != NP_QOS_GUARANTEED)
@@ -630,5 +677,13 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 			    json_string(w->partition ? "partition" : "none"));
 	if (w->movable) /* absent = false: older states and specs read alike */
 		json_object_set_new(o, "movable", json_true());
+	if (w->has_hint) {
+		json_t *m = json_array();
+		NP_NODEMASK_FOREACH(n, w->hint.mask)
+		json_array_append_new(m, json_integer(n));
+		json_object_set_new(o, "hint",
+				    json_pack("{s:o,s:b}", "mask", m,
+					      "preferred", w->hint.preferred));
+	}
 	return o;
 }
