@@ -4,12 +4,15 @@
  * takeByTopologyNUMADistributed and their in-place-resize variants),
  * reimplemented from its documented behaviour and its test tables.
  *
- * One accumulator serves both the fresh and the resize case: a resize
- * starts with `result` already holding the CPUs it must keep (current CPUs
- * on scale-up, baseline on scale-down). Units then count as free when every
- * CPU in them is available or already ours, units that already hold our
- * CPUs sort first, and "needs at least" compares with the CPUs a unit would
- * add. With an empty starting result this is exactly the fresh algorithm.
+ * One accumulator serves both the fresh and the resize case. A fresh take
+ * orders NUMA nodes, sockets, caches and cores by their free CPUs, fewest
+ * first, recounted at each step, ties to the lower id; it gives no
+ * preference to units it has already taken CPUs from. A resize starts with
+ * `result` already holding the CPUs it must keep (current CPUs on
+ * scale-up, baseline on scale-down) and sets held_first: units then count
+ * as free when every CPU in them is available or already ours, units that
+ * already hold our CPUs sort first, and "needs at least" compares with the
+ * CPUs a unit would add.
  */
 #include "engine/explain_internal.h"
 #include "engine/take_kubelet_internal.h"
@@ -103,15 +106,23 @@ static bool uintersects(const struct acc *a, const np_cpuset *u,
 	return false;
 }
 
-/* CPUs of u available or already ours. */
+/* CPUs of u available, or (resize) available or already ours. */
 static int ucount_usable(const struct acc *a, const np_cpuset *u)
 {
 	int n = 0, nw = np_cpuset_words(a->t->max_cpu);
 
+	if (!a->held_first)
+		return ucount_and(a, u, &a->details);
 	for (int i = 0; i < nw; i++)
 		n += np_popcount64(u->w[i] &
 				   (a->details.w[i] | a->result.w[i]));
 	return n;
+}
+
+/* Whether u sorts among the units already holding our CPUs (resize). */
+static bool uheld(const struct acc *a, const np_cpuset *u)
+{
+	return a->held_first && uintersects(a, u, &a->result);
 }
 
 struct skey {
@@ -121,8 +132,9 @@ struct skey {
 static int cmp_skey(const void *pa, const void *pb)
 {
 	const struct skey *x = pa, *y = pb;
-	/* Units already holding our CPUs first (resize), then fewest
-	 * available CPUs (pack into partly used units), then lowest id. */
+	/* Units already holding our CPUs first (resize only: owned is 0 in a
+	 * fresh take), then fewest available CPUs (pack into partly used
+	 * units), then lowest id. */
 	if (x->owned != y->owned)
 		return y->owned - x->owned;
 	if (x->avail != y->avail)
@@ -159,8 +171,7 @@ static int append_sorted(struct acc *a, enum utype ty, const np_cpuset *within,
 			keys[n].id = uid(t, ty, u);
 			keys[n].avail =
 			    ucount_and(a, ucpus(t, ty, u), &a->details);
-			keys[n].owned =
-			    uintersects(a, ucpus(t, ty, u), &a->result);
+			keys[n].owned = uheld(a, ucpus(t, ty, u));
 			n++;
 		}
 	}
@@ -210,8 +221,8 @@ int np_kubelet_sorted_units(struct acc *a, enum utype ty, struct ulist *out)
 	}
 }
 
-/* Free = every CPU of the unit is available or already ours. Sockets and
- * cores compare with the kubelet's declared per-unit counts. */
+/* Free = every CPU of the unit is available (resize: or already ours).
+ * Sockets and cores compare with the kubelet's declared per-unit counts. */
 static bool unit_free(const struct acc *a, enum utype ty, int u)
 {
 	int have = ucount_usable(a, ucpus(a->t, ty, u)), want;
@@ -289,7 +300,7 @@ static void trace_step(struct acc *a, enum utype ty, int step,
 		x = &e->ent[e->nent++];
 		x->id = uid(a->t, ty, l->idx[i]);
 		x->parent = parent_id(a, parent_type(a, ty), ty, l->idx[i]);
-		x->key[0] = np_cpuset_intersects(c, before);
+		x->key[0] = a->held_first && np_cpuset_intersects(c, before);
 		x->key[1] = np_cpuset_count_and(c, details);
 		x->key[2] = x->id;
 		x->taken = np_cpuset_intersects(c, &got);
@@ -356,9 +367,10 @@ static int cmp_ckey(const void *pa, const void *pb)
 }
 
 /*
- * Partial L3: the first cores of the cache (ours first, then by id) that
- * together with what we already hold there make up the request; trim
- * surplus threads of the last core; claim only an exact fit.
+ * Partial L3: the first cores of the cache with available CPUs, by id
+ * (resize: cores with CPUs already ours first, counting what we hold
+ * there towards the request); trim surplus threads of the last core;
+ * claim only an exact fit.
  */
 static void take_partial_uncore(struct acc *a, int l3)
 {
@@ -369,9 +381,13 @@ static void take_partial_uncore(struct acc *a, int l3)
 	char *seen;
 	int n = 0, held, want;
 
-	np_cpuset_or(&usable, &a->details, &a->result);
+	usable = a->details;
+	if (a->held_first)
+		np_cpuset_or(&usable, &usable, &a->result);
 	np_cpuset_and(&in, &usable, &t->l3s[l3].cpus);
-	held = np_cpuset_count_and(&a->result, &t->l3s[l3].cpus);
+	held = a->held_first
+		   ? np_cpuset_count_and(&a->result, &t->l3s[l3].cpus)
+		   : 0;
 	want = (a->need + held + cpc - 1) / cpc;
 	seen = calloc((size_t)t->ncores, 1);
 	keys = malloc(sizeof(*keys) * (size_t)t->ncores);
@@ -384,8 +400,7 @@ static void take_partial_uncore(struct acc *a, int l3)
 		seen[c] = 1;
 		keys[n].idx = c;
 		keys[n].id = t->cores[c].id;
-		keys[n].owned =
-		    np_cpuset_intersects(&t->cores[c].cpus, &a->result);
+		keys[n].owned = uheld(a, &t->cores[c].cpus);
 		n++;
 	}
 	qsort(keys, (size_t)n, sizeof(*keys), cmp_ckey);
@@ -433,6 +448,7 @@ void np_kubelet_acc_init(struct acc *a, const struct np_topology *t,
 	memset(a, 0, sizeof(*a));
 	a->t = t;
 	np_cpuset_and(&a->details, avail, &t->online);
+	a->held_first = keep != NULL;
 	if (keep) {
 		np_cpuset_and(&a->result, keep, &t->online);
 		np_cpuset_andnot(&a->details, &a->details, &a->result);

@@ -91,7 +91,9 @@ static double score_combo(const struct dist_ctx *d, const int *combo, int k,
 	for (int i = 0; i < k; i++) {
 		int p = combo[i],
 		    excess = node_share(d, p, distribution) - distribution;
-		if (excess > remainder)
+		/* Held CPUs rounded up to whole groups must fit the node. */
+		if (excess > remainder ||
+		    node_share(d, p, distribution) > d->usable[p])
 			return INFINITY;
 		remainder -= excess;
 		after[p] -= excess;
@@ -144,7 +146,13 @@ static double score_combo(const struct dist_ctx *d, const int *combo, int k,
 	return best;
 }
 
-/* Take want CPUs in NUMA node index node, keeping the CPUs we hold there. */
+/*
+ * Take CPUs in NUMA node index node until we hold want there. A resize
+ * takes with the packed resize rule, the CPUs we already hold on the node
+ * passed as current and baseline (a core they and the free CPUs cover
+ * counts as full, cores holding them sort first); a fresh take is a plain
+ * packed take over the node's available CPUs.
+ */
 static int take_in_node(struct acc *a, int node, int want, bool spread,
 			char *err, size_t errlen)
 {
@@ -154,9 +162,13 @@ static int take_in_node(struct acc *a, int node, int want, bool spread,
 
 	np_cpuset_and(&nodeset, &a->details, cpus);
 	np_cpuset_and(&kept, &a->result, cpus);
-	np_cpuset_or(&nodeset, &nodeset, &kept);
-	r = np_kubelet_take_packed(a->t, &nodeset, &kept, want, spread, false,
-				   &got, err, errlen);
+	if (a->held_first)
+		np_cpuset_or(&nodeset, &nodeset, &kept);
+	else
+		want -= np_cpuset_count(&kept);
+	r = np_kubelet_take_packed(a->t, &nodeset,
+				   a->held_first ? &kept : NULL, want, spread,
+				   false, &got, err, errlen);
 	if (r)
 		return r;
 	acc_take(a, &got);
@@ -321,17 +333,17 @@ static int take_split(struct acc *a, const struct dist_ctx *d, const int *combo,
 	for (int left = a->need; left > 0;) {
 		bool progress = false;
 		for (int i = 0; i < nrem && left > 0; i++) {
-			np_cpuset nodeset, got;
-			np_cpuset_and(&nodeset, &a->details,
-				      &t->numa[d->node[rem[i]]].u.cpus);
-			if (np_cpuset_count(&nodeset) < d->g)
+			const np_cpuset *nc = &t->numa[d->node[rem[i]]].u.cpus;
+			if (np_cpuset_count_and(&a->details, nc) < d->g)
 				continue;
-			r = np_kubelet_take_packed(t, &nodeset, NULL, d->g,
-						   spread, false, &got, err,
-						   errlen);
+			/* g more CPUs on the node: a resize completes the
+			 * cores of the CPUs it holds there first. */
+			r = take_in_node(a, d->node[rem[i]],
+					 np_cpuset_count_and(&a->result, nc) +
+					     d->g,
+					 spread, err, errlen);
 			if (r)
 				return r;
-			acc_take(a, &got);
 			left -= d->g;
 			progress = true;
 		}

@@ -20,6 +20,10 @@ struct acc {
 	np_cpuset result;
 	int need;
 	bool numa_first;
+	/* Resize only (a keep set was given): units already holding CPUs of
+	 * the result sort first, and CPUs already ours count towards a free
+	 * unit. A fresh take sorts by free CPUs and id alone. */
+	bool held_first;
 	struct np_explain *trace; /* NULL, or where steps are traced */
 };
 
