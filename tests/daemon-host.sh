@@ -76,6 +76,22 @@ check "web's placement file widens back ($(pf web cpuset))" pfwait web 0-7
 # a fake tree's directories hold plain files, so rmdir fails as it would
 # for a real cgroup with tasks: the cgroup must then sit on the shared pool
 check "released, busy cgroup moved to the shared pool" waitfor db 0-7
+# init containers (the kubelet's cpusToReuse): the app container reuses the
+# init container's CPUs, so the pod costs 2 CPUs, not 4; its own cgroups
+# (one per container) hold their sets, and the state keeps both
+printf '{"name":"pod","qos":"Guaranteed","init_containers":[{"name":"i","cgroup":"i","cpu":"2"}],"containers":[{"name":"m","cgroup":"m","cpu":"2"}]}' >"$tmp/pod.json"
+out=$("$build/numaplace" admit -f "$tmp/pod.json" --socket "$tmp/np.sock" 2>&1)
+check "pod with an init container admitted on 2 CPUs ($(head -1 <<<"$out"))" \
+	test "$out" != "${out#admitted pod: cpuset 1,5}"
+check "  the pod's and the app container's cgroups hold 1,5" \
+	sh -c "for _ in \$(seq 50); do [ \"\$(cat '$cg/numaplace.slice/pod/cpuset.cpus' 2>/dev/null) \$(cat '$cg/numaplace.slice/pod/m/cpuset.cpus' 2>/dev/null)\" = '1,5 1,5' ] && exit 0; sleep 0.1; done; exit 1"
+check "  the init container's cgroup gets no set of its own (it runs on the pod's)" \
+	test ! -s "$cg/numaplace.slice/pod/i/cpuset.cpus"
+check "  the shared web loses only those 2 CPUs" waitfor web 0,2-4,6-7
+check "  the state keeps the init container" \
+	grep -q '"init_containers"' "$tmp/state/state.json"
+"$build/numaplace" release pod --socket "$tmp/np.sock" >/dev/null
+check "  released: web widens back" waitfor web 0-7
 kill -TERM "$dpid"
 wait "$dpid"
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

@@ -78,6 +78,12 @@ struct np_container_req {
 	int nhuge;
 	int ndev; /* <= NP_MAX_DEVICE_REQS */
 	struct np_device_req *dev; /* ndev entries on the heap, owned */
+	/* An init container ("init_containers"; they come first in the
+	 * workload's c[], in their order): admitted before the app
+	 * containers, which reuse its exclusive CPUs (the kubelet's
+	 * cpusToReuse). restartable: "restartPolicy": "Always" (a sidecar,
+	 * running beside the app containers: nothing of it is reused). */
+	bool init, restartable;
 };
 
 struct np_workload_req {
@@ -311,6 +317,9 @@ int np_policy_from_json(struct np_node_policy *p, const json_t *j,
 			const char *path, char *err, size_t errlen);
 json_t *np_policy_to_json(const struct np_node_policy *p);
 /* The canonical spec of a request (what np_workload_req_from_json reads). */
+/* "PATH.init_containers[J]" or "PATH.containers[J]" for w->c[k], into buf. */
+void np_workload_req_container_path(const struct np_workload_req *w, int k,
+				    const char *path, char *buf, size_t len);
 json_t *np_workload_req_to_json(const struct np_workload_req *w);
 json_t *np_workload_alloc_to_json(const struct np_node_state *st,
 				  const struct np_workload_alloc *a);

@@ -86,6 +86,7 @@ struct request {
 	uint64_t huge_bytes[NP_MAX_HUGEPAGE_SIZES];
 	int ndev;
 	struct np_device_req dev[NP_MAX_DEVICE_REQS];
+	const np_cpuset *reuse; /* init containers' CPUs, usable again */
 };
 
 static void request_add(struct request *r, const struct np_container_req *c,
@@ -113,6 +114,53 @@ static void request_add(struct request *r, const struct np_container_req *c,
 			r->dev[r->ndev++] = c->dev[i];
 		else if (k < r->ndev)
 			r->dev[k].count += c->dev[i].count;
+	}
+}
+
+/* The pod's request under the pod scope, as the kubelet sums it: the app
+ * containers (sidecars included) added, each resource at least what the
+ * largest init container asks (they run one at a time, before). */
+static void pod_request(const struct np_node_state *st,
+			const struct np_workload_req *w, struct request *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	for (int i = 0; i < w->ncontainers; i++)
+		if (!w->c[i].init || w->c[i].restartable)
+			request_add(rq, &w->c[i],
+				    wants_exclusive(st, w, &w->c[i]));
+	for (int i = 0; i < w->ncontainers; i++) {
+		struct request one = {0};
+		if (!w->c[i].init || w->c[i].restartable)
+			continue;
+		request_add(&one, &w->c[i], wants_exclusive(st, w, &w->c[i]));
+		if (one.cpus > rq->cpus)
+			rq->cpus = one.cpus;
+		if (one.memory > rq->memory)
+			rq->memory = one.memory;
+		for (int h = 0; h < one.nhuge; h++) {
+			int k = 0;
+			while (k < rq->nhuge &&
+			       rq->huge_size_kb[k] != one.huge_size_kb[h])
+				k++;
+			if (k == rq->nhuge && k == NP_MAX_HUGEPAGE_SIZES)
+				continue;
+			if (k == rq->nhuge)
+				rq->huge_size_kb[rq->nhuge++] = one.huge_size_kb[h];
+			if (one.huge_bytes[h] > rq->huge_bytes[k])
+				rq->huge_bytes[k] = one.huge_bytes[h];
+		}
+		for (int e = 0; e < one.ndev; e++) {
+			int k = 0;
+			while (k < rq->ndev &&
+			       strcmp(rq->dev[k].resource, one.dev[e].resource))
+				k++;
+			if (k == rq->ndev && k == NP_MAX_DEVICE_REQS)
+				continue;
+			if (k == rq->ndev)
+				rq->dev[rq->ndev++] = one.dev[e];
+			else if (one.dev[e].count > rq->dev[k].count)
+				rq->dev[k].count = one.dev[e].count;
+		}
 	}
 }
 
@@ -160,6 +208,12 @@ static int build_providers(const struct np_node_state *st,
 		p->request[0] = (uint64_t)rq->cpus;
 		p->nodes = t->numa_mask;
 		np_admit_exclusive_pool(st, &pool);
+		/* generateCPUTopologyHints: a mask is disregarded unless it
+		 * holds every reusable CPU's node */
+		if (rq->reuse) {
+			np_cpuset_or(&pool, &pool, rq->reuse);
+			p->must = np_topology_nodes_of(t, rq->reuse);
+		}
 		nw = np_cpuset_words(t->max_cpu);
 		for (int i = 0; i < t->nnuma; i++) {
 			int id = t->numa[i].u.id;
@@ -421,8 +475,9 @@ static int koord_take(const struct np_node_state *st,
  */
 static int take_cpus(const struct np_node_state *st,
 		     const struct np_workload_req *w, int count,
-		     const struct np_hint *hint, np_cpuset *out,
-		     struct np_decision *d, struct np_explain *ex)
+		     const struct np_hint *hint, const np_cpuset *reuse,
+		     np_cpuset *out, struct np_decision *d,
+		     struct np_explain *ex)
 {
 	const struct np_topology *t = st->topo;
 	bool koord = w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR;
@@ -431,6 +486,7 @@ static int take_cpus(const struct np_node_state *st,
 	int r, n_aligned;
 
 	np_admit_exclusive_pool(st, &pool);
+	np_cpuset_or(&pool, &pool, reuse); /* allocateCPUs' reusableCPUs */
 	np_cpuset_zero(out);
 	if (st->policy.opt.full_pcpus_only && count % t->cpus_per_core) {
 		reject(d, SMT_ALIGNMENT, "cpu",
@@ -522,15 +578,20 @@ fail:
 /*
  * Container i of w: its hint, CPUs, memory and devices into wa->c[i], then
  * its share into the cache (wa->ncontainers = i + 1). pod_hint is the pod's
- * affinity under the pod scope. 0, -ENOSPC (rejected, reason in d) or an
- * error.
+ * affinity under the pod scope. reuse: the CPUs of the init containers
+ * placed so far that the next containers may take again (the kubelet's
+ * cpusToReuse): an init container that is not a sidecar adds its CPUs,
+ * any other container removes what it took. An init container's memory
+ * and devices are checked to fit, not kept: it ends before the app
+ * containers start. 0, -ENOSPC (rejected, reason in d) or an error.
  */
 static int place_container(struct np_node_state *st,
 			   const struct np_workload_req *w, int i,
-			   const struct np_hint *pod_hint,
+			   const struct np_hint *pod_hint, np_cpuset *reuse,
 			   struct np_workload_alloc *wa, struct np_decision *d,
 			   struct np_explain *ex)
 {
+	bool ends = w->c[i].init && !w->c[i].restartable;
 	const struct np_container_req *c = &w->c[i];
 	struct np_container_alloc *a = &wa->c[i];
 	bool excl = wants_exclusive(st, w, c);
@@ -542,7 +603,7 @@ static int place_container(struct np_node_state *st,
 	if (ex)
 		np_ex_request(ex, i, c, excl);
 	if (excl || c->ndev) {
-		struct request rq = {0};
+		struct request rq = {.reuse = reuse};
 		request_add(&rq, c, excl);
 		if (st->policy.tm_scope == NP_TM_SCOPE_POD || w->has_hint) {
 			hint = *pod_hint;
@@ -556,7 +617,7 @@ static int place_container(struct np_node_state *st,
 	a->hint = hint;
 	if (excl) {
 		if ((r = take_cpus(st, w, (int)(c->cpu_milli / 1000), &hint,
-				   &a->cpus, d, ex)))
+				   reuse, &a->cpus, d, ex)))
 			return r;
 		a->exclusive = true;
 		a->mems = hint.any ? np_topology_nodes_of(st->topo, &a->cpus)
@@ -568,6 +629,14 @@ static int place_container(struct np_node_state *st,
 	}
 	if ((r = np_admit_pick_devices(st, c, a, d)))
 		return r;
+	if (ends) {
+		np_cpuset_or(reuse, reuse, &a->cpus);
+		free(a->charge);
+		a->charge = NULL;
+		a->ndev = 0;
+	} else {
+		np_cpuset_andnot(reuse, reuse, &a->cpus);
+	}
 	wa->ncontainers = i + 1;
 	np_state_cache_add(st, wa, a);
 	if (ex)
@@ -621,6 +690,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 {
 	struct np_workload_alloc *wa;
 	struct np_hint pod_hint = {.any = true};
+	np_cpuset reuse;
 	bool pod_scope = st->policy.tm_scope == NP_TM_SCOPE_POD;
 	int r = 0;
 
@@ -641,9 +711,12 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		    (w->c[i].cpu_milli % 1000 || w->c[i].cpu_milli <= 0)) {
 			/* 0 would be no exclusive CPU at all: the shared pool,
 			 * reserved CPUs included, under an exclusive class */
-			NP_ERR("containers[%d].cpu: %s needs whole CPUs, at "
-			       "least 1, got %lldm",
-			       i, np_qos_name(w->qos),
+			char cp[160];
+			np_workload_req_container_path(w, i, "workload", cp,
+						       sizeof(cp));
+			NP_ERR("%s.cpu: %s needs whole CPUs, at least 1, got "
+			       "%lldm",
+			       cp, np_qos_name(w->qos),
 			       (long long)w->c[i].cpu_milli);
 			return -EINVAL;
 		}
@@ -686,18 +759,18 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		if ((r = given_hint(st, w, &pod_hint, d, err, errlen)))
 			goto out;
 	} else if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
-		struct request rq = {0};
-		for (int i = 0; i < w->ncontainers; i++)
-			request_add(&rq, &w->c[i],
-				    wants_exclusive(st, w, &w->c[i]));
+		struct request rq;
+		pod_request(st, w, &rq);
 		if (ex)
 			ex->container = -1;
 		if (rq.cpus || rq.ndev)
 			if ((r = affinity(st, &rq, &pod_hint, d, ex)))
 				goto out;
 	}
+	np_cpuset_zero(&reuse);
 	for (int i = 0; i < w->ncontainers; i++)
-		if ((r = place_container(st, w, i, &pod_hint, wa, d, ex)))
+		if ((r = place_container(st, w, i, &pod_hint, &reuse, wa, d,
+					 ex)))
 			goto out;
 	st->nworkloads++;
 	d->admitted = true;

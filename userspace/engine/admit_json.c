@@ -145,6 +145,8 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 			       "cpuset", cpuset_json(&eff), "exclusive",
 			       c->exclusive, "mems", mask_json(c->mems), "hint",
 			       hint_json(&c->hint), "devices", dv);
+		if (co && i < a->req.ncontainers && a->req.c[i].init)
+			json_object_set_new(co, "init", json_true());
 		json_array_append_new(cs, co);
 	}
 	json_object_set_new(o, "name", json_string(a->req.name));
@@ -442,17 +444,22 @@ static int partitioned_by_from_json(struct np_workload_alloc *a,
 }
 
 /* The containers of a saved workload: exclusive sets are what the spec
- * asks, off the reserved CPUs, and overlap no other (seen). */
+ * asks, off the reserved CPUs, and overlap no other workload's (seen) nor,
+ * between app containers, each other (an init container's CPUs are reused
+ * by the containers after it). */
 static int containers_from_json(const struct np_node_state *st,
 				struct np_workload_alloc *a, const json_t *wj,
 				const char *wp, np_cpuset *seen, char *err,
 				size_t errlen)
 {
 	const json_t *cs = json_object_get(wj, "containers"), *cj;
+	np_cpuset apps, all;
 	char cp[192];
 	size_t k;
 	int r;
 
+	np_cpuset_zero(&apps);
+	np_cpuset_zero(&all);
 	if (!json_is_array(cs) ||
 	    (int)json_array_size(cs) != a->req.ncontainers)
 		return np_json_fail(err, errlen, wp, "containers",
@@ -478,15 +485,19 @@ static int containers_from_json(const struct np_node_state *st,
 					    "for %lldm",
 					    np_cpuset_count(c),
 					    (long long)a->req.c[k].cpu_milli);
-		if (np_cpuset_intersects(c, seen))
+		if (np_cpuset_intersects(c, seen) ||
+		    (!a->req.c[k].init && np_cpuset_intersects(c, &apps)))
 			return np_json_fail(err, errlen, cp, "cpus",
 					    "overlaps another exclusive "
 					    "allocation");
 		if (np_cpuset_intersects(c, &st->reserved))
 			return np_json_fail(err, errlen, cp, "cpus",
 					    "includes reserved CPUs");
-		np_cpuset_or(seen, seen, c);
+		if (!a->req.c[k].init)
+			np_cpuset_or(&apps, &apps, c);
+		np_cpuset_or(&all, &all, c);
 	}
+	np_cpuset_or(seen, seen, &all);
 	return 0;
 }
 

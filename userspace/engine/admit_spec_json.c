@@ -209,7 +209,8 @@ static int get_cgroup(const json_t *o, const char *path, bool allow_empty,
 }
 
 static int container_from_json(struct np_container_req *c, const json_t *o,
-			       const char *path, char *err, size_t errlen)
+			       bool init, const char *path, char *err,
+			       size_t errlen)
 {
 	const char *key;
 	json_t *v;
@@ -224,7 +225,8 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 		uint64_t kb;
 		if (!strcmp(key, "name") || !strcmp(key, "cgroup") ||
 		    !strcmp(key, "cpu") || !strcmp(key, "memory") ||
-		    !strcmp(key, "devices"))
+		    !strcmp(key, "devices") ||
+		    (init && !strcmp(key, "restartPolicy")))
 			continue;
 		if (hugepage_key(key, &kb) == 0) {
 			if (c->nhuge >= NP_MAX_HUGEPAGE_SIZES)
@@ -245,8 +247,18 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 		return np_json_fail(
 		    err, errlen, path, key,
 		    "unknown field (expected name, cgroup, cpu, "
-		    "memory, hugepages-<size>, devices)");
+		    "memory, hugepages-<size>, devices%s)",
+		    init ? ", restartPolicy" : "");
 	}
+	c->init = init;
+	v = json_object_get(o, "restartPolicy");
+	if (v && !(json_is_string(v) &&
+		   (!strcmp(json_string_value(v), "Always") ||
+		    !strcmp(json_string_value(v), "Never"))))
+		return np_json_fail(err, errlen, path, "restartPolicy",
+				    "expected \"Always\" (a sidecar) or "
+				    "\"Never\"");
+	c->restartable = v && !strcmp(json_string_value(v), "Always");
 	if ((r = get_name(o, path, c->name, sizeof(c->name), err, errlen)))
 		return r;
 	r = get_cgroup(o, path, true, &c->cgroup, err, errlen);
@@ -489,16 +501,62 @@ static int given_hint_from_json(struct np_workload_req *w, const json_t *j,
 	return 0;
 }
 
+/* "init_containers" (optional), then "containers" (1 or more), into w->c
+ * in that order; names unique across both. */
+static int containers_from_json(struct np_workload_req *w, const json_t *j,
+				const char *path, char *err, size_t errlen)
+{
+	const json_t *cs = json_object_get(j, "containers"),
+		     *ics = json_object_get(j, "init_containers"), *c;
+	size_t ni = ics && !json_is_null(ics) ? json_array_size(ics) : 0, i;
+	int r;
+
+	if (ics && !json_is_null(ics) && !json_is_array(ics))
+		return np_json_fail(err, errlen, path, "init_containers",
+				    "expected an array of containers");
+	if (!json_is_array(cs) || json_array_size(cs) == 0 ||
+	    json_array_size(cs) + ni > NP_MAX_CONTAINERS)
+		return np_json_fail(err, errlen, path, "containers",
+				    "expected an array of 1..%d containers "
+				    "(init containers included)",
+				    NP_MAX_CONTAINERS);
+	if ((r = np_workload_req_set_containers(
+		 w, (int)(ni + json_array_size(cs)))))
+		return r;
+	for (i = 0; i < ni + json_array_size(cs); i++) {
+		bool init = i < ni;
+		char cp[160];
+		c = json_array_get(init ? ics : cs, init ? i : i - ni);
+		snprintf(cp, sizeof(cp), "%s.%s[%zu]", path,
+			 init ? "init_containers" : "containers",
+			 init ? i : i - ni);
+		if ((r = container_from_json(&w->c[i], c, init, cp, err,
+					     errlen)))
+			return r;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(w->c[k].name, w->c[i].name))
+				return np_json_fail(err, errlen, cp, "name",
+						    "duplicate container name "
+						    "\"%s\"",
+						    w->c[i].name);
+		if (w->qos == NP_QOS_BESTEFFORT && w->c[i].cpu_milli)
+			return np_json_fail(err, errlen, cp, "cpu",
+					    "a BestEffort workload requests no "
+					    "CPU");
+	}
+	w->ncontainers = (int)(ni + json_array_size(cs));
+	return 0;
+}
+
 int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 			      const char *path, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
-	    "name",	    "cgroup",	 "qos", "containers",
+	    "name",	    "cgroup",	 "qos", "containers", "init_containers",
 	    "resourceSpec", "isolation", "unit",       "movable",
 	    "container",    "hint",	 NULL};
-	const json_t *cs, *c, *rs;
+	const json_t *rs;
 	const char *s;
-	size_t i;
 	int r;
 
 	if (!path)
@@ -517,32 +575,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 				    "\"%s\" is not LSE, LSR, LS, BE, "
 				    "Guaranteed, Burstable or BestEffort",
 				    s);
-	cs = json_object_get(j, "containers");
-	if (!json_is_array(cs) || json_array_size(cs) == 0 ||
-	    json_array_size(cs) > NP_MAX_CONTAINERS)
-		return np_json_fail(err, errlen, path, "containers",
-				    "expected an array of 1..%d containers",
-				    NP_MAX_CONTAINERS);
-	if ((r = np_workload_req_set_containers(w, (int)json_array_size(cs))))
+	if ((r = containers_from_json(w, j, path, err, errlen)))
 		return r;
-	json_array_foreach(cs, i, c)
-	{
-		char cp[160];
-		snprintf(cp, sizeof(cp), "%s.containers[%zu]", path, i);
-		if ((r = container_from_json(&w->c[i], c, cp, err, errlen)))
-			return r;
-		for (size_t k = 0; k < i; k++)
-			if (!strcmp(w->c[k].name, w->c[i].name))
-				return np_json_fail(err, errlen, cp, "name",
-						    "duplicate container name "
-						    "\"%s\"",
-						    w->c[i].name);
-		if (w->qos == NP_QOS_BESTEFFORT && w->c[i].cpu_milli)
-			return np_json_fail(err, errlen, cp, "cpu",
-					    "a BestEffort workload requests no "
-					    "CPU");
-	}
-	w->ncontainers = (int)json_array_size(cs);
 	for (int k = 0; w->unit && k < w->ncontainers; k++)
 		if (w->c[k].cgroup && w->c[k].cgroup[0])
 			return np_json_fail(err, errlen, path, "unit",
@@ -600,7 +634,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	     k++)
 		if (w->c[k].cpu_milli % 1000 || w->c[k].cpu_milli <= 0) {
 			char cp[160];
-			snprintf(cp, sizeof(cp), "%s.containers[%d]", path, k);
+			np_workload_req_container_path(w, k, path, cp,
+						       sizeof(cp));
 			return np_json_fail(err, errlen, cp, "cpu",
 					    "%s needs whole CPUs, at least 1, "
 					    "got %lldm",
@@ -610,9 +645,22 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	return 0;
 }
 
+void np_workload_req_container_path(const struct np_workload_req *w, int k,
+				    const char *path, char *buf, size_t len)
+{
+	int ni = 0;
+
+	while (ni < w->ncontainers && w->c[ni].init)
+		ni++;
+	if (k < ni)
+		snprintf(buf, len, "%s.init_containers[%d]", path, k);
+	else
+		snprintf(buf, len, "%s.containers[%d]", path, k - ni);
+}
+
 json_t *np_workload_req_to_json(const struct np_workload_req *w)
 {
-	json_t *o = json_object(), *cs = json_array();
+	json_t *o = json_object(), *cs = json_array(), *ics = NULL;
 
 	json_object_set_new(o, "name", json_string(w->name));
 	if (w->container_id)
@@ -635,6 +683,9 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 					    json_string(c->cgroup));
 		snprintf(buf, sizeof(buf), "%lldm", (long long)c->cpu_milli);
 		json_object_set_new(co, "cpu", json_string(buf));
+		if (c->restartable)
+			json_object_set_new(co, "restartPolicy",
+					    json_string("Always"));
 		if (c->memory) {
 			np_quantity_format_bytes(c->memory, buf, sizeof(buf));
 			json_object_set_new(co, "memory", json_string(buf));
@@ -656,8 +707,12 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 				    json_integer(c->dev[k].count));
 			json_object_set_new(co, "devices", dv);
 		}
-		json_array_append_new(cs, co);
+		if (c->init && !ics)
+			ics = json_array();
+		json_array_append_new(c->init ? ics : cs, co);
 	}
+	if (ics)
+		json_object_set_new(o, "init_containers", ics);
 	json_object_set_new(o, "containers", cs);
 	if (w->has_bind || w->excl != NP_EXCL_NONE) {
 		json_t *rs = json_object();

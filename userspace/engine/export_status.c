@@ -86,17 +86,21 @@ static int container_from_status(const struct np_node_state *st,
 				    "NUMA nodes",
 				    s);
 	ca->hint.any = true;
+	/* an init container's CPUs are the next containers' again: checked
+	 * against the reserved CPUs only */
+	a->req.c[k].init = json_is_true(json_object_get(o, "init"));
 	if (ca->exclusive) {
 		if (!np_cpuset_subset(&cpus, &st->topo->online))
 			return np_json_fail(err, errlen, path, "cpuset",
 					    "names CPUs status.topology does "
 					    "not have");
-		if (np_cpuset_intersects(&cpus, seen) ||
+		if ((!a->req.c[k].init && np_cpuset_intersects(&cpus, seen)) ||
 		    np_cpuset_intersects(&cpus, &st->reserved))
 			return np_json_fail(err, errlen, path, "cpuset",
 					    "overlaps another exclusive set "
 					    "or the reserved CPUs");
-		np_cpuset_or(seen, seen, &cpus);
+		if (!a->req.c[k].init)
+			np_cpuset_or(seen, seen, &cpus);
 		ca->cpus = cpus;
 		a->req.c[k].cpu_milli = 1000LL * np_cpuset_count(&cpus);
 	}
