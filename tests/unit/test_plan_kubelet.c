@@ -59,6 +59,9 @@ static void test_plan_files(void **state)
 	    run_file("tests/data/plan/kubelet_default_cpuset.json"), 3);
 	assert_int_equal(run_file("tests/data/plan/kubelet_error_kind.json"),
 			 4);
+	assert_int_equal(
+	    run_file("tests/data/plan/kubelet_init_containers.json"), 6);
+	assert_int_equal(run_file("tests/data/plan/admit_hint.json"), 6);
 }
 
 /* 8 CPUs, 2 nodes: node 0 = 0,1,4,5, node 1 = 2,3,6,7; c and c+4 are
@@ -465,6 +468,49 @@ static void test_error_kind(void **state)
 	np_topology_free(t);
 }
 
+/* A pod whose init container holds 2,6 and 3,7 and whose app container
+ * reuses 2,6: loads. The same sets on two app containers: refused. */
+#define POD_SPEC(init_key)                                                     \
+	"{\"spec\":{\"name\":\"pod\",\"qos\":\"Guaranteed\","       \
+	"\"" init_key "\":[{\"name\":\"i\",\"cpu\":\"4\"}"             \
+	"],\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]},"         \
+	"\"class\":\"LSE\",\"containers\":["                             \
+	"{\"name\":\"i\",\"exclusive\":true,\"cpus\":\"2-3,6-7\","    \
+	"\"mems\":\"1\"},"                                                 \
+	"{\"name\":\"m\",\"exclusive\":true,\"cpus\":\"2,6\","        \
+	"\"mems\":\"1\"}]}"
+
+#define TWO_APPS                                                               \
+	"{\"spec\":{\"name\":\"pod\",\"qos\":\"Guaranteed\","       \
+	"\"containers\":[{\"name\":\"i\",\"cpu\":\"4\"},"               \
+	"{\"name\":\"m\",\"cpu\":\"2\"}]},"                               \
+	"\"class\":\"LSE\",\"containers\":["                             \
+	"{\"name\":\"i\",\"exclusive\":true,\"cpus\":\"2-3,6-7\","    \
+	"\"mems\":\"1\"},"                                                 \
+	"{\"name\":\"m\",\"exclusive\":true,\"cpus\":\"2,6\","        \
+	"\"mems\":\"1\"}]}"
+
+static void test_init_containers_state(void **state)
+{
+	json_t *res;
+	(void)state;
+
+	/* reused CPUs load; the next admission sees all four taken */
+	res = plan_ok("{\"kind\":\"admit\",\"topology\":" TOPO
+		      ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		      POD_SPEC("init_containers") "]},\"workload\":" GUAR1 "}");
+	assert_true(json_is_true(json_object_get(res, "admitted")));
+	/* 0,4 reserved, 2-3,6-7 the pod's: 1 or 5 */
+	assert_true(!strcmp(sget(res, "cpuset"), "1") ||
+		    !strcmp(sget(res, "cpuset"), "5"));
+	json_decref(res);
+	/* two app containers may not share CPUs */
+	plan_bad("{\"kind\":\"admit\",\"topology\":" TOPO
+		 ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		 TWO_APPS "]},\"workload\":" GUAR1 "}",
+		 "overlaps another exclusive allocation");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_admit_again),
 		cmocka_unit_test(test_reserved_zero),
 		cmocka_unit_test(test_error_kind),
+		cmocka_unit_test(test_init_containers_state),
 	};
 	return cmocka_run_group_tests_name("plan_kubelet", tests, NULL, NULL);
 }
