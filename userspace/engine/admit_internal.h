@@ -20,6 +20,21 @@
 __attribute__((format(printf, 4, 5))) void
 np_admit_reject(struct np_decision *d, const char *kind, const char *resource,
 		const char *fmt, ...);
+/* Too few CPUs: with full-pcpus-only the kubelet's SMTAlignmentError
+ * (CausedByPhysicalCPUs), else its allocateCPUs error, unexpected. */
+static inline const char *
+np_admit_smt_or_unexpected(const struct np_node_state *st)
+{
+	return st->policy.opt.full_pcpus_only ? SMT_ALIGNMENT : UNEXPECTED;
+}
+/* count exclusive CPUs for w under hint into out, from the free ones and
+ * reuse (the kubelet's allocateCPUs with reusableCPUs); -ENOSPC (reason
+ * in d) when they do not fit. */
+int np_admit_take_cpus(const struct np_node_state *st,
+		       const struct np_workload_req *w, int count,
+		       const struct np_hint *hint, const np_cpuset *reuse,
+		       np_cpuset *out, struct np_decision *d,
+		       struct np_explain *ex);
 /* Index of the hugepage size size_kb on node nn, -1 when it has none. */
 int np_admit_huge_index(const struct np_numa_node *nn, uint64_t size_kb);
 static inline bool np_admit_device_taken(const struct np_node_state *st, int k)
