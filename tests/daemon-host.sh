@@ -92,6 +92,18 @@ check "  the state keeps the init container" \
 	grep -q '"init_containers"' "$tmp/state/state.json"
 "$build/numaplace" release pod --socket "$tmp/np.sock" >/dev/null
 check "  released: web widens back" waitfor web 0-7
+# pod-level resources: 4 CPUs for the pod, a takes 2 of its own, s and t
+# (no request) share the other 2 in their own cgroups
+printf '{"name":"pod2","qos":"Guaranteed","resources":{"cpu":"4"},"containers":[{"name":"a","cgroup":"a","cpu":"2"},{"name":"s","cgroup":"s"},{"name":"t","cgroup":"t"}]}' >"$tmp/pod2.json"
+out=$("$build/numaplace" admit -f "$tmp/pod2.json" --socket "$tmp/np.sock" 2>&1)
+check "pod with pod-level resources admitted on 4 CPUs ($(head -1 <<<"$out"))" \
+	test "$out" != "${out#admitted pod2: cpuset 2-3,6-7}"
+pod2sets() { for f in "" /a /s /t; do printf '%s ' "$(cat "$cg/numaplace.slice/pod2$f/cpuset.cpus" 2>/dev/null)"; done; }
+pod2wait() { for _ in $(seq 50); do [ "$(pod2sets)" = '2-3,6-7 2,6 3,7 3,7 ' ] && return 0; sleep 0.1; done; return 1; }
+check "  a holds 2,6; s and t share 3,7; the pod's cgroup 2-3,6-7 ($(pod2sets))" pod2wait
+check "  the shared web loses the pod's 4 CPUs" waitfor web 0-1,4-5
+"$build/numaplace" release pod2 --socket "$tmp/np.sock" >/dev/null
+check "  released: web widens back" waitfor web 0-7
 kill -TERM "$dpid"
 wait "$dpid"
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

@@ -116,6 +116,11 @@ struct np_workload_req {
 	 * every container is allocated for it, no hint is merged. */
 	bool has_hint;
 	struct np_hint hint;
+	/* "resources": the pod-level budget (the kubelet's pod-level
+	 * resources, requests equal to limits): 0 when not given. */
+	bool has_pod_res;
+	int64_t pod_cpu_milli;
+	uint64_t pod_memory;
 };
 
 /* Memory and hugepages charged to a container, per node. */
@@ -128,6 +133,11 @@ struct np_mem_charge {
 struct np_container_alloc {
 	char name[NP_NAME_MAX];
 	bool exclusive;  /* cpus are its own */
+	/* With pod-level resources: a container without its own whole-CPU
+	 * request, on the pod's CPUs that no container took for itself
+	 * (exclusive is true too: they are the pod's; pod_shared containers
+	 * of one workload share them). */
+	bool pod_shared;
 	np_cpuset cpus;  /* exclusive set, empty for shared containers */
 	/* The CPUs promised at admission (the kubelet's resize baseline):
 	 * empty until an in-place resize changes cpus (np_resize), then what

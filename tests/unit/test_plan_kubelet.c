@@ -62,6 +62,8 @@ static void test_plan_files(void **state)
 	assert_int_equal(
 	    run_file("tests/data/plan/kubelet_init_containers.json"), 6);
 	assert_int_equal(run_file("tests/data/plan/admit_hint.json"), 6);
+	assert_int_equal(
+	    run_file("tests/data/plan/kubelet_pod_resources.json"), 4);
 }
 
 /* 8 CPUs, 2 nodes: node 0 = 0,1,4,5, node 1 = 2,3,6,7; c and c+4 are
@@ -511,6 +513,46 @@ static void test_init_containers_state(void **state)
 		 "overlaps another exclusive allocation");
 }
 
+/* Pod-level resources: a has 2,6 of its own, s and t share the pod's rest
+ * 3,7. The state loads; the next admission sees the 4 CPUs taken; s and t
+ * may share, a and s may not. */
+#define POD2(s_cpus)                                                           \
+	"{\"spec\":{\"name\":\"pod\",\"qos\":\"Guaranteed\","       \
+	"\"resources\":{\"cpu\":\"4\"},\"containers\":["                  \
+	"{\"name\":\"a\",\"cpu\":\"2\"},{\"name\":\"s\"},"              \
+	"{\"name\":\"t\"}]},\"class\":\"LSE\",\"containers\":["          \
+	"{\"name\":\"a\",\"exclusive\":true,\"cpus\":\"2,6\","        \
+	"\"mems\":\"1\"},"                                                 \
+	"{\"name\":\"s\",\"exclusive\":true,\"pod_shared\":true,"      \
+	"\"cpus\":\"" s_cpus "\",\"mems\":\"1\"},"                       \
+	"{\"name\":\"t\",\"exclusive\":true,\"pod_shared\":true,"      \
+	"\"cpus\":\"3,7\",\"mems\":\"1\"}]}"
+
+static void test_pod_resources_state(void **state)
+{
+	json_t *res;
+	(void)state;
+
+	res = plan_ok("{\"kind\":\"admit\",\"topology\":" TOPO
+		      ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		      POD2("3,7") "]},\"workload\":" GUAR1 "}");
+	assert_true(json_is_true(json_object_get(res, "admitted")));
+	assert_true(!strcmp(sget(res, "cpuset"), "1") ||
+		    !strcmp(sget(res, "cpuset"), "5"));
+	json_decref(res);
+	plan_bad("{\"kind\":\"admit\",\"topology\":" TOPO
+		 ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		 POD2("2-3,6-7") "]},\"workload\":" GUAR1 "}",
+		 "overlaps another exclusive allocation");
+	/* releasing s frees nothing: t still holds the pod's rest */
+	res = plan_ok("{\"kind\":\"release\",\"topology\":" TOPO
+		      ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		      POD2("3,7") "]},\"workload\":\"pod\",\"container\":"
+		      "\"s\"}");
+	assert_string_equal(sget(res, "cpus"), "");
+	json_decref(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_reserved_zero),
 		cmocka_unit_test(test_error_kind),
 		cmocka_unit_test(test_init_containers_state),
+		cmocka_unit_test(test_pod_resources_state),
 	};
 	return cmocka_run_group_tests_name("plan_kubelet", tests, NULL, NULL);
 }

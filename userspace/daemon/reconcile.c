@@ -196,7 +196,9 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 				cd->path = cd->own;
 				cd->cpus = cc;
 				cd->mems = ca->mems;
-				cd->exclusive = ca->exclusive;
+				/* the pod's shared rest: several containers
+				 * hold it, none claims it */
+				cd->exclusive = ca->exclusive && !ca->pod_shared;
 				cd->wl = i;
 				cd->m = wd->m;
 			}

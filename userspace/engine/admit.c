@@ -51,6 +51,16 @@ static bool wants_exclusive(const struct np_node_state *st,
 	}
 }
 
+/* Pod-level resources whose CPUs are exclusive to the pod (whole CPUs
+ * under an exclusive class). */
+static bool pod_exclusive(const struct np_node_state *st,
+			  const struct np_workload_req *w)
+{
+	struct np_container_req c = {.cpu_milli = w->pod_cpu_milli};
+
+	return w->has_pod_res && wants_exclusive(st, w, &c);
+}
+
 static enum np_qos effective_class(const struct np_node_state *st,
 				   const struct np_workload_req *w)
 {
@@ -60,6 +70,8 @@ static enum np_qos effective_class(const struct np_node_state *st,
 	case NP_QOS_BE:
 		return w->qos;
 	case NP_QOS_GUARANTEED:
+		if (pod_exclusive(st, w))
+			return NP_QOS_LSE;
 		for (int i = 0; i < w->ncontainers; i++)
 			if (wants_exclusive(st, w, &w->c[i]))
 				return NP_QOS_LSE;
@@ -155,6 +167,11 @@ static void pod_request(const struct np_node_state *st,
 				rq->dev[k].count = one.dev[e].count;
 		}
 	}
+	/* pod-level resources: the budget is what the pod asks */
+	if (pod_exclusive(st, w))
+		rq->cpus = (int)(w->pod_cpu_milli / 1000);
+	if (w->has_pod_res && w->pod_memory)
+		rq->memory = w->pod_memory;
 }
 
 int np_admit_huge_index(const struct np_numa_node *nn, uint64_t size_kb)
@@ -465,6 +482,83 @@ static int place_container(struct np_node_state *st,
 }
 
 /*
+ * A workload with pod-level resources exclusive to it (the kubelet's
+ * pod-level resource managers): the pod's CPUs are taken once under its
+ * hint; a container with its own whole-CPU request gets its CPUs out of
+ * them; the containers without one (or with a fraction) share the rest
+ * (pod_shared). When every container has its own, the rest would serve
+ * nobody: only their sum is taken. Memory: each container's own, and the
+ * budget's rest on the first pod_shared container.
+ */
+static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
+		     const struct np_hint *hint, struct np_workload_alloc *wa,
+		     struct np_decision *d, struct np_explain *ex)
+{
+	int own = 0, nshared = 0, first = -1, r;
+	uint64_t mem = 0;
+	np_cpuset pod, left, none;
+
+	for (int i = 0; i < w->ncontainers; i++) {
+		if (wants_exclusive(st, w, &w->c[i])) {
+			own += (int)(w->c[i].cpu_milli / 1000);
+		} else {
+			if (first < 0)
+				first = i;
+			nshared++;
+		}
+		mem += w->c[i].memory;
+	}
+	np_cpuset_zero(&none);
+	if ((r = np_admit_take_cpus(st, w,
+				    nshared ? (int)(w->pod_cpu_milli / 1000)
+					    : own,
+				    hint, &none, &pod, d, ex)))
+		return r;
+	if (nshared && np_cpuset_count(&pod) == own) {
+		reject(d, "", "cpu",
+		       "resources.cpu: the containers' own requests take all "
+		       "%d CPUs of the pod, none is left for the %d "
+		       "container(s) without one",
+		       own, nshared);
+		return -ENOSPC;
+	}
+	left = pod;
+	for (int i = 0; i < w->ncontainers; i++) {
+		struct np_container_alloc *a = &wa->c[i];
+		snprintf(a->name, sizeof(a->name), "%s", w->c[i].name);
+		a->exclusive = true;
+		a->hint = *hint;
+		a->mems = hint->any ? np_topology_nodes_of(st->topo, &pod)
+				    : hint->mask;
+		if (ex)
+			np_ex_request(ex, i, &w->c[i], true);
+		if (!wants_exclusive(st, w, &w->c[i]))
+			a->pod_shared = true;
+		else if ((r = np_admit_take_from(
+			      st, w, &left, (int)(w->c[i].cpu_milli / 1000),
+			      &a->cpus, d, ex)))
+			return r;
+		np_cpuset_andnot(&left, &left, &a->cpus);
+	}
+	for (int i = 0; i < w->ncontainers; i++) {
+		struct np_container_alloc *a = &wa->c[i];
+		struct np_container_req c = w->c[i];
+		if (a->pod_shared)
+			a->cpus = left;
+		if (i == first && w->pod_memory > mem)
+			c.memory += w->pod_memory - mem;
+		if ((r = np_admit_charge_memory(st, &c, a, d)) ||
+		    (r = np_admit_pick_devices(st, &w->c[i], a, d)))
+			return r;
+		wa->ncontainers = i + 1;
+		np_state_cache_add(st, wa, a);
+		if (ex)
+			np_ex_result(ex, a);
+	}
+	return 0;
+}
+
+/*
  * The request's own hint (w->has_hint), as the kubelet's CPU manager takes
  * the Topology Manager's result from its store: the nodes must be in the
  * topology (-EINVAL), and a policy that admits only preferred hints
@@ -528,7 +622,8 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	}
 	for (int i = 0; i < w->ncontainers; i++)
 		if ((w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
-		    (w->c[i].cpu_milli % 1000 || w->c[i].cpu_milli <= 0)) {
+		    (w->c[i].cpu_milli % 1000 ||
+		     (w->c[i].cpu_milli <= 0 && !w->has_pod_res))) {
 			/* 0 would be no exclusive CPU at all: the shared pool,
 			 * reserved CPUs included, under an exclusive class */
 			char cp[160];
@@ -578,7 +673,8 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	if (w->has_hint) {
 		if ((r = given_hint(st, w, &pod_hint, d, err, errlen)))
 			goto out;
-	} else if (pod_scope && st->policy.tm_policy != NP_TM_NONE) {
+	} else if ((pod_scope || pod_exclusive(st, w)) &&
+		   st->policy.tm_policy != NP_TM_NONE) {
 		struct request rq;
 		pod_request(st, w, &rq);
 		if (ex)
@@ -588,7 +684,10 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 				goto out;
 	}
 	np_cpuset_zero(&reuse);
-	for (int i = 0; i < w->ncontainers; i++)
+	if (pod_exclusive(st, w) && (r = place_pod(st, w, &pod_hint, wa, d,
+						   ex)))
+		goto out;
+	for (int i = 0; !pod_exclusive(st, w) && i < w->ncontainers; i++)
 		if ((r = place_container(st, w, i, &pod_hint, &reuse, wa, d,
 					 ex)))
 			goto out;

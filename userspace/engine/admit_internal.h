@@ -35,6 +35,12 @@ int np_admit_take_cpus(const struct np_node_state *st,
 		       const struct np_hint *hint, const np_cpuset *reuse,
 		       np_cpuset *out, struct np_decision *d,
 		       struct np_explain *ex);
+/* count exclusive CPUs for w out of avail only (a pod's CPUs); -ENOSPC
+ * (reason in d) when they do not fit. */
+int np_admit_take_from(const struct np_node_state *st,
+		       const struct np_workload_req *w, const np_cpuset *avail,
+		       int count, np_cpuset *out, struct np_decision *d,
+		       struct np_explain *ex);
 /* Index of the hugepage size size_kb on node nn, -1 when it has none. */
 int np_admit_huge_index(const struct np_numa_node *nn, uint64_t size_kb);
 static inline bool np_admit_device_taken(const struct np_node_state *st, int k)

@@ -147,6 +147,8 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 			       hint_json(&c->hint), "devices", dv);
 		if (co && i < a->req.ncontainers && a->req.c[i].init)
 			json_object_set_new(co, "init", json_true());
+		if (co && c->pod_shared)
+			json_object_set_new(co, "pod_shared", json_true());
 		json_array_append_new(cs, co);
 	}
 	json_object_set_new(o, "name", json_string(a->req.name));
@@ -241,6 +243,10 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 				json_object_set_new(
 				    json_array_get(cs, json_array_size(cs) - 1),
 				    "baseline", cpuset_json(&ca->baseline));
+			if (ca->pod_shared)
+				json_object_set_new(
+				    json_array_get(cs, json_array_size(cs) - 1),
+				    "pod_shared", json_true());
 		}
 		{
 			json_t *wo = json_pack("{s:o,s:s,s:o}", "spec",
@@ -354,6 +360,14 @@ static int container_alloc_from_json(const struct np_node_state *st,
 	if (!np_cpuset_subset(&ca->cpus, &t->online))
 		return np_json_fail(err, errlen, path, "cpus",
 				    "names CPUs that are not online here");
+	r = np_json_bool(o, "pod_shared", path, false, &ca->pod_shared, err,
+			 errlen);
+	if ((r && r != -ENOENT) || (ca->pod_shared && !ca->exclusive))
+		return r && r != -ENOENT
+			   ? r
+			   : np_json_fail(err, errlen, path, "pod_shared",
+					  "a share of the pod's CPUs is "
+					  "exclusive to the pod");
 	/* An in-place resize's baseline: within the current CPUs. */
 	r = np_json_cpuset(o, "baseline", path, false, &ca->baseline, err,
 			   errlen);
@@ -453,12 +467,13 @@ static int containers_from_json(const struct np_node_state *st,
 				size_t errlen)
 {
 	const json_t *cs = json_object_get(wj, "containers"), *cj;
-	np_cpuset apps, all;
+	np_cpuset apps, all, podsh;
 	char cp[192];
 	size_t k;
 	int r;
 
 	np_cpuset_zero(&apps);
+	np_cpuset_zero(&podsh);
 	np_cpuset_zero(&all);
 	if (!json_is_array(cs) ||
 	    (int)json_array_size(cs) != a->req.ncontainers)
@@ -478,22 +493,29 @@ static int containers_from_json(const struct np_node_state *st,
 			return r;
 		if (!a->c[k].exclusive)
 			continue;
-		if ((long long)np_cpuset_count(c) * 1000 !=
-		    (long long)a->req.c[k].cpu_milli)
+		if (!a->c[k].pod_shared &&
+		    (long long)np_cpuset_count(c) * 1000 !=
+			(long long)a->req.c[k].cpu_milli)
 			return np_json_fail(err, errlen, cp, "cpus",
 					    "holds %d CPU(s), its spec asks "
 					    "for %lldm",
 					    np_cpuset_count(c),
 					    (long long)a->req.c[k].cpu_milli);
+		/* pod_shared containers share the pod's rest: they may
+		 * overlap each other, not the containers' own sets */
 		if (np_cpuset_intersects(c, seen) ||
-		    (!a->req.c[k].init && np_cpuset_intersects(c, &apps)))
+		    (!a->req.c[k].init && np_cpuset_intersects(c, &apps)) ||
+		    (!a->c[k].pod_shared && !a->req.c[k].init &&
+		     np_cpuset_intersects(c, &podsh)))
 			return np_json_fail(err, errlen, cp, "cpus",
 					    "overlaps another exclusive "
 					    "allocation");
 		if (np_cpuset_intersects(c, &st->reserved))
 			return np_json_fail(err, errlen, cp, "cpus",
 					    "includes reserved CPUs");
-		if (!a->req.c[k].init)
+		if (a->c[k].pod_shared)
+			np_cpuset_or(&podsh, &podsh, c);
+		else if (!a->req.c[k].init)
 			np_cpuset_or(&apps, &apps, c);
 		np_cpuset_or(&all, &all, c);
 	}

@@ -3,6 +3,7 @@
  * JSON form of workload specs: parsed and validated field by field, and
  * emitted back.
  */
+#include "engine/admit_spec_internal.h"
 #include "engine/json_util.h"
 #include "numaplace/admit.h"
 #include "numaplace/quantity.h"
@@ -104,8 +105,8 @@ static int check_name(const char *s, const char *path, const char *key,
 }
 
 /* "cpu": "2" | "1500m" | 2 */
-static int get_cpu(const json_t *o, const char *path, int64_t *out, char *err,
-		   size_t errlen)
+int np_spec_get_cpu(const json_t *o, const char *path, int64_t *out,
+		    char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(o, "cpu");
 	char qerr[200];
@@ -138,8 +139,8 @@ static int get_cpu(const json_t *o, const char *path, int64_t *out, char *err,
 	return 0;
 }
 
-static int get_bytes(const json_t *o, const char *key, const char *path,
-		     uint64_t *out, char *err, size_t errlen)
+int np_spec_get_bytes(const json_t *o, const char *key, const char *path,
+		      uint64_t *out, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(o, key);
 	char qerr[200];
@@ -233,7 +234,7 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 				return np_json_fail(err, errlen, path, key,
 						    "too many hugepage sizes");
 			c->huge_size_kb[c->nhuge] = kb;
-			if ((r = get_bytes(o, key, path,
+			if ((r = np_spec_get_bytes(o, key, path,
 					   &c->huge_bytes[c->nhuge], err,
 					   errlen)))
 				return r;
@@ -264,8 +265,8 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 	r = get_cgroup(o, path, true, &c->cgroup, err, errlen);
 	if (r && r != -ENOENT)
 		return r;
-	if ((r = get_cpu(o, path, &c->cpu_milli, err, errlen)) ||
-	    (r = get_bytes(o, "memory", path, &c->memory, err, errlen)))
+	if ((r = np_spec_get_cpu(o, path, &c->cpu_milli, err, errlen)) ||
+	    (r = np_spec_get_bytes(o, "memory", path, &c->memory, err, errlen)))
 		return r;
 	v = json_object_get(o, "devices");
 	if (v && !json_is_null(v)) {
@@ -456,51 +457,6 @@ static int get_target(const json_t *j, const char *path,
 	return 0;
 }
 
-/* "hint": {"mask": [NODE, ...], "preferred": BOOL}, both required; the
- * nodes are checked against the topology at admission. */
-static int given_hint_from_json(struct np_workload_req *w, const json_t *j,
-				const char *path, char *err, size_t errlen)
-{
-	static const char *const keys[] = {"mask", "preferred", NULL};
-	const json_t *h = json_object_get(j, "hint"), *m, *v;
-	char hp[160];
-	size_t i;
-	int r;
-
-	if (!h || json_is_null(h))
-		return 0;
-	snprintf(hp, sizeof(hp), "%s.hint", path);
-	if (!json_is_object(h))
-		return np_json_fail(err, errlen, path, "hint",
-				    "must be an object {\"mask\": [nodes], "
-				    "\"preferred\": true|false}");
-	if ((r = np_json_only_keys(h, keys, hp, err, errlen)))
-		return r;
-	m = json_object_get(h, "mask");
-	if (!json_is_array(m) || !json_array_size(m))
-		return np_json_fail(err, errlen, hp, "mask",
-				    "must be a non-empty array of NUMA node "
-				    "ids");
-	json_array_foreach(m, i, v)
-	{
-		json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
-		if (n < 0 || n >= NP_MAX_NUMA)
-			return np_json_fail(err, errlen, hp, "mask",
-					    "element %zu is not a NUMA node id "
-					    "(0..%d)", i, NP_MAX_NUMA - 1);
-		if (w->hint.mask & (1ULL << n))
-			return np_json_fail(err, errlen, hp, "mask",
-					    "node %lld is listed twice",
-					    (long long)n);
-		w->hint.mask |= 1ULL << n;
-	}
-	if ((r = np_json_bool(h, "preferred", hp, true, &w->hint.preferred,
-			      err, errlen)))
-		return r;
-	w->has_hint = true;
-	return 0;
-}
-
 /* "init_containers" (optional), then "containers" (1 or more), into w->c
  * in that order; names unique across both. */
 static int containers_from_json(struct np_workload_req *w, const json_t *j,
@@ -554,7 +510,7 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	static const char *const keys[] = {
 	    "name",	    "cgroup",	 "qos", "containers", "init_containers",
 	    "resourceSpec", "isolation", "unit",       "movable",
-	    "container",    "hint",	 NULL};
+	    "container",    "hint",	 "resources",  NULL};
 	const json_t *rs;
 	const char *s;
 	int r;
@@ -609,7 +565,8 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 	r = np_json_bool(j, "movable", path, false, &w->movable, err, errlen);
 	if (r && r != -ENOENT)
 		return r;
-	if ((r = given_hint_from_json(w, j, path, err, errlen)))
+	if ((r = np_spec_hint_from_json(w, j, path, err, errlen)) ||
+	    (r = np_spec_resources_from_json(w, j, path, err, errlen)))
 		return r;
 	if (w->partition && w->qos != NP_QOS_LSE && w->qos != NP_QOS_LSR &&
 	    w->qos != NP_QOS_GUARANTEED)
@@ -628,11 +585,13 @@ int np_workload_req_from_json(struct np_workload_req *w, const json_t *j,
 		    "a unit workload cannot be a partition: its cgroup is "
 		    "systemd's (name a cgroup instead of a unit)");
 	/* 0 would be no exclusive CPU at all: the shared pool, reserved
-	 * CPUs included, under an exclusive class (np_admit says so too) */
+	 * CPUs included, under an exclusive class (np_admit says so too);
+	 * with pod-level resources, 0 is a share of the pod's CPUs */
 	for (int k = 0; (w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR) &&
 			k < w->ncontainers;
 	     k++)
-		if (w->c[k].cpu_milli % 1000 || w->c[k].cpu_milli <= 0) {
+		if (w->c[k].cpu_milli % 1000 ||
+		    (w->c[k].cpu_milli <= 0 && !w->has_pod_res)) {
 			char cp[160];
 			np_workload_req_container_path(w, k, path, cp,
 						       sizeof(cp));
@@ -732,13 +691,6 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 			    json_string(w->partition ? "partition" : "none"));
 	if (w->movable) /* absent = false: older states and specs read alike */
 		json_object_set_new(o, "movable", json_true());
-	if (w->has_hint) {
-		json_t *m = json_array();
-		NP_NODEMASK_FOREACH(n, w->hint.mask)
-		json_array_append_new(m, json_integer(n));
-		json_object_set_new(o, "hint",
-				    json_pack("{s:o,s:b}", "mask", m,
-					      "preferred", w->hint.preferred));
-	}
+	np_spec_pod_to_json(w, o);
 	return o;
 }

@@ -185,3 +185,23 @@ fail:
 	}
 	return r;
 }
+
+int np_admit_take_from(const struct np_node_state *st,
+		       const struct np_workload_req *w, const np_cpuset *avail,
+		       int count, np_cpuset *out, struct np_decision *d,
+		       struct np_explain *ex)
+{
+	bool koord = w->qos == NP_QOS_LSE || w->qos == NP_QOS_LSR;
+	char why[256] = "";
+	int r = koord ? koord_take(st, w, avail, count, out, why, sizeof(why),
+				   ex)
+		      : kubelet_take(st, avail, count, out, why, sizeof(why),
+				     ex);
+
+	if (r == -ENOSPC || r == -EINVAL) {
+		np_admit_reject(d, np_admit_smt_or_unexpected(st), "cpu", "%s",
+				why);
+		return -ENOSPC;
+	}
+	return r;
+}

@@ -158,6 +158,21 @@ int np_release_container(struct np_node_state *st, int i, int k)
 }
 
 /* Release what the request names from st into *res (a new object). */
+/* What releasing container k of a frees: its exclusive CPUs that no other
+ * container of the workload holds too (an init container's reused CPUs,
+ * the pod's shared rest, stay the workload's). */
+static void container_freed(const struct np_workload_alloc *a, int k,
+			    np_cpuset *out)
+{
+	np_cpuset_zero(out);
+	if (!a->c[k].exclusive)
+		return;
+	*out = a->c[k].cpus;
+	for (int c = 0; c < a->ncontainers; c++)
+		if (c != k && a->c[c].exclusive)
+			np_cpuset_andnot(out, out, &a->c[c].cpus);
+}
+
 static int do_release(struct np_node_state *st, const char *name,
 		      const char *ctr, json_t **res)
 {
@@ -195,8 +210,7 @@ static int do_release(struct np_node_state *st, const char *name,
 	if (whole)
 		np_workload_exclusive_cpus(&st->w[i], &freed);
 	else
-		freed = st->w[i].c[k].exclusive ? st->w[i].c[k].cpus
-						: (np_cpuset){0};
+		container_freed(&st->w[i], k, &freed);
 	*res = json_pack("{s:b,s:s,s:o,s:b}", "released", 1, "workload", name,
 			 "cpus", cpuset_json(&freed), "workload_released",
 			 whole);

@@ -40,6 +40,12 @@ static int find_container(const struct np_workload_alloc *a,
 {
 	int k = -1, n = 0;
 
+	if (a->req.has_pod_res) {
+		NP_ERR("workload: \"%s\" has pod-level resources: resizing "
+		       "its budget in place is not supported yet",
+		       a->req.name);
+		return -EINVAL;
+	}
 	if (container) {
 		for (int i = 0; i < a->ncontainers; i++)
 			if (!strcmp(a->c[i].name, container))
