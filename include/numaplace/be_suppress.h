@@ -22,6 +22,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/topology.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,5 +92,33 @@ int np_suppress_compute(const struct np_suppress_in *in,
  */
 int np_suppress_pick(const struct np_topology *t, const struct np_pools *p,
 		     int n, np_cpuset *out);
+
+/* The configuration: numaplaced's "be_suppress" object and the planner's
+ * "config", with Koordinator's key names. */
+struct np_suppress_config {
+	enum np_suppress_policy policy; /* cpuSuppressPolicy */
+	int threshold;                  /* cpuSuppressThresholdPercent */
+	int min_cpus;                   /* cpuSuppressMinCPUs */
+};
+
+/* policy (the caller's default: numaplaced's is none, the planner's
+ * cpuset), threshold 65, min_cpus 0. */
+void np_suppress_config_defaults(struct np_suppress_config *c,
+				 enum np_suppress_policy policy);
+/* The keys of j (an object, or absent/null: c unchanged) into c, each
+ * checked: cpuSuppressThresholdPercent 0..100, cpuSuppressPolicy one of
+ * "none", "cpuset", "cfsQuota", cpuSuppressMinCPUs 0..4096; unknown keys
+ * refused. 0, or -EINVAL naming path.KEY, c unchanged. */
+int np_suppress_config_from_json(struct np_suppress_config *c,
+				 const json_t *j, const char *path, char *err,
+				 size_t errlen);
+json_t *np_suppress_config_to_json(const struct np_suppress_config *c);
+
+/* Planner kind "be_suppress" (README "kind be_suppress"), and its check of
+ * a result against the request's "expect" (0 match, -1 mismatch). */
+int np_plan_be_suppress(const json_t *req, json_t **result, char *err,
+			size_t errlen);
+int np_suppress_check(const json_t *expect, const json_t *result, char *why,
+		      size_t len);
 
 #endif

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,69 @@ static void test_pick_lsr_ls(void **state)
 	np_topology_free(t);
 }
 
+static void config_bad(const char *text, const char *msg)
+{
+	struct np_suppress_config c, before;
+	json_t *j = json_loads(text, 0, NULL);
+	char err[256] = "";
+
+	assert_non_null(j);
+	np_suppress_config_defaults(&c, NP_SUPPRESS_NONE);
+	before = c;
+	assert_int_equal(np_suppress_config_from_json(&c, j, "config.be",
+						      err, sizeof(err)),
+			 -EINVAL);
+	if (!strstr(err, msg))
+		fail_msg("error \"%s\" does not hold \"%s\"", err, msg);
+	assert_memory_equal(&c, &before, sizeof(c));
+	json_decref(j);
+}
+
+static void test_config(void **state)
+{
+	struct np_suppress_config c;
+	json_t *j = json_loads("{\"cpuSuppressThresholdPercent\": 40, "
+			       "\"cpuSuppressPolicy\": \"cfsQuota\", "
+			       "\"cpuSuppressMinCPUs\": 3}",
+			       0, NULL), *out;
+	char err[256] = "";
+
+	(void)state;
+	np_suppress_config_defaults(&c, NP_SUPPRESS_NONE);
+	assert_int_equal(c.threshold, 65);
+	assert_int_equal(c.policy, NP_SUPPRESS_NONE);
+	assert_int_equal(c.min_cpus, 0);
+	assert_int_equal(np_suppress_config_from_json(&c, NULL, "x", err,
+						      sizeof(err)),
+			 0);
+	assert_int_equal(c.threshold, 65);
+	assert_int_equal(np_suppress_config_from_json(&c, j, "x", err,
+						      sizeof(err)),
+			 0);
+	assert_int_equal(c.threshold, 40);
+	assert_int_equal(c.policy, NP_SUPPRESS_CFS_QUOTA);
+	assert_int_equal(c.min_cpus, 3);
+	out = np_suppress_config_to_json(&c);
+	assert_string_equal(json_string_value(json_object_get(
+				out, "cpuSuppressPolicy")),
+			    "cfsQuota");
+	json_decref(out);
+	json_decref(j);
+	config_bad("[]", "config.be: expected an object");
+	config_bad("{\"cpuSuppressThresholdPercent\": 101}",
+		   "config.be.cpuSuppressThresholdPercent");
+	config_bad("{\"cpuSuppressThresholdPercent\": \"65\"}",
+		   "config.be.cpuSuppressThresholdPercent");
+	config_bad("{\"cpuSuppressMinCPUs\": -1}",
+		   "config.be.cpuSuppressMinCPUs");
+	config_bad("{\"cpuSuppressPolicy\": \"static\"}",
+		   "config.be.cpuSuppressPolicy: \"static\"");
+	/* a good key before a bad one changes nothing */
+	config_bad("{\"cpuSuppressThresholdPercent\": 10, \"cpuSuppressPolicy\": 1}",
+		   "config.be.cpuSuppressPolicy");
+	config_bad("{\"threshold\": 10}", "config.be.threshold");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_names),
 	    cmocka_unit_test(test_pick_spread),
 	    cmocka_unit_test(test_pick_lsr_ls),
+	    cmocka_unit_test(test_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
