@@ -48,6 +48,7 @@ void np_config_defaults(struct np_config *c)
 	snprintf(c->oci_hook.log_file, sizeof(c->oci_hook.log_file),
 		 "/run/numaplace/oci-hook.log");
 	c->placement_files = true; /* run_dir: the socket's directory */
+	np_suppress_config_defaults(&c->be_suppress, NP_SUPPRESS_NONE);
 }
 
 const char *const np_cfg_verify_modes[] = {"auto", "on", "off", NULL};
@@ -631,7 +632,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
 		"reconcile_full_scan_s", "run_dir",    "placement_files",
-		NULL};
+		"be_suppress",	    NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -716,7 +717,11 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	    (r = metrics_from_json(&n, j, err, errlen)) ||
 	    (r = export_from_json(&n, j, err, errlen)) ||
 	    (r = defrag_from_json(&n, j, err, errlen)) ||
-	    (r = oci_hook_from_json(&n, j, err, errlen)))
+	    (r = oci_hook_from_json(&n, j, err, errlen)) ||
+	    (r = np_suppress_config_from_json(&n.be_suppress,
+					      json_object_get(j, "be_suppress"),
+					      "config.be_suppress", err,
+					      errlen)))
 		return r;
 	if ((r = check_overlaps(&n, err, errlen)))
 		return r;
