@@ -116,6 +116,9 @@ struct np_config {
 	 * Koordinator's CPU suppress of the BE pool (numaplace/be_suppress.h),
 	 * off unless a policy is given. */
 	struct np_suppress_config be_suppress;
+	/* "proc_stat_file": where the node's CPU time is read for it
+	 * (default /proc/stat; tests give a file of their own). */
+	char proc_stat_file[NP_PATH_MAX];
 };
 
 void np_config_defaults(struct np_config *c);

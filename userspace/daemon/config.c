@@ -49,6 +49,7 @@ void np_config_defaults(struct np_config *c)
 		 "/run/numaplace/oci-hook.log");
 	c->placement_files = true; /* run_dir: the socket's directory */
 	np_suppress_config_defaults(&c->be_suppress, NP_SUPPRESS_NONE);
+	snprintf(c->proc_stat_file, sizeof(c->proc_stat_file), "/proc/stat");
 }
 
 const char *const np_cfg_verify_modes[] = {"auto", "on", "off", NULL};
@@ -632,7 +633,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
 		"reconcile_full_scan_s", "run_dir",    "placement_files",
-		"be_suppress",	    NULL};
+		"be_suppress",	    "proc_stat_file",  NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -704,6 +705,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		return r;
 	if ((r = abs_path(j, "spec_dir", n.spec_dir, sizeof(n.spec_dir), false,
 			  err, errlen)) ||
+	    (r = abs_path(j, "proc_stat_file", n.proc_stat_file,
+			  sizeof(n.proc_stat_file), false, err, errlen)) ||
 	    (r = abs_path(j, "state_dir", n.state_dir, sizeof(n.state_dir),
 			  false, err, errlen)) ||
 	    (r = abs_path(j, "socket", n.socket_path, sizeof(n.socket_path),
