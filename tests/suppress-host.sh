@@ -132,6 +132,30 @@ check "  /metrics: budget -300" grep -qx 'numaplace_be_suppress_budget_millicpus
 check "  /metrics: 2 samples" grep -qx 'numaplace_be_suppress_samples_total 2' "$tmp/metrics.txt"
 kill -TERM "$dpid"; wait "$dpid"
 
+# Policy cfsQuota: the cpusets stay the whole BE pool; each BE workload's
+# cpu.max gets an equal share of the budget (quota per 100000 us period).
+conf cfsQuota
+rm -f "$tmp/stat"
+start
+check "restarted with cpuSuppressPolicy cfsQuota" test -S "$sock"
+maxof() { cat "$cg/$1/cpu.max" 2>/dev/null; }
+waitmax() { for _ in $(seq 50); do [ "$(maxof "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
+usage web 0; usage batch 0
+stat 1000 7000
+check "  first sample taken" waitlog "first sample of $tmp/stat taken"
+usage web 55000000; usage batch 5000000
+stat 7000 9000
+check "  busy LS: batch's cpu.max is the floor, 2 CPUs: 200000 100000" waitmax batch "200000 100000"
+check "  batch keeps the whole BE pool" test "$(eff batch)" = 2-3,6-7
+admit batch2 '{"name":"batch2","qos":"BE","containers":[{"name":"m"}]}'
+check "  a second BE workload: the quota split, 100000 each" waitmax batch2 "100000 100000"
+check "  and batch follows" waitmax batch "100000 100000"
+usage web 60000000; usage batch 7000000; usage batch2 0
+stat 7800 16200
+check "  idle: grows by 1 CPU of quota a period (300000: 150000 each)" waitmax batch "150000 100000"
+kill -TERM "$dpid"; wait "$dpid"
+check "  daemon stops cleanly (exit $?)" test $? -eq 0
+
 # Refused at once: a bad be_suppress key.
 python3 - "$tmp/np.json" <<'PY'
 import json, sys

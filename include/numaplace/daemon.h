@@ -80,6 +80,7 @@ struct np_wl_meta {
 	 * sample (cpu_known: there is one) */
 	uint64_t cpu_usec;
 	bool cpu_known;
+	int64_t cpu_max_us; /* cpu.max quota last written (0: none) */
 };
 
 /* A spec file that is not admitted: rejected (retried every cycle, logged
@@ -233,6 +234,7 @@ struct np_daemon {
 		struct np_suppress_out out;
 		uint64_t samples;
 		bool said; /* an unreadable /proc/stat or a bad sample: logged */
+		bool cpu_enabled; /* +cpu in subtree_control tried */
 	} suppress;
 };
 

@@ -87,6 +87,9 @@ void np_daemon_hotplug(struct np_daemon *d);
  * the suppressed set (policy cpuset; nothing otherwise). */
 void np_daemon_suppress_sample(struct np_daemon *d);
 void np_daemon_suppress_pool(struct np_daemon *d, struct np_pools *p);
+/* Policy cfsQuota: each BE workload cgroup's cpu.max, the budget shared
+ * equally between them; the number of writes. */
+int np_daemon_suppress_quota(struct np_daemon *d);
 int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 			      size_t errlen);
 

@@ -735,6 +735,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		goto done;
 	/* a failed write leaves the rest of the cycle to do all the same */
 	r = apply_changes(d, &c, &writes);
+	writes += np_daemon_suppress_quota(d); /* config.be_suppress cfsQuota */
 	np_daemon_defrag_migrate(d); /* moved workloads' pages follow */
 	writes += np_daemon_units_phase(d, false);
 	writes += shared_cgroups_phase(d, false);

@@ -236,3 +236,48 @@ void np_daemon_suppress_pool(struct np_daemon *d, struct np_pools *p)
 		return; /* out of memory: the whole pool this cycle */
 	p->be = be;
 }
+
+int np_daemon_suppress_quota(struct np_daemon *d)
+{
+	int nbe = 0, writes = 0;
+	int64_t each;
+
+	if (d->cfg.be_suppress.policy != NP_SUPPRESS_CFS_QUOTA ||
+	    !d->suppress.valid || !d->enf || !d->enf->ops->set_cpu_max)
+		return 0;
+	if (!d->suppress.cpu_enabled) {
+		char err[512];
+		/* cpu.max exists below the parent once +cpu is there */
+		if (!d->enf->ops->fake(d->enf) &&
+		    d->enf->ops->enable_controller(d->enf, "cpu", err,
+						   sizeof(err)))
+			np_log(LOG_WARNING, "BE suppress (cfsQuota): %s", err);
+		d->suppress.cpu_enabled = true;
+	}
+	for (int i = 0; i < d->st.nworkloads; i++)
+		nbe += d->st.w[i].qos_class == NP_QOS_BE &&
+		       !d->st.w[i].req.unit && d->st.w[i].req.cgroup;
+	if (!nbe)
+		return 0;
+	/* Koordinator caps the BE pods' common parent; here each BE
+	 * workload has its own cgroup: the budget is split equally */
+	each = d->suppress.out.quota_us / nbe;
+	if (each < 1000)
+		each = 1000;
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_workload_alloc *a = &d->st.w[i];
+		struct np_wl_meta *m = np_meta_find(d, a->req.name);
+		char err[512];
+		if (a->qos_class != NP_QOS_BE || a->req.unit || !a->req.cgroup ||
+		    !m || m->cpu_max_us == each)
+			continue;
+		m->cpu_max_us = each; /* a failure is retried when it changes */
+		if (d->enf->ops->set_cpu_max(d->enf, a->req.cgroup, each,
+					     NP_SUPPRESS_CFS_PERIOD_US, err,
+					     sizeof(err)) < 0)
+			np_log(LOG_WARNING, "BE suppress (cfsQuota): %s", err);
+		else
+			writes++;
+	}
+	return writes;
+}
