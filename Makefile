@@ -220,6 +220,7 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/socket-host.sh $(BUILD)
 	$(Q)tests/faults-host.sh $(BUILD)
 	$(Q)tests/metrics-host.sh $(BUILD)
+	$(Q)tests/suppress-host.sh $(BUILD)
 	$(Q)tests/export-host.sh $(BUILD)
 	$(Q)tests/containers-host.sh $(BUILD)
 

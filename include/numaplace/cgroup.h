@@ -202,6 +202,17 @@ int np_cgroup_write_mems(const struct np_cgroup_root *root, const char *cgroup,
 			 size_t errlen);
 
 /*
+ * Write cpu.max of cgroup (relative to the managed parent): "QUOTA PERIOD",
+ * or "max PERIOD" when quota_us < 0 (BE suppression, policy cfsQuota).
+ * Needs the cpu controller in the parent's subtree_control. 0 or -errno
+ * with a message (-EINVAL for a period outside 1000..1000000 us or a quota
+ * below 1000 us).
+ */
+int np_cgroup_write_cpu_max(const struct np_cgroup_root *root,
+			    const char *cgroup, int64_t quota_us,
+			    int64_t period_us, char *err, size_t errlen);
+
+/*
  * Move pid into cgroup, a direct child of the managed parent (created when
  * create and missing), by writing cgroup.procs. 0 or -errno with a message.
  */

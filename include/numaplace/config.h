@@ -4,6 +4,7 @@
 #define NUMAPLACE_CONFIG_H
 
 #include "numaplace/admit.h"
+#include "numaplace/be_suppress.h"
 #include "numaplace/oci.h"
 
 #define NP_CONFIG_DEFAULT_PATH "/etc/numaplace/numaplace.json"
@@ -110,6 +111,14 @@ struct np_config {
 	 * writes none. */
 	char run_dir[NP_PATH_MAX];
 	bool placement_files;
+	/* "be_suppress": {"cpuSuppressPolicy": "none",
+	 * "cpuSuppressThresholdPercent": 65, "cpuSuppressMinCPUs": 0}:
+	 * Koordinator's CPU suppress of the BE pool (numaplace/be_suppress.h),
+	 * off unless a policy is given. */
+	struct np_suppress_config be_suppress;
+	/* "proc_stat_file": where the node's CPU time is read for it
+	 * (default /proc/stat; tests give a file of their own). */
+	char proc_stat_file[NP_PATH_MAX];
 };
 
 void np_config_defaults(struct np_config *c);

@@ -77,6 +77,11 @@ struct np_wl_meta {
 	unsigned long seen_scan;     /* last spec scan that found its file */
 	bool unit_pending;           /* its unit does not exist yet (said) */
 	uint64_t placement_hash;     /* of its placement file (0: none) */
+	/* BE suppression: its cgroup's cpu.stat usage_usec at the last
+	 * sample (cpu_known: there is one) */
+	uint64_t cpu_usec;
+	bool cpu_known;
+	int64_t cpu_max_us; /* cpu.max quota last written (0: none) */
 };
 
 /* A spec file that is not admitted: rejected (retried every cycle, logged
@@ -218,6 +223,20 @@ struct np_daemon {
 		time_t time;
 		struct np_hostiso_report rep;
 	} hostiso_last;
+	/* BE suppression (suppress.c): the last /proc/stat sample and the
+	 * last result (valid: out and u hold one). */
+	struct {
+		bool have_stat;
+		uint64_t busy, total; /* ticks over all CPUs */
+		int ncpu;             /* cpuN lines */
+		uint64_t sample_us;   /* CLOCK_MONOTONIC */
+		bool valid;
+		struct np_suppress_usage u;
+		struct np_suppress_out out;
+		uint64_t samples;
+		bool said; /* an unreadable /proc/stat or a bad sample: logged */
+		bool cpu_enabled; /* +cpu in subtree_control tried */
+	} suppress;
 };
 
 

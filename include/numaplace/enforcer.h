@@ -63,6 +63,11 @@ struct np_enforcer_ops {
 	int (*set_cpuset)(struct np_enforcer *e, enum np_enf_tree t,
 			  const char *cgroup, const np_cpuset *cpus,
 			  const np_nodemask *mems, char *err, size_t errlen);
+	/* cpu.max of a managed cgroup (quota_us < 0: "max"); NULL in
+	 * backends without it. */
+	int (*set_cpu_max)(struct np_enforcer *e, const char *cgroup,
+			   int64_t quota_us, int64_t period_us, char *err,
+			   size_t errlen);
 	int (*set_partition)(struct np_enforcer *e, enum np_enf_tree t,
 			     const char *cgroup, enum np_cgroup_partition p,
 			     char *err, size_t errlen);

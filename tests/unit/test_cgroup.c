@@ -582,6 +582,40 @@ static void test_write_exact(void **state)
 	assert_int_equal(f->nlog, 3);
 }
 
+/* cpu.max (BE suppression, cfsQuota): "QUOTA PERIOD" or "max PERIOD";
+ * out-of-range values are refused before anything is written. */
+static void test_write_cpu_max(void **state)
+{
+	struct fx *f = *state;
+	static const char *const want[] = {
+	    "np/be:cpu.max=250000 100000",
+	    "np/be:cpu.max=max 100000",
+	};
+	char err[512] = "";
+
+	mkcg(f, "np/be", "0-7", "0-1");
+	put(f, "np/be", "cpu.max", "max 100000\n");
+	assert_int_equal(np_cgroup_write_cpu_max(&f->root, "be", 250000, 100000,
+						 err, sizeof(err)),
+			 0);
+	assert_string_equal(get(f, "np/be", "cpu.max"), "250000 100000");
+	assert_int_equal(np_cgroup_write_cpu_max(&f->root, "be", -1, 100000, err,
+						 sizeof(err)),
+			 0);
+	assert_string_equal(get(f, "np/be", "cpu.max"), "max 100000");
+	assert_int_equal(np_cgroup_write_cpu_max(&f->root, "be", 999, 100000,
+						 err, sizeof(err)),
+			 -EINVAL);
+	assert_contains(err, "out of range");
+	assert_int_equal(np_cgroup_write_cpu_max(&f->root, "be", 5000, 999, err,
+						 sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(np_cgroup_write_cpu_max(&f->root, "gone", 5000, 100000,
+						 err, sizeof(err)),
+			 -ENOENT);
+	expect_log(f, want, 2);
+}
+
 static void test_write_readback_mismatch(void **state)
 {
 	struct fx *f = *state;
@@ -1830,6 +1864,7 @@ int main(void)
 	    T(test_prepare_enables_top_down),
 	    T(test_symlink_refused),
 	    T(test_write_exact),
+	    T(test_write_cpu_max),
 	    T(test_write_readback_mismatch),
 	    T(test_write_missing_controller),
 	    cmocka_unit_test(test_errmsg),

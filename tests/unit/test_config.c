@@ -340,6 +340,52 @@ static void test_run_dir(void **state)
 	json_decref(j);
 }
 
+/* be_suppress: off by default (threshold 65, Koordinator's default), the
+ * Koordinator keys read and checked, printed back. */
+static void test_be_suppress(void **state)
+{
+	struct np_config c;
+	char err[256];
+	json_t *j = json_object(), *out;
+	(void)state;
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.be_suppress.policy, NP_SUPPRESS_NONE);
+	assert_int_equal(c.be_suppress.threshold, 65);
+	assert_int_equal(c.be_suppress.min_cpus, 0);
+	json_decref(j);
+	j = json_loads("{\"be_suppress\": {\"cpuSuppressPolicy\": \"cpuset\", "
+		       "\"cpuSuppressThresholdPercent\": 50, "
+		       "\"cpuSuppressMinCPUs\": 4}}", 0, NULL);
+	assert_int_equal(np_config_from_json(&c, j, err, sizeof(err)), 0);
+	assert_int_equal(c.be_suppress.policy, NP_SUPPRESS_CPUSET);
+	assert_int_equal(c.be_suppress.threshold, 50);
+	assert_int_equal(c.be_suppress.min_cpus, 4);
+	out = np_config_to_json(&c);
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(out, "be_suppress"),
+				"cpuSuppressPolicy")),
+			    "cpuset");
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(out, "be_suppress"),
+			     "cpuSuppressThresholdPercent")),
+			 50);
+	json_decref(out);
+	json_decref(j);
+	bad("{\"be_suppress\": 65}", "config.be_suppress: expected an object");
+	bad("{\"be_suppress\": {\"cpuSuppressThresholdPercent\": 101}}",
+	    "config.be_suppress.cpuSuppressThresholdPercent: 101 is out of "
+	    "range 0..100");
+	bad("{\"be_suppress\": {\"cpuSuppressThresholdPercent\": 6.5}}",
+	    "config.be_suppress.cpuSuppressThresholdPercent");
+	bad("{\"be_suppress\": {\"cpuSuppressPolicy\": \"cfsquota\"}}",
+	    "config.be_suppress.cpuSuppressPolicy: \"cfsquota\": expected "
+	    "\"none\", \"cpuset\" or \"cfsQuota\"");
+	bad("{\"be_suppress\": {\"cpuSuppressMinCPUs\": -2}}",
+	    "config.be_suppress.cpuSuppressMinCPUs");
+	bad("{\"be_suppress\": {\"cpuSuppressMinPercent\": 2}}",
+	    "config.be_suppress.cpuSuppressMinPercent: unknown field");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_host_isolation),
 		cmocka_unit_test(test_oci_hook),
 		cmocka_unit_test(test_run_dir),
+		cmocka_unit_test(test_be_suppress),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -183,6 +183,36 @@ int np_cgroup_write_mems(const struct np_cgroup_root *root, const char *cgroup,
 			    NULL, granted, err, errlen);
 }
 
+int np_cgroup_write_cpu_max(const struct np_cgroup_root *root,
+			    const char *cgroup, int64_t quota_us,
+			    int64_t period_us, char *err, size_t errlen)
+{
+	char val[64];
+	struct cg_dir d;
+	int r;
+
+	/* the kernel's bounds: period 1 ms..1 s, quota at least 1 ms */
+	if (period_us < 1000 || period_us > 1000000 ||
+	    (quota_us >= 0 && quota_us < 1000)) {
+		np_errmsg(err, errlen,
+			  "%s: cpu.max quota %lld / period %lld us is out of "
+			  "range",
+			  cgroup, (long long)quota_us, (long long)period_us);
+		return -EINVAL;
+	}
+	if (quota_us < 0)
+		snprintf(val, sizeof(val), "max %lld", (long long)period_us);
+	else
+		snprintf(val, sizeof(val), "%lld %lld", (long long)quota_us,
+			 (long long)period_us);
+	r = cg_open(root, cgroup, &d, err, errlen);
+	if (r < 0)
+		return r;
+	r = cg_write(root, d.fd, d.rel, d.disp, "cpu.max", val, err, errlen);
+	cg_dir_close(&d);
+	return r;
+}
+
 /* cgroup.procs can be huge: only look at its first bytes. */
 static int procs_empty(const struct cg_dir *d, bool *empty, char *err,
 		       size_t errlen)

@@ -283,7 +283,7 @@ static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 	    "cgroup.controllers",	"cgroup.subtree_control",
 	    "cgroup.procs",		"cpuset.cpus",
 	    "cpuset.mems",		"cpuset.cpus.effective",
-	    "cpuset.mems.effective",
+	    "cpuset.mems.effective",	"cpu.max",
 	};
 	char eb[128];
 

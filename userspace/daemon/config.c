@@ -48,6 +48,8 @@ void np_config_defaults(struct np_config *c)
 	snprintf(c->oci_hook.log_file, sizeof(c->oci_hook.log_file),
 		 "/run/numaplace/oci-hook.log");
 	c->placement_files = true; /* run_dir: the socket's directory */
+	np_suppress_config_defaults(&c->be_suppress, NP_SUPPRESS_NONE);
+	snprintf(c->proc_stat_file, sizeof(c->proc_stat_file), "/proc/stat");
 }
 
 const char *const np_cfg_verify_modes[] = {"auto", "on", "off", NULL};
@@ -631,7 +633,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
 		"reconcile_full_scan_s", "run_dir",    "placement_files",
-		NULL};
+		"be_suppress",	    "proc_stat_file",  NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -703,6 +705,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		return r;
 	if ((r = abs_path(j, "spec_dir", n.spec_dir, sizeof(n.spec_dir), false,
 			  err, errlen)) ||
+	    (r = abs_path(j, "proc_stat_file", n.proc_stat_file,
+			  sizeof(n.proc_stat_file), false, err, errlen)) ||
 	    (r = abs_path(j, "state_dir", n.state_dir, sizeof(n.state_dir),
 			  false, err, errlen)) ||
 	    (r = abs_path(j, "socket", n.socket_path, sizeof(n.socket_path),
@@ -716,7 +720,11 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	    (r = metrics_from_json(&n, j, err, errlen)) ||
 	    (r = export_from_json(&n, j, err, errlen)) ||
 	    (r = defrag_from_json(&n, j, err, errlen)) ||
-	    (r = oci_hook_from_json(&n, j, err, errlen)))
+	    (r = oci_hook_from_json(&n, j, err, errlen)) ||
+	    (r = np_suppress_config_from_json(&n.be_suppress,
+					      json_object_get(j, "be_suppress"),
+					      "config.be_suppress", err,
+					      errlen)))
 		return r;
 	if ((r = check_overlaps(&n, err, errlen)))
 		return r;

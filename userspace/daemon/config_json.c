@@ -66,7 +66,11 @@ json_t *np_config_to_json(const struct np_config *c)
 				 json_real(c->full_scan_ms / 1000.0)) ||
 	     json_object_set_new(out, "run_dir", json_string(c->run_dir)) ||
 	     json_object_set_new(out, "placement_files",
-				 json_boolean(c->placement_files)))) {
+				 json_boolean(c->placement_files)) ||
+	     json_object_set_new(out, "be_suppress",
+				 np_suppress_config_to_json(&c->be_suppress)) ||
+	     json_object_set_new(out, "proc_stat_file",
+				 json_string(c->proc_stat_file)))) {
 		json_decref(out);
 		return NULL;
 	}

@@ -215,6 +215,11 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 		}
 		return r;
 	}
+	if (d->cfg.be_suppress.min_cpus > d->topo->ncpus)
+		return np_errf(err, errlen, -EINVAL,
+			       "config.be_suppress.cpuSuppressMinCPUs: %d is "
+			       "above the node's %d CPUs",
+			       d->cfg.be_suppress.min_cpus, d->topo->ncpus);
 	if (d->cfg.cgroup_root[0] && access(d->cfg.cgroup_root, F_OK))
 		return np_errf(err, errlen, -EINVAL,
 			       "config.cgroup_root: %.200s: %s",

@@ -82,6 +82,14 @@ json_t *np_daemon_hostiso_status(const struct np_daemon *d);
 /* hotplug.c: the online CPUs, read every cycle (pools, degraded or
  * re-placed workloads); at start, the saved place of CPUs offline now */
 void np_daemon_hotplug(struct np_daemon *d);
+/* BE suppression (config.be_suppress): a new sample of the node's usage
+ * once a reconcile period (suppress.c), and the BE pool of p narrowed to
+ * the suppressed set (policy cpuset; nothing otherwise). */
+void np_daemon_suppress_sample(struct np_daemon *d);
+void np_daemon_suppress_pool(struct np_daemon *d, struct np_pools *p);
+/* Policy cfsQuota: each BE workload cgroup's cpu.max, the budget shared
+ * equally between them; the number of writes. */
+int np_daemon_suppress_quota(struct np_daemon *d);
 int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 			      size_t errlen);
 

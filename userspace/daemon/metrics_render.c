@@ -118,6 +118,32 @@ static void workloads(FILE *f, const struct np_daemon *d)
 	fprintf(f, "numaplace_degraded_workloads %d\n", degraded);
 }
 
+/* config.be_suppress: the last result (only when a policy is on). */
+static void be_suppress(FILE *f, const struct np_daemon *d)
+{
+	const struct np_suppress_out *o = &d->suppress.out;
+
+	if (d->cfg.be_suppress.policy == NP_SUPPRESS_NONE)
+		return;
+	family(f, "numaplace_be_suppress_cpus", "gauge",
+	       "BE suppression: the CPUs best-effort work may use now "
+	       "(policy cpuset; the whole BE pool until the first sample).");
+	fprintf(f, "numaplace_be_suppress_cpus %d\n",
+		d->suppress.valid ? o->cpus : -1);
+	family(f, "numaplace_be_suppress_budget_millicpus", "gauge",
+	       "BE suppression: capacity x threshold% - non-BE - system "
+	       "usage at the last sample.");
+	fprintf(f, "numaplace_be_suppress_budget_millicpus %lld\n",
+		(long long)o->budget);
+	family(f, "numaplace_be_suppress_quota_us", "gauge",
+	       "BE suppression: the cpu.max quota per 100000 us period "
+	       "(policy cfsQuota).");
+	fprintf(f, "numaplace_be_suppress_quota_us %lld\n",
+		(long long)o->quota_us);
+	counter(f, "numaplace_be_suppress_samples_total",
+		"BE suppression: usage samples taken.", d->suppress.samples);
+}
+
 static void counters(FILE *f, const struct np_daemon *d)
 {
 	family(f, "numaplace_admissions_total", "counter",
@@ -168,6 +194,7 @@ char *np_metrics_render_daemon(const struct np_daemon *d, size_t *len)
 		NP_VERSION, NP_BPF_ABI_VERSION);
 	cpus_by_pool(f, d);
 	workloads(f, d);
+	be_suppress(f, d);
 	counters(f, d);
 	histogram(f, "numaplace_admission_duration_seconds",
 		  "Time to decide and durably save an admission.",

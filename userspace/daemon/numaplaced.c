@@ -70,6 +70,14 @@ static int check_config(const char *path)
 		fprintf(stderr, "numaplaced: config.topology: %s\n", err);
 		return 2;
 	}
+	if (cfg.be_suppress.min_cpus > t->ncpus) {
+		fprintf(stderr,
+			"numaplaced: %s: config.be_suppress.cpuSuppressMinCPUs: "
+			"%d is above the node's %d CPUs\n",
+			path, cfg.be_suppress.min_cpus, t->ncpus);
+		np_topology_free(t);
+		return 2;
+	}
 	if (cfg.cgroup_root[0] && access(cfg.cgroup_root, F_OK)) {
 		fprintf(stderr, "numaplaced: %s: config.cgroup_root: %s: %s\n",
 			path, cfg.cgroup_root, strerror(errno));

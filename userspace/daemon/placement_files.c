@@ -156,6 +156,7 @@ void np_daemon_placement_files(struct np_daemon *d)
 	 * their cgroup (it saves the state: a new generation); failed writes
 	 * are tried again at the next generation. */
 	np_state_pools(&d->st, &p);
+	np_daemon_suppress_pool(d, &p);
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
 		struct np_wl_meta *m = np_meta_find(d, a->req.name);

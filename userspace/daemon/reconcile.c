@@ -126,6 +126,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		np_cpuset_andnot(&p->shared, &p->shared, &p->reserved);
 		np_cpuset_andnot(&p->be, &p->be, &p->reserved);
 	}
+	np_daemon_suppress_pool(d, p); /* config.be_suppress cpuset */
 	/* One per workload, one per container with its own cgroup. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		cap++;
@@ -719,6 +720,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 	if (d->enf)
 		d->enf->ops->cycle(d->enf); /* cgroups are read once a cycle */
 	np_daemon_hotplug(d);
+	np_daemon_suppress_sample(d);
 	np_daemon_scan_specs(d);
 	if (!d->enf)
 		goto done;
@@ -741,6 +743,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		goto done;
 	/* a failed write leaves the rest of the cycle to do all the same */
 	r = apply_changes(d, &c, &writes);
+	writes += np_daemon_suppress_quota(d); /* config.be_suppress cfsQuota */
 	np_daemon_defrag_migrate(d); /* moved workloads' pages follow */
 	writes += np_daemon_units_phase(d, false);
 	writes += shared_cgroups_phase(d, false);

@@ -20,6 +20,7 @@ json_t *np_daemon_status(struct np_daemon *d)
 	struct np_pools pools;
 
 	np_state_pools(&d->st, &pools);
+	np_daemon_suppress_pool(d, &pools); /* BE workloads' suppressed set */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		np_cpuset off;
 		json_array_append_new(ws, np_workload_alloc_to_json_with(

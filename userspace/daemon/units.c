@@ -223,6 +223,7 @@ int np_daemon_units_phase(struct np_daemon *d, bool before)
 	if (before)
 		writes += units_given_back(d);
 	np_state_pools(&d->st, &p);
+	np_daemon_suppress_pool(d, &p);
 	for (int i = 0; i < d->st.nworkloads; i++)
 		if (d->st.w[i].req.unit)
 			writes += one_unit(d, &d->st.w[i], &p, before);

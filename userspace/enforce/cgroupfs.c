@@ -169,6 +169,14 @@ static int cgfs_set_cpuset(struct np_enforcer *e, enum np_enf_tree t,
 	return r;
 }
 
+static int cgfs_set_cpu_max(struct np_enforcer *e, const char *cgroup,
+			    int64_t quota_us, int64_t period_us, char *err,
+			    size_t errlen)
+{
+	return np_cgroup_write_cpu_max(tree(e, NP_ENF_MANAGED), cgroup,
+				       quota_us, period_us, err, errlen);
+}
+
 static int cgfs_set_partition(struct np_enforcer *e, enum np_enf_tree t,
 			      const char *cgroup, enum np_cgroup_partition p,
 			      char *err, size_t errlen)
@@ -290,6 +298,7 @@ static const struct np_enforcer_ops cgroupfs_ops = {
 	.prepare = cgfs_prepare,
 	.apply = cgfs_apply,
 	.set_cpuset = cgfs_set_cpuset,
+	.set_cpu_max = cgfs_set_cpu_max,
 	.set_partition = cgfs_set_partition,
 	.remove = cgfs_remove,
 	.forget = cgfs_forget,

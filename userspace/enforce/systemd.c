@@ -216,6 +216,16 @@ static int sd_set_cpuset(struct np_enforcer *e, enum np_enf_tree t,
 	return set_unit_cpuset(SD(e), cgroup, cpus, mems, err, errlen);
 }
 
+/* Managed cgroups are below numaplace's delegated scope: their files are
+ * written directly, as their cpusets are. */
+static int sd_set_cpu_max(struct np_enforcer *e, const char *cgroup,
+			  int64_t quota_us, int64_t period_us, char *err,
+			  size_t errlen)
+{
+	return SD(e)->fs->ops->set_cpu_max(SD(e)->fs, cgroup, quota_us,
+					   period_us, err, errlen);
+}
+
 /*
  * The delegated scope as a partition root, for isolated workloads below it.
  * Its CPUs are a unit property (AllowedCPUs, through the bus), as
@@ -369,6 +379,7 @@ static const struct np_enforcer_ops systemd_ops = {
 	.prepare = sd_prepare,
 	.apply = sd_apply,
 	.set_cpuset = sd_set_cpuset,
+	.set_cpu_max = sd_set_cpu_max,
 	.set_partition = sd_set_partition,
 	.partitions = true,
 	.remove = sd_remove,

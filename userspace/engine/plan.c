@@ -3,6 +3,7 @@
 #include "numaplace/plan.h"
 #include "engine/json_util.h"
 #include "numaplace/admit.h"
+#include "numaplace/be_suppress.h"
 #include "numaplace/merge.h"
 #include "numaplace/names.h"
 #include "numaplace/take.h"
@@ -620,8 +621,18 @@ int np_plan(const json_t *req, json_t **result, char *err, size_t errlen)
 			return r;
 		return np_plan_release(req, result, err, errlen);
 	}
+	if (!strcmp(kind, "be_suppress")) {
+		static const char *const keys[] = {
+			"kind", "id", "origin", "comment", "expect",
+			"expect_error", "topology", "policy", "state",
+			"usage", "config", "previous", NULL};
+		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
+			return r;
+		return np_plan_be_suppress(req, result, err, errlen);
+	}
 	return np_json_fail(err, errlen, "", "kind",
-			    "\"%s\" is not take, merge, admit or release",
+			    "\"%s\" is not take, merge, admit, release or "
+			    "be_suppress",
 			    kind);
 }
 
@@ -697,6 +708,8 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 	if (kind && (!strcmp(kind, "admit") || !strcmp(kind, "release")) &&
 	    json_is_object(expect))
 		return np_admit_check(expect, result, why, len);
+	if (kind && !strcmp(kind, "be_suppress") && json_is_object(expect))
+		return np_suppress_check(expect, result, why, len);
 	if (json_is_boolean(admit) && json_object_get(result, "admit")) {
 		if (json_is_true(admit) !=
 		    json_is_true(json_object_get(result, "admit"))) {
