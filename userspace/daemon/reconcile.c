@@ -180,10 +180,8 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 				wd->cpus = cc;
 			wd->mems |= ca->mems;
 			excl &= ca->exclusive;
-			/* An init container (not a sidecar) runs before the
-			 * app containers, which reuse its CPUs
-			 * (cpusToReuse): its cgroup gets no set of its own,
-			 * it runs on the workload's, which holds its CPUs. */
+			/* an init container (not a sidecar) runs on the
+			 * workload's set, which holds its CPUs */
 			if (a->req.c[c].init && !a->req.c[c].restartable)
 				continue;
 			if (a->req.c[c].cgroup && a->req.c[c].cgroup[0]) {
