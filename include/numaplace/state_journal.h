@@ -50,7 +50,6 @@
 struct np_journal {
 	json_t *last;	   /* flat form of the last durable save; NULL: none */
 	uint64_t seq;	   /* last record written (or the snapshot's) */
-	int fd;		   /* the journal, O_APPEND; valid while last != NULL */
 	size_t bytes;	   /* journal size */
 	size_t snap_bytes; /* size of the snapshot written last */
 	unsigned long records, compactions;
@@ -67,7 +66,7 @@ struct np_journal {
 int np_journal_save(struct np_journal *j, const char *dir,
 		    const struct np_node_state *st, const json_t *daemon,
 		    bool compact, char *err, size_t errlen);
-/* Close the journal and forget the last save. */
+/* Forget the last save (the next one compacts). */
 void np_journal_fini(struct np_journal *j);
 
 /*

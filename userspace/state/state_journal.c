@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define SEP "\x1f"
@@ -444,11 +445,8 @@ int np_journal_clear(int dfd, const char *dir, char *err, size_t errlen)
 /* Forget the last save: the next one compacts. */
 static void drop(struct np_journal *j)
 {
-	if (j->last)
-		close(j->fd);
 	json_decref(j->last);
 	j->last = NULL;
-	j->fd = -1;
 }
 
 void np_journal_fini(struct np_journal *j)
@@ -456,15 +454,14 @@ void np_journal_fini(struct np_journal *j)
 	drop(j);
 }
 
-/* The snapshot written, the journal emptied and opened for appending. */
+/* The snapshot written, the journal emptied. */
 static int compact_now(struct np_journal *j, const char *dir,
 		       const struct np_node_state *st, const json_t *daemon,
 		       json_t *flat, char *err, size_t errlen)
 {
-	char path[4096];
 	uint64_t seq = j->seq;
 	size_t bytes = 0;
-	int fd, r;
+	int r;
 
 	drop(j);
 	if ((r = np_statefile_compact(dir, st, daemon, &seq, &bytes, err,
@@ -472,14 +469,6 @@ static int compact_now(struct np_journal *j, const char *dir,
 		json_decref(flat);
 		return r;
 	}
-	snprintf(path, sizeof(path), "%s/" NP_JOURNAL_NAME, dir);
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		json_decref(flat);
-		return np_errf(err, errlen, -errno, "opening %s: %s", path,
-			       strerror(errno));
-	}
-	j->fd = fd;
 	j->last = flat;
 	j->seq = seq;
 	j->bytes = 0;
@@ -511,14 +500,40 @@ static int diff(const json_t *last, const json_t *flat, json_t *puts,
 	return 0;
 }
 
+/*
+ * A record is refused (ENOSPC) when the file system could not hold it and
+ * the next compaction, a snapshot as large as the last one: a journal
+ * that cannot be compacted would only grow. (An append that fits in the
+ * journal's last block would succeed on a full file system.)
+ */
+static int room_for(const struct np_journal *j, const char *dir, size_t n,
+		    char *err, size_t errlen)
+{
+	struct statvfs sv;
+	unsigned long long avail, need = j->snap_bytes + n;
+
+	if (statvfs(dir, &sv))
+		return 0; /* the write says what is wrong, if anything */
+	avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	if (avail >= need)
+		return 0;
+	return np_errf(err, errlen, -ENOSPC,
+		       "saving state to %s/" NP_JOURNAL_NAME
+		       " (the journal of %s/" NP_STATEFILE_NAME
+		       "): %s (%llu bytes free, a record and the next "
+		       "compaction need %llu)",
+		       dir, dir, strerror(ENOSPC), avail, need);
+}
+
 /* The record of what changed: appended, one write, one fdatasync. */
 static int append(struct np_journal *j, const char *dir, json_t *flat,
 		  char *err, size_t errlen)
 {
 	_cleanup_json_ json_t *puts = json_object(), *dels = json_array();
 	_cleanup_free_ char *line = NULL;
+	char path[4096];
 	size_t n;
-	int r;
+	int fd, r;
 
 	if (!puts || !dels || diff(j->last, flat, puts, dels)) {
 		json_decref(flat);
@@ -536,14 +551,26 @@ static int append(struct np_journal *j, const char *dir, json_t *flat,
 						     "memory");
 	}
 	n = strlen(line);
-	r = np_write_all(j->fd, line, n);
-	if (!r && fdatasync(j->fd))
+	if ((r = room_for(j, dir, n, err, errlen))) {
+		drop(j);
+		json_decref(flat);
+		return r;
+	}
+	/* opened for each record: no descriptor held open for writing
+	 * (that would keep its file system from being remounted
+	 * read-only) */
+	snprintf(path, sizeof(path), "%s/" NP_JOURNAL_NAME, dir);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	r = fd < 0 ? -errno : np_write_all(fd, line, n);
+	if (!r && fdatasync(fd))
 		r = -errno;
 	if (r) {
-		/* a partial record would be a damaged one in the middle */
-		if (ftruncate(j->fd, (off_t)j->bytes)) {
-			/* the next save compacts, which empties it */
+		/* a partial record would be a damaged one in the middle;
+		 * should this fail, the next save compacts, emptying it */
+		if (fd >= 0 && ftruncate(fd, (off_t)j->bytes)) {
 		}
+		if (fd >= 0)
+			close(fd);
 		drop(j);
 		json_decref(flat);
 		return np_errf(err, errlen, r,
@@ -551,6 +578,13 @@ static int append(struct np_journal *j, const char *dir, json_t *flat,
 			       " (the journal of %s/" NP_STATEFILE_NAME
 			       "): %s",
 			       dir, dir, strerror(-r));
+	}
+	if (close(fd)) {
+		r = -errno;
+		drop(j);
+		json_decref(flat);
+		return np_errf(err, errlen, r, "closing %s: %s", path,
+			       strerror(-r));
 	}
 	j->seq++;
 	j->bytes += n;
