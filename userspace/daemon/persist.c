@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Persist: the state file (numaplace/state_file.h) with the daemon's own
- * part in the same atomic, checksummed write. Saved before anything is
- * applied or acknowledged.
+ * part in the same atomic, checksummed write; between two such writes a
+ * journal record of what changed (numaplace/state_journal.h). Saved
+ * before anything is applied or acknowledged.
  */
 #include "daemon_internal.h"
 #include "numaplace/state_file.h"
