@@ -383,6 +383,42 @@ static void test_compaction_threshold(void **state)
 	rmdir_all(dir);
 }
 
+/* A record that cannot be written fails the save (nothing acknowledged)
+ * and leaves no partial line; the next save compacts. */
+static void test_failed_append(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a, before;
+	char *dir = tmpdir(), err[512], p[512];
+	(void)state;
+
+	init(&a);
+	init(&before);
+	admit(&a, "web", "LSE", "2");
+	admit(&before, "web", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	snprintf(p, sizeof(p), "%s/" NP_JOURNAL_NAME, dir);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkdir(p, 0700), 0); /* open(O_WRONLY): EISDIR */
+	admit(&a, "db", "LSE", "2");
+	assert_int_equal(np_journal_save(&j, dir, &a, NULL, false, err,
+					 sizeof(err)),
+			 -EISDIR);
+	if (!strstr(err, NP_STATEFILE_NAME) || !strstr(err, NP_JOURNAL_NAME))
+		fail_msg("message \"%s\" names neither file", err);
+	assert_null(j.last);
+	assert_int_equal(rmdir(p), 0);
+	load_expect(dir, 0, &before, NULL, NULL);
+	save(&j, dir, &a, NULL);
+	assert_int_equal(j.compactions, 2);
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
+	load_expect(dir, 0, &a, NULL, NULL);
+	np_journal_fini(&j);
+	np_state_free(&a);
+	np_state_free(&before);
+	rmdir_all(dir);
+}
+
 /* --reset-state moves the journal aside with the snapshot; the offline
  * reader (np_statefile_read) and np_journal_document see the records. */
 static void test_reset_and_offline(void **state)
@@ -448,6 +484,7 @@ int main(void)
 	    cmocka_unit_test(test_torn_and_bad),
 	    cmocka_unit_test(test_compaction_crash),
 	    cmocka_unit_test(test_compaction_threshold),
+	    cmocka_unit_test(test_failed_append),
 	    cmocka_unit_test(test_reset_and_offline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
