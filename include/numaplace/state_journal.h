@@ -80,9 +80,10 @@ void np_journal_fini(struct np_journal *j);
  */
 int np_journal_apply(int dfd, const char *dir, char **buf, size_t *len,
 		     int *applied, char *err, size_t errlen);
-/* dir/state.json with dir's journal replayed, parsed (not validated
- * against a topology): for tools and tests that show the state. -ENOENT
- * when there is no state.json. 0 or -errno with a message. */
+/* dir/state.json with dir's journal replayed, parsed, its checksum
+ * checked (not validated against a topology): for tools and tests that
+ * show the state. -ENOENT when there is no state.json,
+ * NP_STATEFILE_ECORRUPT, or another -errno, with a message. */
 int np_journal_document(const char *dir, json_t **doc, char *err,
 			size_t errlen);
 /* The highest sequence number of the well-formed records in dir's

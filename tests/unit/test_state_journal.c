@@ -459,6 +459,13 @@ static void test_reset_and_offline(void **state)
 			 0);
 	assert_true(fresh);
 	np_state_free(&b);
+	/* np_journal_document checks the snapshot's checksum */
+	assert_int_equal(np_journal_document(dir, &doc, err, sizeof(err)),
+			 -ENOENT);
+	write_all(dir, NP_STATEFILE_NAME, "{}", 2);
+	assert_int_equal(np_journal_document(dir, &doc, err, sizeof(err)),
+			 NP_STATEFILE_ECORRUPT);
+	assert_null(doc);
 	np_state_free(&a);
 	rmdir_all(dir);
 }

@@ -651,7 +651,16 @@ int np_journal_document(const char *dir, json_t **doc, char *err,
 		return r;
 	if (!(*doc = json_loadb(buf, len, 0, &jerr)))
 		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
-			       "%s/%s: not valid JSON: %s", dir,
-			       NP_STATEFILE_NAME, jerr.text);
+			       "state file %s/%s is corrupt (not valid JSON: "
+			       "%s)",
+			       dir, NP_STATEFILE_NAME, jerr.text);
+	if (!snapshot_whole(*doc)) {
+		json_decref(*doc);
+		*doc = NULL;
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "state file %s/%s is corrupt (no body, or its "
+			       "checksum does not match)",
+			       dir, NP_STATEFILE_NAME);
+	}
 	return 0;
 }
