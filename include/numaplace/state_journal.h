@@ -60,8 +60,11 @@ struct np_journal {
  * what changed since the last save (nothing changed: no write), one
  * write and one fdatasync; or, the first time, after a failure, when the
  * journal has outgrown the snapshot or when compact is true, a
- * compaction. err names STATE_DIR/state.json and the step that failed.
- * 0 or -errno; on failure the next save compacts.
+ * compaction. The journal is opened for each record (no descriptor held
+ * open for writing). A record is refused with -ENOSPC when the file
+ * system's free space is below the record plus the last snapshot's size
+ * (the next compaction's need). err names STATE_DIR/state.json and the
+ * step that failed. 0 or -errno; on failure the next save compacts.
  */
 int np_journal_save(struct np_journal *j, const char *dir,
 		    const struct np_node_state *st, const json_t *daemon,
