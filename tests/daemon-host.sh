@@ -35,12 +35,16 @@ out=$("$build/numaplace" admit -f "$tmp/db.json" --socket "$tmp/np.sock")
 check "CLI admit: db gets one whole core" test "$out" != "${out#admitted db: cpuset 1,5}"
 check "shared web lost db's CPUs" waitfor web 0,2-4,6-7
 # the same request again (a client retrying): its allocation, nothing saved
-before=$(md5sum <"$tmp/state/state.json")
+# what is saved: state.json and its journal, byte for byte
+saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
+# the state as numaplaced loads it (state.json with the journal replayed)
+statedoc() { "$build/numaplace" state "$tmp/state"; }
+before=$(saved)
 out=$("$build/numaplace" admit -f "$tmp/db.json" --socket "$tmp/np.sock")
 check "CLI admit of db again: its allocation, said ($(tail -1 <<<"$out"))" \
 	grep -q '^(admitted already with this request: nothing changed)$' <<<"$out"
 check "  the answer names db's CPUs" test "$out" != "${out#admitted db: cpuset 1,5}"
-check "  nothing saved" test "$(md5sum <"$tmp/state/state.json")" = "$before"
+check "  nothing saved" test "$(saved)" = "$before"
 printf '{"name":"db","qos":"LSE","containers":[{"name":"m","cpu":"4"}]}' >"$tmp/db4.json"
 "$build/numaplace" admit -f "$tmp/db4.json" --socket "$tmp/np.sock" >"$tmp/db4.out" 2>&1
 check "db with another request: refused (exit $?)" grep -q 'workload "db" is already admitted' "$tmp/db4.out"
@@ -126,12 +130,12 @@ printf '{"name":"api","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >"$tmp
 "$build/numaplace" admit -f "$tmp/api.json" --socket "$tmp/np.sock" >/dev/null 2>&1
 wait "$dpid"
 check "failpoint: numaplaced exited after saving api (exit $?)" test $? -eq 86
-check "api is in the saved state" grep -q '"name": "api"' "$tmp/state/state.json"
+check "api is in the saved state" sh -c "'$build/numaplace' state '$tmp/state' | grep -q '\"name\": \"api\"'"
 check "api's cgroup was not created" test ! -e "$cg/numaplace.slice/api"
 check "the state lists api as pending" \
-	sh -c "tr -d ' \n' <'$tmp/state/state.json' | grep -q '\"pending\":\[\"api\"\]'"
+	sh -c "'$build/numaplace' state '$tmp/state' | tr -d ' \n' | grep -q '\"pending\":\[\"api\"\]'"
 # api's entry in the saved state (one line per workload)
-api=$(tr -d ' \n' <"$tmp/state/state.json" | sed 's/{"class"/\n&/g' | grep '"name":"api"')
+api=$(statedoc | tr -d ' \n' | sed 's/{"class"/\n&/g' | grep '"name":"api"')
 rm -rf "$cg/numaplace.slice/web"
 # a placement file of a workload the state does not know (released while
 # the daemon was down) goes at the start; a file of someone else stays
@@ -151,7 +155,7 @@ sleep 0.5
 check "web's cgroup is not created again (its spec file is retired)" \
 	test ! -e "$cg/numaplace.slice/web"
 check "the state lists nothing as pending" \
-	sh -c "tr -d ' \n' <'$tmp/state/state.json' | grep -q '\"pending\":\[\]'"
+	sh -c "'$build/numaplace' state '$tmp/state' | tr -d ' \n' | grep -q '\"pending\":\[\]'"
 check "restart: the stale ghost.json is removed, README kept" \
 	test ! -e "$tmp/workloads/ghost.json" -a -e "$tmp/workloads/README"
 check "restart: api's placement file says what its cgroup has ($(pf api cpuset))" \

@@ -99,10 +99,11 @@ spec() { printf '{"name":"%s","qos":"%s","containers":[{"name":"m","cpu":"%s"}]}
 # admit NAME QOS CPU: the CLI's output and error in $out, its exit in $rc
 admit() { out=$(spec "$1" "$2" "$3" | cli admit -f - 2>&1); rc=$?; }
 # the workload names of a state file, sorted; fails if it is not valid JSON
+# (STATE_DIR/state.json with the journal replayed: `numaplace state`)
 state_names() {
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print("\n".join(sorted(w["spec"]["name"] for w in d["body"]["state"]["workloads"])))' "$1"
+	"$build/numaplace" state "$(dirname "$1")" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print("\n".join(sorted(w["spec"]["name"] for w in d["body"]["state"]["workloads"])))'
 }
 # the workload names numaplaced reports, sorted
 status_names() {

@@ -20,6 +20,7 @@ int cmd_admit(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_state(int argc, char **argv);
 /* Verification: pinned maps (violations), daemon samples (events). */
 int cmd_violations(int argc, char **argv);
 int cmd_events(int argc, char **argv);

@@ -31,6 +31,8 @@ static const struct {
 	{"explain", cmd_explain, "why a workload got its CPUs (NAME, --json)"},
 	{"oci-hook", cmd_oci_hook,
 	 "OCI runtime hook: place a container before it starts (STAGE)"},
+	{"state", cmd_state,
+	 "the state numaplaced keeps in a state directory (DIR), as JSON"},
 	{"import-kubelet-state", cmd_import,
 	 "adopt a kubelet cpu_manager_state's exclusive CPUs (FILE)"},
 };

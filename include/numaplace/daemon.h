@@ -12,6 +12,7 @@
 #include "numaplace/config.h"
 #include "numaplace/enforcer.h"
 #include "numaplace/hostiso.h"
+#include "numaplace/state_journal.h"
 #include "numaplace/verify.h"
 #include "numaplace/strmap.h"
 
@@ -117,6 +118,8 @@ struct np_daemon {
 	char config_path[NP_PATH_MAX];
 	struct np_topology *topo;
 	struct np_node_state st;
+	/* The state's journal (np_daemon_save() appends to it). */
+	struct np_journal journal;
 	/* Apply: the only way the daemon changes cgroups. */
 	struct np_enforcer *enf;
 	uint32_t host_pending; /* shared_cgroups[i] is not there yet: bit i */

@@ -31,6 +31,11 @@
  * sizes or devices: devices in allocations are checked one by one when the
  * state is loaded).
  *
+ * Between two such writes numaplaced appends what changed to
+ * STATE_DIR/journal (numaplace/state_journal.h); body.journal_seq (absent:
+ * 0) is the last journal record the file includes. Loading replays the
+ * records after it; every save here (a compaction) empties the journal.
+ *
  * Writes are atomic: STATE_DIR/state.json.tmp.<pid> is created with
  * O_CREAT|O_EXCL|O_CLOEXEC|O_NOFOLLOW, mode 0600, written completely,
  * fsync'd, renamed over state.json, and the directory is fsync'd. A crash
@@ -99,11 +104,24 @@ int np_statefile_save_with(const char *dir, const struct np_node_state *st,
 			   const json_t *daemon, char *err, size_t errlen);
 json_t *np_statefile_document_with(const struct np_node_state *st,
 				   const json_t *daemon);
+/* The same with body.journal_seq = seq (none when 0). */
+json_t *np_statefile_document_seq(const struct np_node_state *st,
+				  const json_t *daemon, uint64_t seq);
+/*
+ * Compaction, what np_statefile_save_with() does: the snapshot written
+ * atomically with journal_seq = the larger of *seq and the last record in
+ * the journal (*seq is set to it), then the journal emptied (created if
+ * missing). *bytes (may be NULL): the snapshot's size. 0 or -errno.
+ */
+int np_statefile_compact(const char *dir, const struct np_node_state *st,
+			 const json_t *daemon, uint64_t *seq, size_t *bytes,
+			 char *err, size_t errlen);
 
 /*
  * Load dir/state.json into st, which must come from np_state_init() with
  * the current topology and node policy (and hold no allocations: they are
- * replaced). Stale temp files are removed first.
+ * replaced), with the journal's records replayed into it. Stale temp files
+ * are removed first.
  *
  *   0, *fresh = true    no state.json: st is left empty (a new node)
  *   0, *fresh = false   loaded and validated against the topology
@@ -164,7 +182,8 @@ int np_statefile_clean_tmp(const char *dir, int *removed, char *err,
 /*
  * --reset-state: move dir/state.json aside to dir/state.json.bak.<unix
  * time> (".<n>" is appended if that name is taken; an existing file is
- * never overwritten and nothing is deleted), fsync the directory, and
+ * never overwritten and nothing is deleted), then dir/journal to
+ * dir/journal.bak.<same suffix>, fsync the directory, and
  * remove stale temp files. The next np_statefile_load() starts fresh. No
  * state.json is not an error. bak receives the new name ("" if there was
  * nothing to move); bak may be NULL. 0 or -errno.

@@ -20,15 +20,18 @@
  *
  *   np-ctl-stress verify SOCKET STATE_JSON EXPECT_FILE
  *     Compares the workloads numaplaced reports (status), those in its
- *     state file (body.state.workloads[].spec.name) and EXPECT_FILE
+ *     state file (body.state.workloads[].spec.name, with the journal
+ *     beside it replayed) and EXPECT_FILE
  *     (SOCKET "-": the state file and EXPECT_FILE only). Prints
  *       verify status N state N expected N equal yes|no
  *     and exits 0 when the three sets are equal.
  */
 #include "numaplace/ctl.h"
+#include "numaplace/state_journal.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -527,7 +530,13 @@ static int verify(const char *state_path, const char *expect)
 		nex++;
 	}
 	fclose(f);
-	file = json_load_file(state_path, 0, NULL);
+	/* state.json with its journal replayed, as numaplaced loads it */
+	{
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", state_path);
+		if (np_journal_document(dirname(dir), &file, err, sizeof(err)))
+			file = NULL;
+	}
 	nst = names_of(
 	    json_object_get(json_object_get(resp, "status"), "workloads"),
 	    "name", NULL, st);

@@ -229,15 +229,13 @@ static void test_intrusion_report(void **state)
 static const char *saved_isolation(struct fx *x, const char *name)
 {
 	static char buf[32];
-	char path[128];
-	json_error_t je;
+	char path[128], err[512];
 	json_t *doc, *ws, *w;
 	size_t i;
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
-	doc = json_load_file(path, 0, &je);
-	if (!doc)
-		fail_msg("%s: %s", path, je.text);
+	snprintf(path, sizeof(path), "%s/state", x->fd.dir);
+	if (np_journal_document(path, &doc, err, sizeof(err)))
+		fail_msg("%s", err);
 	ws = json_object_get(
 	    json_object_get(json_object_get(doc, "body"), "state"),
 	    "workloads");

@@ -188,25 +188,30 @@ static const char *cpus_of(struct fx *x, const char *name)
 	return buf;
 }
 
+/* The state as loading sees it: state.json with the journal replayed. */
 static char *state_text(struct fx *x)
 {
-	char path[128];
+	char path[128], err[512];
+	json_t *doc;
+	char *text;
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
-	return read_file(path);
+	snprintf(path, sizeof(path), "%s/state", x->fd.dir);
+	if (np_journal_document(path, &doc, err, sizeof(err)))
+		return NULL;
+	text = json_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(1));
+	json_decref(doc);
+	return text;
 }
 
 /* The parsed state file (its "body"); fails when there is none. */
 static json_t *state_body(struct fx *x)
 {
-	char path[128];
-	json_error_t je;
+	char path[128], err[512];
 	json_t *doc, *body;
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
-	doc = json_load_file(path, 0, &je);
-	if (!doc)
-		fail_msg("%s: %s", path, je.text);
+	snprintf(path, sizeof(path), "%s/state", x->fd.dir);
+	if (np_journal_document(path, &doc, err, sizeof(err)))
+		fail_msg("%s", err);
 	assert_string_equal(json_string_value(json_object_get(doc, "format")),
 			    "numaplace-state");
 	body = json_incref(json_object_get(doc, "body"));
@@ -607,8 +612,9 @@ static void spy_expect(const char *call, const char *cgroup, bool listed,
 	size_t i;
 
 	/* not state_body(): no assertion may jump out of the daemon */
-	snprintf(path, sizeof(path), "%s/state/state.json", spy_fx->fd.dir);
-	doc = json_load_file(path, 0, NULL);
+	snprintf(path, sizeof(path), "%s/state", spy_fx->fd.dir);
+	if (np_journal_document(path, &doc, spy_bad, sizeof(spy_bad)))
+		doc = NULL;
 	body = json_object_get(doc, "body");
 	if (!body) {
 		if (!spy_bad[0])

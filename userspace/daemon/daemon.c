@@ -246,6 +246,7 @@ void np_daemon_fini(struct np_daemon *d)
 	d->verify = NULL;
 	if (d->dirty)
 		np_daemon_save(d);
+	np_daemon_state_close(d);
 	np_ctl_server_close(d->ctl);
 	d->ctl = NULL;
 	if (d->epfd >= 0)

@@ -123,6 +123,7 @@ json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
 
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
+void np_daemon_state_close(struct np_daemon *d);
 /* placement_files.c: remove a released workload's file. */
 void np_daemon_placement_remove(struct np_daemon *d, const char *name);
 void np_daemon_load_origins(struct np_daemon *d, const json_t *o);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Persist: the state file (numaplace/state_file.h) with the daemon's own
- * part in the same atomic, checksummed write. Saved before anything is
- * applied or acknowledged.
+ * part in the same atomic, checksummed write; between two such writes a
+ * journal record of what changed (numaplace/state_journal.h). Saved
+ * before anything is applied or acknowledged.
  */
 #include "daemon_internal.h"
 #include "numaplace/state_file.h"
+#include "numaplace/state_journal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,12 +57,14 @@ static json_t *origins_json(const struct np_daemon *d)
 	return o;
 }
 
-int np_daemon_save(struct np_daemon *d)
+/* One journal record of what changed (or a compaction: the first save,
+ * after a failure, when the journal outgrew the snapshot, and compact). */
+static int save(struct np_daemon *d, bool compact)
 {
 	char err[512];
 	json_t *o = origins_json(d);
-	int r = o ? np_statefile_save_with(d->cfg.state_dir, &d->st, o, err,
-					   sizeof(err))
+	int r = o ? np_journal_save(&d->journal, d->cfg.state_dir, &d->st, o,
+				    compact, err, sizeof(err))
 		  : -ENOMEM;
 	if (!o)
 		snprintf(err, sizeof(err), "out of memory");
@@ -73,6 +77,20 @@ int np_daemon_save(struct np_daemon *d)
 		d->placement_gen++; /* placements may have changed */
 	}
 	return r;
+}
+
+int np_daemon_save(struct np_daemon *d)
+{
+	return save(d, false);
+}
+
+/* At a clean stop: the journal compacted into state.json (what older
+ * tools read), then closed. */
+void np_daemon_state_close(struct np_daemon *d)
+{
+	if (d->journal.last && d->journal.bytes)
+		save(d, true);
+	np_journal_fini(&d->journal);
 }
 
 /* Applies what origins_json() saved. Names the state does not know are

@@ -6,6 +6,8 @@
  */
 #include "numaplace/state_file.h"
 #include "basic/fileio.h"
+#include "numaplace/state_journal.h"
+#include "state_internal.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 
@@ -144,6 +146,12 @@ json_t *np_statefile_document(const struct np_node_state *st)
 json_t *np_statefile_document_with(const struct np_node_state *st,
 				   const json_t *daemon)
 {
+	return np_statefile_document_seq(st, daemon, 0);
+}
+
+json_t *np_statefile_document_seq(const struct np_node_state *st,
+				  const json_t *daemon, uint64_t seq)
+{
 	json_t *policy = np_policy_to_json(&st->policy);
 	json_t *topo = np_statefile_topology_json(st->topo);
 	json_t *state = NULL, *pools = np_pools_to_json(st);
@@ -163,6 +171,12 @@ json_t *np_statefile_document_with(const struct np_node_state *st,
 		json_decref(body);
 		body = NULL;
 	}
+	if (body && seq &&
+	    json_object_set_new(body, "journal_seq",
+				json_integer((json_int_t)seq))) {
+		json_decref(body);
+		body = NULL;
+	}
 	if (!body || !(hb = np_json_fnv1a64(body)))
 		goto out;
 	doc = json_pack("{s:s,s:i,s:o,s:O}", "format", NP_STATEFILE_FORMAT,
@@ -179,7 +193,7 @@ out:
 
 /* ---- files ---- */
 
-static int open_dir(const char *dir, char *err, size_t errlen)
+int np_statefile_open_dir(const char *dir, char *err, size_t errlen)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -188,7 +202,7 @@ static int open_dir(const char *dir, char *err, size_t errlen)
 	return dfd;
 }
 
-static int clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
+int np_statefile_clean_tmp_at(int dfd, const char *dir, int *removed, char *err,
 			size_t errlen)
 {
 	struct dirent *de;
@@ -234,13 +248,13 @@ out:
 int np_statefile_clean_tmp(const char *dir, int *removed, char *err,
 			   size_t errlen)
 {
-	_cleanup_close_ int dfd = open_dir(dir, err, errlen);
+	_cleanup_close_ int dfd = np_statefile_open_dir(dir, err, errlen);
 
 	if (removed)
 		*removed = 0;
 	if (dfd < 0)
 		return dfd;
-	return clean_tmp_at(dfd, dir, removed, err, errlen);
+	return np_statefile_clean_tmp_at(dfd, dir, removed, err, errlen);
 }
 
 int np_statefile_save(const char *dir, const struct np_node_state *st,
@@ -315,9 +329,18 @@ static int write_tmp(int fd, const char *dir, const char *tmp, const char *text,
 int np_statefile_save_with(const char *dir, const struct np_node_state *st,
 			   const json_t *daemon, char *err, size_t errlen)
 {
+	uint64_t seq = 0;
+	return np_statefile_compact(dir, st, daemon, &seq, NULL, err, errlen);
+}
+
+int np_statefile_compact(const char *dir, const struct np_node_state *st,
+			 const json_t *daemon, uint64_t *seq, size_t *bytes,
+			 char *err, size_t errlen)
+{
 	_cleanup_json_ json_t *doc = NULL;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int dfd = -1;
+	uint64_t last = 0;
 	char tmp[64];
 	int fd, r;
 
@@ -325,13 +348,18 @@ int np_statefile_save_with(const char *dir, const struct np_node_state *st,
 		return np_errf(
 		    err, errlen, -EINVAL,
 		    "saving state: the daemon's part is not an object");
-	if (!(doc = np_statefile_document_with(st, daemon)) ||
+	if ((dfd = np_statefile_open_dir(dir, err, errlen)) < 0)
+		return dfd;
+	/* past every record in the journal: none is replayed on it */
+	if ((r = np_journal_last_seq(dfd, dir, &last, err, errlen)))
+		return r;
+	if (last > *seq)
+		*seq = last;
+	if (!(doc = np_statefile_document_seq(st, daemon, *seq)) ||
 	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
 		return np_errf(
 		    err, errlen, -ENOMEM,
 		    "saving state: out of memory building the document");
-	if ((dfd = open_dir(dir, err, errlen)) < 0)
-		return dfd;
 	snprintf(tmp, sizeof(tmp), NP_STATEFILE_TMP_PREFIX "%ld",
 		 (long)getpid());
 	if ((fd = create_tmp(dfd, dir, tmp, err, errlen)) < 0)
@@ -349,7 +377,9 @@ int np_statefile_save_with(const char *dir, const struct np_node_state *st,
 		    "fsync of state directory %s after writing %s: %s "
 		    "(the new state may not survive a crash)",
 		    dir, NP_STATEFILE_NAME, strerror(errno));
-	return 0;
+	if (bytes)
+		*bytes = strlen(text) + 1;
+	return np_journal_clear(dfd, dir, err, errlen);
 unlink:
 	unlinkat(dfd, tmp, 0);
 	return r;
@@ -709,85 +739,29 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 	_cleanup_free_ char *buf = NULL;
 	char path[PATH_MAX];
 	size_t len = 0;
-	int r;
+	int r, applied;
 
 	if (fresh)
 		*fresh = false;
 	if (daemon)
 		*daemon = NULL;
 	snprintf(path, sizeof(path), "%s/%s", dir, NP_STATEFILE_NAME);
-	if ((dfd = open_dir(dir, err, errlen)) < 0)
+	if ((dfd = np_statefile_open_dir(dir, err, errlen)) < 0)
 		return dfd;
-	if ((r = clean_tmp_at(dfd, dir, NULL, err, errlen)))
+	if ((r = np_statefile_clean_tmp_at(dfd, dir, NULL, err, errlen)))
 		return r;
 	r = read_at(dfd, dir, NP_STATEFILE_NAME, &buf, &len, err, errlen);
+	if (r == -ENOENT && np_journal_has_records(dfd))
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "%s/%s holds changes but %s is missing; " RESET_HINT,
+			       dir, NP_JOURNAL_NAME, path);
 	if (r == -ENOENT) {
 		if (fresh)
 			*fresh = true;
 		return 0;
 	}
-	if (r)
+	if (r || (r = np_journal_apply(dfd, dir, &buf, &len, &applied, err,
+				       errlen)))
 		return r;
 	return np_statefile_load_buf(path, buf, len, st, daemon, err, errlen);
-}
-
-/* ---- reset ---- */
-
-static int move_noreplace(int dfd, const char *from, const char *to)
-{
-	if (!renameat2(dfd, from, dfd, to, RENAME_NOREPLACE))
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-		return -errno;
-	/* No RENAME_NOREPLACE on this file system: link fails on EEXIST. */
-	if (linkat(dfd, from, dfd, to, 0))
-		return -errno;
-	if (unlinkat(dfd, from, 0))
-		return -errno;
-	return 0;
-}
-
-int np_statefile_move_aside(const char *dir, char *bak, size_t baklen,
-			    char *err, size_t errlen)
-{
-	char name[96];
-	struct stat sb;
-	long long now = (long long)time(NULL);
-	_cleanup_close_ int dfd = -1;
-	int r = -EEXIST;
-
-	if (bak && baklen)
-		bak[0] = '\0';
-	if ((dfd = open_dir(dir, err, errlen)) < 0)
-		return dfd;
-	if (fstatat(dfd, NP_STATEFILE_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
-		if (errno != ENOENT)
-			return np_errf(err, errlen, -errno, "%s/%s: %s", dir,
-				       NP_STATEFILE_NAME, strerror(errno));
-		return clean_tmp_at(dfd, dir, NULL, err, errlen);
-	}
-	for (int n = 0; n < 1000 && r == -EEXIST; n++) {
-		if (n)
-			snprintf(name, sizeof(name),
-				 NP_STATEFILE_BAK_PREFIX "%lld.%d", now, n);
-		else
-			snprintf(name, sizeof(name),
-				 NP_STATEFILE_BAK_PREFIX "%lld", now);
-		r = move_noreplace(dfd, NP_STATEFILE_NAME, name);
-	}
-	if (r)
-		return np_errf(err, errlen, r, "moving %s/%s aside to %s: %s",
-			       dir, NP_STATEFILE_NAME, name, strerror(-r));
-	if (fsync(dfd))
-		return np_errf(err, errlen, -errno,
-			       "fsync of state directory %s: %s", dir,
-			       strerror(errno));
-	if (bak && baklen)
-		snprintf(bak, baklen, "%s/%s", dir, name);
-	return clean_tmp_at(dfd, dir, NULL, err, errlen);
-}
-
-int np_statefile_reset(const char *dir, char *err, size_t errlen)
-{
-	return np_statefile_move_aside(dir, NULL, 0, err, errlen);
 }

@@ -7,10 +7,33 @@
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
+#include "numaplace/state_journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* A file named state.json: its directory's journal replayed into buf. */
+static int with_journal(const char *path, char **buf, size_t *len, char *err,
+			size_t errlen)
+{
+	_cleanup_free_ char *copy = strdup(path), *copy2 = strdup(path);
+	_cleanup_close_ int dfd = -1;
+	const char *dir;
+	int applied;
+
+	if (!copy || !copy2)
+		return np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+	if (strcmp(basename(copy), NP_STATEFILE_NAME))
+		return 0;
+	dir = dirname(copy2);
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return np_errno(err, errlen, -errno, "state directory %s", dir);
+	return np_journal_apply(dfd, dir, buf, len, &applied, err, errlen);
+}
 
 int np_statefile_read(const char *path, const struct np_topology *t,
 		      struct np_node_state *st, char *err, size_t errlen)
@@ -28,6 +51,8 @@ int np_statefile_read(const char *path, const struct np_topology *t,
 		       &buf, &len);
 	if (r)
 		return np_errno(err, errlen, r, "reading state file %s", path);
+	if ((r = with_journal(path, &buf, &len, err, errlen)))
+		return r;
 	/* Only the policy here; np_statefile_load_buf checks the rest. */
 	doc = json_loadb(buf, len, 0, &jerr);
 	if (!doc)

@@ -469,7 +469,16 @@ random_kills() {
 		# freeze the daemon, record what the kernel has and what the state
 		# file says, then kill it
 		kill -STOP "$DPID"
-		cp $ETC/state/state.json $ETC/snap/state.json 2>/dev/null || : >$ETC/snap/state.json
+		# (state.json with the journal replayed, as a restart loads it)
+		if $HAVE_CLI && [ -e $ETC/state/state.json ]; then
+			rm -rf $ETC/snap/raw
+			mkdir -p $ETC/snap/raw
+			cp $ETC/state/state.json $ETC/state/journal $ETC/snap/raw/ 2>/dev/null
+			numaplace state $ETC/snap/raw >$ETC/snap/state.json 2>$ETC/snap/state.err ||
+				bad "kill $i: numaplace state on the state left behind: $(cat $ETC/snap/state.err)"
+		else
+			cp $ETC/state/state.json $ETC/snap/state.json 2>/dev/null || : >$ETC/snap/state.json
+		fi
 		: >$ETC/snap/frozen
 		fz=
 		for c in $(cgroups); do

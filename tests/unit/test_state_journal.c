@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The state journal (numaplace/state_journal.h): saves appended as
+ * records and replayed on load in order, a torn tail ignored, a damaged
+ * record before a whole one refused, compaction and a crash at each of
+ * its steps, --reset-state, and the offline reader.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "numaplace/admit.h"
+#include "numaplace/state_file.h"
+#include "numaplace/state_journal.h"
+#include "topo_gen.h"
+
+#define GiB (1ULL << 30)
+#define POLICY                                                                 \
+	"{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","                \
+	"\"topology_policy\":\"restricted\"}"
+
+static struct np_topology *topo;
+
+static void init(struct np_node_state *st)
+{
+	struct np_node_policy p;
+	json_t *j = json_loads(POLICY, 0, NULL);
+	char err[256];
+	assert_non_null(j);
+	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
+	    np_state_init(st, topo, &p, err, sizeof(err)))
+		fail_msg("policy: %s", err);
+	json_decref(j);
+}
+
+static void admit(struct np_node_state *st, const char *name, const char *qos,
+		  const char *cpu)
+{
+	struct np_workload_req w;
+	struct np_decision d;
+	char err[512];
+	json_t *j = json_pack("{s:s,s:s,s:[{s:s,s:s}]}", "name", name, "qos",
+			      qos, "containers", "name", "m", "cpu", cpu);
+	assert_non_null(j);
+	if (np_workload_req_from_json(&w, j, "workload", err, sizeof(err)) ||
+	    np_admit(st, &w, &d, err, sizeof(err)) || !d.admitted)
+		fail_msg("admit %s: %s", name, err);
+	np_workload_req_free(&w);
+	json_decref(j);
+}
+
+static char *dump(const struct np_node_state *st)
+{
+	json_t *j = NULL;
+	char *s;
+	assert_int_equal(np_state_to_json(st, &j), 0);
+	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(j);
+	return s;
+}
+
+/* Load dir into a new state: expect r; on success its dump equals want's
+ * (when want is not NULL) and *daemon gets the daemon part. */
+static void load_expect(const char *dir, int r,
+			const struct np_node_state *want, json_t **daemon,
+			const char *needle)
+{
+	struct np_node_state b;
+	char err[1024] = "";
+	json_t *dp = NULL;
+	bool fresh;
+	int got;
+
+	init(&b);
+	got = np_statefile_load_with(dir, &b, &fresh, &dp, err, sizeof(err));
+	if (got != r)
+		fail_msg("load %s: got %d (%s), expected %d", dir, got, err, r);
+	if (needle && !strstr(err, needle))
+		fail_msg("message \"%s\" lacks \"%s\"", err, needle);
+	if (!r && want) {
+		char *x = dump(want), *y = dump(&b);
+		if (strcmp(x, y))
+			fail_msg("states differ:\n%s\n%s", x, y);
+		free(x);
+		free(y);
+	}
+	if (daemon)
+		*daemon = dp;
+	else
+		json_decref(dp);
+	np_state_free(&b);
+}
+
+static char *tmpdir(void)
+{
+	char *d = strdup("/tmp/np-journal-test-XXXXXX");
+	assert_non_null(d);
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void rmdir_all(char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(dir);
+}
+
+static long file_size(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat sb;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &sb) ? -1 : (long)sb.st_size;
+}
+
+static char *read_all(const char *dir, const char *name, size_t *len)
+{
+	char p[512], *buf;
+	FILE *f;
+	long n;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_non_null(f = fopen(p, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	assert_non_null(buf = calloc(1, (size_t)n + 1));
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void write_all(const char *dir, const char *name, const char *buf,
+		      size_t len)
+{
+	char p[512];
+	FILE *f;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_non_null(f = fopen(p, "wb"));
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void save(struct np_journal *j, const char *dir,
+		 const struct np_node_state *st, const json_t *daemon)
+{
+	char err[512];
+	if (np_journal_save(j, dir, st, daemon, false, err, sizeof(err)))
+		fail_msg("save: %s", err);
+}
+
+/* Three admissions and a release after the first (compacting) save:
+ * three records, state.json untouched, replayed in order on load. */
+static void test_records_replayed(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a;
+	char *dir = tmpdir();
+	json_t *dp, *back = NULL;
+	long snap;
+	(void)state;
+
+	init(&a);
+	admit(&a, "web", "LSE", "2");
+	dp = json_pack("{s:{s:s},s:[],s:s}", "spec_files", "web", "/s/web.json",
+		       "pending", "managed_parent", "numaplace.slice");
+	save(&j, dir, &a, dp);
+	assert_int_equal(j.compactions, 1);
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
+	snap = file_size(dir, NP_STATEFILE_NAME);
+	assert_true(snap > 0);
+
+	admit(&a, "db", "LSE", "2");
+	json_object_set_new(json_object_get(dp, "spec_files"), "db",
+			    json_string("/s/db.json"));
+	save(&j, dir, &a, dp);
+	admit(&a, "api", "LS", "1");
+	json_array_append_new(json_object_get(dp, "pending"),
+			      json_string("api"));
+	save(&j, dir, &a, dp);
+	assert_int_equal(np_release(&a, "web"), 0);
+	json_object_del(json_object_get(dp, "spec_files"), "web");
+	save(&j, dir, &a, dp);
+	/* nothing changed: no record */
+	save(&j, dir, &a, dp);
+	assert_int_equal(j.records, 3);
+	assert_int_equal(j.seq, 3);
+	assert_int_equal(file_size(dir, NP_STATEFILE_NAME), snap);
+	assert_true(file_size(dir, NP_JOURNAL_NAME) > 0);
+
+	load_expect(dir, 0, &a, &back, NULL);
+	assert_true(json_equal(back, dp));
+	json_decref(back);
+
+	/* a clean compaction: state.json has it all, the journal is empty,
+	 * and the next record is number 4 */
+	{
+		char err[512];
+		assert_int_equal(
+		    np_journal_save(&j, dir, &a, dp, true, err, sizeof(err)), 0);
+	}
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
+	assert_int_equal(j.seq, 3);
+	load_expect(dir, 0, &a, NULL, NULL);
+	admit(&a, "web", "LSE", "1");
+	save(&j, dir, &a, dp);
+	assert_int_equal(j.seq, 4);
+	load_expect(dir, 0, &a, NULL, NULL);
+	np_journal_fini(&j);
+	json_decref(dp);
+	np_state_free(&a);
+	rmdir_all(dir);
+}
+
+/* A record cut short (a kill during its write, never acknowledged) is
+ * ignored, also one whose checksum fails at the end; one that is damaged
+ * before a whole record is corruption, and refused. */
+static void test_torn_and_bad(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a, two;
+	char *dir = tmpdir(), *buf, *second;
+	size_t len;
+	(void)state;
+
+	init(&a);
+	init(&two);
+	admit(&a, "web", "LSE", "2");
+	admit(&two, "web", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	admit(&a, "db", "LSE", "2");
+	admit(&two, "db", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	admit(&a, "api", "LS", "1");
+	save(&j, dir, &a, NULL);
+	np_journal_fini(&j);
+	load_expect(dir, 0, &a, NULL, NULL);
+
+	buf = read_all(dir, NP_JOURNAL_NAME, &len);
+	second = strchr(buf, '\n') + 1;
+	/* torn: the last record without its end */
+	write_all(dir, NP_JOURNAL_NAME, buf, len - 10);
+	load_expect(dir, 0, &two, NULL, NULL);
+	/* the last record whole in length but one byte changed */
+	second[40] ^= 1;
+	write_all(dir, NP_JOURNAL_NAME, buf, len);
+	load_expect(dir, 0, &two, NULL, NULL);
+	second[40] ^= 1;
+	/* the first record damaged, the second whole: refused */
+	buf[40] ^= 1;
+	write_all(dir, NP_JOURNAL_NAME, buf, len);
+	load_expect(dir, NP_STATEFILE_ECORRUPT, NULL, NULL,
+		    "record 1 at byte 0 is damaged, yet record 2");
+	buf[40] ^= 1;
+	/* records out of order: refused */
+	{
+		size_t n1 = (size_t)(second - buf);
+		char *swapped = malloc(len);
+		assert_non_null(swapped);
+		memcpy(swapped, second, len - n1);
+		memcpy(swapped + len - n1, buf, n1);
+		write_all(dir, NP_JOURNAL_NAME, swapped, len);
+		load_expect(dir, NP_STATEFILE_ECORRUPT, NULL, NULL,
+			    "is number 1, after 2");
+		free(swapped);
+	}
+	/* a journal without state.json: refused */
+	write_all(dir, NP_JOURNAL_NAME, buf, len);
+	{
+		char p[512];
+		snprintf(p, sizeof(p), "%s/" NP_STATEFILE_NAME, dir);
+		assert_int_equal(unlink(p), 0);
+	}
+	load_expect(dir, NP_STATEFILE_ECORRUPT, NULL, NULL,
+		    "holds changes but");
+	free(buf);
+	np_state_free(&a);
+	np_state_free(&two);
+	rmdir_all(dir);
+}
+
+/*
+ * Compaction's crash points: (1) the new snapshot written but not yet
+ * renamed (a temp file; the old snapshot and the whole journal remain),
+ * (2) renamed but the journal not emptied (its records are numbered up
+ * to the snapshot's journal_seq: skipped), (3) done. Each loads to the
+ * same state. And a save after a torn tail compacts, so that no record
+ * ever follows a damaged one.
+ */
+static void test_compaction_crash(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a;
+	char *dir = tmpdir(), err[512], *jbuf, *snap;
+	size_t jlen, slen;
+	uint64_t seq;
+	(void)state;
+
+	init(&a);
+	admit(&a, "web", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	admit(&a, "db", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	assert_int_equal(np_release(&a, "web"), 0);
+	save(&j, dir, &a, NULL);
+	np_journal_fini(&j);
+	jbuf = read_all(dir, NP_JOURNAL_NAME, &jlen);
+	snap = read_all(dir, NP_STATEFILE_NAME, &slen);
+	/* (1) a temp file beside the old snapshot and the journal */
+	write_all(dir, NP_STATEFILE_TMP_PREFIX "99999", snap, slen / 2);
+	load_expect(dir, 0, &a, NULL, NULL);
+	/* (2) the snapshot's rename done, the journal still full: what
+	 * np_statefile_compact() writes before it empties the journal */
+	seq = 0;
+	assert_int_equal(np_statefile_compact(dir, &a, NULL, &seq, NULL, err,
+					      sizeof(err)),
+			 0);
+	assert_int_equal(seq, 2);
+	write_all(dir, NP_JOURNAL_NAME, jbuf, jlen);
+	load_expect(dir, 0, &a, NULL, NULL);
+	/* and a compaction from there keeps journal_seq past them */
+	seq = 0;
+	assert_int_equal(np_statefile_compact(dir, &a, NULL, &seq, NULL, err,
+					      sizeof(err)),
+			 0);
+	assert_int_equal(seq, 2);
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
+	load_expect(dir, 0, &a, NULL, NULL);
+
+	/* a torn tail, then a new writer: its first save compacts */
+	write_all(dir, NP_JOURNAL_NAME, "0123456789abcdef {\"seq\":3", 26);
+	admit(&a, "api", "LS", "1");
+	save(&j, dir, &a, NULL);
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
+	admit(&a, "web", "LSE", "1");
+	save(&j, dir, &a, NULL);
+	assert_int_equal(j.seq, 3);
+	load_expect(dir, 0, &a, NULL, NULL);
+	np_journal_fini(&j);
+	free(jbuf);
+	free(snap);
+	np_state_free(&a);
+	rmdir_all(dir);
+}
+
+/* The journal outgrows the snapshot: the save compacts by itself. */
+static void test_compaction_threshold(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a;
+	char *dir = tmpdir();
+	int i;
+	(void)state;
+
+	init(&a);
+	save(&j, dir, &a, NULL);
+	for (i = 0; j.compactions < 2 && i < 10000; i++) {
+		admit(&a, "x", "LS", "1");
+		save(&j, dir, &a, NULL);
+		assert_int_equal(np_release(&a, "x"), 0);
+		save(&j, dir, &a, NULL);
+	}
+	assert_int_equal(j.compactions, 2);
+	assert_true(j.records > 100);
+	assert_true(file_size(dir, NP_JOURNAL_NAME) <
+		    (long)NP_JOURNAL_SLACK + 4096);
+	load_expect(dir, 0, &a, NULL, NULL);
+	np_journal_fini(&j);
+	np_state_free(&a);
+	rmdir_all(dir);
+}
+
+/* A record that cannot be written fails the save (nothing acknowledged)
+ * and leaves no partial line; the next save compacts. */
+static void test_failed_append(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a, before;
+	char *dir = tmpdir(), err[512], p[512];
+	(void)state;
+
+	init(&a);
+	init(&before);
+	admit(&a, "web", "LSE", "2");
+	admit(&before, "web", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	snprintf(p, sizeof(p), "%s/" NP_JOURNAL_NAME, dir);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkdir(p, 0700), 0); /* open(O_WRONLY): EISDIR */
+	admit(&a, "db", "LSE", "2");
+	assert_int_equal(np_journal_save(&j, dir, &a, NULL, false, err,
+					 sizeof(err)),
+			 -EISDIR);
+	if (!strstr(err, NP_STATEFILE_NAME) || !strstr(err, NP_JOURNAL_NAME))
+		fail_msg("message \"%s\" names neither file", err);
+	assert_null(j.last);
+	assert_int_equal(rmdir(p), 0);
+	load_expect(dir, 0, &before, NULL, NULL);
+	save(&j, dir, &a, NULL);
+	assert_int_equal(j.compactions, 2);
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
+	load_expect(dir, 0, &a, NULL, NULL);
+	np_journal_fini(&j);
+	np_state_free(&a);
+	np_state_free(&before);
+	rmdir_all(dir);
+}
+
+/* --reset-state moves the journal aside with the snapshot; the offline
+ * reader (np_statefile_read) and np_journal_document see the records. */
+static void test_reset_and_offline(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a, b;
+	char *dir = tmpdir(), err[512], path[512], bak[600];
+	json_t *doc;
+	bool fresh = false;
+	(void)state;
+
+	init(&a);
+	admit(&a, "web", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	admit(&a, "db", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	np_journal_fini(&j);
+
+	snprintf(path, sizeof(path), "%s/" NP_STATEFILE_NAME, dir);
+	assert_int_equal(np_statefile_read(path, topo, &b, err, sizeof(err)),
+			 0);
+	assert_int_equal(b.nworkloads, 2);
+	np_state_free(&b);
+	assert_int_equal(np_journal_document(dir, &doc, err, sizeof(err)), 0);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(doc, "body"),
+					       "journal_seq")),
+	    1);
+	json_decref(doc);
+
+	assert_int_equal(np_statefile_move_aside(dir, bak, sizeof(bak), err,
+						 sizeof(err)),
+			 0);
+	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), -1);
+	assert_int_equal(file_size(dir, NP_STATEFILE_NAME), -1);
+	init(&b);
+	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
+			 0);
+	assert_true(fresh);
+	np_state_free(&b);
+	/* np_journal_document checks the snapshot's checksum */
+	assert_int_equal(np_journal_document(dir, &doc, err, sizeof(err)),
+			 -ENOENT);
+	write_all(dir, NP_STATEFILE_NAME, "{}", 2);
+	assert_int_equal(np_journal_document(dir, &doc, err, sizeof(err)),
+			 NP_STATEFILE_ECORRUPT);
+	assert_null(doc);
+	np_state_free(&a);
+	rmdir_all(dir);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	topo = np_test_topology(2, 1, 4, 2, true, 8 * GiB);
+	return topo ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	np_topology_free(topo);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_records_replayed),
+	    cmocka_unit_test(test_torn_and_bad),
+	    cmocka_unit_test(test_compaction_crash),
+	    cmocka_unit_test(test_compaction_threshold),
+	    cmocka_unit_test(test_failed_append),
+	    cmocka_unit_test(test_reset_and_offline),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
