@@ -93,7 +93,7 @@ check "  the init container's cgroup gets no set of its own (it runs on the pod'
 	test ! -s "$cg/numaplace.slice/pod/i/cpuset.cpus"
 check "  the shared web loses only those 2 CPUs" waitfor web 0,2-4,6-7
 check "  the state keeps the init container" \
-	grep -q '"init_containers"' "$tmp/state/state.json"
+	sh -c "\"$build/numaplace\" state \"$tmp/state\" | grep -q init_containers"
 "$build/numaplace" release pod --socket "$tmp/np.sock" >/dev/null
 check "  released: web widens back" waitfor web 0-7
 # pod-level resources: 4 CPUs for the pod, a takes 2 of its own, s and t
