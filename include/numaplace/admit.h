@@ -356,6 +356,10 @@ int np_plan_admit(const json_t *req, json_t **result, char *err,
 /* Planner kind "release": the kubelet's RemoveContainer. */
 int np_plan_release(const json_t *req, json_t **result, char *err,
 		    size_t errlen);
+/* Planner kind "resize": np_resize on the given state ("workload",
+ * optional "container", "cpus"). */
+int np_plan_resize(const json_t *req, json_t **result, char *err,
+		   size_t errlen);
 /* Add "state" (with the kubelet checkpoint's "default_cpuset": the shared
  * pool) and "pools" to a planner result; -ENOMEM (also for result NULL). */
 int np_plan_finish(const struct np_node_state *st, json_t *result);

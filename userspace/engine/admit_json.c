@@ -744,6 +744,7 @@ static int check_bool(const json_t *expect, const char *k, const json_t *res,
 
 /* expect: any subset of {"admitted", "cpuset", "mems", "resource",
  * "again", "error_kind", "released", "workload_released", "cpus",
+ * "resized", "previous" (a resize's CPUs before),
  * "shared", "note", "workloads"}; compared field by field ("resource" and
  * "note" are substrings, "" a string the result does not have, "shared"
  * is pools.shared, "workloads" the number of workloads in the result's
@@ -776,7 +777,10 @@ int np_admit_check(const json_t *expect, const json_t *result, char *why,
 	    check_str(expect, "note", result, true, why, len) ||
 	    check_bool(expect, "again", result, why, len) ||
 	    check_bool(expect, "released", result, why, len) ||
-	    check_bool(expect, "workload_released", result, why, len))
+	    check_bool(expect, "workload_released", result, why, len) ||
+	    check_bool(expect, "resized", result, why, len) ||
+	    check_cpus(expect, "previous", json_object_get(result, "previous"),
+		       why, len))
 		return -1;
 	if ((e = json_object_get(expect, "workloads"))) {
 		const json_t *ws = json_object_get(

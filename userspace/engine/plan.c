@@ -630,9 +630,18 @@ int np_plan(const json_t *req, json_t **result, char *err, size_t errlen)
 			return r;
 		return np_plan_be_suppress(req, result, err, errlen);
 	}
+	if (!strcmp(kind, "resize")) {
+		static const char *const keys[] = {
+			"kind", "id", "origin", "comment", "expect",
+			"expect_error", "topology", "policy", "state",
+			"workload", "container", "cpus", NULL};
+		if ((r = np_json_only_keys(req, keys, "", err, errlen)))
+			return r;
+		return np_plan_resize(req, result, err, errlen);
+	}
 	return np_json_fail(err, errlen, "", "kind",
-			    "\"%s\" is not take, merge, admit, release or "
-			    "be_suppress",
+			    "\"%s\" is not take, merge, admit, release, "
+			    "be_suppress or resize",
 			    kind);
 }
 
@@ -705,7 +714,9 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 		}
 		checked = true;
 	}
-	if (kind && (!strcmp(kind, "admit") || !strcmp(kind, "release")) &&
+	if (kind &&
+	    (!strcmp(kind, "admit") || !strcmp(kind, "release") ||
+	     !strcmp(kind, "resize")) &&
 	    json_is_object(expect))
 		return np_admit_check(expect, result, why, len);
 	if (kind && !strcmp(kind, "be_suppress") && json_is_object(expect))
