@@ -54,6 +54,21 @@ check "db's placement file: exclusive, mems $(pf db mems), cgroup $(pf db cgroup
 check "web's placement file follows its pool ($(pf web cpuset))" pfwait web 0,2-4,6-7
 check "no temporary file is left in $tmp/workloads" \
 	test "$(ls "$tmp/workloads")" = "$(printf 'db.json\nweb.json')"
+# In-place resize through the CLI: the kept CPU never leaves; a resize
+# that cannot be met (restricted: db's node 0 has no free CPU left) changes
+# nothing and says why.
+"$build/numaplace" resize db --cpus 4 --socket "$tmp/np.sock" >"$tmp/rs.out" 2>"$tmp/rs.err"
+check "resize db to 4: refused with exit 1 ($?)" grep -q 'db not resized, it keeps cpuset 1,5: topology affinity error' "$tmp/rs.err"
+check "  db keeps 1,5" test "$(eff db)" = 1,5
+out=$("$build/numaplace" resize db --cpus 1 --socket "$tmp/np.sock")
+check "resize db to 1: $out" test "$out" = "resized db: cpuset 1,5 -> 1"
+check "  db narrows to 1" waitfor db 1
+check "  web widens to 0,2-7" waitfor web 0,2-7
+out=$("$build/numaplace" resize db --cpus 2 --socket "$tmp/np.sock")
+check "resize db back to 2: $out" test "$out" = "resized db: cpuset 1 -> 1,5"
+check "  db widens to 1,5" waitfor db 1,5
+check "  web yields 5" waitfor web 0,2-4,6-7
+check "  db's placement file follows (1,5)" pfwait db 1,5
 printf '{"name":"bad","qos":"LSE","containers":[{"name":"m","cpu":"2","gpus":1}]}' >"$tmp/bad.json"
 "$build/numaplace" admit -f "$tmp/bad.json" --socket "$tmp/np.sock" 2>"$tmp/bad.err"
 check "bad spec refused with exit 2" test $? -eq 2

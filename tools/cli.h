@@ -18,6 +18,8 @@ int cmd_plan(int argc, char **argv);
 /* Control socket clients of numaplaced (see numaplace/ctl.h). */
 int cmd_admit(int argc, char **argv);
 int cmd_release(int argc, char **argv);
+/* In-place resize of a workload's exclusive CPUs. */
+int cmd_resize(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_state(int argc, char **argv);

@@ -18,6 +18,8 @@ static const struct {
 	 "ask numaplaced to admit a workload spec (-f FILE)"},
 	{"release", cmd_release,
 	 "ask numaplaced to release a workload (NAME)"},
+	{"resize", cmd_resize,
+	 "resize a workload's exclusive CPUs in place (NAME --cpus N)"},
 	{"status", cmd_status,
 	 "what numaplaced manages: CPU map, pools, workloads (--json)"},
 	{"violations", cmd_violations,

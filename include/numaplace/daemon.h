@@ -31,6 +31,7 @@ struct np_rejection {
 
 struct np_counters {
 	uint64_t cycles, drift_repaired, admitted, rejected, released;
+	uint64_t resized; /* in-place resizes done */
 	uint64_t state_saves; /* state.json written (each one fsynced) */
 	uint64_t write_errors, vanished;
 	uint64_t writes; /* cgroup writes and unit changes, all cycles */

@@ -249,9 +249,13 @@ static const json_t *state_wl_by(const json_t *body, const char *key,
 	"{\n  \"containers\": [ { \"cpu\": \"2\", \"name\": \"main\" } ],\n"   \
 	"  \"qos\": \"LSE\",\n  \"cgroup\": \"web\",\n  \"name\": "            \
 	"\"web\"\n}\n"
+/* More CPUs and some memory: not only the CPU count changed, so it is
+ * released and admitted again (a count alone is resized in place:
+ * tests/unit/test_daemon_resize.c). */
 #define WEB4                                                                   \
 	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"4\"}]}"
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"4\", "                 \
+	"\"memory\": \"64Mi\"}]}"
 #define API                                                                    \
 	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "           \
 	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"

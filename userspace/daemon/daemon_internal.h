@@ -38,6 +38,20 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 /* Release a workload: saved, then its cgroups removed (busy ones stay on
  * the shared pool). -ENOENT: unknown. */
 int np_daemon_release(struct np_daemon *d, const char *name, const char *why);
+/* resize.c: in-place resize of a socket workload's exclusive container
+ * (container NULL: its only one): decided, saved, applied by the next
+ * reconcile; 0 with dec->admitted false when refused (nothing changed),
+ * -ENOENT / -EINVAL with err. A spec file's workload is refused (its file
+ * says its size). */
+int np_daemon_resize(struct np_daemon *d, const char *name,
+		     const char *container, int cpus, struct np_decision *dec,
+		     char *err, size_t errlen);
+/* A changed spec file (canon: its canonical text) whose only change is
+ * the CPU count of exclusive containers: resized in place, or refused
+ * with the old allocation kept and the reason noted once. 1: handled;
+ * 0: not such a change (release and admit it). */
+int np_daemon_resize_spec(struct np_daemon *d, const json_t *spec,
+			  const char *path, const char *canon);
 
 /* driver.c: the enforcer of config.cgroup_driver; a clean stop */
 int np_daemon_open_enforcer(struct np_daemon *d, char *err, size_t errlen);

@@ -249,10 +249,67 @@ static json_t *op_explain(struct np_daemon *d, const json_t *req)
 	return json_pack("{s:b,s:o}", "ok", 1, "explain", x);
 }
 
+/* The CPUs of workload name's container (NULL: its only exclusive one). */
+static char *container_cpus(const struct np_daemon *d, const char *name,
+			    const char *ctr)
+{
+	int i = np_state_find(&d->st, name);
+
+	for (int k = 0; i >= 0 && k < d->st.w[i].ncontainers; k++)
+		if (ctr ? !strcmp(d->st.w[i].c[k].name, ctr)
+			: d->st.w[i].c[k].exclusive)
+			return np_cpuset_str(&d->st.w[i].c[k].cpus);
+	return strdup("");
+}
+
+/* {"op":"resize","name":N,"container":C (optional),"cpus":K}: in place,
+ * the current CPUs kept (numaplace/admit.h np_resize). */
+static json_t *op_resize(struct np_daemon *d, const json_t *req)
+{
+	const json_t *nj = json_object_get(req, "name"),
+		     *cj = json_object_get(req, "container"),
+		     *kj = json_object_get(req, "cpus");
+	const char *name = json_string_value(nj), *ctr = NULL;
+	struct np_decision dec;
+	char err[1024], *before, *after;
+	json_t *res;
+	int r;
+
+	if (!nj)
+		return np_ctl_error("name: required field is missing");
+	if (!name)
+		return np_ctl_error("name: expected a string");
+	if (cj && !(ctr = json_string_value(cj)))
+		return np_ctl_error("container: expected a string");
+	if (!kj)
+		return np_ctl_error("cpus: required field is missing");
+	if (!json_is_integer(kj) || json_integer_value(kj) < 1 ||
+	    json_integer_value(kj) > NP_MAX_CPUS)
+		return np_ctl_error("cpus: expected an integer 1..%d",
+				    NP_MAX_CPUS);
+	before = container_cpus(d, name, ctr);
+	r = np_daemon_resize(d, name, ctr, (int)json_integer_value(kj), &dec,
+			     err, sizeof(err));
+	if (r) {
+		free(before);
+		return np_ctl_error("%s", err);
+	}
+	if (dec.admitted)
+		np_daemon_reconcile(d); /* in force when answered */
+	after = container_cpus(d, name, ctr);
+	res = json_pack("{s:b,s:b,s:o,s:s,s:s}", "ok", 1, "resized",
+			dec.admitted, "decision",
+			np_decision_to_json(&d->st, &dec), "previous",
+			before ? before : "", "cpus", after ? after : "");
+	free(before);
+	free(after);
+	return res;
+}
+
 static const struct {
 	const char *name;
 	json_t *(*fn)(struct np_daemon *d, const json_t *req);
-	const char *keys[3]; /* besides "op" (NULL-ended) */
+	const char *keys[4]; /* besides "op" (NULL-ended) */
 } ops[] = {
 	{"status", op_status, {NULL}},	     {"admit", op_admit, {"spec"}},
 	{"release", op_release, {"name", "container"}},
@@ -261,6 +318,7 @@ static const struct {
 	{"export", op_export, {"format", "node_name"}},
 	{"defrag", np_daemon_op_defrag, {"spec", "apply"}},
 	{"explain", op_explain, {"name"}},
+	{"resize", op_resize, {"name", "container", "cpus"}},
 };
 
 /* A key the op does not take (a misspelt one would change the request

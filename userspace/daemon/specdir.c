@@ -171,6 +171,13 @@ static void scan_one(struct np_daemon *d, const char *path)
 		d->scan_more = true; /* next cycle, after signals and requests */
 		return;
 	}
+	if (np_state_find(&d->st, name) >= 0) {
+		/* Only exclusive CPU counts changed: resized in place, its
+		 * CPUs kept; anything else: released and admitted again. */
+		_cleanup_free_ char *canon = canonical(spec);
+		if (canon && np_daemon_resize_spec(d, spec, path, canon))
+			return;
+	}
 	if (np_state_find(&d->st, name) >= 0 &&
 	    np_daemon_release(d, name, "spec changed") < 0)
 		return; /* retried next cycle */

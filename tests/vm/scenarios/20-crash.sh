@@ -106,7 +106,7 @@ has_spec() { [ -f "$ETC/specs/$1.json" ]; }
 toggle() { # NAME: add, resize or remove its spec; prints +NAME, ~NAME or -NAME
 	if has_spec "$1"; then
 		# a third of the changes to an LSE spec are resizes (2 <-> 4
-		# CPUs: released and admitted again)
+		# CPUs: resized in place, or refused and kept)
 		case $1 in e*) if [ "$(rnd 3)" = 0 ]; then
 			if [ "$(size_of "$1")" = 2 ]; then spec_write "$1" LSE 4; else spec_write "$1" LSE 2; fi
 			printf ' ~%s' "$1"
@@ -354,7 +354,11 @@ check() {
 		_w=$R
 		# shellcheck disable=SC2086 # count the words
 		set -- $_w
+		# a resize that cannot be met keeps the old CPUs (said in the
+		# log, the latest word on $_c)
 		[ $# = "$(size_of "$_c")" ] ||
+			grep -E "resized $_c in place|resize of $_c not done|admitted $_c\$" $ETC/log |
+			tail -n 1 | grep -q "not done" ||
 			bad "restart $_id: $_c has '$_e', asked for $(size_of "$_c") CPUs"
 		common "$_w" "$RESERVED"
 		[ "$R" = " " ] || bad "restart $_id: exclusive $_c ($_e) has reserved CPUs"
@@ -493,8 +497,8 @@ random_kills() {
 			# write-ahead: a cpuset in the kernel is in the state file
 			# (except one released in this round: the release is saved
 			# before its cgroup is removed, and a restart puts such a
-			# leftover on the shared pool; a resized spec is released
-			# the same way before it is admitted again)
+			# leftover on the shared pool; a resize is saved before
+			# its cpuset is written, the same way)
 			case "$ops " in *" -$c "* | *" ~$c "* | *" -$c(socket) "*)
 				if grep -q "\"name\": \"$c\"" $ETC/snap/state.json; then
 					fz="$fz $c=$cpus"

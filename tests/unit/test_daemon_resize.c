@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The daemon's in-place resize against a fake enforcer: the control
+ * socket op "resize" and a spec file whose only change is the CPU count.
+ * The current CPUs are kept; the state is saved before any cgroup write;
+ * a grow's shared cgroups yield before the workload widens, a shrink's
+ * workload narrows before the shared cgroups widen; a resize that cannot
+ * be met (or cannot be saved) changes nothing; malformed requests are
+ * refused with the field named.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/daemon_internal.h"
+#include "fake_daemon.h"
+#include "numaplace/daemon.h"
+
+struct fx {
+	struct fake_daemon fd;
+};
+
+static int setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	fake_daemon_start(&x->fd, "resize");
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+	fake_daemon_stop(&x->fd);
+	free(x);
+	return 0;
+}
+
+/* The answer to a request (owned by the caller). */
+static json_t *ask(struct fx *x, const char *text)
+{
+	json_error_t je;
+	json_t *req = json_loads(text, 0, &je), *resp;
+
+	if (!req)
+		fail_msg("bad test request: %s", je.text);
+	resp = np_daemon_handle(&x->fd.d, req);
+	json_decref(req);
+	assert_non_null(resp);
+	return resp;
+}
+
+static void admit(struct fx *x, const char *spec)
+{
+	char buf[1024];
+	json_t *r;
+
+	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
+	r = ask(x, buf);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+}
+
+static const char *cpus_of(struct fx *x, const char *name)
+{
+	static char buf[64];
+	int i = np_state_find(&x->fd.d.st, name);
+	assert_true(i >= 0);
+	np_cpuset_format(&x->fd.d.st.w[i].c[0].cpus, buf, sizeof(buf));
+	return buf;
+}
+
+/* state.json's text (a static buffer). */
+static const char *state_text(struct fx *x)
+{
+	static char buf[65536];
+	char path[256];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+#define LSE_WEB                                                                \
+	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "         \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"1\"}]}"
+#define LS_API                                                                 \
+	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "          \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
+
+static void resize_ok(struct fx *x, const char *text, const char *prev,
+		      const char *now)
+{
+	json_t *r = ask(x, text);
+	if (!json_is_true(json_object_get(r, "resized")))
+		fail_msg("not resized: %s",
+			 json_dumps(r, JSON_COMPACT) ?: "?");
+	assert_string_equal(json_string_value(json_object_get(r, "previous")),
+			    prev);
+	assert_string_equal(json_string_value(json_object_get(r, "cpus")), now);
+	json_decref(r);
+}
+
+/* Grow 1 -> 2 and back: the kept CPU never leaves; the writes in the safe
+ * order; saved first. */
+static void test_grow_shrink_order(void **state)
+{
+	struct fx *x = *state;
+	char first[64];
+	int yield, widen, narrow, back;
+
+	admit(x, LS_API);
+	admit(x, LSE_WEB);
+	snprintf(first, sizeof(first), "%s", cpus_of(x, "web"));
+	assert_string_equal(first, "1");
+	fake_log_clear(x->fd.f);
+	resize_ok(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":2}", "1",
+		  "1,5");
+	/* saved (state.json's layout aside) with the baseline */
+	assert_non_null(strstr(state_text(x), "\"1,5\""));
+	assert_non_null(strstr(state_text(x), "\"baseline\""));
+	assert_int_equal(x->fd.d.n.resized, 1);
+	assert_int_equal(x->fd.d.n.released, 0);
+	/* grow: the shared cgroup and the host slice yield 5 first */
+	yield = fake_log_find(x->fd.f, "write api cpuset.cpus=0,2-4,6-7");
+	widen = fake_log_find(x->fd.f, "write web cpuset.cpus=1,5");
+	if (yield < 0 || widen < 0 || yield > widen ||
+	    fake_log_find(x->fd.f, "set host system.slice") > widen)
+		fail_msg("grow writes:\n%s", fake_log(x->fd.f));
+	fake_log_clear(x->fd.f);
+	resize_ok(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":1}", "1,5",
+		  "1");
+	/* shrink: the workload gives 5 up before the shared cgroup gets it */
+	narrow = fake_log_find(x->fd.f, "write web cpuset.cpus=1 ");
+	back = fake_log_find(x->fd.f, "write api cpuset.cpus=0,2-7");
+	if (narrow < 0 || back < 0 || narrow > back)
+		fail_msg("shrink writes:\n%s", fake_log(x->fd.f));
+	assert_int_equal(x->fd.d.n.resized, 2);
+	/* the same count again: nothing written, nothing saved */
+	fake_log_clear(x->fd.f);
+	{
+		uint64_t saves = x->fd.d.n.state_saves;
+		resize_ok(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":1}",
+			  "1", "1");
+		assert_int_equal(x->fd.d.n.state_saves, saves);
+		assert_string_equal(fake_log(x->fd.f), "");
+	}
+}
+
+/* Cannot be met, or cannot be saved: the old allocation stays, nothing is
+ * written, the answer says why. */
+static void test_refused_unchanged(void **state)
+{
+	struct fx *x = *state;
+	char before[65536], dir[128];
+	json_t *r;
+
+	admit(x, LS_API);
+	admit(x, LSE_WEB);
+	snprintf(before, sizeof(before), "%s", state_text(x));
+	fake_log_clear(x->fd.f);
+	/* restricted: web's node 0 holds 1,5 free only, 0,4 are reserved */
+	r = ask(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":3}");
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_false(json_is_true(json_object_get(r, "resized")));
+	assert_non_null(strstr(
+	    json_string_value(json_object_get(json_object_get(r, "decision"),
+					      "reason")),
+	    "topology affinity error"));
+	assert_string_equal(json_string_value(json_object_get(r, "cpus")), "1");
+	json_decref(r);
+	assert_string_equal(state_text(x), before);
+	assert_string_equal(fake_log(x->fd.f), "");
+	/* the state cannot be saved: refused, nothing changed */
+	assert_true(strlen(x->fd.d.cfg.state_dir) < 100);
+	snprintf(dir, sizeof(dir), "%s", x->fd.d.cfg.state_dir);
+	strcat(x->fd.d.cfg.state_dir, "/none");
+	r = ask(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":2}");
+	snprintf(x->fd.d.cfg.state_dir, sizeof(x->fd.d.cfg.state_dir), "%s",
+		 dir);
+	assert_false(json_is_true(json_object_get(r, "ok")));
+	assert_non_null(strstr(json_string_value(json_object_get(r, "error")),
+			       "was not resized, nothing changed"));
+	json_decref(r);
+	assert_string_equal(cpus_of(x, "web"), "1");
+	assert_int_equal(x->fd.d.n.resized, 0);
+	assert_string_equal(fake_log(x->fd.f), "");
+	assert_string_equal(state_text(x), before);
+}
+
+static void bad(struct fx *x, const char *text, const char *needle)
+{
+	json_t *r = ask(x, text);
+	const char *e = json_string_value(json_object_get(r, "error"));
+	assert_false(json_is_true(json_object_get(r, "ok")));
+	if (!e || !strstr(e, needle))
+		fail_msg("error \"%s\" lacks \"%s\"", e ? e : "", needle);
+	json_decref(r);
+}
+
+static void test_malformed(void **state)
+{
+	struct fx *x = *state;
+	char before[65536];
+
+	admit(x, LS_API);
+	admit(x, LSE_WEB);
+	snprintf(before, sizeof(before), "%s", state_text(x));
+	fake_log_clear(x->fd.f);
+	bad(x, "{\"op\":\"resize\",\"name\":\"nosuch\",\"cpus\":2}",
+	    "resize: no workload named \"nosuch\"");
+	bad(x, "{\"op\":\"resize\",\"name\":\"api\",\"cpus\":2}",
+	    "has no exclusive CPUs");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":0}",
+	    "cpus: expected an integer 1..4096");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":-1}",
+	    "cpus: expected an integer 1..4096");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":4294967296}",
+	    "cpus: expected an integer 1..4096");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":\"2\"}",
+	    "cpus: expected an integer");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":9}",
+	    "cpus: 9 is out of range 1..8");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\"}",
+	    "cpus: required field is missing");
+	bad(x, "{\"op\":\"resize\",\"cpus\":2}", "name: required field");
+	bad(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":2,\"x\":1}",
+	    "x: unknown field for op \"resize\"");
+	bad(x,
+	    "{\"op\":\"resize\",\"name\":\"web\",\"container\":\"side\","
+	    "\"cpus\":2}",
+	    "has no container \"side\"");
+	assert_string_equal(state_text(x), before);
+	assert_string_equal(fake_log(x->fd.f), "");
+}
+
+static void put_spec(struct fx *x, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/specs/db.json", x->fd.dir);
+	fake_write_file(path, text);
+}
+
+/* A spec file whose CPU count changes is resized in place, not released;
+ * any other change still releases and admits it; the socket does not
+ * resize a spec file's workload. */
+static void test_spec_file(void **state)
+{
+	struct fx *x = *state;
+	int yield, widen;
+
+	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
+		    "[{\"name\":\"m\",\"cpu\":\"1\"}]}");
+	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	admit(x, LS_API);
+	assert_string_equal(cpus_of(x, "db"), "1");
+	fake_log_clear(x->fd.f);
+	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
+		    "[{\"name\":\"m\",\"cpu\":\"2\"}]}");
+	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_string_equal(cpus_of(x, "db"), "1,5");
+	assert_int_equal(x->fd.d.n.released, 0);
+	assert_int_equal(x->fd.d.n.resized, 1);
+	yield = fake_log_find(x->fd.f, "write api cpuset.cpus=0,2-4,6-7");
+	widen = fake_log_find(x->fd.f, "write db cpuset.cpus=1,5");
+	if (yield < 0 || widen < 0 || yield > widen)
+		fail_msg("grow writes:\n%s", fake_log(x->fd.f));
+	/* scanned again: unchanged, nothing done */
+	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.n.resized, 1);
+	bad(x, "{\"op\":\"resize\",\"name\":\"db\",\"cpus\":1}",
+	    "comes from the spec file");
+	/* too big for node 0 under restricted: refused, kept, said */
+	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
+		    "[{\"name\":\"m\",\"cpu\":\"3\"}]}");
+	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	assert_string_equal(cpus_of(x, "db"), "1,5");
+	assert_int_equal(x->fd.d.n.released, 0);
+	/* another change (the class): released and admitted again */
+	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSR\",\"containers\":"
+		    "[{\"name\":\"m\",\"cpu\":\"2\"}]}");
+	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.n.released, 1);
+	assert_true(np_state_find(&x->fd.d.st, "db") >= 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_grow_shrink_order, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_refused_unchanged, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_malformed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_spec_file, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
