@@ -64,6 +64,7 @@ out=$("$build/numaplace" resize db --cpus 1 --socket "$tmp/np.sock")
 check "resize db to 1: $out" test "$out" = "resized db: cpuset 1,5 -> 1"
 check "  db narrows to 1" waitfor db 1
 check "  web widens to 0,2-7" waitfor web 0,2-7
+check "  db's placement file says 1 ($(pf db cpuset))" pfwait db 1
 out=$("$build/numaplace" resize db --cpus 2 --socket "$tmp/np.sock")
 check "resize db back to 2: $out" test "$out" = "resized db: cpuset 1 -> 1,5"
 check "  db widens to 1,5" waitfor db 1,5
