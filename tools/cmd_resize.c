@@ -78,8 +78,9 @@ int cmd_resize(int argc, char **argv)
 		case 'c':
 			ctr = optarg;
 			if (!*ctr) {
-				fprintf(stderr, "numaplace resize: --container: "
-						"expected a container name\n");
+				fprintf(stderr,
+					"numaplace resize: --container: "
+					"expected a container name\n");
 				return NP_EXIT_USAGE;
 			}
 			break;
@@ -100,9 +101,10 @@ int cmd_resize(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1 || !*argv[optind] || cpus < 0) {
-		fprintf(stderr, "numaplace resize: %s (see 'numaplace resize "
-				"--help')\n",
-			cpus < 0		? "--cpus N is required"
+		fprintf(stderr,
+			"numaplace resize: %s (see 'numaplace resize "
+			"--help')\n",
+			cpus < 0	    ? "--cpus N is required"
 			: argc - optind > 1 ? "give one workload NAME"
 					    : "workload NAME is required");
 		return NP_EXIT_USAGE;

@@ -61,9 +61,10 @@ static int resize_all(struct np_daemon *d, int i, const struct resize_one *rs,
 			return 0;
 		}
 		d->dirty = false;
-		NP_ERR("state %.200s/state.json could not be saved (%s): %s was "
-		       "not resized, nothing changed",
-		       d->cfg.state_dir, strerror(-r), name);
+		NP_ERR(
+		    "state %.200s/state.json could not be saved (%s): %s was "
+		    "not resized, nothing changed",
+		    d->cfg.state_dir, strerror(-r), name);
 	}
 	/* Put the allocation back as it was. */
 	np_workload_alloc_free(&d->st.w[i]);
@@ -90,10 +91,11 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 		return -ENOENT;
 	}
 	if (m && S(m->spec_file)[0]) {
-		NP_ERR("resize: workload \"%s\" comes from the spec file %.400s: "
-		       "change its cpu there (a changed count is resized in "
-		       "place)",
-		       name, m->spec_file);
+		NP_ERR(
+		    "resize: workload \"%s\" comes from the spec file %.400s: "
+		    "change its cpu there (a changed count is resized in "
+		    "place)",
+		    name, m->spec_file);
 		return -EINVAL;
 	}
 	if ((r = resize_all(d, i, &one, 1, dec, err, errlen)))

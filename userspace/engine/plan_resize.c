@@ -65,8 +65,7 @@ static int do_resize(struct np_node_state *st, const char *name,
 	return 0;
 }
 
-int np_plan_resize(const json_t *req, json_t **result, char *err,
-		   size_t errlen)
+int np_plan_resize(const json_t *req, json_t **result, char *err, size_t errlen)
 {
 	struct np_topology *t = NULL;
 	struct np_node_policy pol;

@@ -14,25 +14,8 @@
 #include "numaplace/error.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#define TOPOLOGY_AFFINITY "TopologyAffinityError"
-#define SMT_ALIGNMENT "SMTAlignmentError"
-#define UNEXPECTED "UnexpectedAdmissionError"
-
-__attribute__((format(printf, 3, 4))) static void
-refuse(struct np_decision *d, const char *kind, const char *fmt, ...)
-{
-	va_list ap;
-	d->admitted = false;
-	snprintf(d->error_kind, sizeof(d->error_kind), "%s", kind);
-	snprintf(d->resource, sizeof(d->resource), "cpu");
-	va_start(ap, fmt);
-	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
-	va_end(ap);
-}
 
 /* The container to resize: the named one, or the only exclusive one. */
 static int find_container(const struct np_workload_alloc *a,
@@ -102,17 +85,19 @@ static int grow_pool(const struct np_node_state *st,
 	np_admit_exclusive_pool(st, &pool);
 	nfree = np_cpuset_count(&pool);
 	if (nfree < add) {
-		refuse(d, p->opt.full_pcpus_only ? SMT_ALIGNMENT : UNEXPECTED,
-		       "not enough free %sCPUs to grow: %d more needed, %d "
-		       "available",
-		       p->opt.full_pcpus_only ? "physical " : "", add, nfree);
+		np_admit_reject(
+		    d, p->opt.full_pcpus_only ? SMT_ALIGNMENT : UNEXPECTED,
+		    "cpu",
+		    "not enough free %sCPUs to grow: %d more needed, %d "
+		    "available",
+		    p->opt.full_pcpus_only ? "physical " : "", add, nfree);
 		return -ENOSPC;
 	}
 	*out = pool;
 	if (c->hint.any)
 		return 0;
-	np_topology_aligned_cpus(st->topo, c->hint.mask,
-				 p->opt.align_by_socket, &aligned);
+	np_topology_aligned_cpus(st->topo, c->hint.mask, p->opt.align_by_socket,
+				 &aligned);
 	np_cpuset_and(&aligned, &aligned, &pool);
 	if (np_cpuset_count(&aligned) >= add) {
 		*out = aligned;
@@ -121,11 +106,12 @@ static int grow_pool(const struct np_node_state *st,
 	if (p->tm_policy == NP_TM_RESTRICTED ||
 	    p->tm_policy == NP_TM_SINGLE_NUMA_NODE) {
 		np_nodemask_format(c->hint.mask, nodes, sizeof(nodes));
-		refuse(d, TOPOLOGY_AFFINITY,
-		       "topology affinity error: growing needs %d more cpus "
-		       "on NUMA node(s) %s (policy %s), %d free there",
-		       add, nodes, np_tm_policy_name(p->tm_policy),
-		       np_cpuset_count(&aligned));
+		np_admit_reject(
+		    d, TOPOLOGY_AFFINITY, "cpu",
+		    "topology affinity error: growing needs %d more cpus "
+		    "on NUMA node(s) %s (policy %s), %d free there",
+		    add, nodes, np_tm_policy_name(p->tm_policy),
+		    np_cpuset_count(&aligned));
 		return -ENOSPC;
 	}
 	return 0;
@@ -137,10 +123,11 @@ static int grow_pool(const struct np_node_state *st,
  * current/baseline; Koordinator classes prefer keep.
  */
 static int resize_take(const struct np_node_state *st,
-		       const struct np_workload_alloc *a, const np_cpuset *avail,
-		       const np_cpuset *cur, const np_cpuset *base,
-		       const np_cpuset *keep, bool resize, int n,
-		       np_cpuset *out, char *why, size_t len)
+		       const struct np_workload_alloc *a,
+		       const np_cpuset *avail, const np_cpuset *cur,
+		       const np_cpuset *base, const np_cpuset *keep,
+		       bool resize, int n, np_cpuset *out, char *why,
+		       size_t len)
 {
 	struct np_take_req q = {.topo = st->topo, .count = n};
 
@@ -200,18 +187,20 @@ static int choose(const struct np_node_state *st,
 	r = resize_take(st, a, &avail, &cur, &base, keep, resize, n, out, why,
 			sizeof(why));
 	if (r == -ENOSPC || r == -EINVAL) {
-		refuse(d, st->policy.opt.full_pcpus_only ? SMT_ALIGNMENT
-							 : UNEXPECTED,
-		       "%s", why);
+		np_admit_reject(d,
+				st->policy.opt.full_pcpus_only ? SMT_ALIGNMENT
+							       : UNEXPECTED,
+				"cpu", "%s", why);
 		return -ENOSPC;
 	}
 	if (r)
 		return r;
 	if (np_cpuset_count(out) != n || !np_cpuset_subset(keep, out) ||
 	    (n < ncur && !np_cpuset_subset(out, &cur))) {
-		refuse(d, UNEXPECTED,
-		       "the take could not keep the %s CPUs with %d cpus",
-		       n > ncur ? "current" : "baseline", n);
+		np_admit_reject(
+		    d, UNEXPECTED, "cpu",
+		    "the take could not keep the %s CPUs with %d cpus",
+		    n > ncur ? "current" : "baseline", n);
 		return -ENOSPC;
 	}
 	if (!resize)
@@ -219,9 +208,8 @@ static int choose(const struct np_node_state *st,
 	return 0;
 }
 
-int np_resize(struct np_node_state *st, const char *name,
-	      const char *container, int cpus, struct np_decision *d,
-	      char *err, size_t errlen)
+int np_resize(struct np_node_state *st, const char *name, const char *container,
+	      int cpus, struct np_decision *d, char *err, size_t errlen)
 {
 	struct np_workload_alloc *a;
 	struct np_container_alloc *c, old;
@@ -244,12 +232,12 @@ int np_resize(struct np_node_state *st, const char *name,
 		return -EINVAL;
 	}
 	c = &a->c[k];
-	if (st->policy.opt.full_pcpus_only &&
-	    cpus % st->topo->cpus_per_core) {
-		refuse(d, SMT_ALIGNMENT,
-		       "SMT Alignment Error: requested %d cpus not multiple "
-		       "cpus per core = %d",
-		       cpus, st->topo->cpus_per_core);
+	if (st->policy.opt.full_pcpus_only && cpus % st->topo->cpus_per_core) {
+		np_admit_reject(
+		    d, SMT_ALIGNMENT, "cpu",
+		    "SMT Alignment Error: requested %d cpus not multiple "
+		    "cpus per core = %d",
+		    cpus, st->topo->cpus_per_core);
 		return 0;
 	}
 	if (cpus == np_cpuset_count(&c->cpus)) {
