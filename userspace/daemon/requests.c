@@ -294,8 +294,8 @@ static json_t *op_resize(struct np_daemon *d, const json_t *req)
 		free(before);
 		return np_ctl_error("%s", err);
 	}
-	if (dec.admitted)
-		np_daemon_reconcile(d); /* in force when answered */
+	/* The answer before the reconcile: dec.alloc points into the state,
+	 * which a release of a vanished cgroup there would shift. */
 	after = container_cpus(d, name, ctr);
 	res = json_pack("{s:b,s:b,s:o,s:s,s:s}", "ok", 1, "resized",
 			dec.admitted, "decision",
@@ -303,6 +303,8 @@ static json_t *op_resize(struct np_daemon *d, const json_t *req)
 			before ? before : "", "cpus", after ? after : "");
 	free(before);
 	free(after);
+	if (dec.admitted)
+		np_daemon_reconcile(d); /* in force when answered */
 	return res;
 }
 
