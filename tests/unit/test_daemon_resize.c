@@ -80,20 +80,28 @@ static const char *cpus_of(struct fx *x, const char *name)
 	return buf;
 }
 
-/* state.json's text (a static buffer). */
+/* What is saved: state.json's text and the state journal's (records
+ * since state.json was last written), in a static buffer. */
 static const char *state_text(struct fx *x)
 {
-	static char buf[65536];
-	char path[256];
-	FILE *f;
-	size_t n;
+	static char buf[131072];
+	static const char *const files[] = {"state.json", "journal"};
+	size_t used = 0;
 
-	snprintf(path, sizeof(path), "%s/state/state.json", x->fd.dir);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
+	for (size_t i = 0; i < 2; i++) {
+		char path[256];
+		FILE *f;
+		snprintf(path, sizeof(path), "%s/state/%s", x->fd.dir,
+			 files[i]);
+		f = fopen(path, "r");
+		if (!f) {
+			assert_int_equal(i, 1); /* state.json is always there */
+			continue;
+		}
+		used += fread(buf + used, 1, sizeof(buf) - 1 - used, f);
+		fclose(f);
+	}
+	buf[used] = '\0';
 	return buf;
 }
 
@@ -168,7 +176,7 @@ static void test_grow_shrink_order(void **state)
 static void test_refused_unchanged(void **state)
 {
 	struct fx *x = *state;
-	char before[65536], dir[sizeof(x->fd.d.cfg.state_dir)];
+	char before[131072], dir[sizeof(x->fd.d.cfg.state_dir)];
 	json_t *r;
 
 	admit(x, LS_API);
@@ -216,7 +224,7 @@ static void bad(struct fx *x, const char *text, const char *needle)
 static void test_malformed(void **state)
 {
 	struct fx *x = *state;
-	char before[65536];
+	char before[131072];
 
 	admit(x, LS_API);
 	admit(x, LSE_WEB);

@@ -164,7 +164,7 @@ int np_daemon_resize_spec(struct np_daemon *d, const json_t *spec,
 	memset(&w, 0, sizeof(w));
 	if (np_workload_req_from_json(&w, spec, "spec", err, sizeof(err)) ||
 	    (i = np_state_find(&d->st, w.name)) < 0 ||
-	    d->st.w[i].req.partition ||
+	    d->st.w[i].req.partition || d->st.w[i].req.has_pod_res ||
 	    !(n = only_counts(&d->st.w[i], &w, rs))) {
 		np_workload_req_free(&w);
 		return 0;
