@@ -364,6 +364,8 @@ static void test_properties(void **state)
 		"\"full-pcpus-only\":true}}",
 		"{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
 		"\"cpu_policy_options\":{\"distribute-cpus-across-cores\":true}}",
+		"{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+		"\"topology_policy\":\"best-effort\"}",
 	};
 	static const enum np_qos qs[] = {NP_QOS_GUARANTEED, NP_QOS_LSE,
 					 NP_QOS_LSR};
@@ -373,7 +375,7 @@ static void test_properties(void **state)
 		    1 + (int)(rand_r(&seed) % 2), 1 + (int)(rand_r(&seed) % 2),
 		    2 + (int)(rand_r(&seed) % 3), 2, rand_r(&seed) % 2, GiB);
 		struct np_node_state st;
-		int pi = (int)(rand_r(&seed) % 5);
+		int pi = (int)(rand_r(&seed) % 6);
 		char name[NP_NAME_MAX];
 		init(&st, t, policies[pi]);
 		for (int k = 0; k < 4; k++) {
@@ -410,6 +412,11 @@ static void test_properties(void **state)
 					assert_true(np_cpuset_subset(&cur, &got));
 				else
 					assert_true(np_cpuset_subset(&got, &cur));
+				/* new CPUs off the hint's nodes: their nodes
+				 * join the memory nodes (found by 20-crash on
+				 * 4node: CPU 12 of node 3 with mems 1) */
+				assert_true((np_topology_nodes_of(t, &got) &
+					     ~st.w[i].c[0].mems) == 0);
 				done++;
 			}
 			check_invariants(&st);

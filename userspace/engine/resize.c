@@ -251,8 +251,10 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 	old_milli = a->req.c[k].cpu_milli;
 	c->cpus = out;
 	c->baseline = nbase;
-	if (c->hint.any)
-		c->mems |= np_topology_nodes_of(st->topo, &out);
+	/* CPUs taken off the hint's nodes (a policy that allows it):
+	 * their nodes join the memory nodes, as an admission without a
+	 * hint has them; pages already placed stay where they are */
+	c->mems |= np_topology_nodes_of(st->topo, &out);
 	a->req.c[k].cpu_milli = (int64_t)cpus * 1000;
 	if ((r = np_state_refresh(st))) {
 		*c = old;
