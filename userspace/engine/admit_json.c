@@ -5,6 +5,7 @@
  * admit_spec_json.c.
  */
 #include "engine/json_util.h"
+#include "engine/plan_internal.h"
 #include "numaplace/admit.h"
 #include "numaplace/strmap.h"
 #include "numaplace/topology_json.h"
@@ -647,7 +648,6 @@ static int admit_again(const struct np_node_state *st, int i,
 int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
 {
 	struct np_topology *t = NULL;
-	struct np_node_policy pol;
 	struct np_node_state st = {0};
 	struct np_workload_req *w = NULL;
 	struct np_decision *d = NULL;
@@ -659,14 +659,7 @@ int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = np_topology_from_json(&t, json_object_get(req, "topology"),
-				       "topology", err, errlen)) ||
-	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
-				     "policy", err, errlen)) ||
-	    (r = np_state_init_flags(&st, t, &pol, NP_STATE_ALLOW_NO_RESERVED,
-				     err, errlen)) ||
-	    (r = np_state_load_json(&st, json_object_get(req, "state"), "state",
-				    err, errlen)) ||
+	if ((r = np_plan_load(req, &t, &st, err, errlen)) ||
 	    (r = np_workload_req_from_json(w, json_object_get(req, "workload"),
 					   "workload", err, errlen)))
 		goto out;

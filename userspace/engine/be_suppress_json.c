@@ -4,6 +4,7 @@
  * the planner kind "be_suppress".
  */
 #include "engine/json_util.h"
+#include "engine/plan_internal.h"
 #include "numaplace/be_suppress.h"
 #include "numaplace/topology_json.h"
 
@@ -154,7 +155,6 @@ int np_plan_be_suppress(const json_t *req, json_t **result, char *err,
 			size_t errlen)
 {
 	struct np_topology *t = NULL;
-	struct np_node_policy pol;
 	struct np_node_state st = {0};
 	struct np_suppress_config c;
 	struct np_suppress_in in = {0};
@@ -164,14 +164,7 @@ int np_plan_be_suppress(const json_t *req, json_t **result, char *err,
 	int r;
 
 	np_suppress_config_defaults(&c, NP_SUPPRESS_CPUSET);
-	if ((r = np_topology_from_json(&t, json_object_get(req, "topology"),
-				       "topology", err, errlen)) ||
-	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
-				     "policy", err, errlen)) ||
-	    (r = np_state_init_flags(&st, t, &pol, NP_STATE_ALLOW_NO_RESERVED,
-				     err, errlen)) ||
-	    (r = np_state_load_json(&st, json_object_get(req, "state"), "state",
-				    err, errlen)) ||
+	if ((r = np_plan_load(req, &t, &st, err, errlen)) ||
 	    (r = np_suppress_config_from_json(&c, json_object_get(req, "config"),
 					      "config", err, errlen)) ||
 	    (r = usage_from_json(json_object_get(req, "usage"), &in.u, err,

@@ -6,6 +6,7 @@
  * result carries. Pure: no I/O.
  */
 #include "engine/json_util.h"
+#include "engine/plan_internal.h"
 #include "numaplace/admit.h"
 #include "numaplace/topology_json.h"
 
@@ -226,36 +227,56 @@ static int do_release(struct np_node_state *st, const char *name,
 	return r;
 }
 
+int np_plan_load(const json_t *req, struct np_topology **t,
+		 struct np_node_state *st, char *err, size_t errlen)
+{
+	struct np_node_policy pol;
+	int r;
+
+	if ((r = np_topology_from_json(t, json_object_get(req, "topology"),
+				       "topology", err, errlen)) ||
+	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
+				     "policy", err, errlen)) ||
+	    (r = np_state_init_flags(st, *t, &pol, NP_STATE_ALLOW_NO_RESERVED,
+				     err, errlen)))
+		return r;
+	return np_state_load_json(st, json_object_get(req, "state"), "state",
+				  err, errlen);
+}
+
+int np_plan_target(const json_t *req, const char **name, const char **ctr,
+		   char *err, size_t errlen)
+{
+	int r;
+
+	*ctr = NULL;
+	if ((r = np_json_str(req, "workload", "", true, name, err, errlen)))
+		return r;
+	if (!**name || strlen(*name) >= NP_NAME_MAX)
+		return np_json_fail(err, errlen, "", "workload",
+				    "expected a workload name of 1..%d bytes",
+				    NP_NAME_MAX - 1);
+	r = np_json_str(req, "container", "", false, ctr, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	if (*ctr && (!**ctr || strlen(*ctr) >= NP_NAME_MAX))
+		return np_json_fail(err, errlen, "", "container",
+				    "expected a container name of 1..%d bytes",
+				    NP_NAME_MAX - 1);
+	return 0;
+}
+
 int np_plan_release(const json_t *req, json_t **result, char *err,
 		    size_t errlen)
 {
 	struct np_topology *t = NULL;
-	struct np_node_policy pol;
 	struct np_node_state st = {0};
-	const char *name, *ctr = NULL;
+	const char *name, *ctr;
 	int r;
 
-	if ((r = np_json_str(req, "workload", "", true, &name, err, errlen)))
+	if ((r = np_plan_target(req, &name, &ctr, err, errlen)))
 		return r;
-	if (!*name || strlen(name) >= NP_NAME_MAX)
-		return np_json_fail(err, errlen, "", "workload",
-				    "expected a workload name of 1..%d bytes",
-				    NP_NAME_MAX - 1);
-	r = np_json_str(req, "container", "", false, &ctr, err, errlen);
-	if (r && r != -ENOENT)
-		return r;
-	if (ctr && (!*ctr || strlen(ctr) >= NP_NAME_MAX))
-		return np_json_fail(err, errlen, "", "container",
-				    "expected a container name of 1..%d bytes",
-				    NP_NAME_MAX - 1);
-	if ((r = np_topology_from_json(&t, json_object_get(req, "topology"),
-				       "topology", err, errlen)) ||
-	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
-				     "policy", err, errlen)) ||
-	    (r = np_state_init_flags(&st, t, &pol, NP_STATE_ALLOW_NO_RESERVED, err,
-				     errlen)) ||
-	    (r = np_state_load_json(&st, json_object_get(req, "state"), "state",
-				    err, errlen)))
+	if ((r = np_plan_load(req, &t, &st, err, errlen)))
 		goto out;
 	if ((r = do_release(&st, name, ctr, result)))
 		goto out;

@@ -4,6 +4,7 @@
  * exclusive container (np_resize) against a given state. Pure: no I/O.
  */
 #include "engine/json_util.h"
+#include "engine/plan_internal.h"
 #include "numaplace/admit.h"
 #include "numaplace/topology_json.h"
 
@@ -68,36 +69,16 @@ static int do_resize(struct np_node_state *st, const char *name,
 int np_plan_resize(const json_t *req, json_t **result, char *err, size_t errlen)
 {
 	struct np_topology *t = NULL;
-	struct np_node_policy pol;
 	struct np_node_state st = {0};
-	const char *name, *ctr = NULL;
+	const char *name, *ctr;
 	long long cpus;
 	int r;
 
-	if ((r = np_json_str(req, "workload", "", true, &name, err, errlen)))
-		return r;
-	if (!*name || strlen(name) >= NP_NAME_MAX)
-		return np_json_fail(err, errlen, "", "workload",
-				    "expected a workload name of 1..%d bytes",
-				    NP_NAME_MAX - 1);
-	r = np_json_str(req, "container", "", false, &ctr, err, errlen);
-	if (r && r != -ENOENT)
-		return r;
-	if (ctr && (!*ctr || strlen(ctr) >= NP_NAME_MAX))
-		return np_json_fail(err, errlen, "", "container",
-				    "expected a container name of 1..%d bytes",
-				    NP_NAME_MAX - 1);
-	if ((r = np_json_int(req, "cpus", "", true, 1, NP_MAX_CPUS, &cpus, err,
+	if ((r = np_plan_target(req, &name, &ctr, err, errlen)) ||
+	    (r = np_json_int(req, "cpus", "", true, 1, NP_MAX_CPUS, &cpus, err,
 			     errlen)))
 		return r;
-	if ((r = np_topology_from_json(&t, json_object_get(req, "topology"),
-				       "topology", err, errlen)) ||
-	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
-				     "policy", err, errlen)) ||
-	    (r = np_state_init_flags(&st, t, &pol, NP_STATE_ALLOW_NO_RESERVED,
-				     err, errlen)) ||
-	    (r = np_state_load_json(&st, json_object_get(req, "state"), "state",
-				    err, errlen)))
+	if ((r = np_plan_load(req, &t, &st, err, errlen)))
 		goto out;
 	if ((r = do_resize(&st, name, ctr, (int)cpus, result)))
 		goto out;
