@@ -345,8 +345,25 @@ json_t *np_pools_to_json(const struct np_node_state *st);
  * one entry per NUMA node holding CPUs of it. */
 json_t *np_shared_pools_to_json(const struct np_node_state *st,
 				const np_cpuset *pool);
-/* Re-load recorded allocations (validating them against the topology). */
+/* The saved form of a state: {"reserved", "workloads": [one
+ * np_workload_state_json() each]}; re-loaded (validated against the
+ * topology) by np_state_load_json. 0 or -ENOMEM. */
 int np_state_to_json(const struct np_node_state *st, json_t **out);
+/* Its parts other than "workloads" ({"reserved"}); NULL on ENOMEM. */
+json_t *np_state_head_json(const struct np_node_state *st);
+/* One workload's entry of it: {"spec", "class", "containers", ...}; NULL
+ * on ENOMEM. */
+json_t *np_workload_state_json(const struct np_node_state *st,
+			       const struct np_workload_alloc *a);
+/*
+ * A 64-bit fingerprint of what an allocation holds and its saved form
+ * shows: its fields, its request's, and their heap parts (strings,
+ * containers, devices, charges), read field by field. A change to any of
+ * them changes the fingerprint (but for a 2^-64 chance), so a writer
+ * redoes only the workloads whose fingerprint moved. Pure. A field added
+ * to these structs must be added to it (state_json.c).
+ */
+uint64_t np_workload_alloc_fp(const struct np_workload_alloc *a);
 int np_state_load_json(struct np_node_state *st, const json_t *j,
 		       const char *path, char *err, size_t errlen);
 

@@ -79,6 +79,9 @@ struct np_wl_meta {
 	unsigned long seen_scan;     /* last spec scan that found its file */
 	bool unit_pending;           /* its unit does not exist yet (said) */
 	uint64_t placement_hash;     /* of its placement file (0: none) */
+	/* what that file was made from: np_workload_alloc_fp(), and the
+	 * pools' hash for a workload with a shared container */
+	uint64_t placement_key;
 	/* BE suppression: its cgroup's cpu.stat usage_usec at the last
 	 * sample (cpu_known: there is one) */
 	uint64_t cpu_usec;
@@ -182,6 +185,11 @@ struct np_daemon {
 	struct np_ctl_server *ctl; /* the control socket */
 	bool stop;
 	bool dirty; /* state must be saved */
+	/* only workloads' "pending" marks changed (their cgroups are
+	 * written): saved without waiting for the disk (a crash that loses
+	 * it leaves them pending, whose missing cgroup a restart creates
+	 * again instead of releasing) */
+	bool dirty_lazy;
 	unsigned long spec_scan; /* scans of the spec directory so far */
 	/* test only: NUMAPLACED_FAILPOINT=admit-saved exits (code 86) right
 	 * after an admission is saved, before its cgroup is created */

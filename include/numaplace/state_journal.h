@@ -48,7 +48,10 @@
  * valid start: the first save compacts.
  */
 struct np_journal {
-	json_t *last;	   /* flat form of the last durable save; NULL: none */
+	json_t *last;	   /* flat form of the last save but its workloads;
+			    * NULL: none */
+	json_t *wfp;	   /* name -> np_workload_alloc_fp() of each workload
+			    * as last saved */
 	uint64_t seq;	   /* last record written (or the snapshot's) */
 	size_t bytes;	   /* journal size */
 	size_t snap_bytes; /* size of the snapshot written last */
@@ -59,16 +62,21 @@ struct np_journal {
  * Save st and the daemon's part (an object or NULL) durably: a record of
  * what changed since the last save (nothing changed: no write), one
  * write and one fdatasync; or, the first time, after a failure, when the
- * journal has outgrown the snapshot or when compact is true, a
+ * journal has outgrown the snapshot or with NP_JOURNAL_COMPACT, a
  * compaction. The journal is opened for each record (no descriptor held
  * open for writing). A record is refused with -ENOSPC when the file
  * system's free space is below the record plus the last snapshot's size
  * (the next compaction's need). err names STATE_DIR/state.json and the
  * step that failed. 0 or -errno; on failure the next save compacts.
  */
+#define NP_JOURNAL_COMPACT 1u /* compact now */
+/* A record appended without its fdatasync: for what need not be durable
+ * at once (the next synced record or compaction makes it so; lost in a
+ * crash before that, it is a torn tail, ignored). */
+#define NP_JOURNAL_NOSYNC 2u
 int np_journal_save(struct np_journal *j, const char *dir,
 		    const struct np_node_state *st, const json_t *daemon,
-		    bool compact, char *err, size_t errlen);
+		    unsigned flags, char *err, size_t errlen);
 /* Forget the last save (the next one compacts). */
 void np_journal_fini(struct np_journal *j);
 

@@ -158,7 +158,7 @@ static void save(struct np_journal *j, const char *dir,
 		 const struct np_node_state *st, const json_t *daemon)
 {
 	char err[512];
-	if (np_journal_save(j, dir, st, daemon, false, err, sizeof(err)))
+	if (np_journal_save(j, dir, st, daemon, 0, err, sizeof(err)))
 		fail_msg("save: %s", err);
 }
 
@@ -210,7 +210,8 @@ static void test_records_replayed(void **state)
 	{
 		char err[512];
 		assert_int_equal(
-		    np_journal_save(&j, dir, &a, dp, true, err, sizeof(err)), 0);
+		    np_journal_save(&j, dir, &a, dp, NP_JOURNAL_COMPACT, err,
+				    sizeof(err)), 0);
 	}
 	assert_int_equal(file_size(dir, NP_JOURNAL_NAME), 0);
 	assert_int_equal(j.seq, 3);
@@ -401,12 +402,13 @@ static void test_failed_append(void **state)
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(mkdir(p, 0700), 0); /* open(O_WRONLY): EISDIR */
 	admit(&a, "db", "LSE", "2");
-	assert_int_equal(np_journal_save(&j, dir, &a, NULL, false, err,
+	assert_int_equal(np_journal_save(&j, dir, &a, NULL, 0, err,
 					 sizeof(err)),
 			 -EISDIR);
 	if (!strstr(err, NP_STATEFILE_NAME) || !strstr(err, NP_JOURNAL_NAME))
 		fail_msg("message \"%s\" names neither file", err);
 	assert_null(j.last);
+	assert_null(j.wfp);
 	assert_int_equal(rmdir(p), 0);
 	load_expect(dir, 0, &before, NULL, NULL);
 	save(&j, dir, &a, NULL);
@@ -416,6 +418,125 @@ static void test_failed_append(void **state)
 	np_journal_fini(&j);
 	np_state_free(&a);
 	np_state_free(&before);
+	rmdir_all(dir);
+}
+
+/* Every change a save must see changes a workload's fingerprint, in the
+ * allocation, its request and their heap parts; undone, it is back. */
+static void test_fingerprint(void **state)
+{
+	struct np_node_state a;
+	struct np_workload_alloc *w;
+	uint64_t fp0;
+	(void)state;
+
+	init(&a);
+	admit(&a, "web", "LSE", "2");
+	w = &a.w[0];
+	fp0 = np_workload_alloc_fp(w);
+	assert_true(np_workload_alloc_fp(w) == fp0);
+#define CHANGED(change, undo)                                                  \
+	do {                                                                   \
+		change;                                                        \
+		if (np_workload_alloc_fp(w) == fp0)                            \
+			fail_msg("unseen: %s", #change);                       \
+		undo;                                                          \
+		assert_true(np_workload_alloc_fp(w) == fp0);                   \
+	} while (0)
+	CHANGED(np_cpuset_set(&w->c[0].cpus, 40), np_cpuset_clear(&w->c[0].cpus, 40));
+	CHANGED(np_cpuset_set(&w->c[0].baseline, 3),
+		np_cpuset_clear(&w->c[0].baseline, 3));
+	CHANGED(w->c[0].mems ^= 2, w->c[0].mems ^= 2);
+	CHANGED(w->c[0].hint.preferred ^= 1, w->c[0].hint.preferred ^= 1);
+	CHANGED(w->partition_by_verify ^= 1, w->partition_by_verify ^= 1);
+	CHANGED(w->req.c[0].cpu_milli++, w->req.c[0].cpu_milli--);
+	CHANGED(w->req.name[0] = 'W', w->req.name[0] = 'w');
+	assert_non_null(w->req.cgroup);
+	/* heap strings and charges changed in place, pointers the same */
+	{
+		char was = w->req.cgroup[0];
+		CHANGED(w->req.cgroup[0] = 'Q', w->req.cgroup[0] = was);
+	}
+	if (w->c[0].charge)
+		CHANGED(w->c[0].charge->mem[1]++, w->c[0].charge->mem[1]--);
+#undef CHANGED
+	np_state_free(&a);
+}
+
+/* The workloads' key in a record, put or deleted: how many. */
+static int record_workloads(const char *dir)
+{
+	size_t len;
+	char *buf = read_all(dir, NP_JOURNAL_NAME, &len), *line;
+	json_t *rec, *v;
+	const char *k;
+	size_t i;
+	int n = 0;
+
+	assert_true(len > 18 && buf[len - 1] == '\n');
+	buf[len - 1] = '\0';
+	line = strrchr(buf, '\n');
+	line = line ? line + 1 : buf;
+	assert_non_null(rec = json_loads(line + 17, 0, NULL));
+	json_object_foreach(json_object_get(rec, "put"), k, v) n += k[0] == 'w';
+	json_array_foreach(json_object_get(rec, "del"), i, v)
+		n += json_string_value(v)[0] == 'w';
+	json_decref(rec);
+	free(buf);
+	return n;
+}
+
+/* A save writes what changed and only that: over random admissions,
+ * releases and changes in place (with and without fdatasync), each
+ * record names the one workload changed, and every load gives the
+ * state back. */
+static void test_changed_only(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a;
+	char *dir = tmpdir(), name[32];
+	unsigned seed = 7;
+	int next = 0;
+	(void)state;
+
+	init(&a);
+	for (; next < 12; next++) {
+		snprintf(name, sizeof(name), "w%d", next);
+		admit(&a, name, next % 4 ? "LS" : "LSE", next % 4 ? "500m" : "1");
+	}
+	save(&j, dir, &a, NULL);
+	for (int it = 0; it < 240; it++) {
+		int op = (int)(rand_r(&seed) % 4), i;
+		unsigned long recs = j.records, comps = j.compactions;
+		char err[512];
+		i = a.nworkloads ? (int)(rand_r(&seed) % (unsigned)a.nworkloads)
+				 : -1;
+		if (op == 0 || i < 0) {
+			snprintf(name, sizeof(name), "w%d", next++);
+			admit(&a, name, "LS", "250m");
+		} else if (op == 1) {
+			assert_int_equal(np_release(&a, a.w[i].req.name), 0);
+		} else if (op == 2) {
+			a.w[i].req.movable ^= 1;
+		} else {
+			char *cg = a.w[i].req.cgroup;
+			assert_non_null(cg);
+			cg[0] = cg[0] == 'x' ? 'y' : 'x'; /* in place */
+		}
+		assert_int_equal(np_journal_save(&j, dir, &a, NULL,
+						 it % 3 ? 0 : NP_JOURNAL_NOSYNC,
+						 err, sizeof(err)),
+				 0);
+		if (j.compactions == comps) {
+			assert_int_equal(j.records, recs + 1);
+			assert_int_equal(record_workloads(dir), 1);
+		}
+		if (it % 20 == 19)
+			load_expect(dir, 0, &a, NULL, NULL);
+	}
+	load_expect(dir, 0, &a, NULL, NULL);
+	np_journal_fini(&j);
+	np_state_free(&a);
 	rmdir_all(dir);
 }
 
@@ -492,6 +613,8 @@ int main(void)
 	    cmocka_unit_test(test_compaction_crash),
 	    cmocka_unit_test(test_compaction_threshold),
 	    cmocka_unit_test(test_failed_append),
+	    cmocka_unit_test(test_fingerprint),
+	    cmocka_unit_test(test_changed_only),
 	    cmocka_unit_test(test_reset_and_offline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

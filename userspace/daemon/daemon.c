@@ -244,7 +244,7 @@ void np_daemon_fini(struct np_daemon *d)
 	np_daemon_export_free(d);
 	np_verify_stop(d->verify);
 	d->verify = NULL;
-	if (d->dirty)
+	if (d->dirty || d->dirty_lazy)
 		np_daemon_save(d);
 	np_daemon_state_close(d);
 	np_ctl_server_close(d->ctl);

@@ -137,6 +137,9 @@ json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
 
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
+/* Saves d->dirty_lazy's change, not fdatasynced (a later save's sync
+ * covers it). */
+int np_daemon_save_lazy(struct np_daemon *d);
 void np_daemon_state_close(struct np_daemon *d);
 /* placement_files.c: remove a released workload's file. */
 void np_daemon_placement_remove(struct np_daemon *d, const char *name);

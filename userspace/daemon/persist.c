@@ -58,13 +58,14 @@ static json_t *origins_json(const struct np_daemon *d)
 }
 
 /* One journal record of what changed (or a compaction: the first save,
- * after a failure, when the journal outgrew the snapshot, and compact). */
-static int save(struct np_daemon *d, bool compact)
+ * after a failure, when the journal outgrew the snapshot, and
+ * NP_JOURNAL_COMPACT); flags: NP_JOURNAL_*. */
+static int save(struct np_daemon *d, unsigned flags)
 {
 	char err[512];
 	json_t *o = origins_json(d);
 	int r = o ? np_journal_save(&d->journal, d->cfg.state_dir, &d->st, o,
-				    compact, err, sizeof(err))
+				    flags, err, sizeof(err))
 		  : -ENOMEM;
 	if (!o)
 		snprintf(err, sizeof(err), "out of memory");
@@ -73,6 +74,7 @@ static int save(struct np_daemon *d, bool compact)
 		np_log(LOG_ERR, "saving state: %s", err);
 	else {
 		d->dirty = false;
+		d->dirty_lazy = false;
 		d->n.state_saves++;
 		d->placement_gen++; /* placements may have changed */
 	}
@@ -81,7 +83,12 @@ static int save(struct np_daemon *d, bool compact)
 
 int np_daemon_save(struct np_daemon *d)
 {
-	return save(d, false);
+	return save(d, 0);
+}
+
+int np_daemon_save_lazy(struct np_daemon *d)
+{
+	return save(d, NP_JOURNAL_NOSYNC);
 }
 
 /* At a clean stop: the journal compacted into state.json (what older
@@ -89,7 +96,7 @@ int np_daemon_save(struct np_daemon *d)
 void np_daemon_state_close(struct np_daemon *d)
 {
 	if (d->journal.last && d->journal.bytes)
-		save(d, true);
+		save(d, NP_JOURNAL_COMPACT);
 	np_journal_fini(&d->journal);
 }
 

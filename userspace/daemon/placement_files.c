@@ -104,15 +104,36 @@ static void sweep(struct np_daemon *d, int dfd)
 	closedir(dir);
 }
 
+/* What a's file is made from: a (its fingerprint) and, when a container
+ * of it runs on a shared pool, the pools (pools_fp); never 0. */
+static uint64_t file_key(const struct np_workload_alloc *a, uint64_t pools_fp)
+{
+	uint64_t k = np_workload_alloc_fp(a);
+
+	for (int i = 0; i < a->ncontainers; i++)
+		if (!a->c[i].exclusive) {
+			k ^= pools_fp * 0x9E3779B97F4A7C15ull;
+			break;
+		}
+	return k ? k : 1;
+}
+
+/* a's file, made again when what it is made from changed (key) and
+ * written when its text changed. */
 static int write_one(struct np_daemon *d, int dfd, const struct np_pools *p,
-		     const struct np_workload_alloc *a, struct np_wl_meta *m)
+		     const struct np_workload_alloc *a, struct np_wl_meta *m,
+		     uint64_t key)
 {
 	char file[NP_NAME_MAX + 8];
-	json_t *o = np_workload_alloc_to_json_with(&d->st, p, a);
-	char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	json_t *o;
+	char *text;
 	uint64_t h;
 	int r = 0;
 
+	if (m->placement_hash && m->placement_key == key)
+		return 0;
+	o = np_workload_alloc_to_json_with(&d->st, p, a);
+	text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!text)
 		return -ENOMEM;
@@ -133,6 +154,8 @@ static int write_one(struct np_daemon *d, int dfd, const struct np_pools *p,
 			d->placement_said = true;
 		}
 	}
+	if (!r)
+		m->placement_key = key;
 	free(text);
 	return r;
 }
@@ -140,6 +163,7 @@ static int write_one(struct np_daemon *d, int dfd, const struct np_pools *p,
 void np_daemon_placement_files(struct np_daemon *d)
 {
 	struct np_pools p;
+	uint64_t pools_fp;
 	bool failed = false;
 	int dfd;
 
@@ -157,10 +181,14 @@ void np_daemon_placement_files(struct np_daemon *d)
 	 * are tried again at the next generation. */
 	np_state_pools(&d->st, &p);
 	np_daemon_suppress_pool(d, &p);
+	/* what a shared workload's file shows of the pools */
+	pools_fp = np_fnv1a64(&p.shared, sizeof(p.shared)) ^
+		   np_fnv1a64(&p.be, sizeof(p.be)) * 31;
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
 		struct np_wl_meta *m = np_meta_find(d, a->req.name);
-		if (m && m->established && write_one(d, dfd, &p, a, m))
+		if (m && m->established &&
+		    write_one(d, dfd, &p, a, m, file_key(a, pools_fp)))
 			failed = true;
 	}
 	close(dfd);

@@ -754,7 +754,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 		if (v[i].wl >= 0 && v[i].m && !v[i].m->established &&
 		    v[i].present) {
 			v[i].m->established = true;
-			d->dirty = true;
+			d->dirty_lazy = true;
 		}
 	}
 done:
@@ -769,6 +769,8 @@ done:
 	free_desired(v, n);
 	if (d->dirty)
 		np_daemon_save(d);
+	else if (d->dirty_lazy)
+		np_daemon_save_lazy(d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	d->last_cycle.time = time(NULL);
 	d->last_cycle.writes = writes;

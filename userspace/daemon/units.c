@@ -131,7 +131,7 @@ done:
 	m->unit_pending = false;
 	if (!before && !m->established) {
 		m->established = true;
-		d->dirty = true;
+		d->dirty_lazy = true; /* not pending: see np_daemon.dirty_lazy */
 	}
 	return r > 0;
 }

@@ -15,32 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *cpuset_json(const np_cpuset *s)
-{
-	char *str = np_cpuset_str(s);
-	json_t *j = json_string(str ? str : "");
-	free(str);
-	return j;
-}
-
-static json_t *mask_json(np_nodemask m)
-{
-	char buf[256];
-	np_nodemask_format(m, buf, sizeof(buf));
-	return json_string(buf);
-}
-
-static json_t *hint_json(const struct np_hint *h)
-{
-	json_t *mask = json_null();
-	if (!h->any) {
-		mask = json_array();
-		NP_NODEMASK_FOREACH (n, h->mask)
-			json_array_append_new(mask, json_integer(n));
-	}
-	return json_pack("{s:o,s:b}", "mask", mask, "preferred", h->preferred);
-}
-
 /* Koordinator's cpuSharedPools: the shared pool split per NUMA node. */
 static json_t *shared_pools_json(const struct np_node_state *st,
 				 const np_cpuset *pool, np_nodemask only)
@@ -60,7 +34,7 @@ static json_t *shared_pools_json(const struct np_node_state *st,
 		    json_pack(
 			"{s:i,s:i,s:o}", "socket",
 			t->sockets[t->cpu[np_cpuset_first(&in)].socket].id,
-			"node", t->numa[i].u.id, "cpuset", cpuset_json(&in)));
+			"node", t->numa[i].u.id, "cpuset", np_json_cpuset_str(&in)));
 	}
 	return a;
 }
@@ -76,10 +50,10 @@ json_t *np_pools_to_json(const struct np_node_state *st)
 	struct np_pools p;
 	np_state_pools(st, &p);
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "reserved",
-			 cpuset_json(&p.reserved), "shared",
-			 cpuset_json(&p.shared), "exclusive",
-			 cpuset_json(&p.exclusive), "be", cpuset_json(&p.be),
-			 "allocatable", cpuset_json(&p.allocatable),
+			 np_json_cpuset_str(&p.reserved), "shared",
+			 np_json_cpuset_str(&p.shared), "exclusive",
+			 np_json_cpuset_str(&p.exclusive), "be", np_json_cpuset_str(&p.be),
+			 "allocatable", np_json_cpuset_str(&p.allocatable),
 			 "cpuSharedPools", shared_pools_json(st, &p.shared, 0),
 			 "beSharedPools", shared_pools_json(st, &p.be, 0));
 }
@@ -143,9 +117,9 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 			json_array_append_new(l, json_string(x->id));
 		}
 		co = json_pack("{s:s,s:o,s:b,s:o,s:o,s:o}", "name", c->name,
-			       "cpuset", cpuset_json(&eff), "exclusive",
-			       c->exclusive, "mems", mask_json(c->mems), "hint",
-			       hint_json(&c->hint), "devices", dv);
+			       "cpuset", np_json_cpuset_str(&eff), "exclusive",
+			       c->exclusive, "mems", np_json_nodemask(c->mems), "hint",
+			       np_json_hint(&c->hint), "devices", dv);
 		if (co && i < a->req.ncontainers && a->req.c[i].init)
 			json_object_set_new(co, "init", json_true());
 		if (co && c->pod_shared)
@@ -159,10 +133,10 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 				    json_string(a->req.container_id));
 	json_object_set_new(o, "qos", json_string(np_qos_name(a->req.qos)));
 	json_object_set_new(o, "class", json_string(np_qos_name(a->qos_class)));
-	json_object_set_new(o, "cpuset", cpuset_json(&all));
+	json_object_set_new(o, "cpuset", np_json_cpuset_str(&all));
 	json_object_set_new(o, "exclusive",
 			    json_boolean(!np_cpuset_empty(&excl)));
-	json_object_set_new(o, "mems", mask_json(mems));
+	json_object_set_new(o, "mems", np_json_nodemask(mems));
 	if (np_cpuset_empty(&excl))
 		json_object_set_new(
 		    o, "cpuSharedPools",
@@ -191,79 +165,6 @@ json_t *np_decision_to_json(const struct np_node_state *st,
 }
 
 /* ---- node state (planner "state" and the daemon's checkpoint body) ---- */
-
-int np_state_to_json(const struct np_node_state *st, json_t **out)
-{
-	json_t *ws = json_array();
-	char buf[32];
-
-	for (int i = 0; i < st->nworkloads; i++) {
-		const struct np_workload_alloc *a = &st->w[i];
-		json_t *cs = json_array();
-		for (int c = 0; c < a->ncontainers; c++) {
-			const struct np_container_alloc *ca = &a->c[c];
-			json_t *mem = json_object(), *hp = json_array(),
-			       *dv = json_array();
-			const struct np_mem_charge *chg = ca->charge;
-			for (int n = 0; chg && n < NP_MAX_NUMA; n++) {
-				if (!chg->mem[n])
-					continue;
-				snprintf(buf, sizeof(buf), "%d", n);
-				json_object_set_new(
-				    mem, buf,
-				    json_integer((json_int_t)chg->mem[n]));
-			}
-			for (int h = 0; chg && h < NP_MAX_HUGEPAGE_SIZES; h++)
-				for (int n = 0; n < NP_MAX_NUMA; n++)
-					if (chg->huge[h][n])
-						json_array_append_new(
-						    hp, json_pack(
-							    "{s:i,s:i,s:I}",
-							    "size_index", h,
-							    "node", n, "pages",
-							    (json_int_t)chg
-								->huge[h][n]));
-			for (int k = 0; k < ca->ndev; k++)
-				json_array_append_new(
-				    dv,
-				    json_pack("{s:s,s:s}", "id",
-					      st->topo->devices[ca->dev[k]].id,
-					      "resource",
-					      st->topo->devices[ca->dev[k]]
-						  .resource));
-			json_array_append_new(
-			    cs, json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o}",
-					  "name", ca->name, "exclusive",
-					  ca->exclusive, "cpus",
-					  cpuset_json(&ca->cpus), "mems",
-					  mask_json(ca->mems), "hint",
-					  hint_json(&ca->hint), "memory", mem,
-					  "hugepages", hp, "devices", dv));
-			if (!np_cpuset_empty(&ca->baseline) &&
-			    !np_cpuset_equal(&ca->baseline, &ca->cpus))
-				json_object_set_new(
-				    json_array_get(cs, json_array_size(cs) - 1),
-				    "baseline", cpuset_json(&ca->baseline));
-			if (ca->pod_shared)
-				json_object_set_new(
-				    json_array_get(cs, json_array_size(cs) - 1),
-				    "pod_shared", json_true());
-		}
-		{
-			json_t *wo = json_pack("{s:o,s:s,s:o}", "spec",
-					       np_workload_req_to_json(&a->req),
-					       "class", np_qos_name(a->qos_class),
-					       "containers", cs);
-			if (wo && a->partition_by_verify)
-				json_object_set_new(wo, "partitioned_by",
-						    json_string("verify"));
-			json_array_append_new(ws, wo);
-		}
-	}
-	*out = json_pack("{s:o,s:o}", "reserved", cpuset_json(&st->reserved),
-			 "workloads", ws);
-	return *out ? 0 : -ENOMEM;
-}
 
 /* A node id of this machine, checked before it is narrowed to an int
  * (a checkpoint's 2^32 would otherwise become node 0 or shift past 63). */

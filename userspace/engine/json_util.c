@@ -3,6 +3,7 @@
 #include "engine/json_util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -157,4 +158,30 @@ int np_json_only_keys(const json_t *obj, const char *const *allowed,
 					    "unknown field");
 	}
 	return 0;
+}
+
+json_t *np_json_cpuset_str(const np_cpuset *s)
+{
+	char *str = np_cpuset_str(s);
+	json_t *j = str ? json_string(str) : NULL;
+	free(str);
+	return j;
+}
+
+json_t *np_json_nodemask(np_nodemask m)
+{
+	char buf[256];
+	np_nodemask_format(m, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+json_t *np_json_hint(const struct np_hint *h)
+{
+	json_t *mask = json_null();
+	if (!h->any) {
+		mask = json_array();
+		NP_NODEMASK_FOREACH (n, h->mask)
+			json_array_append_new(mask, json_integer(n));
+	}
+	return json_pack("{s:o,s:b}", "mask", mask, "preferred", h->preferred);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "numaplace/cpuset.h"
+#include "numaplace/merge.h"
 
 /* All getters: 0 = found and valid; -ENOENT = absent (or JSON null when
  * null_ok) and not required, *out untouched; -EINVAL = wrong type, out of
@@ -34,5 +35,12 @@ int np_json_fail(char *err, size_t errlen, const char *path, const char *key,
 /* Build "path.key" / "path[i]" into buf. */
 const char *np_json_path(char *buf, size_t len, const char *path,
 			 const char *key, int index);
+
+/* Builders (NULL on ENOMEM): a cpuset as its list string ("0-3,8"), a
+ * node mask as its list, a hint as {"mask": [nodes] or null (any),
+ * "preferred": bool}. */
+json_t *np_json_cpuset_str(const np_cpuset *s);
+json_t *np_json_nodemask(np_nodemask m);
+json_t *np_json_hint(const struct np_hint *h);
 
 #endif

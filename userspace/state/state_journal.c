@@ -447,11 +447,28 @@ static void drop(struct np_journal *j)
 {
 	json_decref(j->last);
 	j->last = NULL;
+	json_decref(j->wfp);
+	j->wfp = NULL;
 }
 
 void np_journal_fini(struct np_journal *j)
 {
 	drop(j);
+}
+
+/* Every workload's fingerprint (name -> fp), as of a compaction. */
+static json_t *all_fps(const struct np_node_state *st)
+{
+	json_t *fps = json_object();
+
+	for (int i = 0; fps && i < st->nworkloads; i++)
+		if (json_object_set_new_nocheck(
+			fps, st->w[i].req.name,
+			json_integer((json_int_t)np_workload_alloc_fp(&st->w[i])))) {
+			json_decref(fps);
+			fps = NULL;
+		}
+	return fps;
 }
 
 /* The snapshot written, the journal emptied. */
@@ -461,15 +478,23 @@ static int compact_now(struct np_journal *j, const char *dir,
 {
 	uint64_t seq = j->seq;
 	size_t bytes = 0;
+	json_t *fps = all_fps(st);
 	int r;
 
 	drop(j);
+	if (!fps) {
+		json_decref(flat);
+		return np_errf(err, errlen, -ENOMEM, "saving state: out of "
+						     "memory");
+	}
 	if ((r = np_statefile_compact(dir, st, daemon, &seq, &bytes, err,
 				      errlen))) {
 		json_decref(flat);
+		json_decref(fps);
 		return r;
 	}
 	j->last = flat;
+	j->wfp = fps;
 	j->seq = seq;
 	j->bytes = 0;
 	j->snap_bytes = bytes;
@@ -477,7 +502,8 @@ static int compact_now(struct np_journal *j, const char *dir,
 	return 0;
 }
 
-/* What differs between j->last and flat, as a record's put and del. */
+/* What differs between j->last and flat (the parts other than the
+ * workloads), as a record's put and del. */
 static int diff(const json_t *last, const json_t *flat, json_t *puts,
 		json_t *dels)
 {
@@ -495,6 +521,87 @@ static int diff(const json_t *last, const json_t *flat, json_t *puts,
 	{
 		if (!json_object_get(flat, k) &&
 		    json_array_append_new(dels, json_string_nocheck(k)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* "w<SEP>NAME" into puts (value v, stolen) or dels (v NULL). */
+static int put_workload(json_t *puts, json_t *dels, const char *name,
+			json_t *v)
+{
+	char key[NP_NAME_MAX + 8];
+
+	snprintf(key, sizeof(key), "w" SEP "%s", name);
+	if (!v)
+		return json_array_append_new(dels, json_string_nocheck(key))
+			       ? -ENOMEM
+			       : 0;
+	return json_object_set_new_nocheck(puts, key, v) ? -ENOMEM : 0;
+}
+
+/*
+ * The workloads that changed since the last save, by fingerprint: each
+ * one's saved form into puts and its new fingerprint into fps; the ones
+ * gone into dels (fps: name -> null). A workload that did not change
+ * costs its fingerprint, no JSON. -EINVAL for a workload without a name.
+ */
+static int diff_workloads(const json_t *last_fps, const struct np_node_state *st,
+			  json_t *puts, json_t *dels, json_t *fps)
+{
+	size_t seen = 0;
+	const char *k;
+	json_t *v;
+	int r;
+
+	for (int i = 0; i < st->nworkloads; i++) {
+		const struct np_workload_alloc *a = &st->w[i];
+		uint64_t fp;
+		if (!a->req.name[0] || strlen(a->req.name) >= NP_NAME_MAX)
+			return -EINVAL;
+		fp = np_workload_alloc_fp(a);
+		if ((v = json_object_get(last_fps, a->req.name)))
+			seen++;
+		if (v && (uint64_t)json_integer_value(v) == fp)
+			continue;
+		if ((r = put_workload(puts, dels, a->req.name,
+				      np_workload_state_json(st, a))) ||
+		    json_object_set_new_nocheck(fps, a->req.name,
+						json_integer((json_int_t)fp)))
+			return r ? r : -ENOMEM;
+	}
+	if (seen == json_object_size(last_fps))
+		return 0;
+	/* some are gone: which (a release; O(workloads) lookups) */
+	_cleanup_json_ json_t *now = json_object();
+	for (int i = 0; now && i < st->nworkloads; i++)
+		if (json_object_set_new_nocheck(now, st->w[i].req.name,
+						json_true()))
+			return -ENOMEM;
+	if (!now)
+		return -ENOMEM;
+	json_object_foreach((json_t *)last_fps, k, v)
+	{
+		if (json_object_get(now, k))
+			continue;
+		if ((r = put_workload(puts, dels, k, NULL)) ||
+		    json_object_set_new_nocheck(fps, k, json_null()))
+			return r ? r : -ENOMEM;
+	}
+	return 0;
+}
+
+/* fps (name -> fingerprint, or null: gone) applied to j->wfp. */
+static int apply_fps(struct np_journal *j, json_t *fps)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(fps, k, v)
+	{
+		if (json_is_null(v))
+			json_object_del(j->wfp, k);
+		else if (json_object_set_nocheck(j->wfp, k, v))
 			return -ENOMEM;
 	}
 	return 0;
@@ -525,44 +632,29 @@ static int room_for(const struct np_journal *j, const char *dir, size_t n,
 		       dir, dir, strerror(ENOSPC), avail, need);
 }
 
-/* The record of what changed: appended, one write, one fdatasync. */
-static int append(struct np_journal *j, const char *dir, json_t *flat,
-		  char *err, size_t errlen)
+/* The record (puts, dels) appended: one write, and one fdatasync unless
+ * nosync. */
+static int write_record(struct np_journal *j, const char *dir, json_t *puts,
+			json_t *dels, bool nosync, char *err, size_t errlen)
 {
-	_cleanup_json_ json_t *puts = json_object(), *dels = json_array();
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *line = record_line(j->seq + 1, puts, dels);
 	char path[4096];
 	size_t n;
 	int fd, r;
 
-	if (!puts || !dels || diff(j->last, flat, puts, dels)) {
-		json_decref(flat);
+	if (!line)
 		return np_errf(err, errlen, -ENOMEM, "saving state: out of "
 						     "memory");
-	}
-	if (!json_object_size(puts) && !json_array_size(dels)) {
-		json_decref(j->last); /* nothing changed: durable already */
-		j->last = flat;
-		return 0;
-	}
-	if (!(line = record_line(j->seq + 1, puts, dels))) {
-		json_decref(flat);
-		return np_errf(err, errlen, -ENOMEM, "saving state: out of "
-						     "memory");
-	}
 	n = strlen(line);
-	if ((r = room_for(j, dir, n, err, errlen))) {
-		drop(j);
-		json_decref(flat);
+	if ((r = room_for(j, dir, n, err, errlen)))
 		return r;
-	}
 	/* opened for each record: no descriptor held open for writing
 	 * (that would keep its file system from being remounted
 	 * read-only) */
 	snprintf(path, sizeof(path), "%s/" NP_JOURNAL_NAME, dir);
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	r = fd < 0 ? -errno : np_write_all(fd, line, n);
-	if (!r && fdatasync(fd))
+	if (!r && !nosync && fdatasync(fd))
 		r = -errno;
 	if (r) {
 		/* a partial record would be a damaged one in the middle;
@@ -571,8 +663,6 @@ static int append(struct np_journal *j, const char *dir, json_t *flat,
 		}
 		if (fd >= 0)
 			close(fd);
-		drop(j);
-		json_decref(flat);
 		return np_errf(err, errlen, r,
 			       "saving state to %s/" NP_JOURNAL_NAME
 			       " (the journal of %s/" NP_STATEFILE_NAME
@@ -581,14 +671,49 @@ static int append(struct np_journal *j, const char *dir, json_t *flat,
 	}
 	if (close(fd)) {
 		r = -errno;
-		drop(j);
-		json_decref(flat);
 		return np_errf(err, errlen, r, "closing %s: %s", path,
 			       strerror(-r));
 	}
 	j->seq++;
 	j->bytes += n;
 	j->records++;
+	return 0;
+}
+
+/* The record of what changed since the last save (flat: the parts
+ * other than the workloads, taken over). */
+static int append(struct np_journal *j, const char *dir,
+		  const struct np_node_state *st, json_t *flat, bool nosync,
+		  char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *puts = json_object(), *dels = json_array(),
+			      *fps = json_object();
+	int r = puts && dels && fps ? 0 : -ENOMEM;
+
+	if (!r)
+		r = diff_workloads(j->wfp, st, puts, dels, fps);
+	if (!r)
+		r = diff(j->last, flat, puts, dels);
+	if (r) {
+		drop(j);
+		json_decref(flat);
+		return np_errf(err, errlen, r,
+			       "saving state: %s",
+			       r == -EINVAL ? "a workload without a name"
+					    : "out of memory");
+	}
+	if ((json_object_size(puts) || json_array_size(dels)) &&
+	    (r = write_record(j, dir, puts, dels, nosync, err, errlen))) {
+		drop(j);
+		json_decref(flat);
+		return r;
+	}
+	if (apply_fps(j, fps)) {
+		drop(j); /* the record is written: the next save compacts */
+		json_decref(flat);
+		return np_errf(err, errlen, -ENOMEM, "saving state: out of "
+						     "memory");
+	}
 	json_decref(j->last);
 	j->last = flat;
 	return 0;
@@ -596,9 +721,9 @@ static int append(struct np_journal *j, const char *dir, json_t *flat,
 
 int np_journal_save(struct np_journal *j, const char *dir,
 		    const struct np_node_state *st, const json_t *daemon,
-		    bool compact, char *err, size_t errlen)
+		    unsigned flags, char *err, size_t errlen)
 {
-	_cleanup_json_ json_t *state = NULL, *dcopy = NULL;
+	_cleanup_json_ json_t *head = NULL, *dcopy = NULL;
 	json_t *flat = json_object();
 	int r;
 
@@ -615,16 +740,19 @@ int np_journal_save(struct np_journal *j, const char *dir,
 			       "saving state: the daemon's part is not an "
 			       "object");
 	}
-	if (!flat || np_state_to_json(st, &state) ||
-	    (r = flatten(state, daemon, flat))) {
+	/* the workloads are compared by fingerprint (append), the rest in
+	 * the flat form */
+	if (!flat || !(head = np_state_head_json(st)) ||
+	    (r = flatten(head, daemon, flat))) {
 		json_decref(flat);
 		return np_errf(err, errlen, -ENOMEM,
-			       "saving state: out of memory (or a workload "
-			       "without a name)");
+			       "saving state: out of memory");
 	}
-	if (compact || !j->last || j->bytes > j->snap_bytes + NP_JOURNAL_SLACK)
+	if ((flags & NP_JOURNAL_COMPACT) || !j->last || !j->wfp ||
+	    j->bytes > j->snap_bytes + NP_JOURNAL_SLACK)
 		return compact_now(j, dir, st, daemon, flat, err, errlen);
-	return append(j, dir, flat, err, errlen);
+	return append(j, dir, st, flat, flags & NP_JOURNAL_NOSYNC, err,
+		      errlen);
 }
 
 int np_journal_document(const char *dir, json_t **doc, char *err,
