@@ -1744,6 +1744,62 @@ static void test_cache_watched(void **state)
 					       err, sizeof(err)),
 			 0);
 	assert_int_equal(c.nfds, 2);
+	np_cgroup_cache_next(&c); /* read once more after the watches */
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+
+	/* a sibling made: nothing read again, not even W's identity (a
+	 * change without a write stays unseen) */
+	mkcg(f, "np/X", "1", "0");
+	mmap_put(f, "np/W", "cpuset.cpus", "5\n");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(np_cpuset_equal(&cpus, &want));
+
+	/* W renamed away and made again: the new directory is read */
+	{
+		char a[512], b[512];
+		path_of(f, "np/W", NULL, a, sizeof(a));
+		path_of(f, "np/W.old", NULL, b, sizeof(b));
+		assert_int_equal(rename(a, b), 0);
+		mkcg(f, "np/W", "4", "0");
+		np_cgroup_cache_next(&c);
+		assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus,
+						       &mems, err, sizeof(err)),
+				 0);
+		want = cs("4");
+		assert_true(np_cpuset_equal(&cpus, &want));
+
+		/* a parent renamed away and made again, with its child */
+		mkcg(f, "np/P", "0-7", "0-1");
+		mkcg(f, "np/P/Q", "2", "0");
+		np_cgroup_cache_next(&c);
+		assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "P/Q",
+						       &cpus, &mems, err,
+						       sizeof(err)),
+				 0);
+		np_cgroup_cache_next(&c);
+		assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "P/Q",
+						       &cpus, &mems, err,
+						       sizeof(err)),
+				 0);
+		path_of(f, "np/P", NULL, a, sizeof(a));
+		path_of(f, "np/P.old", NULL, b, sizeof(b));
+		assert_int_equal(rename(a, b), 0);
+		mkcg(f, "np/P", "0-7", "0-1");
+		mkcg(f, "np/P/Q", "7", "1");
+		np_cgroup_cache_next(&c);
+		assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "P/Q",
+						       &cpus, &mems, err,
+						       sizeof(err)),
+				 0);
+		want = cs("7");
+		assert_true(np_cpuset_equal(&cpus, &want));
+		assert_int_equal(mems, 0x2);
+	}
 	np_cgroup_cache_free(&c);
 	assert_int_equal(f->nlog, 0);
 }

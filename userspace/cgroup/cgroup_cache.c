@@ -30,6 +30,9 @@ struct np_cgroup_cache_entry {
 	ino_t ino;
 	unsigned gen;	/* generation of the last read */
 	unsigned epoch; /* cache epoch when last checked */
+	/* a directory on its path lost or got an entry of its name: its
+	 * identity is checked at the next read */
+	bool recheck;
 	/* Last content read (parsed again when reused). */
 	char *cpus_txt, *mems_txt;
 };
@@ -169,6 +172,33 @@ static bool file_event(struct np_cgroup_cache *c,
 	return true;
 }
 
+/* The name of a directory event (removed or renamed): the cgroups with
+ * a path component of that name are checked at their next read (in any
+ * watched directory: a name elsewhere costs a check, nothing more).
+ * false: the event has no name. */
+static bool named_event(struct np_cgroup_cache *c,
+			const struct inotify_event *ev)
+{
+	size_t n = ev->len ? strnlen(ev->name, ev->len) : 0;
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < c->ix.cap; i++) {
+		const char *p = c->ix.slot[i].key;
+		if (!p)
+			continue;
+		for (const char *q = p; (q = strstr(q, ev->name)); q++)
+			if ((q == p || q[-1] == '/') &&
+			    (q[n] == '\0' || q[n] == '/')) {
+				((struct np_cgroup_cache_entry *)(intptr_t)
+					 c->ix.slot[i].value)
+				    ->recheck = true;
+				break;
+			}
+	}
+	return true;
+}
+
 bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -198,8 +228,14 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 			 * or the IN_IGNORED of one removed here */
 			if (!np_strmap_get(&c->dwatch, key, NULL))
 				continue;
-			any = true;
 			lost |= (ev->mask & WATCH_LOST) != 0;
+			/* IN_CREATE: a new name, where no cached cgroup can
+			 * be (one that was there was removed first: an event
+			 * of its own) */
+			if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+				any |= !named_event(c, ev);
+			else if (!(ev->mask & IN_CREATE))
+				any = true;
 		}
 	}
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -338,17 +374,19 @@ static int cached_read(const struct np_cgroup_root *root,
 	if (e->gen == gen)
 		return parse(e, cpus, mems);
 	/* nothing written to either file, nothing moved above: as read */
-	if (!always && !e->dirty && e->epoch == epoch && e->wd_cpus >= 0 &&
+	if (!always && !e->dirty && !e->recheck && e->epoch == epoch &&
+	    e->wd_cpus >= 0 &&
 	    e->wd_mems >= 0 && parse(e, cpus, mems) == 0) {
 		e->gen = gen;
 		return 0;
 	}
-	if (e->epoch != epoch || always) {
+	if (e->epoch != epoch || e->recheck || always) {
 		if (fstatat(root->parent_fd, cgroup, &sb, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISDIR(sb.st_mode) || sb.st_dev != e->dev ||
 		    sb.st_ino != e->ino)
 			return -ESTALE;
 		e->epoch = epoch;
+		e->recheck = false;
 	}
 	e->dirty = false; /* a write from now on is seen by the next drain */
 	if (pread_all(e->cpus_fd, a, sizeof(a)) ||
