@@ -87,6 +87,11 @@ r = json.loads(sys.argv[1])["rejections"][-1]
 sys.exit(not (r["workload"] == "big" and r["error_kind"] == "TopologyAffinityError"))' "$st"
 "$build/numaplace" status --socket "$tmp/np.sock" >"$tmp/status.txt"
 check "status map marks db's CPUs" grep -q '1:A' "$tmp/status.txt"
+# idle: cycles skip the managed cgroups (nothing changed since the last
+# one that went through them); a hand write is still repaired at once
+qc() { "$build/numaplace" status --json --socket "$tmp/np.sock" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["quiet_cycles"])'; }
+q0=$(qc); sleep 1.2; q1=$(qc)
+check "idle: cycles skip the managed cgroups (quiet_cycles $q0 -> $q1)" test "$q1" -gt "$q0"
 echo 4-7 >"$cg/numaplace.slice/db/cpuset.cpus"
 check "drift repaired" waitfor db 1,5
 "$build/numaplace" release db --socket "$tmp/np.sock" >/dev/null
@@ -178,6 +183,14 @@ check "restart: api's placement file says what its cgroup has ($(pf api cpuset))
 	test "$(pf api cpuset)" = "$(apicpus)"
 check "restart: web (released while down) has no placement file" \
 	test ! -e "$tmp/workloads/web.json"
+# a cgroup removed by hand while the cycles are quiet: seen (inotify),
+# released within a cycle or two
+q0=$(qc); sleep 1.2; q1=$(qc)
+check "restarted and idle: quiet cycles ($q0 -> $q1)" test "$q1" -gt "$q0"
+rm -rf "$cg/numaplace.slice/api"
+for _ in $(seq 30); do grep -q 'released api.*cgroup removed' "$tmp/log" && break; sleep 0.1; done
+check "  api's cgroup removed by hand: released" \
+	grep -q 'released api.*cgroup removed' "$tmp/log"
 kill -TERM "$dpid"
 wait "$dpid"
 check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

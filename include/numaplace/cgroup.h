@@ -311,6 +311,12 @@ struct np_cgroup_cache {
 	/* The last np_cgroup_read_cpuset was of a cgroup whose two files
 	 * are watched here (a write to them is seen by the drain). */
 	bool last_watched;
+	/* A drain saw an event (of any kind, or lost some) since the owner
+	 * last cleared this: something may have changed. */
+	bool events;
+	/* Reads of this generation not answered by a watched entry (their
+	 * change would not be an event). */
+	unsigned unwatched;
 };
 
 /*

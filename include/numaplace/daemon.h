@@ -32,11 +32,13 @@ struct np_rejection {
 struct np_counters {
 	uint64_t cycles, drift_repaired, admitted, rejected, released;
 	uint64_t resized; /* in-place resizes done */
-	uint64_t state_saves; /* state.json written (each one fsynced) */
+	uint64_t state_saves; /* journal records and compactions written */
 	uint64_t write_errors, vanished;
 	uint64_t writes; /* cgroup writes and unit changes, all cycles */
 	uint64_t hotplug;  /* changes of the offline CPU set */
 	uint64_t replaced; /* workloads re-placed off offline CPUs */
+	/* cycles that skipped the managed cgroups: nothing had changed */
+	uint64_t quiet_cycles;
 };
 
 /* A histogram for /metrics (userspace/daemon/metrics.c): counts per
@@ -190,6 +192,12 @@ struct np_daemon {
 	 * it leaves them pending, whose missing cgroup a restart creates
 	 * again instead of releasing) */
 	bool dirty_lazy;
+	/* The last cycle through the managed cgroups found nothing to do,
+	 * and every cgroup it read is watched; quiet_saves, quiet_errors:
+	 * the counters after it. Until a save, an error, an event of the
+	 * enforcer or the full reading due, cycles skip those cgroups. */
+	bool quiet_ok;
+	uint64_t quiet_saves, quiet_errors;
 	unsigned long spec_scan; /* scans of the spec directory so far */
 	/* test only: NUMAPLACED_FAILPOINT=admit-saved exits (code 86) right
 	 * after an admission is saved, before its cgroup is created */

@@ -34,6 +34,8 @@ enum np_enf_tree { NP_ENF_MANAGED, NP_ENF_HOST };
 
 struct np_enforcer;
 
+enum { NP_ENF_QUIET_READ, NP_ENF_QUIET_SINCE };
+
 struct np_enforcer_ops {
 	const char *name;
 	/* It can make the managed parent a partition root (the chain of
@@ -42,6 +44,15 @@ struct np_enforcer_ops {
 	bool partitions;
 	/* A new reconcile cycle: what read() cached is stale. */
 	void (*cycle)(struct np_enforcer *e);
+	/*
+	 * For a cycle that may skip the managed cgroups (the last cycle found
+	 * nothing to do). NP_ENF_QUIET_READ, after a cycle's reads: every
+	 * cgroup it read is watched, so that a change to any of them would
+	 * be an event. NP_ENF_QUIET_SINCE, after cycle(): no event since the
+	 * last such question (which this one consumes) and no full reading
+	 * due. NULL: never quiet.
+	 */
+	bool (*quiet)(struct np_enforcer *e, int what);
 	/* cpuset.cpus and cpuset.mems of a managed cgroup, read at most once
 	 * per cycle; -ENOENT when the cgroup does not exist. */
 	int (*read)(struct np_enforcer *e, const char *cgroup, np_cpuset *cpus,

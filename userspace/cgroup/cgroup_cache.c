@@ -208,6 +208,7 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 	if (c->ifd <= 0)
 		return false;
 	while ((n = read(c->ifd, buf, sizeof(buf))) > 0) {
+		c->events = true;
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const void *)p;
 			char key[16];
@@ -239,7 +240,7 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 		}
 	}
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
-		lost = true;
+		lost = c->events = true;
 	if (overflow && !lost) {
 		/* whatever was written is read again, identities checked */
 		for (size_t i = 0; i < c->ix.cap; i++)
@@ -263,6 +264,7 @@ void np_cgroup_cache_next(struct np_cgroup_cache *c)
 	uint64_t now = now_ms();
 
 	c->gen++;
+	c->unwatched = 0;
 	/* the safety net: now and then every file is read again */
 	c->full_now = !c->full_ms || now - c->last_full >= c->full_ms;
 	if (c->full_now)
@@ -510,6 +512,7 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 			     c->ifd < 0 || c->blind || c->full_now,
 			     cpus, mems) == 0) {
 		c->last_watched = e->wd_cpus >= 0 && e->wd_mems >= 0;
+		c->unwatched += !c->last_watched;
 		return 0;
 	}
 	if (e)
@@ -528,6 +531,7 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 		e = entry_get(c, cgroup);
 		c->last_watched = e && e->wd_cpus >= 0 && e->wd_mems >= 0;
 	}
+	c->unwatched += !c->last_watched;
 	free(st);
 	return r;
 }

@@ -297,6 +297,8 @@ static void reload(struct np_daemon *d)
 {
 	struct np_config c;
 	char err[512];
+
+	d->quiet_ok = false; /* the next cycle reads every cgroup */
 	if (np_config_load(&c, d->config_path, err, sizeof(err))) {
 		np_log(LOG_ERR, "reload: %s (keeping the running configuration)",
 		     err);

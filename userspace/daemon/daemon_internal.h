@@ -135,6 +135,18 @@ bool np_daemon_defrag_auto(struct np_daemon *d, const struct np_workload_req *w,
 void np_daemon_defrag_migrate(struct np_daemon *d);
 json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
 
+/* quiet.c: may this cycle skip the managed cgroups (offline0: the
+ * offline CPUs before its hotplug check)? Consumes the enforcer's
+ * events. */
+bool np_daemon_quiet_cycle(struct np_daemon *d, const np_cpuset *offline0);
+/* After a cycle (quiet: it skipped them; errors0: write errors before it;
+ * saves0: saves once its cgroups were gone through). */
+void np_daemon_quiet_after(struct np_daemon *d, bool quiet, int r,
+			   int writes, uint64_t errors0, uint64_t saves0);
+/* workloads.c: workloads whose cgroup vanished are released (saved with
+ * the cycle's write-ahead save). */
+void np_daemon_release_vanished(struct np_daemon *d);
+
 /* persist.c */
 int np_daemon_save(struct np_daemon *d);
 /* Saves d->dirty_lazy's change, not fdatasynced (a later save's sync

@@ -174,7 +174,12 @@ static void counters(FILE *f, const struct np_daemon *d)
 		"Workloads released because their cgroup was removed.",
 		d->n.vanished);
 	counter(f, "numaplace_state_saves_total",
-		"State file writes (each one fsynced).", d->n.state_saves);
+		"State saves (journal records and compactions).",
+		d->n.state_saves);
+	counter(f, "numaplace_reconcile_quiet_cycles_total",
+		"Reconcile cycles that skipped the managed cgroups: nothing "
+		"had changed since the last one through them.",
+		d->n.quiet_cycles);
 	counter(f, "numaplace_cpu_hotplug_changes_total",
 		"Changes of the set of offline CPUs.", d->n.hotplug);
 	counter(f, "numaplace_replaced_workloads_total",

@@ -539,38 +539,6 @@ void np_daemon_drift(struct np_daemon *d, const char *cgroup,
 	d->n.drift_repaired++;
 }
 
-/* Workloads whose cgroup vanished are released (their spec file retired
- * until it changes), saved once with the cycle's write-ahead save: one
- * save per workload made 3,000 vanished cgroups take a minute. */
-static void release_vanished(struct np_daemon *d)
-{
-	char err[1024];
-
-	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_meta_find(d, d->st.w[i].req.name);
-		char name[NP_NAME_MAX];
-		np_cpuset cpus;
-		np_nodemask mems;
-		if (!m || !m->established || d->st.w[i].req.unit)
-			continue; /* a stopped unit is not a removed one */
-		if (d->enf->ops->read(d->enf, d->st.w[i].req.cgroup, &cpus,
-				      &mems, err, sizeof(err)) != -ENOENT)
-			continue;
-		snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
-		d->n.vanished++;
-		if (S(m->spec_file)[0]) {
-			struct np_spec_note *note =
-				np_note_set(d, m->spec_file, S(m->spec_json));
-			if (note)
-				note->retired = true;
-		}
-		d->release_batch = true;
-		np_daemon_release(d, name, "cgroup removed");
-		d->release_batch = false;
-		i--;
-	}
-}
-
 /* What a desired cgroup holds now (created first when configured);
  * -ENOENT for a leftover that is gone. */
 static int read_back(struct np_daemon *d, struct desired *x, np_cpuset *cpus,
@@ -711,7 +679,11 @@ int np_daemon_reconcile(struct np_daemon *d)
 	struct np_pools pools; /* the desired sets point into it */
 	struct timespec t0, t1;
 	int n = 0, r = 0, writes = 0;
-	bool synced = false;
+	bool synced = false, quiet = false;
+	/* saves0: the saves once the cgroups are gone through (none: never
+	 * clean) */
+	uint64_t errors0 = d->n.write_errors, saves0 = UINT64_MAX;
+	np_cpuset offline0 = d->st.offline;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	d->n.cycles++;
@@ -722,27 +694,37 @@ int np_daemon_reconcile(struct np_daemon *d)
 	np_daemon_scan_specs(d);
 	if (!d->enf)
 		goto done;
-	release_vanished(d);
+	if ((quiet = np_daemon_quiet_cycle(d, &offline0)))
+		d->n.quiet_cycles++; /* no syscall per managed cgroup */
+	else
+		np_daemon_release_vanished(d);
 	/* Write-ahead: the state on disk must know every allocation before
 	 * a cgroup shows it, or a crash could hand the same CPUs out twice. */
 	if (d->dirty && np_daemon_save(d)) {
 		np_log(LOG_ERR, "state not saved: no cgroup written this cycle");
 		goto done;
 	}
+	saves0 = d->n.state_saves;
 	partition_retry(d);
 	writes += shared_cgroups_phase(d, true);
 	writes += np_daemon_units_phase(d, true);
 	parent_partition(d);
-	if ((r = build_desired(d, &pools, &v, &n)))
-		goto done;
-	verify_sync(d, v, n);
-	synced = true;
-	if ((r = plan_changes(d, v, n, &c)))
-		goto done;
-	/* a failed write leaves the rest of the cycle to do all the same */
-	r = apply_changes(d, &c, &writes);
-	writes += np_daemon_suppress_quota(d); /* config.be_suppress cfsQuota */
-	np_daemon_defrag_migrate(d); /* moved workloads' pages follow */
+	if (quiet) {
+		synced = true; /* the maps hold what the last cycle put */
+	} else {
+		if ((r = build_desired(d, &pools, &v, &n)))
+			goto done;
+		verify_sync(d, v, n);
+		synced = true;
+		if ((r = plan_changes(d, v, n, &c)))
+			goto done;
+		/* a failed write leaves the rest of the cycle to do all
+		 * the same */
+		r = apply_changes(d, &c, &writes);
+		/* config.be_suppress cfsQuota */
+		writes += np_daemon_suppress_quota(d);
+		np_daemon_defrag_migrate(d); /* moved workloads' pages follow */
+	}
 	writes += np_daemon_units_phase(d, false);
 	writes += shared_cgroups_phase(d, false);
 	workload_partitions(d);
@@ -771,6 +753,7 @@ done:
 		np_daemon_save(d);
 	else if (d->dirty_lazy)
 		np_daemon_save_lazy(d);
+	np_daemon_quiet_after(d, quiet, r, writes, errors0, saves0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	d->last_cycle.time = time(NULL);
 	d->last_cycle.writes = writes;

@@ -64,6 +64,8 @@ json_t *np_daemon_status(struct np_daemon *d)
 		json_object_set_new(c, "writes", json_integer((json_int_t)d->n.writes));
 		json_object_set_new(c, "state_saves",
 				    json_integer((json_int_t)d->n.state_saves));
+		json_object_set_new(c, "quiet_cycles",
+				    json_integer((json_int_t)d->n.quiet_cycles));
 		json_object_set_new(c, "bus_reads",
 				    json_integer((json_int_t)d->enf->bus_reads));
 		json_object_set_new(c, "bus_changes",
@@ -210,6 +212,7 @@ static json_t *op_plan(struct np_daemon *d, const json_t *req)
 static json_t *op_reload(struct np_daemon *d, const json_t *req)
 {
 	(void)req;
+	d->quiet_ok = false; /* asked for: a cycle through every cgroup */
 	np_daemon_reconcile(d);
 	return json_pack("{s:b}", "ok", 1);
 }

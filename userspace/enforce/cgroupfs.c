@@ -58,6 +58,20 @@ static void cgfs_cycle(struct np_enforcer *e)
 	np_cgroup_cache_next(&CG(e)->cache);
 }
 
+static bool cgfs_quiet(struct np_enforcer *e, int what)
+{
+	struct np_cgroup_cache *c = &CG(e)->cache;
+	bool watching = c->ifd > 0 && !c->blind;
+
+	if (what == NP_ENF_QUIET_READ)
+		return watching && !c->unwatched;
+	/* NP_ENF_QUIET_SINCE */
+	bool quiet = watching && !c->events && !c->full_now;
+
+	c->events = false;
+	return quiet;
+}
+
 /* Watch a managed cgroup's cpuset files for writes (once). */
 static void watch(struct cgroupfs *c, const char *cgroup)
 {
@@ -293,6 +307,7 @@ static const struct np_enforcer_ops cgroupfs_ops = {
 	.name = "cgroupfs",
 	.partitions = true,
 	.cycle = cgfs_cycle,
+	.quiet = cgfs_quiet,
 	.read = cgfs_read,
 	.inspect = cgfs_inspect,
 	.prepare = cgfs_prepare,

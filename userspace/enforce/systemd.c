@@ -107,6 +107,11 @@ static void sd_cycle(struct np_enforcer *e)
 	SD(e)->fs->ops->cycle(SD(e)->fs);
 }
 
+static bool sd_quiet(struct np_enforcer *e, int what)
+{
+	return SD(e)->fs->ops->quiet && SD(e)->fs->ops->quiet(SD(e)->fs, what);
+}
+
 static int sd_read(struct np_enforcer *e, const char *cgroup, np_cpuset *cpus,
 		   np_nodemask *mems, char *err, size_t errlen)
 {
@@ -374,6 +379,7 @@ static void sd_destroy(struct np_enforcer *e)
 static const struct np_enforcer_ops systemd_ops = {
 	.name = "systemd",
 	.cycle = sd_cycle,
+	.quiet = sd_quiet,
 	.read = sd_read,
 	.inspect = sd_inspect,
 	.prepare = sd_prepare,
