@@ -10,10 +10,14 @@
 #include "numaplace/bpf_abi.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Writes in a cycle from which its memory is trimmed (malloc_trim). */
+#define NP_TRIM_WRITES 512
 
 static struct np_written *written_find(struct np_daemon *d, const char *path)
 {
@@ -754,6 +758,10 @@ done:
 	else if (d->dirty_lazy)
 		np_daemon_save_lazy(d);
 	np_daemon_quiet_after(d, quiet, r, writes, errors0, saves0);
+	/* a cycle of many writes (the first at 10,000 cgroups: tens of
+	 * MiB of plan) gives what it freed back to the system */
+	if (writes >= NP_TRIM_WRITES)
+		malloc_trim(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	d->last_cycle.time = time(NULL);
 	d->last_cycle.writes = writes;
