@@ -314,8 +314,9 @@ struct np_cgroup_cache {
 	/* A drain saw an event (of any kind, or lost some) since the owner
 	 * last cleared this: something may have changed. */
 	bool events;
-	/* Reads of this generation not answered by a watched entry (their
-	 * change would not be an event). */
+	/* Reads of this generation not answered by a watched entry read
+	 * since its watches were added (a change would not be an event, or
+	 * may have come before the watches). */
 	unsigned unwatched;
 };
 

@@ -531,7 +531,9 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 		e = entry_get(c, cgroup);
 		c->last_watched = e && e->wd_cpus >= 0 && e->wd_mems >= 0;
 	}
-	c->unwatched += !c->last_watched;
+	/* opened now: read once more after its watches (dirty), so not
+	 * yet a cgroup whose change would be an event */
+	c->unwatched++;
 	free(st);
 	return r;
 }
