@@ -460,6 +460,18 @@ static void test_fingerprint(void **state)
 	if (w->c[0].charge)
 		CHANGED(w->c[0].charge->mem[1]++, w->c[0].charge->mem[1]--);
 #undef CHANGED
+	/* a hint is its mask and two flags: no node id stands for a flag */
+	{
+		struct np_hint was = w->c[0].hint;
+		uint64_t any;
+		w->c[0].hint = (struct np_hint){.mask = 0, .any = true};
+		any = np_workload_alloc_fp(w);
+		w->c[0].hint = (struct np_hint){.mask = 1ull << 62};
+		assert_true(np_workload_alloc_fp(w) != any);
+		w->c[0].hint = (struct np_hint){.mask = 1ull << 63};
+		assert_true(np_workload_alloc_fp(w) != any);
+		w->c[0].hint = was;
+	}
 	np_state_free(&a);
 }
 

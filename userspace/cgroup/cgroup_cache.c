@@ -172,6 +172,10 @@ static bool file_event(struct np_cgroup_cache *c,
 	return true;
 }
 
+/* Named directory events taken one by one in a drain (each scans the
+ * cache); beyond, the epoch moves (every cached cgroup checked). */
+#define NAMED_MAX 64
+
 /* The name of a directory event (removed or renamed): the cgroups with
  * a path component of that name are checked at their next read (in any
  * watched directory: a name elsewhere costs a check, nothing more).
@@ -203,6 +207,7 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	bool lost = false, any = false, written = false, overflow = false;
+	int named = 0;
 	ssize_t n;
 
 	if (c->ifd <= 0)
@@ -233,8 +238,10 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 			/* IN_CREATE: a new name, where no cached cgroup can
 			 * be (one that was there was removed first: an event
 			 * of its own) */
+			/* past NAMED_MAX of them in one drain (a mass
+			 * removal), every cgroup is checked instead */
 			if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
-				any |= !named_event(c, ev);
+				any |= ++named > NAMED_MAX || !named_event(c, ev);
 			else if (!(ev->mask & IN_CREATE))
 				any = true;
 		}

@@ -143,6 +143,9 @@ bool np_daemon_quiet_cycle(struct np_daemon *d, const np_cpuset *offline0);
  * saves0: saves once its cgroups were gone through). */
 void np_daemon_quiet_after(struct np_daemon *d, bool quiet, int r,
 			   int writes, uint64_t errors0, uint64_t saves0);
+/* reconcile.c: d->left[i] (released, it had tasks) is gone, or empty and
+ * removed now: dropped from the list (true). */
+bool np_daemon_left_gone(struct np_daemon *d, int i);
 /* workloads.c: workloads whose cgroup vanished are released (saved with
  * the cycle's write-ahead save). */
 void np_daemon_release_vanished(struct np_daemon *d);

@@ -104,17 +104,20 @@ static void sweep(struct np_daemon *d, int dfd)
 	closedir(dir);
 }
 
-/* What a's file is made from: a (its fingerprint) and, when a container
- * of it runs on a shared pool, the pools (pools_fp); never 0. */
+/* What a's file is made from: a (its fingerprint) and, when it shows the
+ * pools (a container on a shared pool, or no exclusive CPU: its
+ * cpuSharedPools), the pools (pools_fp); never 0. */
 static uint64_t file_key(const struct np_workload_alloc *a, uint64_t pools_fp)
 {
 	uint64_t k = np_workload_alloc_fp(a);
+	bool shared = false, excl = false;
 
-	for (int i = 0; i < a->ncontainers; i++)
-		if (!a->c[i].exclusive) {
-			k ^= pools_fp * 0x9E3779B97F4A7C15ull;
-			break;
-		}
+	for (int i = 0; i < a->ncontainers; i++) {
+		shared |= !a->c[i].exclusive;
+		excl |= a->c[i].exclusive && !np_cpuset_empty(&a->c[i].cpus);
+	}
+	if (shared || !excl)
+		k ^= pools_fp * 0x9E3779B97F4A7C15ull;
 	return k ? k : 1;
 }
 

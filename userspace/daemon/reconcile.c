@@ -116,6 +116,22 @@ static void free_desired(struct desired *v, int n)
 	free(v);
 }
 
+/* d->left[i] (released, it had tasks) is gone, or empty and removed now:
+ * dropped from the list. */
+bool np_daemon_left_gone(struct np_daemon *d, int i)
+{
+	struct np_cgroup_state cs;
+	char err[256];
+	int r = d->enf->ops->inspect(d->enf, NP_ENF_MANAGED, d->left[i], &cs,
+				     err, sizeof(err));
+
+	if (r != -ENOENT &&
+	    (r || !cs.procs_empty || d->enf->ops->remove(d->enf, d->left[i])))
+		return false;
+	memcpy(d->left[i], d->left[--d->nleft], sizeof(d->left[0]));
+	return true;
+}
+
 /* The entries point into *pp and d->st: valid until either changes. */
 static int build_desired(struct np_daemon *d, struct np_pools *pp,
 			 struct desired **out, int *n)
@@ -213,18 +229,14 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 			wd->mems = d->topo->numa_mask;
 	}
 	for (int i = 0; i < d->nleft; i++) {
-		struct np_cgroup_state cs;
-		char err[256];
 		bool reused = false;
 		/* a released cgroup that a new workload took over is that
 		 * workload's now */
 		for (int w = 0; w < k && !reused; w++)
 			reused = !strcmp(v[w].path, d->left[i]);
-		if (reused ||
-		    d->enf->ops->inspect(d->enf, NP_ENF_MANAGED, d->left[i], &cs,
-					 err, sizeof(err)) == -ENOENT ||
-		    (cs.procs_empty && !d->enf->ops->remove(d->enf, d->left[i]))) {
+		if (reused)
 			memcpy(d->left[i], d->left[--d->nleft], sizeof(d->left[0]));
+		if (reused || np_daemon_left_gone(d, i)) {
 			i--;
 			continue;
 		}
@@ -715,6 +727,9 @@ int np_daemon_reconcile(struct np_daemon *d)
 	parent_partition(d);
 	if (quiet) {
 		synced = true; /* the maps hold what the last cycle put */
+		/* their last task leaving is no event */
+		for (int i = 0; i < d->nleft; i++)
+			i -= np_daemon_left_gone(d, i);
 	} else {
 		if ((r = build_desired(d, &pools, &v, &n)))
 			goto done;

@@ -156,8 +156,8 @@ static inline uint64_t val(uint64_t h, uint64_t v)
 
 static uint64_t hint(uint64_t h, const struct np_hint *x)
 {
-	return val(h, x->mask ^ ((uint64_t)x->any << 62) ^
-			  ((uint64_t)x->preferred << 63) ^ 0x5bd1e995u);
+	return val(val(h, x->mask),
+		   (uint64_t)x->any | (uint64_t)x->preferred << 1);
 }
 
 static uint64_t container_req(uint64_t h, const struct np_container_req *c)

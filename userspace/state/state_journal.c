@@ -526,18 +526,23 @@ static int diff(const json_t *last, const json_t *flat, json_t *puts,
 	return 0;
 }
 
-/* "w<SEP>NAME" into puts (value v, stolen) or dels (v NULL). */
-static int put_workload(json_t *puts, json_t *dels, const char *name,
-			json_t *v)
+/* "w<SEP>NAME" into puts, its value v (stolen; NULL: out of memory). */
+static int put_workload(json_t *puts, const char *name, json_t *v)
 {
 	char key[NP_NAME_MAX + 8];
 
 	snprintf(key, sizeof(key), "w" SEP "%s", name);
-	if (!v)
-		return json_array_append_new(dels, json_string_nocheck(key))
-			       ? -ENOMEM
-			       : 0;
-	return json_object_set_new_nocheck(puts, key, v) ? -ENOMEM : 0;
+	return v && !json_object_set_new_nocheck(puts, key, v) ? 0 : -ENOMEM;
+}
+
+/* "w<SEP>NAME" into dels. */
+static int del_workload(json_t *dels, const char *name)
+{
+	char key[NP_NAME_MAX + 8];
+
+	snprintf(key, sizeof(key), "w" SEP "%s", name);
+	return json_array_append_new(dels, json_string_nocheck(key)) ? -ENOMEM
+								      : 0;
 }
 
 /*
@@ -564,7 +569,7 @@ static int diff_workloads(const json_t *last_fps, const struct np_node_state *st
 			seen++;
 		if (v && (uint64_t)json_integer_value(v) == fp)
 			continue;
-		if ((r = put_workload(puts, dels, a->req.name,
+		if ((r = put_workload(puts, a->req.name,
 				      np_workload_state_json(st, a))) ||
 		    json_object_set_new_nocheck(fps, a->req.name,
 						json_integer((json_int_t)fp)))
@@ -584,7 +589,7 @@ static int diff_workloads(const json_t *last_fps, const struct np_node_state *st
 	{
 		if (json_object_get(now, k))
 			continue;
-		if ((r = put_workload(puts, dels, k, NULL)) ||
+		if ((r = del_workload(dels, k)) ||
 		    json_object_set_new_nocheck(fps, k, json_null()))
 			return r ? r : -ENOMEM;
 	}
