@@ -236,7 +236,7 @@ podman run --rm --name pod1 --network none --cgroup-parent numaplace.slice \
 	--annotation numaplace.io/workload=pod1 \
 	--rootfs $W/b-pod1/rootfs /bin/sh -c "$PROG" >$W/pod1.out 2>&1 &
 PODPID=$!
-poll_secs 120 has_printed pod1 || fail "podman run printed no Cpus_allowed_list in 120 s: $(tr '\n' ' ' <$W/pod1.out)"
+poll_secs 120 has_printed pod1 || fail "podman run printed no Cpus_allowed_list in 120 s: $(tr '\n' ' ' <$W/pod1.out); the hook's log: $(tail -n 3 /run/numaplace/oci-hook.log 2>/dev/null | tr '\n' ' ')"
 P=$(printed pod1)
 S=$(wl_cpus pod1)
 cg=$(ls -d /sys/fs/cgroup/numaplace.slice/libpod-*.scope/container 2>/dev/null | head -n 1)
