@@ -3,6 +3,7 @@
  * Explain one workload's placement: re-run its admission with a trace
  * (explain_trace.c) and say it as JSON and sentences (explain_text.c).
  */
+#include "engine/json_util.h"
 #include "numaplace/explain.h"
 #include "numaplace/admit.h"
 #include "numaplace/error.h"
@@ -40,25 +41,6 @@ static const char *const takes[] = {
 	[NP_EXT_KUBELET_SPREAD] = "kubelet-spread",
 	[NP_EXT_KUBELET_DISTRIBUTED] = "kubelet-distributed",
 	[NP_EXT_KOORD] = "koordinator"};
-
-static json_t *cpus_json(const np_cpuset *c)
-{
-	char *s = np_cpuset_str(c);
-	json_t *j = json_string(s ? s : "");
-	free(s);
-	return j;
-}
-
-static json_t *hint_json(const struct np_hint *h)
-{
-	json_t *m = h->any ? json_null() : json_array();
-
-	if (!h->any) {
-		NP_NODEMASK_FOREACH(n, h->mask)
-		json_array_append_new(m, json_integer(n));
-	}
-	return json_pack("{s:o,s:b}", "mask", m, "preferred", h->preferred);
-}
 
 static json_t *entries_json(const struct np_ex_event *e)
 {
@@ -101,7 +83,7 @@ static void event_fields(const struct np_explain *ex,
 		h = json_array();
 		for (int i = 0; i < e->nhint; i++)
 			json_array_append_new(
-				h, hint_json(&ex->hints[e->hfirst + i]));
+				h, np_json_hint(&ex->hints[e->hfirst + i]));
 		json_object_set_new(o, "resource", json_string(e->name));
 		json_object_set_new(o, "request",
 				    json_integer((json_int_t)e->request));
@@ -109,29 +91,29 @@ static void event_fields(const struct np_explain *ex,
 		json_object_set_new(o, "nodes", entries_json(e));
 		break;
 	case NP_EX_MERGE:
-		json_object_set_new(o, "hint", hint_json(&e->hint));
+		json_object_set_new(o, "hint", np_json_hint(&e->hint));
 		json_object_set_new(o, "why", json_string(merge_why[e->code]));
 		json_object_set_new(o, "admit", json_boolean(e->count));
 		if (e->code == NP_EXM_LOWER_MASK || e->code == NP_EXM_CLOSER) {
 			struct np_hint r = {.mask = e->mask, .preferred = true};
-			json_object_set_new(o, "runner_up", hint_json(&r));
+			json_object_set_new(o, "runner_up", np_json_hint(&r));
 		}
 		break;
 	case NP_EX_STRATEGY:
 		json_object_set_new(o, "take", json_string(takes[e->code]));
 		json_object_set_new(o, "options", json_string(e->name));
 		json_object_set_new(o, "count", json_integer(e->count));
-		json_object_set_new(o, "from", cpus_json(&e->cpus));
+		json_object_set_new(o, "from", np_json_cpuset_str(&e->cpus));
 		break;
 	case NP_EX_ORDER:
 		json_object_set_new(o, "step", json_string(steps[e->step]));
 		json_object_set_new(o, "unit",
 				    json_string(np_ex_unit_name(e->unit)));
-		json_object_set_new(o, "took", cpus_json(&e->cpus));
+		json_object_set_new(o, "took", np_json_cpuset_str(&e->cpus));
 		json_object_set_new(o, "units", entries_json(e));
 		break;
 	case NP_EX_SKIP:
-		json_object_set_new(o, "cpus", cpus_json(&e->cpus));
+		json_object_set_new(o, "cpus", np_json_cpuset_str(&e->cpus));
 		json_object_set_new(o, "why", json_string(skip_why[e->code]));
 		if (*e->name)
 			json_object_set_new(o, "holder", json_string(e->name));
@@ -139,8 +121,8 @@ static void event_fields(const struct np_explain *ex,
 	case NP_EX_RESULT:
 		json_object_set_new(o, "name", json_string(e->name));
 		json_object_set_new(o, "exclusive", json_boolean(e->code));
-		json_object_set_new(o, "cpuset", cpus_json(&e->cpus));
-		json_object_set_new(o, "hint", hint_json(&e->hint));
+		json_object_set_new(o, "cpuset", np_json_cpuset_str(&e->cpus));
+		json_object_set_new(o, "hint", np_json_hint(&e->hint));
 		break;
 	case NP_EX_REJECT:
 		json_object_set_new(o, "resource", json_string(e->name));
@@ -187,7 +169,7 @@ static int explain_admit(struct np_node_state *st,
 	if (d.admitted)
 		np_workload_exclusive_cpus(d.alloc, &all);
 	*out = json_pack("{s:s,s:b,s:o,s:s,s:o,s:o}", "workload", w->name,
-			 "admitted", d.admitted, "cpuset", cpus_json(&all),
+			 "admitted", d.admitted, "cpuset", np_json_cpuset_str(&all),
 			 "reason", d.admitted ? "" : d.reason, "sentences",
 			 np_explain_sentences(&ex), "events",
 			 np_explain_to_json(&ex));
@@ -215,7 +197,7 @@ int np_explain_workload(const struct np_node_state *st, const char *name,
 		goto out;
 	np_cpuset_parse(&got, json_string_value(json_object_get(*out, "cpuset")),
 			NULL, 0);
-	json_object_set_new(*out, "held", cpus_json(&held));
+	json_object_set_new(*out, "held", np_json_cpuset_str(&held));
 	json_object_set_new(*out, "same",
 			    json_boolean(np_cpuset_equal(&held, &got)));
 out:

@@ -15,14 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *cpuset_json(const np_cpuset *s)
-{
-	char *str = np_cpuset_str(s);
-	json_t *j = json_string(str ? str : "");
-	free(str);
-	return j;
-}
-
 static const char *cpus_str(const np_cpuset *s, char *buf, size_t len)
 {
 	if (np_cpuset_format(s, buf, len) < 0)
@@ -127,7 +119,7 @@ int np_plan_finish(const struct np_node_state *st, json_t *result)
 		return r;
 	/* the kubelet checkpoint's defaultCpuSet: the shared pool */
 	np_state_pools(st, &p);
-	json_object_set_new(sj, "default_cpuset", cpuset_json(&p.shared));
+	json_object_set_new(sj, "default_cpuset", np_json_cpuset_str(&p.shared));
 	json_object_set_new(result, "state", sj);
 	json_object_set_new(result, "pools", np_pools_to_json(st));
 	return 0;
@@ -213,7 +205,7 @@ static int do_release(struct np_node_state *st, const char *name,
 	else
 		container_freed(&st->w[i], k, &freed);
 	*res = json_pack("{s:b,s:s,s:o,s:b}", "released", 1, "workload", name,
-			 "cpus", cpuset_json(&freed), "workload_released",
+			 "cpus", np_json_cpuset_str(&freed), "workload_released",
 			 whole);
 	if (!*res)
 		return -ENOMEM;

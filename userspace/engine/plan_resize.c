@@ -13,14 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *cpuset_json(const np_cpuset *s)
-{
-	char *str = np_cpuset_str(s);
-	json_t *j = json_string(str ? str : "");
-	free(str);
-	return j;
-}
-
 /* The container's CPUs (named, or the only exclusive one), else empty. */
 static np_cpuset container_cpus(const struct np_node_state *st,
 				const char *name, const char *ctr)
@@ -57,9 +49,9 @@ static int do_resize(struct np_node_state *st, const char *name,
 		return -ENOMEM;
 	after = container_cpus(st, name, ctr);
 	json_object_set_new(*res, "resized", json_boolean(d.admitted));
-	json_object_set_new(*res, "previous", cpuset_json(&before));
+	json_object_set_new(*res, "previous", np_json_cpuset_str(&before));
 	if (d.admitted)
-		json_object_set_new(*res, "cpus", cpuset_json(&after));
+		json_object_set_new(*res, "cpus", np_json_cpuset_str(&after));
 	if (!d.admitted && d.error_kind[0])
 		json_object_set_new(*res, "error_kind",
 				    json_string(d.error_kind));
