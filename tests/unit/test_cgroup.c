@@ -1232,6 +1232,164 @@ static void test_plan_random(void **state)
 }
 
 /*
+ * A yield that only a widen makes possible: S0/c3 must give CPU 0 to E0
+ * but has nothing of its own target (7) to fall back on until S0 widens
+ * to 7.  The planner skips its release/yield pass after widens only while
+ * nothing waits to yield: here one waits, and the plan must not be
+ * refused (found by comparing the planner before and after that skip on
+ * random change lists).
+ */
+static void test_plan_yield_after_widen(void **state)
+{
+	static const struct {
+		const char *cg;
+		enum np_cgroup_kind kind;
+		const char *old, *new;
+		np_nodemask om, nm;
+	} in[] = {
+	    {"S0/c3", NP_CGROUP_SHARED, "0,3,6", "7", 2, 2},
+	    {"S0/c1", NP_CGROUP_SHARED, "0,3,6", "7", 1, 2},
+	    {"E3", NP_CGROUP_EXCLUSIVE, "1,7", "1", 3, 3},
+	    {"S2", NP_CGROUP_SHARED, "2-3,6", "7", 3, 2},
+	    {"E0", NP_CGROUP_EXCLUSIVE, "5", "0,4", 3, 3},
+	    {"E1", NP_CGROUP_EXCLUSIVE, "", "2,5", 3, 2},
+	    {"E2", NP_CGROUP_EXCLUSIVE, "4", "3,6", 2, 3},
+	    {"S0", NP_CGROUP_SHARED, "0,2-3,6", "7", 2, 1},
+	};
+	struct np_cgroup_change ch[8];
+	struct np_cgroup_plan p;
+	char err[512];
+	int n = (int)(sizeof(in) / sizeof(in[0]));
+
+	(void)state;
+	memset(ch, 0, sizeof(ch));
+	for (int i = 0; i < n; i++) {
+		ch[i].cgroup = in[i].cg;
+		ch[i].kind = in[i].kind;
+		assert_int_equal(np_cpuset_parse(&ch[i].old_cpus, in[i].old,
+						 NULL, 0),
+				 0);
+		assert_int_equal(np_cpuset_parse(&ch[i].new_cpus, in[i].new,
+						 NULL, 0),
+				 0);
+		ch[i].old_mems = in[i].om;
+		ch[i].new_mems = in[i].nm;
+	}
+	if (np_cgroup_plan_build(&p, ch, n, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	simulate(ch, n, &p);
+	np_cgroup_plan_free(&p);
+}
+
+/*
+ * Many flat cgroups at once, as a daemon's first cycle (every cgroup new)
+ * and an exclusive grant that shrinks a large shared pool: each cgroup is
+ * written once per file in the first, the shared ones yield before any
+ * exclusive widens in the second, and no exclusive CPU is ever held by
+ * two cgroups (checked after every step against every other cgroup).
+ */
+static void plan_many_check(const struct np_cgroup_change *ch, int n,
+			    const struct np_cgroup_plan *p)
+{
+	np_cpuset *cur = calloc((size_t)n, sizeof(*cur));
+
+	assert_non_null(cur);
+	for (int i = 0; i < n; i++)
+		cur[i] = ch[i].old_cpus;
+	for (int k = 0; k < p->n; k++) {
+		const struct np_cgroup_step *s = &p->steps[k];
+		int i = s->change;
+
+		if (s->file != NP_CGROUP_CPUS)
+			continue;
+		assert_false(np_cpuset_empty(&s->cpus));
+		cur[i] = s->cpus;
+		for (int j = 0; j < n; j++)
+			if (j != i &&
+			    (ch[i].kind == NP_CGROUP_EXCLUSIVE ||
+			     ch[j].kind == NP_CGROUP_EXCLUSIVE) &&
+			    np_cpuset_intersects(&cur[i], &cur[j]))
+				fail_msg("after step %d: %s and %s overlap", k,
+					 ch[i].cgroup, ch[j].cgroup);
+	}
+	for (int i = 0; i < n; i++)
+		assert_true(np_cpuset_equal(&cur[i], &ch[i].new_cpus));
+	free(cur);
+}
+
+static void test_plan_many(void **state)
+{
+	enum { N = 3000 };
+	struct np_cgroup_change *ch = calloc(N, sizeof(*ch));
+	char (*names)[32] = calloc(N, sizeof(*names));
+	np_cpuset pool, granted;
+	struct np_cgroup_plan p;
+	char err[512];
+	int nex = 0, yields = 0, first_widen = -1, last_yield = -1;
+
+	(void)state;
+	assert_non_null(ch);
+	assert_non_null(names);
+	np_cpuset_zero(&pool);
+	for (int c = 0; c < 256; c++)
+		np_cpuset_set(&pool, c);
+	/* 1 in 50 exclusive, one CPU each (0, 1, ...); the rest shared */
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "np.slice/w%d", i);
+		ch[i].cgroup = names[i];
+		ch[i].new_mems = 3;
+		if (i % 50 == 7) {
+			ch[i].kind = NP_CGROUP_EXCLUSIVE;
+			np_cpuset_set(&ch[i].new_cpus, nex++);
+		}
+	}
+	for (int i = 0; i < N; i++)
+		if (ch[i].kind == NP_CGROUP_SHARED)
+			np_cpuset_andnot(&ch[i].new_cpus, &pool,
+					 &(np_cpuset){{(1ULL << nex) - 1}});
+	assert_int_equal(np_cgroup_plan_build(&p, ch, N, err, sizeof(err)),
+			 0);
+	/* first cycle: one write of each file per cgroup, all widens */
+	assert_int_equal(p.n, 2 * N);
+	for (int k = 0; k < p.n; k++)
+		assert_true(p.steps[k].why == NP_STEP_MEMS_WIDEN ||
+			    p.steps[k].why == NP_STEP_CPUS_WIDEN);
+	plan_many_check(ch, N, &p);
+	np_cgroup_plan_free(&p);
+
+	/* then every shared cgroup gives CPU 200 to a new exclusive one */
+	np_cpuset_zero(&granted);
+	np_cpuset_set(&granted, 200);
+	for (int i = 0; i < N; i++) {
+		ch[i].old_cpus = ch[i].new_cpus;
+		ch[i].old_mems = ch[i].new_mems;
+		if (ch[i].kind == NP_CGROUP_SHARED)
+			np_cpuset_andnot(&ch[i].new_cpus, &ch[i].new_cpus,
+					 &granted);
+	}
+	np_cpuset_zero(&ch[N - 1].old_cpus);
+	ch[N - 1].old_mems = 0;
+	ch[N - 1].kind = NP_CGROUP_EXCLUSIVE;
+	ch[N - 1].new_cpus = granted;
+	assert_int_equal(np_cgroup_plan_build(&p, ch, N, err, sizeof(err)),
+			 0);
+	for (int k = 0; k < p.n; k++) {
+		if (p.steps[k].why == NP_STEP_CPUS_YIELD) {
+			yields++;
+			last_yield = k;
+		}
+		if (p.steps[k].why == NP_STEP_CPUS_WIDEN && first_widen < 0)
+			first_widen = k;
+	}
+	assert_int_equal(yields, N - 1 - nex);
+	assert_true(first_widen > last_yield);
+	plan_many_check(ch, N, &p);
+	np_cgroup_plan_free(&p);
+	free(ch);
+	free(names);
+}
+
+/*
  * Exhaustive check on 4 CPUs and 2..4 non-nested cgroups: breadth-first
  * search over every state where each set lies between old ∩ new and
  * old ∪ new, is non-empty once written, and no exclusive set overlaps
@@ -1930,6 +2088,8 @@ int main(void)
 	    cmocka_unit_test(test_plan_hierarchy),
 	    cmocka_unit_test(test_plan_refusals),
 	    cmocka_unit_test(test_plan_random),
+	    cmocka_unit_test(test_plan_many),
+	    cmocka_unit_test(test_plan_yield_after_widen),
 	    cmocka_unit_test(test_plan_vs_search),
 	    T(test_apply),
 	    T(test_apply_past_failure),

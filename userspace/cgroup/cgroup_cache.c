@@ -445,15 +445,19 @@ static void watch_files(struct np_cgroup_cache *c,
 	}
 }
 
-/* After a successful inspect: open the files (best effort). */
-static void cache_open(struct np_cgroup_cache *c,
-		       const struct np_cgroup_root *root, const char *cgroup,
-		       const np_cpuset *cpus, np_nodemask mems)
+/*
+ * Open cgroup's directory and its cpuset.cpus/cpuset.mems for a new entry
+ * (not yet in the index); NULL when it cannot (no fds left, not a cgroup,
+ * out of memory), with nothing left open.  *walk: cg_open's error, with
+ * its message in err, when the directory itself cannot be opened.
+ */
+static struct np_cgroup_cache_entry *
+entry_open(struct np_cgroup_cache *c, const struct np_cgroup_root *root,
+	   const char *cgroup, int *walk, char *err, size_t errlen)
 {
 	struct np_cgroup_cache_entry *e;
 	struct cg_dir d;
 	struct stat sb;
-	char *t1, *t2, mb[256];
 
 	if (!c->maxfds) {
 		struct rlimit rl;
@@ -468,21 +472,60 @@ static void cache_open(struct np_cgroup_cache *c,
 						      FD_HEADROOM;
 	}
 	if (c->nfds + 2 > c->maxfds)
-		return;
+		return NULL;
 	/* Watches first: a change after them is seen by the next cycle. */
 	if (!watch_above(c, root, cgroup))
 		c->blind = true; /* a directory not watched: check every read */
-	if (cg_open(root, cgroup, &d, NULL, 0))
-		return;
+	*walk = cg_open(root, cgroup, &d, err, errlen);
+	if (*walk)
+		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		cg_dir_close(&d);
-		return;
+		return NULL;
 	}
 	e->wd_cpus = e->wd_mems = -1;
 	e->cpus_fd = open_ro(d.fd, "cpuset.cpus");
 	e->mems_fd = open_ro(d.fd, "cpuset.mems");
 	c->nfds += (e->cpus_fd >= 0) + (e->mems_fd >= 0);
+	if (e->cpus_fd < 0 || e->mems_fd < 0 || fstat(d.fd, &sb)) {
+		cg_dir_close(&d);
+		entry_free(c, e);
+		return NULL;
+	}
+	cg_dir_close(&d);
+	e->dev = sb.st_dev;
+	e->ino = sb.st_ino;
+	return e;
+}
+
+/* Index e, watch its files: 0, or -1 with e freed. */
+static int entry_add(struct np_cgroup_cache *c, struct np_cgroup_cache_entry *e,
+		     const char *cgroup)
+{
+	if (np_strmap_put(&c->ix, cgroup, (intptr_t)e)) {
+		entry_free(c, e);
+		return -1;
+	}
+	e->gen = c->gen;
+	e->epoch = c->epoch;
+	watch_files(c, e);
+	return 0;
+}
+
+/* After a successful inspect: open the files (best effort). */
+static void cache_open(struct np_cgroup_cache *c,
+		       const struct np_cgroup_root *root, const char *cgroup,
+		       const np_cpuset *cpus, np_nodemask mems)
+{
+	struct np_cgroup_cache_entry *e;
+	char *t1, *t2, mb[256];
+	int walk;
+
+	e = entry_open(c, root, cgroup, &walk, NULL, 0);
+
+	if (!e)
+		return;
 	/* np_cpuset_str's buffer is sized for any set: keep an exact copy. */
 	t2 = np_cpuset_str(cpus);
 	t1 = t2 ? strdup(t2) : NULL;
@@ -491,18 +534,42 @@ static void cache_open(struct np_cgroup_cache *c,
 	t2 = strdup(mb);
 	e->cpus_txt = t1;
 	e->mems_txt = t2;
-	if (e->cpus_fd < 0 || e->mems_fd < 0 || !t1 || !t2 ||
-	    fstat(d.fd, &sb) || np_strmap_put(&c->ix, cgroup, (intptr_t)e)) {
-		cg_dir_close(&d);
+	if (!t1 || !t2) {
 		entry_free(c, e);
 		return;
 	}
-	e->dev = sb.st_dev;
-	e->ino = sb.st_ino;
-	e->gen = c->gen;
-	e->epoch = c->epoch;
-	watch_files(c, e);
-	cg_dir_close(&d);
+	entry_add(c, e, cgroup);
+}
+
+/*
+ * A cgroup not in the cache: open its files, then read them through the
+ * descriptors kept (4 system calls fewer than an inspect followed by the
+ * opening).  0 with the entry cached; the walk's error (its message in
+ * err) when the cgroup cannot be opened; else 1 with nothing cached: the
+ * caller then inspects, for the error message or a value too long here.
+ */
+static int open_and_read(struct np_cgroup_cache *c,
+			 const struct np_cgroup_root *root, const char *cgroup,
+			 np_cpuset *cpus, np_nodemask *mems, char *err,
+			 size_t errlen)
+{
+	struct np_cgroup_cache_entry *e;
+	char a[512], b[256];
+	int walk = 0;
+
+	e = entry_open(c, root, cgroup, &walk, err, errlen);
+	if (walk)
+		return walk;
+	if (!e)
+		return 1;
+	if (pread_all(e->cpus_fd, a, sizeof(a)) ||
+	    pread_all(e->mems_fd, b, sizeof(b)) ||
+	    keep_text(&e->cpus_txt, a) || keep_text(&e->mems_txt, b) ||
+	    parse(e, cpus, mems)) {
+		entry_free(c, e);
+		return 1;
+	}
+	return entry_add(c, e, cgroup) ? 1 : 0;
 }
 
 int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
@@ -524,6 +591,20 @@ int np_cgroup_read_cpuset(struct np_cgroup_cache *c,
 	}
 	if (e)
 		np_cgroup_cache_forget(c, cgroup);
+	/* from the hierarchy root ("/x"): read each time (a container's
+	 * cgroup, the runtime's; no watch above it) */
+	if (*cgroup && *cgroup != '/' &&
+	    (r = open_and_read(c, root, cgroup, cpus, mems, err, errlen)) <= 0) {
+		if (r < 0) {
+			c->unwatched++; /* as after a failed inspect */
+			return r;
+		}
+		e = entry_get(c, cgroup);
+		c->last_watched = e && e->wd_cpus >= 0 && e->wd_mems >= 0;
+		/* opened now: read once more after its watches (dirty) */
+		c->unwatched++;
+		return 0;
+	}
 	st = malloc(sizeof(*st));
 	if (!st)
 		return -ENOMEM;

@@ -7,38 +7,12 @@
  * (shared yield before an exclusive grant, exclusive release before shared
  * widening).  The phases are documented at np_cgroup_plan_build().
  */
-#include "cgroup_internal.h"
+#include "cgroup_plan_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct planner {
-	const struct np_cgroup_change *ch;
-	int n;
-	int *depth;
-	/* Ancestors of j in the list: anc_list[anc_start[j] .. anc_start[j+1]) */
-	int *anc_start, *anc_list;
-	np_cpuset *claim;   /* CPUs conflicting cgroups are to get */
-	bool *cm, *mm;	    /* cpus / mems managed by this change */
-	np_cpuset *cur;	    /* simulated cpuset.cpus */
-	/* Predicates on cur[i], remembered until cur[i] changes (ver[i]):
-	 * the phase-2 loop asks them of every cgroup at every step. */
-	unsigned *ver;
-	struct memo {
-		unsigned ver; /* 0: not known */
-		bool val;
-	} *m_yield, *m_inside, *m_full;
-	int *excl, nexcl; /* exclusive changes managing cpus, in order */
-	np_nodemask *curm;  /* simulated cpuset.mems */
-	int *order;	    /* scratch */
-	int *order_all;	    /* 0 .. n-1 */
-	struct np_cgroup_plan *plan;
-	int cap;
-	char *err;
-	size_t errlen;
-};
 
 static const char *const why_names[] = {
     [NP_STEP_MEMS_WIDEN] = "mems widen", [NP_STEP_CPUS_RELEASE] = "release",
@@ -51,93 +25,6 @@ const char *np_cgroup_why_name(enum np_cgroup_why why)
 	if ((unsigned int)why >= sizeof(why_names) / sizeof(*why_names))
 		return "?";
 	return why_names[why];
-}
-
-static const char *kind_name(enum np_cgroup_kind k)
-{
-	return k == NP_CGROUP_EXCLUSIVE ? "exclusive" : "shared";
-}
-
-/* a is a proper ancestor of b (by path components). */
-static int path_depth(const char *p)
-{
-	int d = 1;
-
-	for (; *p; p++)
-		d += *p == '/';
-	return d;
-}
-
-/* i is an ancestor of j (both in the change list) */
-static bool anc(const struct planner *pl, int i, int j)
-{
-	for (int k = pl->anc_start[j]; k < pl->anc_start[j + 1]; k++)
-		if (pl->anc_list[k] == i)
-			return true;
-	return false;
-}
-
-/* i and j may not hold the same CPU at the same time. */
-static bool conflict(const struct planner *pl, int i, int j)
-{
-	return i != j && pl->cm[i] && pl->cm[j] &&
-	       (pl->ch[i].kind == NP_CGROUP_EXCLUSIVE ||
-		pl->ch[j].kind == NP_CGROUP_EXCLUSIVE) &&
-	       !anc(pl, i, j) && !anc(pl, j, i);
-}
-
-/* The cgroups that may conflict with i: only exclusive ones for a shared
- * i (conflict() still decides). n_out entries. */
-static const int *conflict_candidates(const struct planner *pl, int i,
-				      int *n_out)
-{
-	if (pl->ch[i].kind == NP_CGROUP_SHARED) {
-		*n_out = pl->nexcl;
-		return pl->excl;
-	}
-	*n_out = pl->n;
-	return pl->order_all;
-}
-
-/* The ancestors of each change among the changes: each proper prefix of
- * its path (paths are checked: no empty components) looked up by name. */
-static int find_ancestors(struct planner *pl, const struct np_strmap *ix)
-{
-	const struct np_cgroup_change *ch = pl->ch;
-	int total = 0, k = 0;
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (int j = 0; j < pl->n; j++) {
-			const char *p = ch[j].cgroup, *s;
-			char prefix[NP_CGROUP_PATH_MAX];
-			long i;
-
-			if (pass)
-				pl->anc_start[j] = k;
-			for (s = strchr(p + (*p == '/'), '/'); s;
-			     s = strchr(s + 1, '/')) {
-				size_t len = (size_t)(s - p);
-				if (len >= sizeof(prefix))
-					break;
-				memcpy(prefix, p, len);
-				prefix[len] = '\0';
-				if (!np_strmap_get(ix, prefix, &i))
-					continue;
-				if (pass)
-					pl->anc_list[k++] = (int)i;
-				else
-					total++;
-			}
-		}
-		if (!pass) {
-			pl->anc_list = calloc((size_t)total + 1,
-					      sizeof(*pl->anc_list));
-			if (!pl->anc_list)
-				return -ENOMEM;
-		}
-	}
-	pl->anc_start[pl->n] = k;
-	return 0;
 }
 
 static struct np_cgroup_step *new_step(struct planner *pl, int i,
@@ -194,137 +81,35 @@ static int emit_mems(struct planner *pl, int i, enum np_cgroup_why why,
 	return 0;
 }
 
-/* pl->order = 0..n-1 by depth (ascending when top_down), then index;
- * insertion sort: stable, and n is small. */
+/* (depth ascending, then index): qsort_r's comparator for sort_by_depth */
+static int by_depth_up(const void *a, const void *b, void *arg)
+{
+	const struct planner *pl = arg;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (pl->depth[x] != pl->depth[y])
+		return pl->depth[x] < pl->depth[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* (depth descending, then index) */
+static int by_depth_down(const void *a, const void *b, void *arg)
+{
+	const struct planner *pl = arg;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (pl->depth[x] != pl->depth[y])
+		return pl->depth[x] > pl->depth[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* pl->order = 0..n-1 by depth (ascending when top_down), then index. */
 static void sort_by_depth(struct planner *pl, bool top_down)
 {
-	for (int i = 0; i < pl->n; i++) {
-		int k = i, x = i;
-
-		while (k > 0) {
-			int y = pl->order[k - 1];
-			bool before = top_down ? pl->depth[x] < pl->depth[y]
-					       : pl->depth[x] > pl->depth[y];
-			if (!before)
-				break;
-			pl->order[k] = y;
-			k--;
-		}
-		pl->order[k] = x;
-	}
-}
-
-/* ix: path -> index, filled here */
-static int validate_ix(struct planner *pl, struct np_strmap *ix)
-{
-	const struct np_cgroup_change *ch = pl->ch;
-	char a[160], b[160], c[160], pe[256];
-	int r;
-
-	for (int i = 0; i < pl->n; i++) {
-		/* "/x": from the hierarchy root (see cg_open) */
-		r = np_cgroup_path_check(ch[i].cgroup + (ch[i].cgroup[0] == '/'),
-					 pe, sizeof(pe));
-		if (r < 0) {
-			np_errmsg(pl->err, pl->errlen, "change %d: %s", i, pe);
-			return r;
-		}
-		if (ch[i].kind != NP_CGROUP_SHARED &&
-		    ch[i].kind != NP_CGROUP_EXCLUSIVE) {
-			np_errmsg(pl->err, pl->errlen, "%s: invalid kind %d",
-			       ch[i].cgroup, (int)ch[i].kind);
-			return -EINVAL;
-		}
-		if (np_strmap_get(ix, ch[i].cgroup, NULL)) {
-			np_errmsg(pl->err, pl->errlen,
-			       "%s appears twice in the change list",
-			       ch[i].cgroup);
-			return -EINVAL;
-		}
-		if (np_strmap_put(ix, ch[i].cgroup, i)) {
-			np_errmsg(pl->err, pl->errlen, "out of memory");
-			return -ENOMEM;
-		}
-		pl->cm[i] = !np_cpuset_empty(&ch[i].new_cpus);
-		if (!pl->cm[i] && !np_cpuset_empty(&ch[i].old_cpus)) {
-			cg_fmt_cpus(&ch[i].old_cpus, a, sizeof(a));
-			np_errmsg(pl->err, pl->errlen,
-			       "%s: new cpus empty (old %s): an empty "
-			       "cpuset.cpus means 'inherit the parent's CPUs'; "
-			       "remove the cgroup instead",
-			       ch[i].cgroup, a);
-			return -EINVAL;
-		}
-		pl->mm[i] = ch[i].new_mems != 0;
-		if (!pl->mm[i] && ch[i].old_mems) {
-			np_errmsg(pl->err, pl->errlen,
-			       "%s: new mems empty: an empty cpuset.mems means "
-			       "'inherit the parent's nodes'",
-			       ch[i].cgroup);
-			return -EINVAL;
-		}
-		pl->depth[i] = path_depth(ch[i].cgroup);
-		pl->cur[i] = ch[i].old_cpus;
-		pl->curm[i] = ch[i].old_mems;
-	}
-	if ((r = find_ancestors(pl, ix))) {
-		np_errmsg(pl->err, pl->errlen, "out of memory");
-		return r;
-	}
-	for (int i = 0; i < pl->n; i++) {
-		pl->order_all[i] = i;
-		pl->ver[i] = 1;
-		if (ch[i].kind == NP_CGROUP_EXCLUSIVE)
-			pl->excl[pl->nexcl++] = i;
-	}
-	/* The target state itself must respect exclusivity. */
-	for (int i = 0; i < pl->n; i++) {
-		int nc, k = 0;
-		const int *cand = conflict_candidates(pl, i, &nc);
-
-		/* the same pairs (i, j > i) in the same order as all j */
-		while (k < nc && cand[k] <= i)
-			k++;
-		for (; k < nc; k++) {
-			int j = cand[k];
-			np_cpuset both;
-
-			if (!conflict(pl, i, j) ||
-			    !np_cpuset_intersects(&ch[i].new_cpus,
-						  &ch[j].new_cpus))
-				continue;
-			np_cpuset_and(&both, &ch[i].new_cpus, &ch[j].new_cpus);
-			cg_fmt_cpus(&ch[i].new_cpus, a, sizeof(a));
-			cg_fmt_cpus(&ch[j].new_cpus, b, sizeof(b));
-			cg_fmt_cpus(&both, c, sizeof(c));
-			np_errmsg(pl->err, pl->errlen,
-			       "target sets overlap: %s %s (%s) and %s %s (%s) "
-			       "share CPUs %s",
-			       kind_name(ch[i].kind), ch[i].cgroup, a,
-			       kind_name(ch[j].kind), ch[j].cgroup, b, c);
-			return -EINVAL;
-		}
-	}
-	/* What the cgroups conflicting with i are to get: fixed. */
-	for (int i = 0; i < pl->n; i++) {
-		int nc;
-		const int *cand = conflict_candidates(pl, i, &nc);
-		np_cpuset_zero(&pl->claim[i]);
-		for (int k = 0; k < nc; k++)
-			if (conflict(pl, i, cand[k]))
-				np_cpuset_or(&pl->claim[i], &pl->claim[i],
-					     &ch[cand[k]].new_cpus);
-	}
-	return 0;
-}
-
-static int validate(struct planner *pl)
-{
-	struct np_strmap ix = {0};
-	int r = validate_ix(pl, &ix);
-
-	np_strmap_free(&ix);
-	return r;
+	for (int i = 0; i < pl->n; i++)
+		pl->order[i] = i;
+	qsort_r(pl->order, (size_t)pl->n, sizeof(*pl->order),
+		top_down ? by_depth_up : by_depth_down, pl);
 }
 
 /* Limit t to what i's ancestors in the list hold now (when the target
@@ -499,6 +284,59 @@ static int deadlock(struct planner *pl)
 	return -EDEADLK;
 }
 
+/* widen_before() as a qsort_r comparator */
+static int by_widen(const void *a, const void *b, void *arg)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (x == y)
+		return 0;
+	return widen_before(arg, x, y) ? -1 : 1;
+}
+
+/*
+ * One bottom-up pass of releases (exclusive) and yields (shared): 1 when
+ * some write was emitted, 0 when none, < 0 on error.  *blocked: some
+ * cgroup still has CPUs to release or yield but cannot yet.
+ */
+static int release_pass(struct planner *pl, bool *blocked)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	bool progress = false;
+	np_cpuset t;
+	int r;
+
+	*blocked = false;
+	/* pl->order is bottom-up (set by the caller) */
+	for (int k = 0; k < pl->n; k++) {
+		int i = pl->order[k];
+
+		if (!pl->cm[i])
+			continue;
+		if (ch[i].kind == NP_CGROUP_EXCLUSIVE) {
+			if (!release_target(pl, i, &t)) {
+				if (!remember(pl, pl->m_inside, i,
+					      cur_inside_new))
+					*blocked = true;
+				continue;
+			}
+			r = emit_cpus(pl, i, NP_STEP_CPUS_RELEASE, &t);
+		} else {
+			if (!must_yield(pl, i))
+				continue;
+			if (!yield_target(pl, i, &t)) {
+				*blocked = true;
+				continue;
+			}
+			r = emit_cpus(pl, i, NP_STEP_CPUS_YIELD, &t);
+		}
+		if (r < 0)
+			return r;
+		progress = true;
+	}
+	return progress;
+}
+
 /*
  * Phase 2: until every cgroup holds (at least) its new set, repeatedly
  *  - bottom-up, let exclusive cgroups release CPUs outside their targets
@@ -508,11 +346,22 @@ static int deadlock(struct planner *pl)
  * Every write either removes CPUs outside the cgroup's target or adds CPUs
  * of its target, so the loop ends; no write adds a CPU a conflicting
  * cgroup holds.
+ *
+ * In O(n log n) for the common case (a first cycle: every cgroup only
+ * widens): a widen only adds CPUs to one cgroup, so
+ *  - it cannot make a cgroup earlier in the widen order able to widen (an
+ *    earlier one is no descendant of it, and more CPUs held only block
+ *    more): the next search resumes at the widened cgroup;
+ *  - a shared widen adds no CPU an exclusive cgroup is to get (targets do
+ *    not overlap), so it makes no release or yield possible unless one was
+ *    already waiting: the release pass is skipped until an exclusive
+ *    widen or a waiting release/yield.
+ * Any release or yield restarts both from the beginning.
  */
 static int exchange(struct planner *pl)
 {
-	const struct np_cgroup_change *ch = pl->ch;
-	int *wo, r = 0;
+	int *wo, r = 0, start = 0;
+	bool pass = true, blocked = false, pend_before = false;
 
 	/* widen candidates in preference order */
 	wo = malloc(sizeof(*wo) * (size_t)(pl->n > 0 ? pl->n : 1));
@@ -520,44 +369,25 @@ static int exchange(struct planner *pl)
 		np_errmsg(pl->err, pl->errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (int i = 0; i < pl->n; i++) {
-		int k = i;
-
-		while (k > 0 && widen_before(pl, i, wo[k - 1])) {
-			wo[k] = wo[k - 1];
-			k--;
-		}
-		wo[k] = i;
-	}
+	for (int i = 0; i < pl->n; i++)
+		wo[i] = i;
+	qsort_r(wo, (size_t)pl->n, sizeof(*wo), by_widen, pl);
 	for (;;) {
-		bool progress = false, pending = false;
-		int best = -1;
+		bool pending = pend_before, waiting = false;
+		int best = -1, bestk = -1;
 		np_cpuset t;
 
-		/* pl->order is bottom-up (set by the caller) */
-		for (int k = 0; k < pl->n; k++) {
-			int i = pl->order[k];
-
-			if (!pl->cm[i])
-				continue;
-			if (ch[i].kind == NP_CGROUP_EXCLUSIVE) {
-				if (!release_target(pl, i, &t))
-					continue;
-				r = emit_cpus(pl, i, NP_STEP_CPUS_RELEASE, &t);
-			} else {
-				if (!must_yield(pl, i) ||
-				    !yield_target(pl, i, &t))
-					continue;
-				r = emit_cpus(pl, i, NP_STEP_CPUS_YIELD, &t);
-			}
+		if (pass) {
+			r = release_pass(pl, &blocked);
 			if (r < 0)
 				goto cleanup;
-			progress = true;
+			if (r > 0) {
+				start = 0;
+				pend_before = false;
+				continue;
+			}
 		}
-		if (progress)
-			continue;
-
-		for (int k = 0; k < pl->n && best < 0; k++) {
+		for (int k = start; k < pl->n && best < 0; k++) {
 			int i = wo[k];
 
 			if (!pl->cm[i] ||
@@ -565,8 +395,12 @@ static int exchange(struct planner *pl)
 				continue;
 			pending = true;
 			addable(pl, i, &t);
-			if (!np_cpuset_empty(&t))
+			if (!np_cpuset_empty(&t)) {
 				best = i;
+				bestk = k;
+			} else {
+				waiting = true;
+			}
 		}
 		if (!pending) {
 			for (int i = 0; i < pl->n; i++)
@@ -585,6 +419,9 @@ static int exchange(struct planner *pl)
 		r = emit_cpus(pl, best, NP_STEP_CPUS_WIDEN, &t);
 		if (r < 0)
 			goto cleanup;
+		start = bestk;
+		pend_before = pend_before || waiting;
+		pass = blocked || pl->ch[best].kind == NP_CGROUP_EXCLUSIVE;
 	}
 cleanup:
 	free(wo);
@@ -661,7 +498,7 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 		r = -ENOMEM;
 		goto cleanup;
 	}
-	r = validate(&pl);
+	r = cg_plan_validate(&pl);
 	if (r < 0)
 		goto cleanup;
 	for (int i = 0; i < n; i++) {
