@@ -184,28 +184,27 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 {
 	char eff[64], old[256] = "", mark[64];
+	bool filled;
 	ssize_t n;
 	int fd;
 
 	snprintf(eff, sizeof(eff), "%s.effective", file);
 	snprintf(mark, sizeof(mark), ".%s.mirrored", file);
-	fd = openat(dirfd, eff, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, eff, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
-	n = read(fd, old, sizeof(old) - 1);
-	close(fd);
-	if (n > 0 && old[0] != '\n' &&
-	    faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW))
+	n = pread(fd, old, sizeof(old) - 1, 0);
+	filled = n > 0 && old[0] != '\n';
+	/* filled by a test, not by an earlier mirroring: keep it */
+	if (filled && faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		close(fd);
 		return;
-	fd = openat(dirfd, eff, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
-		(void)!write(fd, v, strlen(v));
-		close(fd);
 	}
-	fd = openat(dirfd, mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-		    0644);
-	if (fd >= 0)
-		close(fd);
+	if (!ftruncate(fd, 0))
+		(void)!pwrite(fd, v, strlen(v), 0);
+	close(fd);
+	if (!filled)
+		(void)!mknodat(dirfd, mark, S_IFREG | 0644, 0);
 }
 
 int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
@@ -288,11 +287,9 @@ static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 	char eb[128];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		int f = openat(
-		    fd, files[i],
-		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-
-		if (f < 0 && errno != EEXIST) {
+		/* one system call per file: mknod of a regular file */
+		if (mknodat(fd, files[i], S_IFREG | 0644, 0) &&
+		    errno != EEXIST) {
 			int r = -errno;
 
 			np_errmsg(err, errlen,
@@ -300,8 +297,6 @@ static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 			       files[i], cg_strerror(r, eb, sizeof(eb)));
 			return r;
 		}
-		if (f >= 0)
-			close(f);
 	}
 	return 0;
 }
@@ -376,35 +371,92 @@ static int walk_error(const struct np_cgroup_root *root, int dirfd,
 	return r;
 }
 
+/* The mount fd is on; 0 when statx cannot tell (then nothing is compared). */
+static uint64_t mount_id(int fd)
+{
+	struct statx x;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &x) ||
+	    !(x.stx_mask & STATX_MNT_ID))
+		return 0;
+	return x.stx_mnt_id;
+}
+
+/* Open (with CG_WALK_CREATE: create first) component comp below fd. */
+static int walk_step(const struct np_cgroup_root *root, int fd,
+		     const char *cur, const char *comp, const char *rel,
+		     unsigned int flags, bool *created, char *err,
+		     size_t errlen)
+{
+	const int of = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	char eb[128];
+	int nfd = openat(fd, comp, of);
+
+	*created = false;
+	if (nfd < 0 && errno == ENOENT && (flags & CG_WALK_CREATE)) {
+		if (mkdirat(fd, comp, 0755) == 0) {
+			*created = true;
+		} else if (errno != EEXIST) {
+			char disp[NP_CGROUP_PATH_MAX];
+			int r = -errno;
+
+			cg_display(root, cur, disp, sizeof(disp));
+			np_errmsg(err, errlen, "cannot create cgroup %s/%s: %s",
+				  disp, comp, cg_strerror(r, eb, sizeof(eb)));
+			return r;
+		}
+		nfd = openat(fd, comp, of);
+	}
+	if (nfd < 0)
+		return walk_error(root, fd, cur, comp, rel, -errno, err,
+				  errlen);
+	return nfd;
+}
+
+/* A descriptor of the walk's own: fd itself, or a duplicate of the
+ * caller's (borrowed) one. */
+static int own_fd(int fd, bool own, char *err, size_t errlen)
+{
+	char eb[128];
+	int r;
+
+	if (fd < 0 || own)
+		return fd;
+	if ((r = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		r = -errno;
+		np_errmsg(err, errlen, "cannot dup the cgroup directory fd: %s",
+			  cg_strerror(r, eb, sizeof(eb)));
+	}
+	return r;
+}
+
 int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 	    const char *rel, unsigned int flags, struct cg_dir *d, char *err,
 	    size_t errlen)
 {
-	char comp[NAME_MAX + 1], eb[128];
+	char comp[NAME_MAX + 1];
 	const char *p = rel;
-	int fd = -1, pfd = -1, r;
+	/* startfd is the caller's: duplicated only if the walk ends on it */
+	int fd = startfd, pfd = -1, r;
+	bool fd_own = false, pfd_own = false;
+	uint64_t mnt = 0;
 
 	d->fd = d->parent_fd = -1;
 	if (*rel) {
 		r = np_cgroup_path_check(rel, err, errlen);
 		if (r < 0)
 			return r;
+		mnt = mount_id(startfd);
 	}
 	if (snprintf(d->rel, sizeof(d->rel), "%s", start) >=
 	    (int)sizeof(d->rel)) {
 		np_errmsg(err, errlen, "cgroup path '%s' too long", start);
 		return -ENAMETOOLONG;
 	}
-	fd = fcntl(startfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0) {
-		r = -errno;
-		np_errmsg(err, errlen, "cannot dup the cgroup directory fd: %s",
-		       cg_strerror(r, eb, sizeof(eb)));
-		return r;
-	}
 	while (*p) {
 		size_t n = strcspn(p, "/");
-		bool created = false;
+		bool created;
+		uint64_t m;
 		int nfd;
 
 		memcpy(comp, p, n); /* n <= NAME_MAX: checked above */
@@ -416,54 +468,32 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 			if (r < 0)
 				goto fail;
 		}
-		nfd = openat(fd, comp,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0 && errno == ENOENT && (flags & CG_WALK_CREATE)) {
-			if (mkdirat(fd, comp, 0755) == 0) {
-				created = true;
-			} else if (errno != EEXIST) {
-				char disp[NP_CGROUP_PATH_MAX];
-
-				r = -errno;
-				cg_display(root, d->rel, disp, sizeof(disp));
-				np_errmsg(err, errlen,
-				       "cannot create cgroup %s/%s: %s", disp,
-				       comp, cg_strerror(r, eb, sizeof(eb)));
-				goto fail;
-			}
-			nfd = openat(fd, comp,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					 O_CLOEXEC);
-		}
-		if (nfd < 0) {
-			r = walk_error(root, fd, d->rel, comp, rel, -errno, err,
-				       errlen);
+		nfd = r = walk_step(root, fd, d->rel, comp, rel, flags,
+				    &created, err, errlen);
+		if (r < 0)
 			goto fail;
-		}
 		/* O_NOFOLLOW stops symlinks, not bind mounts: a component on
 		 * another mount than its parent leads out of the tree. */
-		{
-			struct statx a, b;
-			if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &a) == 0 &&
-			    statx(nfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &b) == 0 &&
-			    (a.stx_mask & b.stx_mask & STATX_MNT_ID) &&
-			    a.stx_mnt_id != b.stx_mnt_id) {
-				char disp[NP_CGROUP_PATH_MAX];
-				close(nfd);
-				cg_display(root, d->rel, disp, sizeof(disp));
-				np_errmsg(err, errlen,
-				       "cgroup path %s/%s is a mount point (a bind "
-				       "mount?): refusing to follow it out of the "
-				       "managed tree",
-				       disp, comp);
-				r = -EXDEV;
-				goto fail;
-			}
+		m = mount_id(nfd);
+		if (mnt && m && m != mnt) {
+			char disp[NP_CGROUP_PATH_MAX];
+			close(nfd);
+			cg_display(root, d->rel, disp, sizeof(disp));
+			np_errmsg(err, errlen,
+				  "cgroup path %s/%s is a mount point (a bind "
+				  "mount?): refusing to follow it out of the "
+				  "managed tree",
+				  disp, comp);
+			r = -EXDEV;
+			goto fail;
 		}
-		if (pfd >= 0)
+		mnt = m;
+		if (pfd_own)
 			close(pfd);
 		pfd = fd;
+		pfd_own = fd_own;
 		fd = nfd;
+		fd_own = true;
 		{
 			char next[NP_CGROUP_PATH_MAX];
 
@@ -485,14 +515,21 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 				goto fail;
 		}
 	}
+	if ((r = own_fd(fd, fd_own, err, errlen)) < 0)
+		goto fail;
+	fd = r;
+	fd_own = true;
+	if ((r = own_fd(pfd, pfd_own, err, errlen)) < 0)
+		goto fail;
+	pfd = r;
 	d->fd = fd;
 	d->parent_fd = pfd;
 	cg_display(root, d->rel, d->disp, sizeof(d->disp));
 	return 0;
 fail:
-	if (fd >= 0)
+	if (fd_own)
 		close(fd);
-	if (pfd >= 0)
+	if (pfd_own)
 		close(pfd);
 	return r;
 }

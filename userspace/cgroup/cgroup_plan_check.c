@@ -57,7 +57,7 @@ static int find_ancestors(struct planner *pl, const struct np_strmap *ix)
 static int validate_ix(struct planner *pl, struct np_strmap *ix)
 {
 	const struct np_cgroup_change *ch = pl->ch;
-	char a[160], b[160], c[160], pe[256];
+	char a[160], pe[256];
 	int r;
 
 	for (int i = 0; i < pl->n; i++) {
@@ -116,11 +116,78 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 		if (ch[i].kind == NP_CGROUP_EXCLUSIVE)
 			pl->excl[pl->nexcl++] = i;
 	}
-	/* The target state itself must respect exclusivity. */
+	return 0;
+}
+
+/*
+ * What makes the overlap check and the claims O(n) when few cgroups nest:
+ * a cgroup with no ancestor and no descendant among the changes ("solo")
+ * conflicts with every other managed exclusive cgroup (and, exclusive
+ * itself, with every other managed one), so unions over all of them
+ * answer for it.
+ */
+struct solo_ix {
+	bool *solo;
+	np_cpuset u_excl; /* new CPUs of the managed exclusive cgroups */
+	np_cpuset u_all;  /* new CPUs of every managed cgroup */
+	np_cpuset multi;  /* new CPUs of two managed cgroups or more */
+};
+
+static int solo_index(const struct planner *pl, struct solo_ix *x)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+
+	x->solo = malloc(sizeof(*x->solo) * (size_t)(pl->n ? pl->n : 1));
+	if (!x->solo)
+		return -ENOMEM;
+	for (int j = 0; j < pl->n; j++)
+		x->solo[j] = pl->anc_start[j] == pl->anc_start[j + 1];
+	for (int j = 0; j < pl->n; j++)
+		for (int k = pl->anc_start[j]; k < pl->anc_start[j + 1]; k++)
+			x->solo[pl->anc_list[k]] = false;
+	np_cpuset_zero(&x->u_excl);
+	np_cpuset_zero(&x->u_all);
+	np_cpuset_zero(&x->multi);
+	for (int j = 0; j < pl->n; j++) {
+		np_cpuset both;
+
+		if (!pl->cm[j])
+			continue;
+		np_cpuset_and(&both, &x->u_all, &ch[j].new_cpus);
+		np_cpuset_or(&x->multi, &x->multi, &both);
+		np_cpuset_or(&x->u_all, &x->u_all, &ch[j].new_cpus);
+		if (ch[j].kind == NP_CGROUP_EXCLUSIVE)
+			np_cpuset_or(&x->u_excl, &x->u_excl, &ch[j].new_cpus);
+	}
+	return 0;
+}
+
+/* Solo i's target overlaps no conflicting cgroup's: nothing to check. */
+static bool solo_clear(const struct planner *pl, const struct solo_ix *x,
+		       int i)
+{
+	const np_cpuset *t = &pl->ch[i].new_cpus;
+
+	if (!x->solo[i] || !pl->cm[i])
+		return false;
+	if (pl->ch[i].kind == NP_CGROUP_SHARED)
+		return !np_cpuset_intersects(t, &x->u_excl);
+	return !np_cpuset_intersects(t, &x->multi);
+}
+
+/* The target state itself must respect exclusivity. */
+static int check_overlap(struct planner *pl, const struct solo_ix *x)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+	char a[160], b[160], c[160];
+
 	for (int i = 0; i < pl->n; i++) {
 		int nc, k = 0;
-		const int *cand = conflict_candidates(pl, i, &nc);
+		const int *cand;
 
+		if (solo_clear(pl, x, i))
+			continue;
+		cand = conflict_candidates(pl, i, &nc);
 		/* the same pairs (i, j > i) in the same order as all j */
 		while (k < nc && cand[k] <= i)
 			k++;
@@ -144,24 +211,51 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 			return -EINVAL;
 		}
 	}
-	/* What the cgroups conflicting with i are to get: fixed. */
+	return 0;
+}
+
+/*
+ * What the cgroups conflicting with i are to get: fixed.  For a solo i,
+ * the union over all of them: every exclusive one's for a shared i; every
+ * other one's for an exclusive i, which (targets checked) is the union of
+ * all but its own.
+ */
+static void fill_claims(struct planner *pl, const struct solo_ix *x)
+{
+	const struct np_cgroup_change *ch = pl->ch;
+
 	for (int i = 0; i < pl->n; i++) {
 		int nc;
-		const int *cand = conflict_candidates(pl, i, &nc);
+		const int *cand;
+
 		np_cpuset_zero(&pl->claim[i]);
+		if (x->solo[i] && pl->cm[i]) {
+			if (ch[i].kind == NP_CGROUP_SHARED)
+				pl->claim[i] = x->u_excl;
+			else
+				np_cpuset_andnot(&pl->claim[i], &x->u_all,
+						 &ch[i].new_cpus);
+			continue;
+		}
+		cand = conflict_candidates(pl, i, &nc);
 		for (int k = 0; k < nc; k++)
 			if (conflict(pl, i, cand[k]))
 				np_cpuset_or(&pl->claim[i], &pl->claim[i],
 					     &ch[cand[k]].new_cpus);
 	}
-	return 0;
 }
 
 int cg_plan_validate(struct planner *pl)
 {
 	struct np_strmap ix = {0};
+	struct solo_ix x = {0};
 	int r = validate_ix(pl, &ix);
 
 	np_strmap_free(&ix);
+	if (!r && (r = solo_index(pl, &x)))
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+	if (!r && !(r = check_overlap(pl, &x)))
+		fill_claims(pl, &x);
+	free(x.solo);
 	return r;
 }
