@@ -82,6 +82,98 @@ static void test_sockets_match_definition(void **state)
 	assert_true(compared > 1000);
 }
 
+/*
+ * The explicit hint list against its definition: every node set, in
+ * decreasing numeric order, that np_provider_feasible() accepts, with
+ * np_provider_preferred()'s flag.  Random providers of each kind, on
+ * scattered node ids, with memory groups in use and required nodes.
+ */
+static void test_hints_match_definition(void **state)
+{
+	static struct np_hint got[1 << 12], want[1 << 12];
+	unsigned seed = 1127;
+	int lists = 0, hints = 0;
+
+	(void)state;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct np_provider p;
+		int nodes = 1 + (int)(rand_r(&seed) % 12), ng = 0, nw = 0;
+		np_nodemask ids = 0;
+
+		random_provider(&p, &seed, nodes, 1 + (int)(rand_r(&seed) % 4));
+		p.kind = (enum np_provider_kind)(1 + rand_r(&seed) % 3);
+		p.by_socket = rand_r(&seed) % 2;
+		/* node ids spread over 0..63 instead of 0..nodes-1 */
+		for (int i = 0; i < nodes; i++) {
+			int id;
+			do
+				id = (int)(rand_r(&seed) % 64);
+			while (ids & NP_NODEMASK_BIT(id));
+			ids |= NP_NODEMASK_BIT(id);
+		}
+		{
+			struct np_provider q = p;
+			int i = 0;
+
+			memset(q.avail, 0, sizeof(q.avail));
+			memset(q.total, 0, sizeof(q.total));
+			NP_NODEMASK_FOREACH(id, ids)
+			{
+				for (int r = 0; r < p.nres; r++) {
+					q.avail[r][id] = p.avail[r][i];
+					q.total[r][id] = p.total[r][i];
+				}
+				q.socket_of_node[id] = p.socket_of_node[i];
+				i++;
+			}
+			q.nodes = ids;
+			p = q;
+		}
+		if (rand_r(&seed) % 4 == 0)
+			p.must = ids & (np_nodemask)rand_r(&seed) &
+				 ((np_nodemask)rand_r(&seed) << 32 |
+				  (np_nodemask)rand_r(&seed));
+		if (p.kind == NP_PROV_MEMORY)
+			NP_NODEMASK_FOREACH(id, ids)
+			if (rand_r(&seed) % 3 == 0) {
+				p.used[id] = true;
+				p.group[id] = rand_r(&seed) % 2
+						  ? NP_NODEMASK_BIT(id)
+						  : ids & ~(np_nodemask)rand_r(
+							      &seed);
+			}
+		if (np_provider_finish(&p))
+			continue;
+		ng = np_provider_hints(&p, got);
+		for (np_nodemask m = p.nodes; m; m = (m - 1) & p.nodes)
+			if (np_provider_feasible(&p, m)) {
+				want[nw].mask = m;
+				want[nw].preferred =
+				    np_provider_preferred(&p, m);
+				nw++;
+			}
+		if (ng != nw)
+			fail_msg("iteration %d: %d hints, the definition "
+				 "gives %d",
+				 iter, ng, nw);
+		for (int k = 0; k < nw; k++)
+			if (got[k].mask != want[k].mask ||
+			    got[k].preferred != want[k].preferred ||
+			    got[k].any)
+				fail_msg("iteration %d, hint %d: 0x%llx%s, the "
+					 "definition gives 0x%llx%s",
+					 iter, k,
+					 (unsigned long long)got[k].mask,
+					 got[k].preferred ? " preferred" : "",
+					 (unsigned long long)want[k].mask,
+					 want[k].preferred ? " preferred" : "");
+		lists++;
+		hints += nw;
+	}
+	print_message("  %d hint lists, %d hints compared\n", lists, hints);
+	assert_true(lists > 1000 && hints > 10000);
+}
+
 /* 64 nodes on 8 sockets (8 nodes each, 4 units per node): a request of
  * 70 units needs 3 sockets (32 per socket); at once, not after 2^64
  * node sets. */
@@ -122,6 +214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sockets_match_definition),
 		cmocka_unit_test(test_sockets_64_nodes),
+		cmocka_unit_test(test_hints_match_definition),
 	};
 	return cmocka_run_group_tests_name("hints", tests, NULL, NULL);
 }

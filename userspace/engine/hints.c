@@ -168,25 +168,32 @@ int np_provider_finish(struct np_provider *p)
 	return 0;
 }
 
-bool np_provider_feasible(const struct np_provider *p, np_nodemask m)
+/* Every rule of np_provider_feasible() but the sums. */
+static bool rules_allow(const struct np_provider *p, np_nodemask m)
 {
-	if (p->kind == NP_PROV_NONE)
-		return true;
 	if (!m || (m & ~p->nodes) || (p->must & ~m))
 		return false;
 	if (p->kind == NP_PROV_MEMORY) {
+		int width = np_nodemask_count(m);
+
 		NP_NODEMASK_FOREACH(n, m)
 		{
 			if (!p->used[n])
 				continue;
-			if (np_nodemask_count(m) == 1 &&
-			    np_nodemask_count(p->group[n]) > 1)
+			if (width == 1 && np_nodemask_count(p->group[n]) > 1)
 				return false;
-			if (np_nodemask_count(m) > 1 && p->group[n] != m)
+			if (width > 1 && p->group[n] != m)
 				return false;
 		}
 	}
-	return sums_reach(p->avail, p->nres, p->request, m);
+	return true;
+}
+
+bool np_provider_feasible(const struct np_provider *p, np_nodemask m)
+{
+	if (p->kind == NP_PROV_NONE)
+		return true;
+	return rules_allow(p, m) && sums_reach(p->avail, p->nres, p->request, m);
 }
 
 bool np_provider_preferred(const struct np_provider *p, np_nodemask m)
@@ -196,11 +203,10 @@ bool np_provider_preferred(const struct np_provider *p, np_nodemask m)
 	return np_nodemask_count(m) == p->min_width;
 }
 
-int np_provider_hints(const struct np_provider *p, struct np_hint *hints)
+static int hints_one_by_one(const struct np_provider *p, struct np_hint *hints)
 {
 	int k = 0;
-	/* Submasks in decreasing numeric order; order does not matter to
-	 * the merge, which is a total order. */
+
 	for (np_nodemask m = p->nodes; m; m = (m - 1) & p->nodes) {
 		if (!np_provider_feasible(p, m))
 			continue;
@@ -209,6 +215,65 @@ int np_provider_hints(const struct np_provider *p, struct np_hint *hints)
 		hints[k].preferred = np_provider_preferred(p, m);
 		k++;
 	}
+	return k;
+}
+
+/*
+ * Submasks in decreasing numeric order; order does not matter to the
+ * merge, which is a total order.  Each submask's free amounts come from a
+ * table filled once, a submask's sum being that of the submask without its
+ * lowest node plus that node's (instead of a sum over its nodes for each).
+ * Subset index i stands for the mask of nodes ids[j] for the bits j of i:
+ * ids ascending, so i and its mask have the same order.
+ */
+int np_provider_hints(const struct np_provider *p, struct np_hint *hints)
+{
+	int ids[NP_MAX_NUMA], w = 0, nr = p->nres, k = 0;
+	np_nodemask *mask;
+	uint64_t *sum;
+	size_t n;
+
+	NP_NODEMASK_FOREACH(id, p->nodes)
+	ids[w++] = id;
+	if (p->kind == NP_PROV_NONE || w > NP_HINTS_EXPLICIT_MAX_NODES ||
+	    nr < 1 || nr > NP_PROV_MAX_RES)
+		return hints_one_by_one(p, hints);
+	n = (size_t)1 << w;
+	mask = malloc(sizeof(*mask) * n);
+	sum = malloc(sizeof(*sum) * n * (size_t)nr);
+	if (!mask || !sum) {
+		free(mask);
+		free(sum);
+		return hints_one_by_one(p, hints);
+	}
+	mask[0] = 0;
+	for (int r = 0; r < nr; r++)
+		sum[r] = 0;
+	for (size_t i = 1; i < n; i++) {
+		size_t prev = i & (i - 1);
+		int node = ids[__builtin_ctzll((unsigned long long)i)];
+
+		mask[i] = mask[prev] | ((np_nodemask)1 << node);
+		for (int r = 0; r < nr; r++)
+			sum[i * (size_t)nr + (size_t)r] =
+			    sum[prev * (size_t)nr + (size_t)r] +
+			    p->avail[r][node];
+	}
+	for (size_t i = n - 1; i > 0; i--) {
+		const uint64_t *s = &sum[i * (size_t)nr];
+		bool reach = true;
+
+		for (int r = 0; r < nr && reach; r++)
+			reach = s[r] >= p->request[r];
+		if (!reach || !rules_allow(p, mask[i]))
+			continue;
+		hints[k].mask = mask[i];
+		hints[k].any = false;
+		hints[k].preferred = np_provider_preferred(p, mask[i]);
+		k++;
+	}
+	free(mask);
+	free(sum);
 	return k;
 }
 
