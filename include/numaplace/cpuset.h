@@ -42,6 +42,8 @@ int np_cpuset_count_and(const np_cpuset *a, const np_cpuset *b);
  * CPU past them (a topology's sets: np_cpuset_words(t->max_cpu)). */
 int np_cpuset_count_and_n(const np_cpuset *a, const np_cpuset *b,
 			  int nwords);
+bool np_cpuset_intersects_n(const np_cpuset *a, const np_cpuset *b,
+			    int nwords);
 /* Lowest set CPU >= from, or -1. */
 int np_cpuset_next(const np_cpuset *s, int from);
 #define np_cpuset_first(s) np_cpuset_next((s), 0)

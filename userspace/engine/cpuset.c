@@ -112,6 +112,17 @@ int np_cpuset_count_and_n(const np_cpuset *a, const np_cpuset *b,
 	return n;
 }
 
+bool np_cpuset_intersects_n(const np_cpuset *a, const np_cpuset *b,
+			    int nwords)
+{
+	if (nwords > NP_CPUSET_WORDS)
+		nwords = NP_CPUSET_WORDS;
+	for (int i = 0; i < nwords; i++)
+		if (a->w[i] & b->w[i])
+			return true;
+	return false;
+}
+
 int np_cpuset_next(const np_cpuset *s, int from)
 {
 	if (from < 0)

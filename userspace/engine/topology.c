@@ -335,9 +335,12 @@ struct np_topology *np_topology_dup(const struct np_topology *t)
 np_nodemask np_topology_nodes_of(const struct np_topology *t,
 				 const np_cpuset *s)
 {
+	/* a node's CPUs are below max_cpu: no word past them can meet s */
+	int nw = np_cpuset_words(t->max_cpu);
 	np_nodemask m = 0;
+
 	for (int i = 0; i < t->nnuma; i++)
-		if (np_cpuset_intersects(&t->numa[i].u.cpus, s))
+		if (np_cpuset_intersects_n(&t->numa[i].u.cpus, s, nw))
 			m |= NP_NODEMASK_BIT(t->numa[i].u.id);
 	return m;
 }
