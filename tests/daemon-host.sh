@@ -290,6 +290,22 @@ sleep 1
 c1=$(evcycles)
 sleep 2
 check "then quiet: no cycle in 2 s ($c1 -> $(evcycles))" test "$(evcycles)" = "$c1"
+# "wait": "durable": answered once saved; with a 60 s period only the
+# cycle the daemon runs right after its answer writes the cgroup.
+wcpus=$(printf '{"name":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' |
+	"$build/numaplace" admit -f - --wait durable --json --socket "$ev/np.sock" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["cpuset"])')
+webcpus() { cat "$ev/cg/numaplace.slice/web/cpuset.cpus" 2>/dev/null; }
+for _ in $(seq 30); do [ -n "$wcpus" ] && [ "$(webcpus)" = "$wcpus" ] && break; sleep 0.1; done
+check "wait durable: admitted ($wcpus), and the cycle after the answer wrote web's cgroup ($(webcpus))" \
+	test -n "$wcpus" -a "$(webcpus)" = "$wcpus"
+check "wait durable: the saved state has web" sh -c "cat '$ev/state/state.json' '$ev/state/journal' 2>/dev/null | grep -q '\"web\"'"
+"$build/numaplace" release --wait durable --socket "$ev/np.sock" web >/dev/null
+# a fake tree's cgroup cannot be removed (plain files in it): the cycle
+# right after the answer moves it to the shared pool
+for _ in $(seq 30); do [ "$(webcpus)" != "$wcpus" ] && break; sleep 0.1; done
+check "wait durable: a release is in force right after the answer (web $wcpus -> $(webcpus))" \
+	test -n "$(webcpus)" -a "$(webcpus)" != "$wcpus"
 kill -TERM "$dpid"
 wait "$dpid"
 

@@ -44,6 +44,9 @@ int cli_usage(void (*usage)(FILE *f), int c);
 /* After getopt: true when no operand follows the options; else says
  * "numaplace CMD: unexpected argument 'X'" and is false. */
 bool cli_no_operands(const char *cmd, int argc, char **argv);
+/* --wait WHAT of admit and release: "enforced" or "durable" (the
+ * request's "wait"); false after saying what is wrong. */
+bool cli_wait_arg(const char *cmd, const char *what);
 /*
  * One request to numaplaced at sock: 0 with *resp set when it answered
  * "ok":true. Otherwise -1, *resp NULL, and the message printed:

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int cli_usage(void (*usage)(FILE *f), int c)
@@ -15,6 +16,17 @@ int cli_usage(void (*usage)(FILE *f), int c)
 	}
 	usage(stderr);
 	return NP_EXIT_USAGE;
+}
+
+bool cli_wait_arg(const char *cmd, const char *what)
+{
+	if (!strcmp(what, "enforced") || !strcmp(what, "durable"))
+		return true;
+	fprintf(stderr,
+		"numaplace %s: --wait: expected enforced or durable, not "
+		"'%s' (see 'numaplace %s --help')\n",
+		cmd, what, cmd);
+	return false;
 }
 
 bool cli_no_operands(const char *cmd, int argc, char **argv)

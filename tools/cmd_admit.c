@@ -14,7 +14,8 @@ static void admit_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: numaplace admit -f SPEC [--json] [--socket PATH]\n"
+	    "usage: numaplace admit -f SPEC [--wait WHAT] [--json] [--socket "
+	    "PATH]\n"
 	    "\n"
 	    "Validates the workload spec SPEC (README, \"Workload spec\"),\n"
 	    "asks numaplaced to admit it and prints the decision:\n"
@@ -22,6 +23,9 @@ static void admit_usage(FILE *f)
 	    "  rejected web: REASON (resource cpu)\n"
 	    "\n"
 	    "  -f, --file SPEC      the spec file, - for stdin\n"
+	    "  -w, --wait WHAT      answer once the placement is enforced (the\n"
+	    "                       default: cgroups written) or durable (saved;\n"
+	    "                       numaplaced writes the cgroups right after)\n"
 	    "  -j, --json           print the decision as JSON\n"
 	    "  -s, --socket PATH    control socket (default %s)\n"
 	    "  -h, --help           this text\n"
@@ -37,21 +41,27 @@ int cmd_admit(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"file", required_argument, NULL, 'f'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"wait", required_argument, NULL, 'w'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *file = NULL, *sock = NP_CTL_DEFAULT_SOCKET;
+	const char *file = NULL, *sock = NP_CTL_DEFAULT_SOCKET, *wait = NULL;
 	json_t *spec = NULL, *req = NULL, *resp = NULL;
 	const json_t *dec;
 	bool as_json = false;
 	char err[1024];
 	int c, r, rc = NP_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "f:js:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:jw:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			file = optarg;
+			break;
+		case 'w':
+			if (!cli_wait_arg("admit", optarg))
+				return NP_EXIT_USAGE;
+			wait = optarg;
 			break;
 		case 'j':
 			as_json = true;
@@ -76,6 +86,11 @@ int cmd_admit(int argc, char **argv)
 		return r == -ENOMEM ? NP_EXIT_FAIL : NP_EXIT_USAGE;
 	}
 	req = json_pack("{s:s,s:O}", "op", "admit", "spec", spec);
+	if (req && wait &&
+	    json_object_set_new(req, "wait", json_string(wait))) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (cli_ctl_request("admit", sock, req, &resp))
 		goto out;
 	dec = json_object_get(resp, "decision");

@@ -11,8 +11,9 @@ static void release_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: numaplace release [--socket PATH] NAME\n"
-	    "       numaplace release [--socket PATH] --container ID\n"
+	    "usage: numaplace release [--wait WHAT] [--socket PATH] NAME\n"
+	    "       numaplace release [--wait WHAT] [--socket PATH] "
+	    "--container ID\n"
 	    "\n"
 	    "Asks numaplaced to release the workload NAME, or the workload\n"
 	    "of the OCI container ID: its exclusive CPUs, memory and devices\n"
@@ -21,6 +22,9 @@ static void release_usage(FILE *f)
 	    "\n"
 	    "  -c, --container ID   the container's id (as numaplace oci-hook\n"
 	    "                       admitted it)\n"
+	    "  -w, --wait WHAT      answer once the release is enforced (the\n"
+	    "                       default: cgroups written) or durable (saved;\n"
+	    "                       numaplaced writes the cgroups right after)\n"
 	    "  -s, --socket PATH    control socket (default %s)\n"
 	    "  -h, --help           this text\n"
 	    "\n"
@@ -29,20 +33,38 @@ static void release_usage(FILE *f)
 	    NP_CTL_DEFAULT_SOCKET);
 }
 
+/* req with "wait" when given; NULL (out of memory) frees req */
+static json_t *with_wait(json_t *req, const char *wait)
+{
+	if (req && wait &&
+	    json_object_set_new(req, "wait", json_string(wait))) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
 int cmd_release(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"socket", required_argument, NULL, 's'},
 	    {"container", required_argument, NULL, 'c'},
+	    {"wait", required_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *sock = NP_CTL_DEFAULT_SOCKET, *name, *ctr = NULL;
+	const char *sock = NP_CTL_DEFAULT_SOCKET, *name, *ctr = NULL,
+		   *wait = NULL;
 	json_t *req, *resp = NULL;
 	int c, rc = NP_EXIT_FAIL;
 
-	while ((c = getopt_long(argc, argv, "s:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:c:w:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'w':
+			if (!cli_wait_arg("release", optarg))
+				return NP_EXIT_USAGE;
+			wait = optarg;
+			break;
 		case 's':
 			sock = optarg;
 			break;
@@ -61,6 +83,7 @@ int cmd_release(int argc, char **argv)
 			return NP_EXIT_USAGE;
 		}
 		req = json_pack("{s:s,s:s}", "op", "release", "container", ctr);
+		req = with_wait(req, wait);
 		if (!cli_ctl_request("release", sock, req, &resp)) {
 			const char *n = json_string_value(
 			    json_object_get(resp, "name"));
@@ -85,6 +108,7 @@ int cmd_release(int argc, char **argv)
 	}
 	name = argv[optind];
 	req = json_pack("{s:s,s:s}", "op", "release", "name", name);
+	req = with_wait(req, wait);
 	if (!cli_ctl_request("release", sock, req, &resp)) {
 		printf("released %s\n", name);
 		rc = NP_EXIT_OK;

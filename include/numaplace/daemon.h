@@ -209,6 +209,9 @@ struct np_daemon {
 	 * run as soon as the loop has served signals and the socket. */
 	bool scan_more;
 	uint64_t scan_deadline_us; /* CLOCK_MONOTONIC */
+	/* A request answered once durable ("wait": "durable") changed the
+	 * state: the loop runs a cycle right after its answers are sent. */
+	bool cycle_due;
 	/* online CPUs the topology has offline (offline at start): said */
 	np_cpuset unknown_online;
 	/* the managed parent is known not to be a partition root (checked

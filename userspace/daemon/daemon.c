@@ -516,6 +516,9 @@ int np_daemon_run(struct np_daemon *d)
 				np_ctl_server_dispatch(d->ctl);
 			}
 		}
+		/* after the answers of "wait": "durable" requests */
+		if (d->cycle_due)
+			np_daemon_reconcile(d);
 		enforcer_events(d);
 		publish(d);
 	}

@@ -703,6 +703,7 @@ int np_daemon_reconcile(struct np_daemon *d)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	d->n.cycles++;
+	d->cycle_due = false; /* this cycle serves any pending one */
 	if (d->enf)
 		d->enf->ops->cycle(d->enf); /* cgroups are read once a cycle */
 	np_daemon_hotplug(d);

@@ -100,19 +100,55 @@ static json_t *op_status(struct np_daemon *d, const json_t *req)
 	return json_pack("{s:b,s:o}", "ok", 1, "status", np_daemon_status(d));
 }
 
+/*
+ * "wait" of admit and release: "enforced" (the default) answers once the
+ * cycle that puts the change in force has run; "durable" answers once the
+ * change is saved, and the cycle runs right after the answers of this
+ * batch of requests are sent (np_daemon_run).  0, or -EINVAL with *err.
+ */
+static int parse_wait(const json_t *req, bool *durable, json_t **err)
+{
+	const json_t *w = json_object_get(req, "wait");
+	const char *s = json_string_value(w);
+
+	*durable = false;
+	if (!w || (s && !strcmp(s, "enforced")))
+		return 0;
+	if (s && !strcmp(s, "durable")) {
+		*durable = true;
+		return 0;
+	}
+	*err = np_ctl_error("wait: expected \"enforced\" (answer once the "
+			    "change is in force, the default) or \"durable\" "
+			    "(answer once it is saved)");
+	return -EINVAL;
+}
+
+/* Put the saved change in force now, or right after the answer. */
+static void in_force(struct np_daemon *d, bool durable)
+{
+	if (durable)
+		d->cycle_due = true;
+	else
+		np_daemon_reconcile(d);
+}
+
 static json_t *op_admit(struct np_daemon *d, const json_t *req)
 {
 	const json_t *spec = json_object_get(req, "spec");
 	struct np_decision dec;
 	char err[1024];
-	json_t *res;
+	json_t *res = NULL;
+	bool durable;
 
 	if (!json_is_object(spec))
 		return np_ctl_error("spec: expected a workload spec object");
+	if (parse_wait(req, &durable, &res))
+		return res;
 	if (np_daemon_admit_again(d, spec, &dec)) {
 		res = json_pack("{s:b,s:o,s:b}", "ok", 1, "decision",
 				np_decision_to_json(&d->st, &dec), "again", 1);
-		np_daemon_reconcile(d); /* in force when answered */
+		in_force(d, durable);
 		return res;
 	}
 	if (np_daemon_admit(d, spec, NULL, &dec, err, sizeof(err)))
@@ -120,14 +156,15 @@ static json_t *op_admit(struct np_daemon *d, const json_t *req)
 	res = json_pack("{s:b,s:o}", "ok", 1, "decision",
 			np_decision_to_json(&d->st, &dec));
 	if (dec.admitted)
-		np_daemon_reconcile(d); /* apply now, not in 10 s */
+		in_force(d, durable); /* now, not in 10 s */
 	return res;
 }
 
 /* {"op":"release","container":ID} (the OCI hook's poststop): an unknown
  * or already released container is not an error (the runtime calls it
  * once per container, whatever happened before). */
-static json_t *release_container(struct np_daemon *d, const json_t *cj)
+static json_t *release_container(struct np_daemon *d, const json_t *cj,
+				 bool durable)
 {
 	const char *id = json_string_value(cj);
 	char name[NP_NAME_MAX];
@@ -147,7 +184,7 @@ static json_t *release_container(struct np_daemon *d, const json_t *cj)
 		return np_ctl_error("release %s: the state could not be saved "
 				    "(%s); it stays admitted, nothing changed",
 				    name, strerror(-r));
-	np_daemon_reconcile(d);
+	in_force(d, durable);
 	return json_pack("{s:b,s:b,s:s}", "ok", 1, "released", 1, "name",
 			 name);
 }
@@ -157,12 +194,16 @@ static json_t *op_release(struct np_daemon *d, const json_t *req)
 	const json_t *nj = json_object_get(req, "name"),
 		     *cj = json_object_get(req, "container");
 	const char *name = json_string_value(nj);
+	json_t *werr = NULL;
+	bool durable;
 	int r;
 
 	if (nj && cj)
 		return np_ctl_error("release: name or container, not both");
+	if (parse_wait(req, &durable, &werr))
+		return werr;
 	if (cj)
-		return release_container(d, cj);
+		return release_container(d, cj, durable);
 	if (!nj)
 		return np_ctl_error("name: required field is missing");
 	if (!name)
@@ -174,7 +215,7 @@ static json_t *op_release(struct np_daemon *d, const json_t *req)
 		return np_ctl_error("release %s: the state could not be saved "
 				    "(%s); it stays admitted, nothing changed",
 				    name, strerror(-r));
-	np_daemon_reconcile(d);
+	in_force(d, durable);
 	return json_pack("{s:b}", "ok", 1);
 }
 
@@ -316,8 +357,8 @@ static const struct {
 	json_t *(*fn)(struct np_daemon *d, const json_t *req);
 	const char *keys[4]; /* besides "op" (NULL-ended) */
 } ops[] = {
-	{"status", op_status, {NULL}},	     {"admit", op_admit, {"spec"}},
-	{"release", op_release, {"name", "container"}},
+	{"status", op_status, {NULL}},	     {"admit", op_admit, {"spec", "wait"}},
+	{"release", op_release, {"name", "container", "wait"}},
 	{"events", op_events, {"limit"}},
 	{"plan", op_plan, {"request"}},	     {"reload", op_reload, {NULL}},
 	{"export", op_export, {"format", "node_name"}},
