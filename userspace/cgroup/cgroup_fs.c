@@ -181,29 +181,34 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 	return r;
 }
 
+/* A fake tree's effective file: the written value, rewritten in place
+ * (pwrite, then cut to its length: tmpfs keeps the file's page). */
 static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 {
 	char eff[64], old[256] = "", mark[64];
-	bool filled;
+	size_t len = strlen(v);
+	bool mirrored;
 	ssize_t n;
 	int fd;
 
 	snprintf(eff, sizeof(eff), "%s.effective", file);
 	snprintf(mark, sizeof(mark), ".%s.mirrored", file);
+	mirrored = !faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW);
 	fd = openat(dirfd, eff, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
-	n = pread(fd, old, sizeof(old) - 1, 0);
-	filled = n > 0 && old[0] != '\n';
-	/* filled by a test, not by an earlier mirroring: keep it */
-	if (filled && faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW)) {
-		close(fd);
-		return;
+	if (!mirrored) {
+		/* filled by a test, not by an earlier mirroring: keep it */
+		n = pread(fd, old, sizeof(old) - 1, 0);
+		if (n > 0 && old[0] != '\n') {
+			close(fd);
+			return;
+		}
 	}
-	if (!ftruncate(fd, 0))
-		(void)!pwrite(fd, v, strlen(v), 0);
+	if (pwrite(fd, v, len, 0) == (ssize_t)len)
+		(void)!ftruncate(fd, (off_t)len);
 	close(fd);
-	if (!filled)
+	if (!mirrored)
 		(void)!mknodat(dirfd, mark, S_IFREG | 0644, 0);
 }
 
