@@ -40,7 +40,11 @@
  * O_CREAT|O_EXCL|O_CLOEXEC|O_NOFOLLOW, mode 0600, written completely,
  * fsync'd, renamed over state.json, and the directory is fsync'd. A crash
  * at any point leaves either the old or the new state.json. Loading
- * removes temp files left behind by such a crash.
+ * removes temp files left behind by such a crash. The text is written as
+ * it is built, one workload at a time, and the checksum computed on the
+ * way: a save holds one workload's JSON in memory, never the whole
+ * document (the text is the same as np_statefile_document_seq() dumped
+ * whole with JSON_INDENT(1) | JSON_SORT_KEYS, and a newline).
  *
  * One process owns a state directory; these functions do no locking.
  * Nothing here touches cgroups or the daemon.
@@ -80,6 +84,10 @@
 
 /* FNV-1a 64 of a buffer. */
 uint64_t np_fnv1a64(const void *buf, size_t len);
+/* The same piece by piece: h = NP_FNV1A64_INIT, then
+ * h = np_fnv1a64_update(h, piece, len) for each piece in order. */
+#define NP_FNV1A64_INIT 0xcbf29ce484222325ULL
+uint64_t np_fnv1a64_update(uint64_t h, const void *buf, size_t len);
 /* FNV-1a 64 of json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT); 0 on ENOMEM. */
 uint64_t np_json_fnv1a64(const json_t *j);
 

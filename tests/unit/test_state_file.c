@@ -8,13 +8,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +26,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/kubelet_import.h"
 #include "numaplace/state_file.h"
+#include "state/state_internal.h"
 #include "topo_gen.h"
 
 #define GiB (1ULL << 30)
@@ -929,6 +933,255 @@ static void test_crash_during_save(void **state)
 	rmdir_all(dir);
 }
 
+/* ---- the streamed save ---- */
+
+/*
+ * np_statefile_compact() writes the file one workload at a time; it must
+ * be what the document form says: it parses, its checksum is the one of
+ * its body, the whole document json_equal()s np_statefile_document_seq()
+ * (body included), the text is that document dumped whole (indented,
+ * sorted, a newline), *bytes is its size, and it loads back.
+ */
+static size_t expect_streamed(const struct np_node_state *st,
+			      const json_t *daemon, uint64_t seq)
+{
+	char *dir = tmpdir(), err[512], want[32], *text, *ref_text;
+	json_t *doc, *ref, *back = NULL;
+	struct np_node_state b;
+	json_error_t jerr;
+	uint64_t s = seq;
+	size_t bytes = 0, len = 0;
+	bool fresh = true;
+
+	if (np_statefile_compact(dir, st, daemon, &s, &bytes, err, sizeof(err)))
+		fail_msg("compact: %s", err);
+	assert_int_equal(s, seq); /* the journal was empty */
+	text = read_file(state_path(dir), &len);
+	assert_int_equal(bytes, len);
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc)
+		fail_msg("the streamed file does not parse: %s at line %d "
+			 "column %d",
+			 jerr.text, jerr.line, jerr.column);
+	snprintf(want, sizeof(want), "fnv1a64:%016" PRIx64,
+		 np_json_fnv1a64(json_object_get(doc, "body")));
+	assert_string_equal(json_string_value(json_object_get(doc, "checksum")),
+			    want);
+	ref = np_statefile_document_seq(st, daemon, seq);
+	assert_non_null(ref);
+	assert_true(json_equal(json_object_get(doc, "body"),
+			       json_object_get(ref, "body")));
+	assert_true(json_equal(doc, ref));
+	ref_text = json_dumps(ref, JSON_INDENT(1) | JSON_SORT_KEYS);
+	assert_non_null(ref_text);
+	assert_int_equal(len, strlen(ref_text) + 1);
+	assert_memory_equal(text, ref_text, len - 1);
+	assert_int_equal(text[len - 1], '\n');
+	/* and it loads as it was */
+	if (np_state_init(&b, st->topo, &st->policy, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	if (np_statefile_load_with(dir, &b, &fresh, &back, err, sizeof(err)))
+		fail_msg("load: %s", err);
+	assert_false(fresh);
+	assert_int_equal(b.nworkloads, st->nworkloads);
+	assert_same_state(st, &b);
+	assert_true(daemon ? json_equal(back, (json_t *)daemon) : !back);
+	json_decref(back);
+	np_state_free(&b);
+	free(ref_text);
+	json_decref(ref);
+	json_decref(doc);
+	free(text);
+	rmdir_all(dir);
+	return len;
+}
+
+/* A write that fails (ENOSPC) is reported as one, whole or streamed. */
+static void expect_stream_enospc(const struct np_node_state *st)
+{
+	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	size_t bytes = 0;
+	bool io = false;
+
+	if (fd < 0)
+		return; /* no /dev/full here */
+	assert_int_equal(np_statefile_stream(fd, st, NULL, 0, &bytes, &io),
+			 -ENOSPC);
+	assert_true(io);
+	close(fd);
+}
+
+/*
+ * A compaction whose write fails half way (RLIMIT_FSIZE: EFBIG after the
+ * first buffers of text) names the temp file, leaves state.json as it
+ * was and no temp file behind.
+ */
+static void expect_compact_efbig(const struct np_node_state *st)
+{
+	char *dir = tmpdir(), err[512] = "", *before, *after;
+	struct rlimit old, small;
+	void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+	uint64_t seq = 0;
+	int r;
+
+	save(dir, st);
+	before = read_file(state_path(dir), NULL);
+	assert_true(strlen(before) > 2 * (64u << 10));
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = 100u << 10;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	r = np_statefile_compact(dir, st, NULL, &seq, NULL, err, sizeof(err));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, was);
+	assert_int_equal(r, -EFBIG);
+	if (!strstr(err, "writing ") || !strstr(err, NP_STATEFILE_TMP_PREFIX) ||
+	    !strstr(err, "is unchanged"))
+		fail_msg("message: %s", err);
+	after = read_file(state_path(dir), NULL);
+	assert_string_equal(before, after);
+	assert_int_equal(count_prefix(dir, NP_STATEFILE_TMP_PREFIX, NULL, 0),
+			 0);
+	free(before);
+	free(after);
+	rmdir_all(dir);
+}
+
+/* admit, or false if the node has no room for it */
+static bool try_admit(struct np_node_state *st, const char *spec)
+{
+	struct np_workload_req w = {0};
+	struct np_decision d;
+	json_t *j = json_loads(spec, 0, NULL);
+	char err[512];
+	bool ok;
+
+	assert_non_null(j);
+	if (np_workload_req_from_json(&w, j, "workload", err, sizeof(err)) ||
+	    np_admit(st, &w, &d, err, sizeof(err)))
+		fail_msg("%s: %s", spec, err);
+	ok = d.admitted;
+	json_decref(j);
+	np_workload_req_free(&w);
+	return ok;
+}
+
+/* n random workloads (seeded): every class, one to three containers,
+ * CPUs whole or in millis, with or without memory. */
+static void random_state(struct np_node_state *st, int n, unsigned seed)
+{
+	static const char *const qos[] = {
+	    "LS", "LS", "LS", "BE", "LSR", "LSE", "Guaranteed", "Burstable"};
+	char spec[1024];
+
+	for (int i = 0, tries = 0; st->nworkloads < n && tries < 4 * n;
+	     tries++, i++) {
+		const char *q = qos[rand_r(&seed) % 8];
+		int nc = 1 + (int)(rand_r(&seed) % 3), off;
+		bool whole = !strcmp(q, "LSE") || !strcmp(q, "LSR") ||
+			     !strcmp(q, "Guaranteed");
+
+		off = snprintf(spec, sizeof(spec),
+			       "{\"name\":\"w%d\",\"cgroup\":\"pods/w%d\","
+			       "\"qos\":\"%s\",\"containers\":[",
+			       i, i, q);
+		for (int c = 0; c < nc; c++) {
+			unsigned mem = rand_r(&seed) % 4;
+			off += snprintf(spec + off, sizeof(spec) - (size_t)off,
+					"%s{\"name\":\"c%d\"", c ? "," : "", c);
+			if (strcmp(q, "BE") && whole)
+				off += snprintf(
+				    spec + off, sizeof(spec) - (size_t)off,
+				    ",\"cpu\":%u", 1 + rand_r(&seed) % 2);
+			else if (strcmp(q, "BE"))
+				off += snprintf(spec + off,
+						sizeof(spec) - (size_t)off,
+						",\"cpu\":\"%um\"",
+						50 + rand_r(&seed) % 400);
+			if (mem && strcmp(q, "BE"))
+				off += snprintf(
+				    spec + off, sizeof(spec) - (size_t)off,
+				    ",\"memory\":\"%uMi\"", mem * 64);
+			off += snprintf(spec + off, sizeof(spec) - (size_t)off,
+					"}");
+		}
+		snprintf(spec + off, sizeof(spec) - (size_t)off, "]}");
+		try_admit(st, spec);
+	}
+}
+
+static void test_streamed_save(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, 8 * GiB);
+	struct np_topology *big = np_test_topology(2, 2, 16, 2, true, 64 * GiB);
+	struct np_topology *kt = NULL;
+	struct np_node_state a;
+	json_t *part =
+	    json_pack("{s:{s:s},s:[s]}", "spec_files", "web",
+		      "/etc/numaplace/specs/web.json", "pending", "db");
+	char err[512];
+	(void)state;
+
+	assert_non_null(part);
+	/* empty */
+	init(&a, t, POLICY_RESTRICTED);
+	expect_streamed(&a, NULL, 0);
+	expect_streamed(&a, part, 3);
+	expect_stream_enospc(&a);
+	np_state_free(&a);
+
+	/* a few workloads, several containers each */
+	populated(&a, t, POLICY_RESTRICTED);
+	expect_streamed(&a, NULL, 0);
+	expect_streamed(&a, part, 12);
+	np_state_free(&a);
+
+	/* memory and hugepage charges, a device */
+	if (np_topology_load(&kt, "tests/data/topology/kubelet-2socket.json",
+			     err, sizeof(err)))
+		fail_msg("topology: %s", err);
+	init(&a, kt,
+	     "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
+	     "\"topology_policy\":\"single-numa-node\",\"topology_scope\":"
+	     "\"container\"}");
+	admit(&a, "{\"name\":\"web\",\"cgroup\":\"pods/web\",\"qos\":\"LSE\","
+		  "\"containers\":[{\"name\":\"main\",\"cpu\":\"4\","
+		  "\"memory\":\"2Gi\",\"hugepages-2Mi\":\"512Mi\"},{\"name\":"
+		  "\"side\",\"cpu\":1,\"memory\":\"64Mi\"}]}");
+	admit(&a, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
+		  "\"containers\":[{\"name\":\"a\",\"cpu\":2,\"memory\":"
+		  "\"1Gi\",\"devices\":{\"nvidia.com/gpu\":1}}]}");
+	admit(&a, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
+		  "\"BE\",\"containers\":[{\"name\":\"b\"}]}");
+	assert_int_equal(a.nworkloads, 3);
+	{
+		json_t *doc = np_statefile_document(&a);
+		char *text = json_dumps(doc, JSON_COMPACT);
+		assert_non_null(text);
+		assert_non_null(
+		    strstr(text, "\"resource\":\"nvidia.com/gpu\""));
+		assert_non_null(strstr(text, "\"pages\":256"));
+		free(text);
+		json_decref(doc);
+	}
+	expect_streamed(&a, part, 5);
+	np_state_free(&a);
+
+	/* random, ~200 workloads: more than one buffer of text */
+	init(&a, big, POLICY_COUNT);
+	random_state(&a, 200, 20261127);
+	assert_true(a.nworkloads >= 150);
+	assert_true(expect_streamed(&a, part, 99) > 2 * (64u << 10));
+	expect_stream_enospc(&a);
+	expect_compact_efbig(&a);
+	np_state_free(&a);
+
+	json_decref(part);
+	np_topology_free(kt);
+	np_topology_free(big);
+	np_topology_free(t);
+}
+
 /* ---- kubelet import ---- */
 
 /* The kubelet's dual-socket HT fixture: core c = {c, c+6}; node 0 =
@@ -1392,6 +1645,7 @@ int main(void)
 	    cmocka_unit_test(test_offline_restart),
 	    cmocka_unit_test(test_reset),
 	    cmocka_unit_test(test_crash_during_save),
+	    cmocka_unit_test(test_streamed_save),
 	    cmocka_unit_test(test_kubelet_v2),
 	    cmocka_unit_test(test_kubelet_v4),
 	    cmocka_unit_test(test_kubelet_v3_prefix),

@@ -24,9 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FNV64_OFFSET 0xcbf29ce484222325ULL
 #define FNV64_PRIME 0x100000001b3ULL
-#define HASH_PREFIX "fnv1a64:"
+#define HASH_PREFIX NP_STATEFILE_HASH_PREFIX
 
 /* What every refusal to load says about recovery. */
 #define RESET_HINT                                                             \
@@ -36,16 +35,20 @@
 	"allocations would move: drain the node's workloads and start with "   \
 	"--reset-state"
 
-uint64_t np_fnv1a64(const void *buf, size_t len)
+uint64_t np_fnv1a64_update(uint64_t h, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
-	uint64_t h = FNV64_OFFSET;
 
 	for (size_t i = 0; i < len; i++) {
 		h ^= p[i];
 		h *= FNV64_PRIME;
 	}
 	return h;
+}
+
+uint64_t np_fnv1a64(const void *buf, size_t len)
+{
+	return np_fnv1a64_update(NP_FNV1A64_INIT, buf, len);
 }
 
 uint64_t np_json_fnv1a64(const json_t *j)
@@ -295,15 +298,21 @@ static int create_tmp(int dfd, const char *dir, const char *tmp, char *err,
 	return fd;
 }
 
-/* text and a newline into fd, made durable; fd is closed. */
-static int write_tmp(int fd, const char *dir, const char *tmp, const char *text,
-		     char *err, size_t errlen)
+/* The document into fd (np_statefile_stream()), made durable; fd is
+ * closed. *bytes: its size. */
+static int write_tmp(int fd, const char *dir, const char *tmp,
+		     const struct np_node_state *st, const json_t *daemon,
+		     uint64_t seq, size_t *bytes, char *err, size_t errlen)
 {
+	bool io;
 	int r;
 
-	if ((r = np_write_all(fd, text, strlen(text))) ||
-	    (r = np_write_all(fd, "\n", 1))) {
+	if ((r = np_statefile_stream(fd, st, daemon, seq, bytes, &io))) {
 		close(fd);
+		if (!io)
+			return np_errf(err, errlen, r,
+				       "saving state: out of memory building "
+				       "the document");
 		return np_errf(err, errlen, r,
 			       "writing %s/%s: %s (%s/%s is unchanged)", dir,
 			       tmp, strerror(-r), dir, NP_STATEFILE_NAME);
@@ -337,10 +346,9 @@ int np_statefile_compact(const char *dir, const struct np_node_state *st,
 			 const json_t *daemon, uint64_t *seq, size_t *bytes,
 			 char *err, size_t errlen)
 {
-	_cleanup_json_ json_t *doc = NULL;
-	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int dfd = -1;
 	uint64_t last = 0;
+	size_t written = 0;
 	char tmp[64];
 	int fd, r;
 
@@ -355,16 +363,14 @@ int np_statefile_compact(const char *dir, const struct np_node_state *st,
 		return r;
 	if (last > *seq)
 		*seq = last;
-	if (!(doc = np_statefile_document_seq(st, daemon, *seq)) ||
-	    !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
-		return np_errf(
-		    err, errlen, -ENOMEM,
-		    "saving state: out of memory building the document");
+	/* written as it is built, one workload at a time (state_stream.c):
+	 * the whole state is never one document in memory */
 	snprintf(tmp, sizeof(tmp), NP_STATEFILE_TMP_PREFIX "%ld",
 		 (long)getpid());
 	if ((fd = create_tmp(dfd, dir, tmp, err, errlen)) < 0)
 		return fd;
-	if ((r = write_tmp(fd, dir, tmp, text, err, errlen)))
+	if ((r = write_tmp(fd, dir, tmp, st, daemon, *seq, &written, err,
+			   errlen)))
 		goto unlink;
 	if (renameat(dfd, tmp, dfd, NP_STATEFILE_NAME)) {
 		r = np_errf(err, errlen, -errno, "renaming %s/%s to %s: %s",
@@ -378,7 +384,7 @@ int np_statefile_compact(const char *dir, const struct np_node_state *st,
 		    "(the new state may not survive a crash)",
 		    dir, NP_STATEFILE_NAME, strerror(errno));
 	if (bytes)
-		*bytes = strlen(text) + 1;
+		*bytes = written;
 	return np_journal_clear(dfd, dir, err, errlen);
 unlink:
 	unlinkat(dfd, tmp, 0);
