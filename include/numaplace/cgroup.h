@@ -388,7 +388,9 @@ struct np_cgroup_step {
 	int change; /* index into the change list (and plan->cgroups) */
 	enum np_cgroup_file file;
 	enum np_cgroup_why why;
-	np_cpuset cpus;	  /* for NP_CGROUP_CPUS */
+	/* for NP_CGROUP_CPUS: one of plan->sets (steps that write the same
+	 * set share it); NULL for NP_CGROUP_MEMS */
+	const np_cpuset *cpus;
 	np_nodemask mems; /* for NP_CGROUP_MEMS */
 	bool final;	  /* last write of this file of this cgroup */
 };
@@ -396,6 +398,10 @@ struct np_cgroup_step {
 struct np_cgroup_plan {
 	struct np_cgroup_step *steps;
 	int n;
+	/* the distinct sets the steps write, each once (a first cycle writes
+	 * the shared pool to every shared cgroup: one set, not thousands) */
+	np_cpuset **sets;
+	int nsets;
 	char **cgroups; /* copies of the changes' cgroup paths */
 	int ncgroups;
 	/* cpuset.cpus each cgroup holds before the plan (its old_cpus; every

@@ -120,7 +120,7 @@ static int fk_apply(struct np_enforcer *e, const struct np_cgroup_change *ch,
 		const struct np_cgroup_step *s = &plan.steps[i];
 		struct fake_cgroup *c =
 			fake_cg(F(e), 'm', plan.cgroups[s->change], true);
-		char *set = s->file == NP_CGROUP_CPUS ? np_cpuset_str(&s->cpus)
+		char *set = s->file == NP_CGROUP_CPUS ? np_cpuset_str(s->cpus)
 						      : NULL;
 		char m[64];
 		np_nodemask_format(s->mems, m, sizeof(m));
@@ -130,7 +130,7 @@ static int fk_apply(struct np_enforcer *e, const struct np_cgroup_change *ch,
 		      np_cgroup_why_name(s->why));
 		free(set);
 		if (s->file == NP_CGROUP_CPUS)
-			c->cpus = s->cpus;
+			c->cpus = *s->cpus;
 		else
 			c->mems = s->mems;
 	}

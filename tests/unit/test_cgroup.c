@@ -834,9 +834,9 @@ static void simulate(const struct np_cgroup_change *ch, int n,
 			fail_msg("step %d (%s): cpus write after mems narrow",
 				 k, d);
 		cpus_seen = true;
-		if (np_cpuset_empty(&s->cpus))
+		if (np_cpuset_empty(s->cpus))
 			fail_msg("step %d (%s): empty write", k, d);
-		cur[s->change] = s->cpus;
+		cur[s->change] = *s->cpus;
 		for (int i = 0; i < n; i++)
 			for (int j = i + 1; j < n; j++) {
 				bool nested =
@@ -1302,8 +1302,8 @@ static void plan_many_check(const struct np_cgroup_change *ch, int n,
 
 		if (s->file != NP_CGROUP_CPUS)
 			continue;
-		assert_false(np_cpuset_empty(&s->cpus));
-		cur[i] = s->cpus;
+		assert_false(np_cpuset_empty(s->cpus));
+		cur[i] = *s->cpus;
 		for (int j = 0; j < n; j++)
 			if (j != i &&
 			    (ch[i].kind == NP_CGROUP_EXCLUSIVE ||
@@ -1351,6 +1351,16 @@ static void test_plan_many(void **state)
 			 0);
 	/* first cycle: one write of each file per cgroup, all widens */
 	assert_int_equal(p.n, 2 * N);
+	/* the sets written are kept once each: the shared pool, and one per
+	 * exclusive cgroup */
+	assert_int_equal(p.nsets, nex + 1);
+	for (int k = 0; k < p.n; k++) {
+		bool in = p.steps[k].file != NP_CGROUP_CPUS;
+
+		for (int j = 0; j < p.nsets && !in; j++)
+			in = p.steps[k].cpus == p.sets[j];
+		assert_true(in);
+	}
 	for (int k = 0; k < p.n; k++)
 		assert_true(p.steps[k].why == NP_STEP_MEMS_WIDEN ||
 			    p.steps[k].why == NP_STEP_CPUS_WIDEN);

@@ -43,7 +43,7 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 			continue;
 		if (cpus && plan->held) {
 			np_cpuset add;
-			np_cpuset_andnot(&add, &s->cpus, &held[s->change]);
+			np_cpuset_andnot(&add, s->cpus, &held[s->change]);
 			if (np_cpuset_intersects(&add, &stuck)) {
 				failed[s->change] = true;
 				np_cpuset_or(&stuck, &stuck, &held[s->change]);
@@ -53,11 +53,11 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 		}
 		msg[0] = '\0';
 		r = cg_write_set(root, plan->cgroups[s->change], s->file,
-				 &s->cpus, s->mems, s->final, NULL, NULL, msg,
+				 s->cpus, s->mems, s->final, NULL, NULL, msg,
 				 sizeof(msg));
 		if (r == 0 || r == NP_CGROUP_PARTIAL) {
 			if (cpus)
-				held[s->change] = s->cpus; /* the file holds it */
+				held[s->change] = *s->cpus; /* the file holds it */
 			if (r == 0 || partial >= 0)
 				continue;
 		}

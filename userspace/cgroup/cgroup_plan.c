@@ -52,16 +52,89 @@ static struct np_cgroup_step *new_step(struct planner *pl, int i,
 	return s;
 }
 
+/* FNV-1a over the words up to the last one with a CPU. */
+static uint64_t set_hash(const np_cpuset *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int n = NP_CPUSET_WORDS;
+
+	while (n > 0 && !s->w[n - 1])
+		n--;
+	for (int k = 0; k < n; k++) {
+		h ^= s->w[k];
+		h *= 0x100000001b3ULL;
+	}
+	return h ^ (h >> 29);
+}
+
+/* Room for one more distinct set: the index twice the sets, rebuilt. */
+static int sets_grow(struct planner *pl)
+{
+	struct np_cgroup_plan *plan = pl->plan;
+
+	if (plan->nsets == pl->setsalloc) {
+		int cap = pl->setsalloc ? pl->setsalloc * 2 : 16;
+		np_cpuset **ns =
+		    realloc(plan->sets, sizeof(*ns) * (size_t)cap);
+		if (!ns)
+			return -ENOMEM;
+		plan->sets = ns;
+		pl->setsalloc = cap;
+	}
+	if (2 * (plan->nsets + 1) > pl->setcap) {
+		int cap = pl->setcap ? pl->setcap * 2 : 64;
+		int *ix = calloc((size_t)cap, sizeof(*ix));
+
+		if (!ix)
+			return -ENOMEM;
+		for (int k = 0; k < plan->nsets; k++) {
+			size_t at = set_hash(plan->sets[k]) & (size_t)(cap - 1);
+
+			while (ix[at])
+				at = (at + 1) & (size_t)(cap - 1);
+			ix[at] = k + 1;
+		}
+		free(pl->setix);
+		pl->setix = ix;
+		pl->setcap = cap;
+	}
+	return 0;
+}
+
+/* set as one of plan->sets (the one already there with its content, or a
+ * new copy); NULL without memory. */
+static const np_cpuset *intern_set(struct planner *pl, const np_cpuset *set)
+{
+	struct np_cgroup_plan *plan = pl->plan;
+	size_t at;
+	np_cpuset *copy;
+
+	if (sets_grow(pl))
+		return NULL;
+	at = set_hash(set) & (size_t)(pl->setcap - 1);
+	for (; pl->setix[at]; at = (at + 1) & (size_t)(pl->setcap - 1))
+		if (np_cpuset_equal(plan->sets[pl->setix[at] - 1], set))
+			return plan->sets[pl->setix[at] - 1];
+	if (!(copy = malloc(sizeof(*copy))))
+		return NULL;
+	*copy = *set;
+	plan->sets[plan->nsets++] = copy;
+	pl->setix[at] = plan->nsets;
+	return copy;
+}
+
 static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
 		     const np_cpuset *set)
 {
-	struct np_cgroup_step *s = new_step(pl, i, NP_CGROUP_CPUS, why);
+	const np_cpuset *shared = intern_set(pl, set);
+	struct np_cgroup_step *s =
+	    shared ? new_step(pl, i, NP_CGROUP_CPUS, why) : NULL;
 
 	if (!s) {
 		np_errmsg(pl->err, pl->errlen, "out of memory");
 		return -ENOMEM;
 	}
-	s->cpus = *set;
+	s->cpus = shared;
 	pl->cur[i] = *set;
 	pl->ver[i]++;
 	return 0;
@@ -457,6 +530,9 @@ void np_cgroup_plan_free(struct np_cgroup_plan *plan)
 	free(plan->cgroups);
 	free(plan->held);
 	free(plan->steps);
+	for (int i = 0; i < plan->nsets; i++)
+		free(plan->sets[i]);
+	free(plan->sets);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -571,6 +647,7 @@ cleanup:
 	free(pl.mm);
 	free(pl.cur);
 	free(pl.curm);
+	free(pl.setix);
 	if (r < 0)
 		np_cgroup_plan_free(plan);
 	return r;
@@ -587,7 +664,7 @@ int np_cgroup_step_describe(const struct np_cgroup_plan *plan, int i, char *buf,
 		return snprintf(buf, len, "step %d out of range", i);
 	s = &plan->steps[i];
 	if (s->file == NP_CGROUP_CPUS)
-		cg_fmt_cpus(&s->cpus, set, sizeof(set));
+		cg_fmt_cpus(s->cpus, set, sizeof(set));
 	else
 		cg_fmt_mems(s->mems, set, sizeof(set));
 	n = snprintf(buf, len, "%s %s=%s (%s)", plan->cgroups[s->change],

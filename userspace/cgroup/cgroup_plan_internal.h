@@ -30,6 +30,8 @@ struct planner {
 	int *order_all;	    /* 0 .. n-1 */
 	struct np_cgroup_plan *plan;
 	int cap;
+	/* plan->sets by content: open addressing, indexes + 1 (0: free) */
+	int *setix, setcap, setsalloc;
 	char *err;
 	size_t errlen;
 };
