@@ -405,8 +405,9 @@ struct np_cgroup_plan {
 	char **cgroups; /* copies of the changes' cgroup paths */
 	int ncgroups;
 	/* cpuset.cpus each cgroup holds before the plan (its old_cpus; every
-	 * CPU when that is empty: an empty cpuset.cpus inherits them) */
-	np_cpuset *held;
+	 * CPU when that is empty: an empty cpuset.cpus inherits them), one of
+	 * sets */
+	const np_cpuset **held;
 };
 
 /*

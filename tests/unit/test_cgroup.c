@@ -1351,9 +1351,11 @@ static void test_plan_many(void **state)
 			 0);
 	/* first cycle: one write of each file per cgroup, all widens */
 	assert_int_equal(p.n, 2 * N);
-	/* the sets written are kept once each: the shared pool, and one per
-	 * exclusive cgroup */
-	assert_int_equal(p.nsets, nex + 1);
+	/* the sets are kept once each: the shared pool and one per exclusive
+	 * cgroup (written), and every CPU (what a new cgroup holds) */
+	assert_int_equal(p.nsets, nex + 2);
+	for (int i = 0; i < N; i++)
+		assert_true(np_cpuset_count(p.held[i]) == NP_MAX_CPUS);
 	for (int k = 0; k < p.n; k++) {
 		bool in = p.steps[k].file != NP_CGROUP_CPUS;
 

@@ -20,7 +20,10 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 	char msg[1024], desc[320];
 	int partial = -1, first = 0, held_back = 0;
 	size_t nc = (size_t)(plan->ncgroups > 0 ? plan->ncgroups : 1);
-	np_cpuset *held = calloc(nc, sizeof(*held)), stuck;
+	static const np_cpuset none; /* a plan without held: nothing known */
+	/* what each cgroup holds: one of plan->sets */
+	const np_cpuset **held = calloc(nc, sizeof(*held));
+	np_cpuset stuck;
 	bool *failed = calloc(nc, sizeof(*failed));
 
 	if (failed_step)
@@ -31,8 +34,8 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 		np_errmsg(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (plan->held)
-		memcpy(held, plan->held, sizeof(*held) * (size_t)plan->ncgroups);
+	for (int i = 0; i < plan->ncgroups; i++)
+		held[i] = plan->held ? plan->held[i] : &none;
 	np_cpuset_zero(&stuck);
 	for (int i = 0; i < plan->n; i++) {
 		const struct np_cgroup_step *s = &plan->steps[i];
@@ -43,10 +46,10 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 			continue;
 		if (cpus && plan->held) {
 			np_cpuset add;
-			np_cpuset_andnot(&add, s->cpus, &held[s->change]);
+			np_cpuset_andnot(&add, s->cpus, held[s->change]);
 			if (np_cpuset_intersects(&add, &stuck)) {
 				failed[s->change] = true;
-				np_cpuset_or(&stuck, &stuck, &held[s->change]);
+				np_cpuset_or(&stuck, &stuck, held[s->change]);
 				held_back++;
 				continue;
 			}
@@ -57,13 +60,13 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 				 sizeof(msg));
 		if (r == 0 || r == NP_CGROUP_PARTIAL) {
 			if (cpus)
-				held[s->change] = *s->cpus; /* the file holds it */
+				held[s->change] = s->cpus; /* the file holds it */
 			if (r == 0 || partial >= 0)
 				continue;
 		}
 		if (r < 0) {
 			failed[s->change] = true;
-			np_cpuset_or(&stuck, &stuck, &held[s->change]);
+			np_cpuset_or(&stuck, &stuck, held[s->change]);
 			if (first)
 				continue;
 			first = r;

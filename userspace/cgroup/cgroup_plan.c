@@ -101,9 +101,7 @@ static int sets_grow(struct planner *pl)
 	return 0;
 }
 
-/* set as one of plan->sets (the one already there with its content, or a
- * new copy); NULL without memory. */
-static const np_cpuset *intern_set(struct planner *pl, const np_cpuset *set)
+const np_cpuset *cg_plan_intern(struct planner *pl, const np_cpuset *set)
 {
 	struct np_cgroup_plan *plan = pl->plan;
 	size_t at;
@@ -126,7 +124,7 @@ static const np_cpuset *intern_set(struct planner *pl, const np_cpuset *set)
 static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
 		     const np_cpuset *set)
 {
-	const np_cpuset *shared = intern_set(pl, set);
+	const np_cpuset *shared = cg_plan_intern(pl, set);
 	struct np_cgroup_step *s =
 	    shared ? new_step(pl, i, NP_CGROUP_CPUS, why) : NULL;
 
@@ -135,7 +133,7 @@ static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
 		return -ENOMEM;
 	}
 	s->cpus = shared;
-	pl->cur[i] = *set;
+	pl->cur[i] = shared;
 	pl->ver[i]++;
 	return 0;
 }
@@ -193,9 +191,9 @@ static void within_ancestors(const struct planner *pl, int i, np_cpuset *t)
 
 	for (int k = pl->anc_start[i]; k < pl->anc_start[i + 1]; k++) {
 		int j = pl->anc_list[k];
-		if (pl->cm[j] && !np_cpuset_empty(&pl->cur[j]) &&
+		if (pl->cm[j] && !np_cpuset_empty(pl->cur[j]) &&
 		    np_cpuset_subset(&ch[i].new_cpus, &ch[j].new_cpus))
-			np_cpuset_and(t, t, &pl->cur[j]);
+			np_cpuset_and(t, t, pl->cur[j]);
 	}
 }
 
@@ -207,7 +205,7 @@ static void keep_for_descendants(const struct planner *pl, int i, np_cpuset *t)
 
 	for (int j = 0; j < pl->n; j++)
 		if (pl->cm[j] && anc(pl, i, j)) {
-			np_cpuset_and(&d, &pl->cur[i], &pl->cur[j]);
+			np_cpuset_and(&d, pl->cur[i], pl->cur[j]);
 			np_cpuset_or(t, t, &d);
 		}
 }
@@ -229,31 +227,31 @@ static bool remember(const struct planner *pl, struct memo *m, int i,
 
 static bool cur_inside_new(const struct planner *pl, int i)
 {
-	return np_cpuset_subset(&pl->cur[i], &pl->ch[i].new_cpus);
+	return np_cpuset_subset(pl->cur[i], &pl->ch[i].new_cpus);
 }
 
 static bool cur_holds_new(const struct planner *pl, int i)
 {
-	return np_cpuset_subset(&pl->ch[i].new_cpus, &pl->cur[i]);
+	return np_cpuset_subset(&pl->ch[i].new_cpus, pl->cur[i]);
 }
 
 static bool release_target(const struct planner *pl, int i, np_cpuset *t)
 {
 	if (remember(pl, pl->m_inside, i, cur_inside_new))
 		return false;
-	np_cpuset_and(t, &pl->cur[i], &pl->ch[i].new_cpus);
+	np_cpuset_and(t, pl->cur[i], &pl->ch[i].new_cpus);
 	if (np_cpuset_empty(t)) {
-		np_cpuset_andnot(t, &pl->cur[i], &pl->claim[i]);
+		np_cpuset_andnot(t, pl->cur[i], pl->claim[i]);
 		if (np_cpuset_empty(t))
 			return false;
 	}
 	keep_for_descendants(pl, i, t);
-	return !np_cpuset_equal(t, &pl->cur[i]);
+	return !np_cpuset_equal(t, pl->cur[i]);
 }
 
 static bool holds_claimed(const struct planner *pl, int i)
 {
-	return np_cpuset_intersects(&pl->cur[i], &pl->claim[i]);
+	return np_cpuset_intersects(pl->cur[i], pl->claim[i]);
 }
 
 /* Shared i still holds CPUs an exclusive cgroup is to get. */
@@ -276,7 +274,7 @@ static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
 	for (int j = 0; j < pl->n; j++)
 		if (anc(pl, i, j) && must_yield(pl, j))
 			return false;
-	np_cpuset_andnot(t, &pl->cur[i], &pl->claim[i]);
+	np_cpuset_andnot(t, pl->cur[i], pl->claim[i]);
 	if (!np_cpuset_empty(t))
 		return true;
 	*t = pl->ch[i].new_cpus;
@@ -285,7 +283,7 @@ static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
 		const int *cand = conflict_candidates(pl, i, &nc);
 		for (int k = 0; k < nc; k++)
 			if (conflict(pl, i, cand[k]))
-				np_cpuset_andnot(t, t, &pl->cur[cand[k]]);
+				np_cpuset_andnot(t, t, pl->cur[cand[k]]);
 	}
 	within_ancestors(pl, i, t);
 	return !np_cpuset_empty(t);
@@ -297,10 +295,10 @@ static void addable(const struct planner *pl, int i, np_cpuset *add)
 	int nc;
 	const int *cand = conflict_candidates(pl, i, &nc);
 
-	np_cpuset_andnot(add, &pl->ch[i].new_cpus, &pl->cur[i]);
+	np_cpuset_andnot(add, &pl->ch[i].new_cpus, pl->cur[i]);
 	for (int k = 0; k < nc; k++)
 		if (conflict(pl, i, cand[k]))
-			np_cpuset_andnot(add, add, &pl->cur[cand[k]]);
+			np_cpuset_andnot(add, add, pl->cur[cand[k]]);
 	within_ancestors(pl, i, add);
 }
 
@@ -324,7 +322,7 @@ static int deadlock(struct planner *pl)
 
 	for (int i = 0; i < pl->n; i++)
 		if (pl->cm[i] &&
-		    !np_cpuset_subset(&ch[i].new_cpus, &pl->cur[i]) &&
+		    !np_cpuset_subset(&ch[i].new_cpus, pl->cur[i]) &&
 		    (first < 0 || widen_before(pl, i, first)))
 			first = i;
 	if (first < 0) {
@@ -334,10 +332,10 @@ static int deadlock(struct planner *pl)
 		       "change in two rounds");
 		return -EDEADLK;
 	}
-	np_cpuset_andnot(&miss, &ch[first].new_cpus, &pl->cur[first]);
+	np_cpuset_andnot(&miss, &ch[first].new_cpus, pl->cur[first]);
 	for (int j = 0; j < pl->n && blocker < 0; j++)
 		if (conflict(pl, first, j) &&
-		    np_cpuset_intersects(&miss, &pl->cur[j]))
+		    np_cpuset_intersects(&miss, pl->cur[j]))
 			blocker = j;
 	if (blocker < 0) {
 		cg_fmt_cpus(&miss, a, sizeof(a));
@@ -347,7 +345,7 @@ static int deadlock(struct planner *pl)
 		       kind_name(ch[first].kind), ch[first].cgroup, a);
 		return -EDEADLK;
 	}
-	np_cpuset_and(&held, &miss, &pl->cur[blocker]);
+	np_cpuset_and(&held, &miss, pl->cur[blocker]);
 	cg_fmt_cpus(&held, a, sizeof(a));
 	np_errmsg(pl->err, pl->errlen,
 	       "no safe order: %s %s needs CPUs %s still held by %s %s, which "
@@ -488,7 +486,7 @@ static int exchange(struct planner *pl)
 			r = deadlock(pl);
 			goto cleanup;
 		}
-		np_cpuset_or(&t, &t, &pl->cur[best]);
+		np_cpuset_or(&t, &t, pl->cur[best]);
 		r = emit_cpus(pl, best, NP_STEP_CPUS_WIDEN, &t);
 		if (r < 0)
 			goto cleanup;
@@ -543,8 +541,10 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 	struct planner pl = {
 	    .ch = changes, .n = n, .plan = plan, .err = err, .errlen = errlen};
 	size_t un = (size_t)(n > 0 ? n : 1);
+	np_cpuset every; /* what an empty cpuset.cpus holds: every CPU */
 	int r;
 
+	memset(&every, 0xff, sizeof(every));
 	memset(plan, 0, sizeof(*plan));
 	if (n < 0 || (n > 0 && !changes)) {
 		np_errmsg(err, errlen, "invalid change list");
@@ -585,9 +585,15 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 			goto cleanup;
 		}
 		plan->ncgroups++;
-		plan->held[i] = changes[i].old_cpus;
-		if (np_cpuset_empty(&plan->held[i]))
-			memset(&plan->held[i], 0xff, sizeof(plan->held[i]));
+		plan->held[i] = cg_plan_intern(
+		    &pl, np_cpuset_empty(&changes[i].old_cpus)
+			     ? &every
+			     : &changes[i].old_cpus);
+		if (!plan->held[i]) {
+			np_errmsg(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto cleanup;
+		}
 	}
 
 	/* 1. mems widen, top-down */
@@ -612,7 +618,7 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 		int i = pl.order[k];
 
 		if (pl.cm[i] &&
-		    !np_cpuset_equal(&pl.cur[i], &changes[i].new_cpus)) {
+		    !np_cpuset_equal(pl.cur[i], &changes[i].new_cpus)) {
 			r = emit_cpus(&pl, i, NP_STEP_CPUS_NARROW,
 				      &changes[i].new_cpus);
 			if (r < 0)
@@ -643,6 +649,7 @@ cleanup:
 	free(pl.excl);
 	free(pl.order_all);
 	free(pl.claim);
+	free(pl.claim_own);
 	free(pl.cm);
 	free(pl.mm);
 	free(pl.cur);

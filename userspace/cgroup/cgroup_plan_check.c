@@ -103,7 +103,7 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 			return -EINVAL;
 		}
 		pl->depth[i] = path_depth(ch[i].cgroup);
-		pl->cur[i] = ch[i].old_cpus;
+		pl->cur[i] = &ch[i].old_cpus;
 		pl->curm[i] = ch[i].old_mems;
 	}
 	if ((r = find_ancestors(pl, ix))) {
@@ -220,29 +220,46 @@ static int check_overlap(struct planner *pl, const struct solo_ix *x)
  * other one's for an exclusive i, which (targets checked) is the union of
  * all but its own.
  */
-static void fill_claims(struct planner *pl, const struct solo_ix *x)
+static int fill_claims(struct planner *pl, const struct solo_ix *x)
 {
 	const struct np_cgroup_change *ch = pl->ch;
+	int own = 0, k = 0;
 
+	pl->u_excl = x->u_excl;
+	np_cpuset_zero(&pl->none);
+	for (int i = 0; i < pl->n; i++)
+		own += pl->cm[i] &&
+		       !(x->solo[i] && ch[i].kind == NP_CGROUP_SHARED);
+	pl->claim_own = calloc((size_t)(own ? own : 1), sizeof(np_cpuset));
+	if (!pl->claim_own) {
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+		return -ENOMEM;
+	}
 	for (int i = 0; i < pl->n; i++) {
-		int nc;
+		np_cpuset *c;
 		const int *cand;
+		int nc;
 
-		np_cpuset_zero(&pl->claim[i]);
-		if (x->solo[i] && pl->cm[i]) {
-			if (ch[i].kind == NP_CGROUP_SHARED)
-				pl->claim[i] = x->u_excl;
-			else
-				np_cpuset_andnot(&pl->claim[i], &x->u_all,
-						 &ch[i].new_cpus);
+		if (!pl->cm[i]) {
+			pl->claim[i] = &pl->none; /* conflicts with nobody */
+			continue;
+		}
+		if (x->solo[i] && ch[i].kind == NP_CGROUP_SHARED) {
+			pl->claim[i] = &pl->u_excl;
+			continue;
+		}
+		c = &pl->claim_own[k++];
+		pl->claim[i] = c;
+		if (x->solo[i]) {
+			np_cpuset_andnot(c, &x->u_all, &ch[i].new_cpus);
 			continue;
 		}
 		cand = conflict_candidates(pl, i, &nc);
-		for (int k = 0; k < nc; k++)
-			if (conflict(pl, i, cand[k]))
-				np_cpuset_or(&pl->claim[i], &pl->claim[i],
-					     &ch[cand[k]].new_cpus);
+		for (int j = 0; j < nc; j++)
+			if (conflict(pl, i, cand[j]))
+				np_cpuset_or(c, c, &ch[cand[j]].new_cpus);
 	}
+	return 0;
 }
 
 int cg_plan_validate(struct planner *pl)
@@ -255,7 +272,7 @@ int cg_plan_validate(struct planner *pl)
 	if (!r && (r = solo_index(pl, &x)))
 		np_errmsg(pl->err, pl->errlen, "out of memory");
 	if (!r && !(r = check_overlap(pl, &x)))
-		fill_claims(pl, &x);
+		r = fill_claims(pl, &x);
 	free(x.solo);
 	return r;
 }

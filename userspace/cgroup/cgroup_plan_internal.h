@@ -14,9 +14,15 @@ struct planner {
 	int *depth;
 	/* Ancestors of j in the list: anc_list[anc_start[j] .. anc_start[j+1]) */
 	int *anc_start, *anc_list;
-	np_cpuset *claim;   /* CPUs conflicting cgroups are to get */
-	bool *cm, *mm;	    /* cpus / mems managed by this change */
-	np_cpuset *cur;	    /* simulated cpuset.cpus */
+	/* CPUs conflicting cgroups are to get: u_excl for a shared cgroup
+	 * with no ancestor or descendant among the changes, none for an
+	 * unmanaged one, else one of claim_own */
+	const np_cpuset **claim;
+	np_cpuset *claim_own, u_excl, none;
+	bool *cm, *mm; /* cpus / mems managed by this change */
+	/* simulated cpuset.cpus: the change's old_cpus, then one of
+	 * plan->sets (each write's) */
+	const np_cpuset **cur;
 	/* Predicates on cur[i], remembered until cur[i] changes (ver[i]):
 	 * the phase-2 loop asks them of every cgroup at every step. */
 	unsigned *ver;
@@ -85,5 +91,8 @@ static inline const char *kind_name(enum np_cgroup_kind k)
 /* Check the change list and fill the planner's indexes (depth, ancestors,
  * exclusive list, claims, simulated sets): 0, or < 0 with pl->err. */
 int cg_plan_validate(struct planner *pl);
+/* set as one of plan->sets (the one already there with its content, or a
+ * new copy); NULL without memory. */
+const np_cpuset *cg_plan_intern(struct planner *pl, const np_cpuset *set);
 
 #endif
