@@ -534,67 +534,100 @@ void np_cgroup_plan_free(struct np_cgroup_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+/* The planner's arrays and the plan's per-cgroup ones: 0 or -ENOMEM. */
+static int planner_alloc(struct planner *pl, size_t un)
+{
+	struct np_cgroup_plan *plan = pl->plan;
+
+	pl->depth = calloc(un, sizeof(*pl->depth));
+	pl->order = calloc(un, sizeof(*pl->order));
+	pl->anc_start = calloc(un + 1, sizeof(*pl->anc_start));
+	pl->ver = calloc(un, sizeof(*pl->ver));
+	pl->m_yield = calloc(un, sizeof(*pl->m_yield));
+	pl->m_inside = calloc(un, sizeof(*pl->m_inside));
+	pl->m_full = calloc(un, sizeof(*pl->m_full));
+	pl->excl = calloc(un, sizeof(*pl->excl));
+	pl->order_all = calloc(un, sizeof(*pl->order_all));
+	pl->claim = calloc(un, sizeof(*pl->claim));
+	pl->cm = calloc(un, sizeof(*pl->cm));
+	pl->mm = calloc(un, sizeof(*pl->mm));
+	pl->cur = calloc(un, sizeof(*pl->cur));
+	pl->curm = calloc(un, sizeof(*pl->curm));
+	plan->cgroups = calloc(un, sizeof(*plan->cgroups));
+	plan->held = calloc(un, sizeof(*plan->held));
+	if (!plan->held || !pl->depth || !pl->order || !pl->anc_start ||
+	    !pl->ver || !pl->m_yield || !pl->m_inside || !pl->m_full ||
+	    !pl->excl || !pl->order_all || !pl->claim || !pl->cm || !pl->mm ||
+	    !pl->cur || !pl->curm || !plan->cgroups) {
+		np_errmsg(pl->err, pl->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void planner_free(struct planner *pl)
+{
+	free(pl->depth);
+	free(pl->order);
+	free(pl->anc_start);
+	free(pl->anc_list);
+	free(pl->ver);
+	free(pl->m_yield);
+	free(pl->m_inside);
+	free(pl->m_full);
+	free(pl->excl);
+	free(pl->order_all);
+	free(pl->claim);
+	free(pl->claim_own);
+	free(pl->cm);
+	free(pl->mm);
+	free(pl->cur);
+	free(pl->curm);
+	free(pl->setix);
+}
+
+/* The plan's copy of each cgroup path, and what each holds before it. */
+static int plan_cgroups(struct planner *pl)
+{
+	const struct np_cgroup_change *changes = pl->ch;
+	struct np_cgroup_plan *plan = pl->plan;
+	np_cpuset every; /* what an empty cpuset.cpus holds: every CPU */
+
+	memset(&every, 0xff, sizeof(every));
+	for (int i = 0; i < pl->n; i++) {
+		plan->cgroups[i] = strdup(changes[i].cgroup);
+		if (!plan->cgroups[i])
+			goto oom;
+		plan->ncgroups++;
+		plan->held[i] = cg_plan_intern(
+		    pl, np_cpuset_empty(&changes[i].old_cpus)
+			    ? &every
+			    : &changes[i].old_cpus);
+		if (!plan->held[i])
+			goto oom;
+	}
+	return 0;
+oom:
+	np_errmsg(pl->err, pl->errlen, "out of memory");
+	return -ENOMEM;
+}
+
 int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 			 const struct np_cgroup_change *changes, int n,
 			 char *err, size_t errlen)
 {
 	struct planner pl = {
 	    .ch = changes, .n = n, .plan = plan, .err = err, .errlen = errlen};
-	size_t un = (size_t)(n > 0 ? n : 1);
-	np_cpuset every; /* what an empty cpuset.cpus holds: every CPU */
 	int r;
 
-	memset(&every, 0xff, sizeof(every));
 	memset(plan, 0, sizeof(*plan));
 	if (n < 0 || (n > 0 && !changes)) {
 		np_errmsg(err, errlen, "invalid change list");
 		return -EINVAL;
 	}
-	pl.depth = calloc(un, sizeof(*pl.depth));
-	pl.order = calloc(un, sizeof(*pl.order));
-	pl.anc_start = calloc(un + 1, sizeof(*pl.anc_start));
-	pl.ver = calloc(un, sizeof(*pl.ver));
-	pl.m_yield = calloc(un, sizeof(*pl.m_yield));
-	pl.m_inside = calloc(un, sizeof(*pl.m_inside));
-	pl.m_full = calloc(un, sizeof(*pl.m_full));
-	pl.excl = calloc(un, sizeof(*pl.excl));
-	pl.order_all = calloc(un, sizeof(*pl.order_all));
-	pl.claim = calloc(un, sizeof(*pl.claim));
-	pl.cm = calloc(un, sizeof(*pl.cm));
-	pl.mm = calloc(un, sizeof(*pl.mm));
-	pl.cur = calloc(un, sizeof(*pl.cur));
-	pl.curm = calloc(un, sizeof(*pl.curm));
-	plan->cgroups = calloc(un, sizeof(*plan->cgroups));
-	plan->held = calloc(un, sizeof(*plan->held));
-	if (!plan->held || !pl.depth || !pl.order || !pl.anc_start || !pl.ver ||
-	    !pl.m_yield || !pl.m_inside || !pl.m_full || !pl.excl ||
-	    !pl.order_all || !pl.claim || !pl.cm ||
-	    !pl.mm || !pl.cur || !pl.curm || !plan->cgroups) {
-		np_errmsg(err, errlen, "out of memory");
-		r = -ENOMEM;
+	if ((r = planner_alloc(&pl, (size_t)(n > 0 ? n : 1))) ||
+	    (r = cg_plan_validate(&pl)) || (r = plan_cgroups(&pl)))
 		goto cleanup;
-	}
-	r = cg_plan_validate(&pl);
-	if (r < 0)
-		goto cleanup;
-	for (int i = 0; i < n; i++) {
-		plan->cgroups[i] = strdup(changes[i].cgroup);
-		if (!plan->cgroups[i]) {
-			np_errmsg(err, errlen, "out of memory");
-			r = -ENOMEM;
-			goto cleanup;
-		}
-		plan->ncgroups++;
-		plan->held[i] = cg_plan_intern(
-		    &pl, np_cpuset_empty(&changes[i].old_cpus)
-			     ? &every
-			     : &changes[i].old_cpus);
-		if (!plan->held[i]) {
-			np_errmsg(err, errlen, "out of memory");
-			r = -ENOMEM;
-			goto cleanup;
-		}
-	}
 
 	/* 1. mems widen, top-down */
 	sort_by_depth(&pl, true);
@@ -638,23 +671,7 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 	}
 	mark_final(plan, n);
 cleanup:
-	free(pl.depth);
-	free(pl.order);
-	free(pl.anc_start);
-	free(pl.anc_list);
-	free(pl.ver);
-	free(pl.m_yield);
-	free(pl.m_inside);
-	free(pl.m_full);
-	free(pl.excl);
-	free(pl.order_all);
-	free(pl.claim);
-	free(pl.claim_own);
-	free(pl.cm);
-	free(pl.mm);
-	free(pl.cur);
-	free(pl.curm);
-	free(pl.setix);
+	planner_free(&pl);
 	if (r < 0)
 		np_cgroup_plan_free(plan);
 	return r;
