@@ -365,7 +365,10 @@ enum np_cgroup_kind {
  */
 struct np_cgroup_change {
 	const char *cgroup; /* relative to the managed parent */
-	np_cpuset old_cpus, new_cpus;
+	/* Both required; they need only live while the plan is built (the
+	 * plan keeps copies of what it needs), so that a cycle's thousands of
+	 * changes can point to the same few sets. */
+	const np_cpuset *old_cpus, *new_cpus;
 	np_nodemask old_mems, new_mems;
 	enum np_cgroup_kind kind;
 };

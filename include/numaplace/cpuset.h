@@ -120,4 +120,25 @@ int np_nodemask_format(np_nodemask m, char *buf, size_t len);
 int np_nodemask_parse(np_nodemask *m, const char *list, char *err,
 		      size_t errlen);
 
+/*
+ * Sets kept once each, found by content: where thousands of cgroups hold
+ * or get the same few sets (a shared pool), a pointer each instead of a
+ * 512-byte copy each.  Zero-initialise; the pointers np_cpuset_intern()
+ * gives stay valid until np_cpuset_pool_free() (or, for the sets taken,
+ * until they are freed).
+ */
+struct np_cpuset_pool {
+	np_cpuset **sets; /* n of them, each on the heap */
+	int n, alloc;
+	int *ix, cap; /* open addressing over sets: index + 1, 0 free */
+};
+/* The pool's set equal to s (a copy of s added first if none): NULL
+ * without memory. */
+const np_cpuset *np_cpuset_intern(struct np_cpuset_pool *p,
+				  const np_cpuset *s);
+/* Hand the sets over (the caller frees each and the array; *n of them);
+ * the pool is empty after. */
+np_cpuset **np_cpuset_pool_take(struct np_cpuset_pool *p, int *n);
+void np_cpuset_pool_free(struct np_cpuset_pool *p);
+
 #endif

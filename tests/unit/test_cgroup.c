@@ -748,6 +748,18 @@ static void test_errmsg(void **state)
 
 /* ---- planner (pure) ----------------------------------------------------- */
 
+/* A change's sets are pointers: the tests' sets live here (reachable
+ * until the end). */
+static struct np_cpuset_pool tpool;
+
+static const np_cpuset *keep(np_cpuset s)
+{
+	const np_cpuset *k = np_cpuset_intern(&tpool, &s);
+
+	assert_non_null(k);
+	return k;
+}
+
 static struct np_cgroup_change chg(const char *cg, enum np_cgroup_kind kind,
 				   const char *oc, const char *nc,
 				   np_nodemask om, np_nodemask nm)
@@ -757,8 +769,8 @@ static struct np_cgroup_change chg(const char *cg, enum np_cgroup_kind kind,
 	memset(&c, 0, sizeof(c));
 	c.cgroup = cg;
 	c.kind = kind;
-	c.old_cpus = cs(oc);
-	c.new_cpus = cs(nc);
+	c.old_cpus = keep(cs(oc));
+	c.new_cpus = keep(cs(nc));
 	c.old_mems = om;
 	c.new_mems = nm;
 	return c;
@@ -799,7 +811,7 @@ static void simulate(const struct np_cgroup_change *ch, int n,
 
 	assert_true(n <= 16);
 	for (int i = 0; i < n; i++) {
-		cur[i] = ch[i].old_cpus;
+		cur[i] = *ch[i].old_cpus;
 		m[i] = ch[i].old_mems;
 	}
 	for (int k = 0; k < p->n; k++) {
@@ -856,11 +868,11 @@ static void simulate(const struct np_cgroup_change *ch, int n,
 		for (int a = 0; a < n; a++)
 			for (int c = 0; c < n; c++) {
 				if (!ancestor(ch[a].cgroup, ch[c].cgroup) ||
-				    np_cpuset_empty(&ch[c].old_cpus) ||
-				    !np_cpuset_subset(&ch[c].old_cpus,
-						      &ch[a].old_cpus) ||
-				    !np_cpuset_subset(&ch[c].new_cpus,
-						      &ch[a].new_cpus))
+				    np_cpuset_empty(ch[c].old_cpus) ||
+				    !np_cpuset_subset(ch[c].old_cpus,
+						      ch[a].old_cpus) ||
+				    !np_cpuset_subset(ch[c].new_cpus,
+						      ch[a].new_cpus))
 					continue;
 				if (np_cpuset_subset(&cur[c], &cur[a]))
 					continue;
@@ -871,8 +883,8 @@ static void simulate(const struct np_cgroup_change *ch, int n,
 			}
 	}
 	for (int i = 0; i < n; i++) {
-		if (!np_cpuset_empty(&ch[i].new_cpus) &&
-		    !np_cpuset_equal(&cur[i], &ch[i].new_cpus)) {
+		if (!np_cpuset_empty(ch[i].new_cpus) &&
+		    !np_cpuset_equal(&cur[i], ch[i].new_cpus)) {
 			dump_plan(p);
 			fail_msg("%s does not end at its new cpus",
 				 ch[i].cgroup);
@@ -925,7 +937,7 @@ static void test_plan_grant_exclusive(void **state)
 
 	/* W already exists with other exclusive CPUs: it grows last too */
 	ch[2] = chg("W", NP_CGROUP_EXCLUSIVE, "2", "2-3", 0, 0);
-	ch[0].old_cpus = ch[1].old_cpus = cs("0-1,3-7");
+	ch[0].old_cpus = ch[1].old_cpus = keep(cs("0-1,3-7"));
 	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)), 0);
 	simulate(ch, 3, &p);
 	assert_int_equal(p.steps[p.n - 1].change, 2);
@@ -1173,25 +1185,25 @@ static void test_plan_random(void **state)
 				continue;
 			ch[n].cgroup = names[k];
 			ch[n].kind = NP_CGROUP_EXCLUSIVE;
-			ch[n].old_cpus = ex[0][k];
-			ch[n].new_cpus = ex[1][k];
+			ch[n].old_cpus = keep(ex[0][k]);
+			ch[n].new_cpus = keep(ex[1][k]);
 			ch[n].old_mems = 1 + rnd(&seed) % 3;
 			ch[n].new_mems = 1 + rnd(&seed) % 3;
 			n++;
 		}
 		ch[n].cgroup = "S0";
-		ch[n].old_cpus = pool[0];
-		ch[n].new_cpus = pool[1];
+		ch[n].old_cpus = keep(pool[0]);
+		ch[n].new_cpus = keep(pool[1]);
 		ch[n].old_mems = 3;
 		ch[n].new_mems = 3;
 		n++;
 		ch[n].cgroup = "S1";
-		ch[n].old_cpus = random_subset(&seed, &pool[0]);
-		ch[n].new_cpus = random_subset(&seed, &pool[1]);
+		ch[n].old_cpus = keep(random_subset(&seed, &pool[0]));
+		ch[n].new_cpus = keep(random_subset(&seed, &pool[1]));
 		n++;
 		ch[n].cgroup = "S0/c";
-		ch[n].old_cpus = random_subset(&seed, &pool[0]);
-		ch[n].new_cpus = random_subset(&seed, &pool[1]);
+		ch[n].old_cpus = keep(random_subset(&seed, &pool[0]));
+		ch[n].new_cpus = keep(random_subset(&seed, &pool[1]));
 		ch[n].old_mems = 1 + rnd(&seed) % 3;
 		ch[n].new_mems = 1 + rnd(&seed) % 3;
 		n++;
@@ -1211,9 +1223,9 @@ static void test_plan_random(void **state)
 
 			for (int i = 0; i < n; i++)
 				if (ch[i].kind == NP_CGROUP_EXCLUSIVE &&
-				    !np_cpuset_empty(&ch[i].old_cpus) &&
-				    !np_cpuset_intersects(&ch[i].old_cpus,
-							  &ch[i].new_cpus))
+				    !np_cpuset_empty(ch[i].old_cpus) &&
+				    !np_cpuset_intersects(ch[i].old_cpus,
+							  ch[i].new_cpus))
 					full_move = true;
 			if (!full_move)
 				fail_msg("iteration %d: %s", iter, err);
@@ -1266,12 +1278,12 @@ static void test_plan_yield_after_widen(void **state)
 	for (int i = 0; i < n; i++) {
 		ch[i].cgroup = in[i].cg;
 		ch[i].kind = in[i].kind;
-		assert_int_equal(np_cpuset_parse(&ch[i].old_cpus, in[i].old,
-						 NULL, 0),
-				 0);
-		assert_int_equal(np_cpuset_parse(&ch[i].new_cpus, in[i].new,
-						 NULL, 0),
-				 0);
+		np_cpuset o, w;
+
+		assert_int_equal(np_cpuset_parse(&o, in[i].old, NULL, 0), 0);
+		assert_int_equal(np_cpuset_parse(&w, in[i].new, NULL, 0), 0);
+		ch[i].old_cpus = keep(o);
+		ch[i].new_cpus = keep(w);
 		ch[i].old_mems = in[i].om;
 		ch[i].new_mems = in[i].nm;
 	}
@@ -1295,7 +1307,7 @@ static void plan_many_check(const struct np_cgroup_change *ch, int n,
 
 	assert_non_null(cur);
 	for (int i = 0; i < n; i++)
-		cur[i] = ch[i].old_cpus;
+		cur[i] = *ch[i].old_cpus;
 	for (int k = 0; k < p->n; k++) {
 		const struct np_cgroup_step *s = &p->steps[k];
 		int i = s->change;
@@ -1313,7 +1325,7 @@ static void plan_many_check(const struct np_cgroup_change *ch, int n,
 					 ch[i].cgroup, ch[j].cgroup);
 	}
 	for (int i = 0; i < n; i++)
-		assert_true(np_cpuset_equal(&cur[i], &ch[i].new_cpus));
+		assert_true(np_cpuset_equal(&cur[i], ch[i].new_cpus));
 	free(cur);
 }
 
@@ -1322,6 +1334,8 @@ static void test_plan_many(void **state)
 	enum { N = 3000 };
 	struct np_cgroup_change *ch = calloc(N, sizeof(*ch));
 	char (*names)[32] = calloc(N, sizeof(*names));
+	np_cpuset *olds = calloc(N, sizeof(*olds));
+	np_cpuset *news = calloc(N, sizeof(*news));
 	np_cpuset pool, granted;
 	struct np_cgroup_plan p;
 	char err[512];
@@ -1330,6 +1344,8 @@ static void test_plan_many(void **state)
 	(void)state;
 	assert_non_null(ch);
 	assert_non_null(names);
+	assert_non_null(olds);
+	assert_non_null(news);
 	np_cpuset_zero(&pool);
 	for (int c = 0; c < 256; c++)
 		np_cpuset_set(&pool, c);
@@ -1337,15 +1353,17 @@ static void test_plan_many(void **state)
 	for (int i = 0; i < N; i++) {
 		snprintf(names[i], sizeof(names[i]), "np.slice/w%d", i);
 		ch[i].cgroup = names[i];
+		ch[i].old_cpus = &olds[i];
+		ch[i].new_cpus = &news[i];
 		ch[i].new_mems = 3;
 		if (i % 50 == 7) {
 			ch[i].kind = NP_CGROUP_EXCLUSIVE;
-			np_cpuset_set(&ch[i].new_cpus, nex++);
+			np_cpuset_set(&news[i], nex++);
 		}
 	}
 	for (int i = 0; i < N; i++)
 		if (ch[i].kind == NP_CGROUP_SHARED)
-			np_cpuset_andnot(&ch[i].new_cpus, &pool,
+			np_cpuset_andnot(&news[i], &pool,
 					 &(np_cpuset){{(1ULL << nex) - 1}});
 	assert_int_equal(np_cgroup_plan_build(&p, ch, N, err, sizeof(err)),
 			 0);
@@ -1373,16 +1391,15 @@ static void test_plan_many(void **state)
 	np_cpuset_zero(&granted);
 	np_cpuset_set(&granted, 200);
 	for (int i = 0; i < N; i++) {
-		ch[i].old_cpus = ch[i].new_cpus;
+		olds[i] = news[i];
 		ch[i].old_mems = ch[i].new_mems;
 		if (ch[i].kind == NP_CGROUP_SHARED)
-			np_cpuset_andnot(&ch[i].new_cpus, &ch[i].new_cpus,
-					 &granted);
+			np_cpuset_andnot(&news[i], &news[i], &granted);
 	}
-	np_cpuset_zero(&ch[N - 1].old_cpus);
+	np_cpuset_zero(&olds[N - 1]);
 	ch[N - 1].old_mems = 0;
 	ch[N - 1].kind = NP_CGROUP_EXCLUSIVE;
-	ch[N - 1].new_cpus = granted;
+	news[N - 1] = granted;
 	assert_int_equal(np_cgroup_plan_build(&p, ch, N, err, sizeof(err)),
 			 0);
 	for (int k = 0; k < p.n; k++) {
@@ -1399,6 +1416,8 @@ static void test_plan_many(void **state)
 	np_cgroup_plan_free(&p);
 	free(ch);
 	free(names);
+	free(olds);
+	free(news);
 }
 
 /*
@@ -1516,8 +1535,8 @@ static void test_plan_vs_search(void **state)
 			ch[i].cgroup = names[i];
 			ch[i].kind =
 			    b->excl[i] ? NP_CGROUP_EXCLUSIVE : NP_CGROUP_SHARED;
-			ch[i].old_cpus = mask_cpus(b->old[i]);
-			ch[i].new_cpus = mask_cpus(b->new[i]);
+			ch[i].old_cpus = keep(mask_cpus(b->old[i]));
+			ch[i].new_cpus = keep(mask_cpus(b->new[i]));
 		}
 		r = np_cgroup_plan_build(&p, ch, b->k, err, sizeof(err));
 		found = bf_search(b);

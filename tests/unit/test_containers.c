@@ -160,23 +160,34 @@ static np_cpuset cpus_of(const char *list)
 	return s;
 }
 
+/* cpus_of(list), kept for a change to point to (reachable to the end) */
+static const np_cpuset *set_of(const char *list)
+{
+	static struct np_cpuset_pool kept;
+	np_cpuset s = cpus_of(list);
+	const np_cpuset *k = np_cpuset_intern(&kept, &s);
+
+	assert_non_null(k);
+	return k;
+}
+
 /* A container ("/np/c1", exclusive) takes CPUs from a shared cgroup of
  * the managed tree ("web"): the shared one yields first. "/np" (a shared
  * cgroup from the root) is c1's ancestor; the managed "np" is not. */
 static void test_plan_from_root(void **state)
 {
 	struct np_cgroup_change ch[4] = {
-	    {.cgroup = "/np/c1", .old_cpus = cpus_of("2"),
-	     .new_cpus = cpus_of("2-3"), .old_mems = 1, .new_mems = 1,
+	    {.cgroup = "/np/c1", .old_cpus = set_of("2"),
+	     .new_cpus = set_of("2-3"), .old_mems = 1, .new_mems = 1,
 	     .kind = NP_CGROUP_EXCLUSIVE},
-	    {.cgroup = "web", .old_cpus = cpus_of("0-7"),
-	     .new_cpus = cpus_of("0-1,4-7"), .old_mems = 1, .new_mems = 1,
+	    {.cgroup = "web", .old_cpus = set_of("0-7"),
+	     .new_cpus = set_of("0-1,4-7"), .old_mems = 1, .new_mems = 1,
 	     .kind = NP_CGROUP_SHARED},
-	    {.cgroup = "/np", .old_cpus = cpus_of("0-7"),
-	     .new_cpus = cpus_of("0-7"), .old_mems = 1, .new_mems = 1,
+	    {.cgroup = "/np", .old_cpus = set_of("0-7"),
+	     .new_cpus = set_of("0-7"), .old_mems = 1, .new_mems = 1,
 	     .kind = NP_CGROUP_SHARED},
-	    {.cgroup = "np", .old_cpus = cpus_of("0-7"),
-	     .new_cpus = cpus_of("0-1,4-7"), .old_mems = 1, .new_mems = 1,
+	    {.cgroup = "np", .old_cpus = set_of("0-7"),
+	     .new_cpus = set_of("0-1,4-7"), .old_mems = 1, .new_mems = 1,
 	     .kind = NP_CGROUP_SHARED},
 	};
 	struct np_cgroup_plan plan = {0};

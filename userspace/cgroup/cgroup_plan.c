@@ -52,75 +52,6 @@ static struct np_cgroup_step *new_step(struct planner *pl, int i,
 	return s;
 }
 
-/* FNV-1a over the words up to the last one with a CPU. */
-static uint64_t set_hash(const np_cpuset *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	int n = NP_CPUSET_WORDS;
-
-	while (n > 0 && !s->w[n - 1])
-		n--;
-	for (int k = 0; k < n; k++) {
-		h ^= s->w[k];
-		h *= 0x100000001b3ULL;
-	}
-	return h ^ (h >> 29);
-}
-
-/* Room for one more distinct set: the index twice the sets, rebuilt. */
-static int sets_grow(struct planner *pl)
-{
-	struct np_cgroup_plan *plan = pl->plan;
-
-	if (plan->nsets == pl->setsalloc) {
-		int cap = pl->setsalloc ? pl->setsalloc * 2 : 16;
-		np_cpuset **ns =
-		    realloc(plan->sets, sizeof(*ns) * (size_t)cap);
-		if (!ns)
-			return -ENOMEM;
-		plan->sets = ns;
-		pl->setsalloc = cap;
-	}
-	if (2 * (plan->nsets + 1) > pl->setcap) {
-		int cap = pl->setcap ? pl->setcap * 2 : 64;
-		int *ix = calloc((size_t)cap, sizeof(*ix));
-
-		if (!ix)
-			return -ENOMEM;
-		for (int k = 0; k < plan->nsets; k++) {
-			size_t at = set_hash(plan->sets[k]) & (size_t)(cap - 1);
-
-			while (ix[at])
-				at = (at + 1) & (size_t)(cap - 1);
-			ix[at] = k + 1;
-		}
-		free(pl->setix);
-		pl->setix = ix;
-		pl->setcap = cap;
-	}
-	return 0;
-}
-
-const np_cpuset *cg_plan_intern(struct planner *pl, const np_cpuset *set)
-{
-	struct np_cgroup_plan *plan = pl->plan;
-	size_t at;
-	np_cpuset *copy;
-
-	if (sets_grow(pl))
-		return NULL;
-	at = set_hash(set) & (size_t)(pl->setcap - 1);
-	for (; pl->setix[at]; at = (at + 1) & (size_t)(pl->setcap - 1))
-		if (np_cpuset_equal(plan->sets[pl->setix[at] - 1], set))
-			return plan->sets[pl->setix[at] - 1];
-	if (!(copy = malloc(sizeof(*copy))))
-		return NULL;
-	*copy = *set;
-	plan->sets[plan->nsets++] = copy;
-	pl->setix[at] = plan->nsets;
-	return copy;
-}
-
 static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
 		     const np_cpuset *set)
 {
@@ -192,7 +123,7 @@ static void within_ancestors(const struct planner *pl, int i, np_cpuset *t)
 	for (int k = pl->anc_start[i]; k < pl->anc_start[i + 1]; k++) {
 		int j = pl->anc_list[k];
 		if (pl->cm[j] && !np_cpuset_empty(pl->cur[j]) &&
-		    np_cpuset_subset(&ch[i].new_cpus, &ch[j].new_cpus))
+		    np_cpuset_subset(ch[i].new_cpus, ch[j].new_cpus))
 			np_cpuset_and(t, t, pl->cur[j]);
 	}
 }
@@ -227,19 +158,19 @@ static bool remember(const struct planner *pl, struct memo *m, int i,
 
 static bool cur_inside_new(const struct planner *pl, int i)
 {
-	return np_cpuset_subset(pl->cur[i], &pl->ch[i].new_cpus);
+	return np_cpuset_subset(pl->cur[i], pl->ch[i].new_cpus);
 }
 
 static bool cur_holds_new(const struct planner *pl, int i)
 {
-	return np_cpuset_subset(&pl->ch[i].new_cpus, pl->cur[i]);
+	return np_cpuset_subset(pl->ch[i].new_cpus, pl->cur[i]);
 }
 
 static bool release_target(const struct planner *pl, int i, np_cpuset *t)
 {
 	if (remember(pl, pl->m_inside, i, cur_inside_new))
 		return false;
-	np_cpuset_and(t, pl->cur[i], &pl->ch[i].new_cpus);
+	np_cpuset_and(t, pl->cur[i], pl->ch[i].new_cpus);
 	if (np_cpuset_empty(t)) {
 		np_cpuset_andnot(t, pl->cur[i], pl->claim[i]);
 		if (np_cpuset_empty(t))
@@ -277,7 +208,7 @@ static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
 	np_cpuset_andnot(t, pl->cur[i], pl->claim[i]);
 	if (!np_cpuset_empty(t))
 		return true;
-	*t = pl->ch[i].new_cpus;
+	*t = *pl->ch[i].new_cpus;
 	{
 		int nc;
 		const int *cand = conflict_candidates(pl, i, &nc);
@@ -295,7 +226,7 @@ static void addable(const struct planner *pl, int i, np_cpuset *add)
 	int nc;
 	const int *cand = conflict_candidates(pl, i, &nc);
 
-	np_cpuset_andnot(add, &pl->ch[i].new_cpus, pl->cur[i]);
+	np_cpuset_andnot(add, pl->ch[i].new_cpus, pl->cur[i]);
 	for (int k = 0; k < nc; k++)
 		if (conflict(pl, i, cand[k]))
 			np_cpuset_andnot(add, add, pl->cur[cand[k]]);
@@ -322,7 +253,7 @@ static int deadlock(struct planner *pl)
 
 	for (int i = 0; i < pl->n; i++)
 		if (pl->cm[i] &&
-		    !np_cpuset_subset(&ch[i].new_cpus, pl->cur[i]) &&
+		    !np_cpuset_subset(ch[i].new_cpus, pl->cur[i]) &&
 		    (first < 0 || widen_before(pl, i, first)))
 			first = i;
 	if (first < 0) {
@@ -332,7 +263,7 @@ static int deadlock(struct planner *pl)
 		       "change in two rounds");
 		return -EDEADLK;
 	}
-	np_cpuset_andnot(&miss, &ch[first].new_cpus, pl->cur[first]);
+	np_cpuset_andnot(&miss, ch[first].new_cpus, pl->cur[first]);
 	for (int j = 0; j < pl->n && blocker < 0; j++)
 		if (conflict(pl, first, j) &&
 		    np_cpuset_intersects(&miss, pl->cur[j]))
@@ -583,7 +514,7 @@ static void planner_free(struct planner *pl)
 	free(pl->mm);
 	free(pl->cur);
 	free(pl->curm);
-	free(pl->setix);
+	np_cpuset_pool_free(&pl->pool);
 }
 
 /* The plan's copy of each cgroup path, and what each holds before it. */
@@ -600,9 +531,9 @@ static int plan_cgroups(struct planner *pl)
 			goto oom;
 		plan->ncgroups++;
 		plan->held[i] = cg_plan_intern(
-		    pl, np_cpuset_empty(&changes[i].old_cpus)
+		    pl, np_cpuset_empty(changes[i].old_cpus)
 			    ? &every
-			    : &changes[i].old_cpus);
+			    : changes[i].old_cpus);
 		if (!plan->held[i])
 			goto oom;
 	}
@@ -651,9 +582,9 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 		int i = pl.order[k];
 
 		if (pl.cm[i] &&
-		    !np_cpuset_equal(pl.cur[i], &changes[i].new_cpus)) {
+		    !np_cpuset_equal(pl.cur[i], changes[i].new_cpus)) {
 			r = emit_cpus(&pl, i, NP_STEP_CPUS_NARROW,
-				      &changes[i].new_cpus);
+				      changes[i].new_cpus);
 			if (r < 0)
 				goto cleanup;
 		}
@@ -671,6 +602,7 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 	}
 	mark_final(plan, n);
 cleanup:
+	plan->sets = np_cpuset_pool_take(&pl.pool, &plan->nsets);
 	planner_free(&pl);
 	if (r < 0)
 		np_cgroup_plan_free(plan);

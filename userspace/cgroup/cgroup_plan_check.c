@@ -68,6 +68,11 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 			np_errmsg(pl->err, pl->errlen, "change %d: %s", i, pe);
 			return r;
 		}
+		if (!ch[i].old_cpus || !ch[i].new_cpus) {
+			np_errmsg(pl->err, pl->errlen, "%s: %s cpus not given",
+				  ch[i].cgroup, ch[i].old_cpus ? "new" : "old");
+			return -EINVAL;
+		}
 		if (ch[i].kind != NP_CGROUP_SHARED &&
 		    ch[i].kind != NP_CGROUP_EXCLUSIVE) {
 			np_errmsg(pl->err, pl->errlen, "%s: invalid kind %d",
@@ -84,9 +89,9 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 			np_errmsg(pl->err, pl->errlen, "out of memory");
 			return -ENOMEM;
 		}
-		pl->cm[i] = !np_cpuset_empty(&ch[i].new_cpus);
-		if (!pl->cm[i] && !np_cpuset_empty(&ch[i].old_cpus)) {
-			cg_fmt_cpus(&ch[i].old_cpus, a, sizeof(a));
+		pl->cm[i] = !np_cpuset_empty(ch[i].new_cpus);
+		if (!pl->cm[i] && !np_cpuset_empty(ch[i].old_cpus)) {
+			cg_fmt_cpus(ch[i].old_cpus, a, sizeof(a));
 			np_errmsg(pl->err, pl->errlen,
 			       "%s: new cpus empty (old %s): an empty "
 			       "cpuset.cpus means 'inherit the parent's CPUs'; "
@@ -103,7 +108,7 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 			return -EINVAL;
 		}
 		pl->depth[i] = path_depth(ch[i].cgroup);
-		pl->cur[i] = &ch[i].old_cpus;
+		pl->cur[i] = ch[i].old_cpus;
 		pl->curm[i] = ch[i].old_mems;
 	}
 	if ((r = find_ancestors(pl, ix))) {
@@ -153,11 +158,11 @@ static int solo_index(const struct planner *pl, struct solo_ix *x)
 
 		if (!pl->cm[j])
 			continue;
-		np_cpuset_and(&both, &x->u_all, &ch[j].new_cpus);
+		np_cpuset_and(&both, &x->u_all, ch[j].new_cpus);
 		np_cpuset_or(&x->multi, &x->multi, &both);
-		np_cpuset_or(&x->u_all, &x->u_all, &ch[j].new_cpus);
+		np_cpuset_or(&x->u_all, &x->u_all, ch[j].new_cpus);
 		if (ch[j].kind == NP_CGROUP_EXCLUSIVE)
-			np_cpuset_or(&x->u_excl, &x->u_excl, &ch[j].new_cpus);
+			np_cpuset_or(&x->u_excl, &x->u_excl, ch[j].new_cpus);
 	}
 	return 0;
 }
@@ -166,7 +171,7 @@ static int solo_index(const struct planner *pl, struct solo_ix *x)
 static bool solo_clear(const struct planner *pl, const struct solo_ix *x,
 		       int i)
 {
-	const np_cpuset *t = &pl->ch[i].new_cpus;
+	const np_cpuset *t = pl->ch[i].new_cpus;
 
 	if (!x->solo[i] || !pl->cm[i])
 		return false;
@@ -196,12 +201,12 @@ static int check_overlap(struct planner *pl, const struct solo_ix *x)
 			np_cpuset both;
 
 			if (!conflict(pl, i, j) ||
-			    !np_cpuset_intersects(&ch[i].new_cpus,
-						  &ch[j].new_cpus))
+			    !np_cpuset_intersects(ch[i].new_cpus,
+						  ch[j].new_cpus))
 				continue;
-			np_cpuset_and(&both, &ch[i].new_cpus, &ch[j].new_cpus);
-			cg_fmt_cpus(&ch[i].new_cpus, a, sizeof(a));
-			cg_fmt_cpus(&ch[j].new_cpus, b, sizeof(b));
+			np_cpuset_and(&both, ch[i].new_cpus, ch[j].new_cpus);
+			cg_fmt_cpus(ch[i].new_cpus, a, sizeof(a));
+			cg_fmt_cpus(ch[j].new_cpus, b, sizeof(b));
 			cg_fmt_cpus(&both, c, sizeof(c));
 			np_errmsg(pl->err, pl->errlen,
 			       "target sets overlap: %s %s (%s) and %s %s (%s) "
@@ -251,13 +256,13 @@ static int fill_claims(struct planner *pl, const struct solo_ix *x)
 		c = &pl->claim_own[k++];
 		pl->claim[i] = c;
 		if (x->solo[i]) {
-			np_cpuset_andnot(c, &x->u_all, &ch[i].new_cpus);
+			np_cpuset_andnot(c, &x->u_all, ch[i].new_cpus);
 			continue;
 		}
 		cand = conflict_candidates(pl, i, &nc);
 		for (int j = 0; j < nc; j++)
 			if (conflict(pl, i, cand[j]))
-				np_cpuset_or(c, c, &ch[cand[j]].new_cpus);
+				np_cpuset_or(c, c, ch[cand[j]].new_cpus);
 	}
 	return 0;
 }

@@ -36,8 +36,8 @@ struct planner {
 	int *order_all;	    /* 0 .. n-1 */
 	struct np_cgroup_plan *plan;
 	int cap;
-	/* plan->sets by content: open addressing, indexes + 1 (0: free) */
-	int *setix, setcap, setsalloc;
+	/* the sets the plan keeps (plan->sets once built) */
+	struct np_cpuset_pool pool;
 	char *err;
 	size_t errlen;
 };
@@ -91,8 +91,11 @@ static inline const char *kind_name(enum np_cgroup_kind k)
 /* Check the change list and fill the planner's indexes (depth, ancestors,
  * exclusive list, claims, simulated sets): 0, or < 0 with pl->err. */
 int cg_plan_validate(struct planner *pl);
-/* set as one of plan->sets (the one already there with its content, or a
- * new copy); NULL without memory. */
-const np_cpuset *cg_plan_intern(struct planner *pl, const np_cpuset *set);
+/* set as one of the plan's sets: NULL without memory. */
+static inline const np_cpuset *cg_plan_intern(struct planner *pl,
+					      const np_cpuset *set)
+{
+	return np_cpuset_intern(&pl->pool, set);
+}
 
 #endif

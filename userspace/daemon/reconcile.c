@@ -585,6 +585,8 @@ static int read_back(struct np_daemon *d, struct desired *x, np_cpuset *cpus,
 struct changes {
 	struct np_cgroup_change *ch;
 	int n, cap;
+	/* the sets read back, each once: the changes point into it */
+	struct np_cpuset_pool read;
 };
 
 static struct np_cgroup_change *change_add(struct changes *c)
@@ -637,8 +639,10 @@ static int plan_changes(struct np_daemon *d, struct desired *v, int n,
 		if (!(ch = change_add(c)))
 			return -ENOMEM;
 		ch->cgroup = v[i].path;
-		ch->old_cpus = cpus;
-		ch->new_cpus = *v[i].cpus;
+		/* the desired set lives as long as the cycle's pools */
+		ch->new_cpus = v[i].cpus;
+		if (!(ch->old_cpus = np_cpuset_intern(&c->read, &cpus)))
+			return -ENOMEM;
 		ch->old_mems = mems;
 		ch->new_mems = v[i].mems;
 		ch->kind = v[i].exclusive ? NP_CGROUP_EXCLUSIVE : NP_CGROUP_SHARED;
@@ -665,7 +669,7 @@ static int apply_changes(struct np_daemon *d, const struct changes *c,
 	if (r > 0)
 		np_log(LOG_WARNING, "%s", err);
 	for (int i = 0; i < c->n; i++)
-		written_set(d, c->ch[i].cgroup, &c->ch[i].new_cpus,
+		written_set(d, c->ch[i].cgroup, c->ch[i].new_cpus,
 			    c->ch[i].new_mems);
 	return 0;
 }
@@ -768,6 +772,7 @@ done:
 		observe(d);
 	}
 	free(c.ch);
+	np_cpuset_pool_free(&c.read);
 	free_desired(v, n);
 	if (d->dirty)
 		np_daemon_save(d);

@@ -416,3 +416,91 @@ int np_cpuset_format_mask(const np_cpuset *s, int nbits, char *buf,
 	}
 	return (int)off;
 }
+
+/* ---- np_cpuset_pool ---- */
+
+/* FNV-1a over the words up to the last one with a CPU. */
+static uint64_t set_hash(const np_cpuset *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int n = NP_CPUSET_WORDS;
+
+	while (n > 0 && !s->w[n - 1])
+		n--;
+	for (int k = 0; k < n; k++) {
+		h ^= s->w[k];
+		h *= 0x100000001b3ULL;
+	}
+	return h ^ (h >> 29);
+}
+
+/* Room for one more set: the array, and the index at most half full. */
+static int pool_grow(struct np_cpuset_pool *p)
+{
+	if (p->n == p->alloc) {
+		int cap = p->alloc ? p->alloc * 2 : 16;
+		np_cpuset **ns = realloc(p->sets, sizeof(*ns) * (size_t)cap);
+
+		if (!ns)
+			return -ENOMEM;
+		p->sets = ns;
+		p->alloc = cap;
+	}
+	if (2 * (p->n + 1) > p->cap) {
+		int cap = p->cap ? p->cap * 2 : 64;
+		int *ix = calloc((size_t)cap, sizeof(*ix));
+
+		if (!ix)
+			return -ENOMEM;
+		for (int k = 0; k < p->n; k++) {
+			size_t at = set_hash(p->sets[k]) & (size_t)(cap - 1);
+
+			while (ix[at])
+				at = (at + 1) & (size_t)(cap - 1);
+			ix[at] = k + 1;
+		}
+		free(p->ix);
+		p->ix = ix;
+		p->cap = cap;
+	}
+	return 0;
+}
+
+const np_cpuset *np_cpuset_intern(struct np_cpuset_pool *p,
+				  const np_cpuset *s)
+{
+	np_cpuset *copy;
+	size_t at;
+
+	if (pool_grow(p))
+		return NULL;
+	at = set_hash(s) & (size_t)(p->cap - 1);
+	for (; p->ix[at]; at = (at + 1) & (size_t)(p->cap - 1))
+		if (np_cpuset_equal(p->sets[p->ix[at] - 1], s))
+			return p->sets[p->ix[at] - 1];
+	if (!(copy = malloc(sizeof(*copy))))
+		return NULL;
+	*copy = *s;
+	p->sets[p->n++] = copy;
+	p->ix[at] = p->n;
+	return copy;
+}
+
+np_cpuset **np_cpuset_pool_take(struct np_cpuset_pool *p, int *n)
+{
+	np_cpuset **sets = p->sets;
+
+	*n = p->n;
+	free(p->ix);
+	memset(p, 0, sizeof(*p));
+	return sets;
+}
+
+void np_cpuset_pool_free(struct np_cpuset_pool *p)
+{
+	for (int i = 0; i < p->n; i++)
+		free(p->sets[i]);
+	free(p->sets);
+	free(p->ix);
+	memset(p, 0, sizeof(*p));
+}
