@@ -203,6 +203,60 @@ static void test_mask(void **state)
 			 -ENOSPC);
 }
 
+/* The pool keeps each set once: equal sets give the same pointer, and
+ * every pointer keeps its content while the pool grows (2,000 distinct
+ * sets, each looked up again after all were added). */
+static void test_pool(void **state)
+{
+	struct np_cpuset_pool p = {0};
+	const np_cpuset *first[2000];
+	np_cpuset **taken;
+	int n;
+
+	(void)state;
+	for (int i = 0; i < 2000; i++) {
+		np_cpuset s;
+
+		np_cpuset_zero(&s);
+		np_cpuset_set(&s, i % NP_MAX_CPUS);
+		np_cpuset_set(&s, (i * 7 + 1) % NP_MAX_CPUS);
+		if (i >= 1000)
+			np_cpuset_set(&s, NP_MAX_CPUS - 1); /* the last word */
+		first[i] = np_cpuset_intern(&p, &s);
+		assert_non_null(first[i]);
+		assert_true(np_cpuset_equal(first[i], &s));
+		assert_ptr_equal(np_cpuset_intern(&p, &s), first[i]);
+	}
+	assert_int_equal(p.n, 2000);
+	for (int i = 0; i < 2000; i++) {
+		np_cpuset s = *first[i];
+
+		assert_ptr_equal(np_cpuset_intern(&p, &s), first[i]);
+		for (int j = i + 1; j < 2000; j += 97)
+			assert_ptr_not_equal(first[i], first[j]);
+	}
+	{
+		np_cpuset e;
+		const np_cpuset *k;
+
+		np_cpuset_zero(&e);
+		k = np_cpuset_intern(&p, &e);
+		assert_true(k && np_cpuset_empty(k));
+		assert_int_equal(p.n, 2001);
+	}
+	taken = np_cpuset_pool_take(&p, &n);
+	assert_int_equal(n, 2001);
+	assert_int_equal(p.n, 0);
+	assert_ptr_equal(taken[5], first[5]); /* still valid, now ours */
+	for (int i = 0; i < n; i++)
+		free(taken[i]);
+	free(taken);
+	/* the emptied pool takes sets again; freed with them */
+	assert_non_null(np_cpuset_intern(&p, &(np_cpuset){{1}}));
+	np_cpuset_pool_free(&p);
+	assert_null(p.sets);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_format_limits),
 		cmocka_unit_test(test_nodemask),
 		cmocka_unit_test(test_mask),
+		cmocka_unit_test(test_pool),
 	};
 	return cmocka_run_group_tests_name("cpuset", tests, NULL, NULL);
 }
