@@ -140,9 +140,11 @@ struct np_container_alloc {
 	bool pod_shared;
 	np_cpuset cpus;  /* exclusive set, empty for shared containers */
 	/* The CPUs promised at admission (the kubelet's resize baseline):
-	 * empty until an in-place resize changes cpus (np_resize), then what
-	 * a scale-down keeps first; saved as "baseline" when set. */
-	np_cpuset baseline;
+	 * NULL until an in-place resize changes cpus (np_resize), then what
+	 * a scale-down keeps first; saved as "baseline" when set.  Heap,
+	 * owned by the allocation (a pointer: most containers never resize,
+	 * and a set is 512 bytes). */
+	np_cpuset *baseline;
 	np_nodemask mems;
 	struct np_hint hint;
 	/* NULL when nothing is charged (shared containers charge nothing);

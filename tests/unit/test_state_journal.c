@@ -444,8 +444,15 @@ static void test_fingerprint(void **state)
 		assert_true(np_workload_alloc_fp(w) == fp0);                   \
 	} while (0)
 	CHANGED(np_cpuset_set(&w->c[0].cpus, 40), np_cpuset_clear(&w->c[0].cpus, 40));
-	CHANGED(np_cpuset_set(&w->c[0].baseline, 3),
-		np_cpuset_clear(&w->c[0].baseline, 3));
+	{
+		np_cpuset b;
+
+		np_cpuset_zero(&b);
+		w->c[0].baseline = &b; /* an empty one: as none */
+		assert_true(np_workload_alloc_fp(w) == fp0);
+		CHANGED(np_cpuset_set(&b, 3), np_cpuset_clear(&b, 3));
+		w->c[0].baseline = NULL;
+	}
 	CHANGED(w->c[0].mems ^= 2, w->c[0].mems ^= 2);
 	CHANGED(w->c[0].hint.preferred ^= 1, w->c[0].hint.preferred ^= 1);
 	CHANGED(w->partition_by_verify ^= 1, w->partition_by_verify ^= 1);

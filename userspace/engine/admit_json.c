@@ -246,6 +246,7 @@ static int container_alloc_from_json(const struct np_node_state *st,
 {
 	const struct np_topology *t = st->topo;
 	const json_t *h, *dv, *v;
+	np_cpuset base;
 	const char *s;
 	char perr[200];
 	size_t i;
@@ -271,15 +272,20 @@ static int container_alloc_from_json(const struct np_node_state *st,
 					  "a share of the pod's CPUs is "
 					  "exclusive to the pod");
 	/* An in-place resize's baseline: within the current CPUs. */
-	r = np_json_cpuset(o, "baseline", path, false, &ca->baseline, err,
-			   errlen);
+	np_cpuset_zero(&base);
+	r = np_json_cpuset(o, "baseline", path, false, &base, err, errlen);
 	if (r && r != -ENOENT)
 		return r;
-	if (!np_cpuset_subset(&ca->baseline, &ca->cpus) ||
-	    (r == 0 && (!ca->exclusive || np_cpuset_empty(&ca->baseline))))
+	if (!np_cpuset_subset(&base, &ca->cpus) ||
+	    (r == 0 && (!ca->exclusive || np_cpuset_empty(&base))))
 		return np_json_fail(err, errlen, path, "baseline",
 				    "must be a non-empty subset of an "
 				    "exclusive container's cpus");
+	if (r == 0) {
+		if (!(ca->baseline = malloc(sizeof(*ca->baseline))))
+			return -ENOMEM;
+		*ca->baseline = base;
+	}
 	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))
 		return r;
 	if (np_nodemask_parse(&ca->mems, s, perr, sizeof(perr)) ||

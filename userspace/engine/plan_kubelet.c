@@ -139,6 +139,7 @@ int np_release_container(struct np_node_state *st, int i, int k)
 	if (a->ncontainers == 1)
 		return np_release(st, q->name);
 	free(a->c[k].charge);
+	free(a->c[k].baseline);
 	free(q->c[k].cgroup);
 	free(q->c[k].dev);
 	memmove(&a->c[k], &a->c[k + 1],

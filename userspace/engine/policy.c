@@ -505,8 +505,10 @@ int np_workload_req_copy(struct np_workload_req *dst,
 void np_workload_alloc_free(struct np_workload_alloc *a)
 {
 	np_workload_req_free(&a->req);
-	for (int i = 0; a->c && i < a->ncontainers; i++)
+	for (int i = 0; a->c && i < a->ncontainers; i++) {
 		free(a->c[i].charge);
+		free(a->c[i].baseline);
+	}
 	free(a->c);
 	a->c = NULL;
 	a->ncontainers = 0;
@@ -530,18 +532,27 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 		memcpy(dst->c, src->c,
 		       sizeof(*dst->c) * (size_t)src->ncontainers);
 		for (int i = 0; i < src->ncontainers; i++) {
-			if (!src->c[i].charge)
-				continue;
-			dst->c[i].charge = malloc(sizeof(*dst->c[i].charge));
-			if (!dst->c[i].charge) {
-				while (--i >= 0)
+			struct np_container_alloc *c = &dst->c[i];
+
+			c->charge = NULL;
+			c->baseline = NULL;
+			if ((src->c[i].charge &&
+			     !(c->charge = malloc(sizeof(*c->charge)))) ||
+			    (src->c[i].baseline &&
+			     !(c->baseline = malloc(sizeof(*c->baseline))))) {
+				for (; i >= 0; i--) {
 					free(dst->c[i].charge);
+					free(dst->c[i].baseline);
+				}
 				free(dst->c);
 				dst->c = NULL;
 				np_workload_req_free(&dst->req);
 				return -ENOMEM;
 			}
-			*dst->c[i].charge = *src->c[i].charge;
+			if (c->charge)
+				*c->charge = *src->c[i].charge;
+			if (c->baseline)
+				*c->baseline = *src->c[i].baseline;
 		}
 	}
 	return 0;

@@ -165,7 +165,8 @@ static int choose(const struct np_node_state *st,
 	bool resize = true;
 	char why[256] = "";
 
-	base = np_cpuset_empty(&c->baseline) ? cur : c->baseline;
+	base = !c->baseline || np_cpuset_empty(c->baseline) ? cur
+							      : *c->baseline;
 	np_cpuset_and(&base, &base, &cur);
 	*nbase = base;
 	if (n > ncur) {
@@ -213,7 +214,7 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 {
 	struct np_workload_alloc *a;
 	struct np_container_alloc *c, old;
-	np_cpuset out, nbase;
+	np_cpuset out, nbase, *nb;
 	int64_t old_milli;
 	int i, k, r, online = np_cpuset_count(&st->topo->online);
 
@@ -247,10 +248,13 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 	}
 	if ((r = choose(st, a, c, cpus, &out, &nbase, d)))
 		return r == -ENOSPC ? 0 : r;
+	if (!(nb = malloc(sizeof(*nb))))
+		return -ENOMEM;
+	*nb = nbase;
 	old = *c;
 	old_milli = a->req.c[k].cpu_milli;
 	c->cpus = out;
-	c->baseline = nbase;
+	c->baseline = nb;
 	/* CPUs taken off the hint's nodes (a policy that allows it):
 	 * their nodes join the memory nodes, as an admission without a
 	 * hint has them; pages already placed stay where they are */
@@ -260,8 +264,10 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 		*c = old;
 		a->req.c[k].cpu_milli = old_milli;
 		np_state_refresh(st);
+		free(nb);
 		return r;
 	}
+	free(old.baseline);
 	d->admitted = true;
 	d->alloc = a;
 	return 0;

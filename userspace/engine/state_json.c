@@ -50,9 +50,9 @@ static json_t *container_json(const struct np_node_state *st,
 		      np_json_cpuset_str(&ca->cpus), "mems",
 		      np_json_nodemask(ca->mems), "hint", np_json_hint(&ca->hint),
 		      "memory", mem, "hugepages", hp, "devices", dv);
-	if (o && !np_cpuset_empty(&ca->baseline) &&
-	    !np_cpuset_equal(&ca->baseline, &ca->cpus) &&
-	    json_object_set_new(o, "baseline", np_json_cpuset_str(&ca->baseline)))
+	if (o && ca->baseline && !np_cpuset_empty(ca->baseline) &&
+	    !np_cpuset_equal(ca->baseline, &ca->cpus) &&
+	    json_object_set_new(o, "baseline", np_json_cpuset_str(ca->baseline)))
 		goto fail;
 	if (o && ca->pod_shared &&
 	    json_object_set_new(o, "pod_shared", json_true()))
@@ -199,10 +199,16 @@ static uint64_t request(uint64_t h, const struct np_workload_req *q)
 
 static uint64_t container(uint64_t h, const struct np_container_alloc *c)
 {
+	static const np_cpuset none;
+
 	h = absorb_str(h, c->name);
 	h = val(h, (uint64_t)c->exclusive | (uint64_t)c->pod_shared << 1);
 	h = absorb(h, &c->cpus, sizeof(c->cpus));
-	h = absorb(h, &c->baseline, sizeof(c->baseline));
+	/* none and an empty one alike */
+	if (c->baseline)
+		h = absorb(h, c->baseline, sizeof(*c->baseline));
+	else
+		h = absorb(h, &none, sizeof(none));
 	h = val(h, c->mems);
 	h = hint(h, &c->hint);
 	h = val(h, (uint64_t)c->ndev);
