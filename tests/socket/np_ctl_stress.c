@@ -248,10 +248,17 @@ static int plan_round(struct worker *w, int r, struct req *q)
 		 q[0].kind == ADMIT_LSE ? "x" : "c", w->id, r);
 	if ((w->id + r) % 3 == 0)
 		q[n++].kind = STATUS;
-	if (r % 2 == 1 && w->nmine) {
-		q[n].kind = RELEASE_OWN;
-		snprintf(q[n++].name, sizeof(q[0].name), "%s", w->mine[0]);
-	}
+	/* LS workloads only: the LSE ones are held to the end, so that of
+	 * the four LSE admissions (2 CPUs each, 6 free) one is always
+	 * rejected, however the clients interleave (a fast daemon let an
+	 * LSE release come before the fourth admission) */
+	for (int k = 0; r % 2 == 1 && k < w->nmine; k++)
+		if (w->mine[k][0] != 'x') {
+			q[n].kind = RELEASE_OWN;
+			snprintf(q[n++].name, sizeof(q[0].name), "%s",
+				 w->mine[k]);
+			break;
+		}
 	if ((w->id + r) % 4 == 1) {
 		q[n].kind = RELEASE_NONE;
 		snprintf(q[n++].name, sizeof(q[0].name), "nobody%02d-%d", w->id,
