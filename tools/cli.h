@@ -47,6 +47,9 @@ bool cli_no_operands(const char *cmd, int argc, char **argv);
 /* --wait WHAT of admit and release: "enforced" or "durable" (the
  * request's "wait"); false after saying what is wrong. */
 bool cli_wait_arg(const char *cmd, const char *what);
+/* req with "wait": wait when wait is given; NULL (out of memory, req
+ * freed) or req. */
+json_t *cli_with_wait(json_t *req, const char *wait);
 /*
  * One request to numaplaced at sock: 0 with *resp set when it answered
  * "ok":true. Otherwise -1, *resp NULL, and the message printed:

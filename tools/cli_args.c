@@ -29,6 +29,16 @@ bool cli_wait_arg(const char *cmd, const char *what)
 	return false;
 }
 
+json_t *cli_with_wait(json_t *req, const char *wait)
+{
+	if (req && wait &&
+	    json_object_set_new(req, "wait", json_string(wait))) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
 bool cli_no_operands(const char *cmd, int argc, char **argv)
 {
 	if (optind == argc)

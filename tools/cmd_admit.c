@@ -85,12 +85,8 @@ int cmd_admit(int argc, char **argv)
 		fprintf(stderr, "numaplace admit: %s\n", err);
 		return r == -ENOMEM ? NP_EXIT_FAIL : NP_EXIT_USAGE;
 	}
-	req = json_pack("{s:s,s:O}", "op", "admit", "spec", spec);
-	if (req && wait &&
-	    json_object_set_new(req, "wait", json_string(wait))) {
-		json_decref(req);
-		req = NULL;
-	}
+	req = cli_with_wait(json_pack("{s:s,s:O}", "op", "admit", "spec", spec),
+			    wait);
 	if (cli_ctl_request("admit", sock, req, &resp))
 		goto out;
 	dec = json_object_get(resp, "decision");

@@ -33,17 +33,6 @@ static void release_usage(FILE *f)
 	    NP_CTL_DEFAULT_SOCKET);
 }
 
-/* req with "wait" when given; NULL (out of memory) frees req */
-static json_t *with_wait(json_t *req, const char *wait)
-{
-	if (req && wait &&
-	    json_object_set_new(req, "wait", json_string(wait))) {
-		json_decref(req);
-		return NULL;
-	}
-	return req;
-}
-
 int cmd_release(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,7 +72,7 @@ int cmd_release(int argc, char **argv)
 			return NP_EXIT_USAGE;
 		}
 		req = json_pack("{s:s,s:s}", "op", "release", "container", ctr);
-		req = with_wait(req, wait);
+		req = cli_with_wait(req, wait);
 		if (!cli_ctl_request("release", sock, req, &resp)) {
 			const char *n = json_string_value(
 			    json_object_get(resp, "name"));
@@ -108,7 +97,7 @@ int cmd_release(int argc, char **argv)
 	}
 	name = argv[optind];
 	req = json_pack("{s:s,s:s}", "op", "release", "name", name);
-	req = with_wait(req, wait);
+	req = cli_with_wait(req, wait);
 	if (!cli_ctl_request("release", sock, req, &resp)) {
 		printf("released %s\n", name);
 		rc = NP_EXIT_OK;

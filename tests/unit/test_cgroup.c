@@ -1878,6 +1878,11 @@ static void test_cache_watched(void **state)
 	mkcg(f, "np/W", "2-5", "0-1");
 	np_cgroup_cache_next(&c); /* the first generation is a full one */
 	assert_true(c.full_now);
+	/* a cgroup below a parent not there yet: an error, and the missing
+	 * parent leaves the cache watching (not blind for good) */
+	assert_true(np_cgroup_read_cpuset(&c, &f->root, "T/web", &cpus,
+					  &mems, err, sizeof(err)) < 0);
+	assert_false(c.blind);
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);

@@ -458,6 +458,7 @@ entry_open(struct np_cgroup_cache *c, const struct np_cgroup_root *root,
 	struct np_cgroup_cache_entry *e;
 	struct cg_dir d;
 	struct stat sb;
+	bool blind;
 
 	if (!c->maxfds) {
 		struct rlimit rl;
@@ -474,11 +475,16 @@ entry_open(struct np_cgroup_cache *c, const struct np_cgroup_root *root,
 	if (c->nfds + 2 > c->maxfds)
 		return NULL;
 	/* Watches first: a change after them is seen by the next cycle. */
+	blind = c->blind;
 	if (!watch_above(c, root, cgroup))
 		c->blind = true; /* a directory not watched: check every read */
 	*walk = cg_open(root, cgroup, &d, err, errlen);
-	if (*walk)
+	if (*walk) {
+		/* no such cgroup (yet): its missing parent is no directory
+		 * left unwatched */
+		c->blind = blind;
 		return NULL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		cg_dir_close(&d);
