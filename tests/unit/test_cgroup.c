@@ -467,11 +467,29 @@ static void test_prepare_enables_top_down(void **state)
 	put(f, "", "cgroup.subtree_control", "cpu cpuset memory\n");
 	put(f, "np", "cgroup.subtree_control", "cpuset\n");
 	put(f, "np/pod1", "cgroup.subtree_control", "memory cpuset\n");
+	put(f, "np/pod1/ctr", "cgroup.subtree_control", "memory\n");
 	f->nlog = 0;
 	assert_int_equal(
 	    np_cgroup_prepare(&f->root, "pod1/ctr/leaf", 0, err, sizeof(err)),
 	    0);
 	expect_log(f, want + 3, 1);
+
+	/* a parent that passes cpuset down already: the leaf is made, with
+	 * no write above it (a plain file keeps "+cpuset" as written) */
+	f->nlog = 0;
+	assert_int_equal(np_cgroup_prepare(&f->root, "pod1/ctr/leaf2",
+					   NP_CGROUP_CREATE, err, sizeof(err)),
+			 0);
+	expect_log(f, want, 0);
+	assert_true(exists(f, "np/pod1/ctr/leaf2", NULL));
+	assert_string_equal(get(f, "np/pod1/ctr", "cgroup.subtree_control"),
+			    "+cpuset");
+	/* and directly below the managed parent */
+	assert_int_equal(np_cgroup_prepare(&f->root, "pod3", NP_CGROUP_CREATE,
+					   err, sizeof(err)),
+			 0);
+	expect_log(f, want, 0);
+	assert_true(exists(f, "np/pod3", NULL));
 
 	/* without NP_CGROUP_CREATE a missing cgroup is an error */
 	f->nlog = 0;

@@ -181,22 +181,27 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 	return r;
 }
 
+/* The mode of a fake tree's effective file that mirrors the written
+ * value (made so by fake_populate, or by a first mirroring): a test's
+ * own content is in a 0644 file and is kept. */
+#define FAKE_MIRROR_MODE 0640
+
 /* A fake tree's effective file: the written value, rewritten in place
- * (pwrite, then cut to its length: tmpfs keeps the file's page). */
+ * (cut to its length: tmpfs keeps the file's page). */
 static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 {
-	char eff[64], old[256] = "", mark[64];
+	char eff[64], old[256] = "";
 	size_t len = strlen(v);
+	struct stat st;
 	bool mirrored;
 	ssize_t n;
 	int fd;
 
 	snprintf(eff, sizeof(eff), "%s.effective", file);
-	snprintf(mark, sizeof(mark), ".%s.mirrored", file);
-	mirrored = !faccessat(dirfd, mark, F_OK, AT_SYMLINK_NOFOLLOW);
 	fd = openat(dirfd, eff, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
+	mirrored = !fstat(fd, &st) && (st.st_mode & 07777) == FAKE_MIRROR_MODE;
 	if (!mirrored) {
 		/* filled by a test, not by an earlier mirroring: keep it */
 		n = pread(fd, old, sizeof(old) - 1, 0);
@@ -207,9 +212,9 @@ static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 	}
 	if (pwrite(fd, v, len, 0) == (ssize_t)len)
 		(void)!ftruncate(fd, (off_t)len);
-	close(fd);
 	if (!mirrored)
-		(void)!mknodat(dirfd, mark, S_IFREG | 0644, 0);
+		(void)!fchmod(fd, FAKE_MIRROR_MODE);
+	close(fd);
 }
 
 int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
@@ -292,8 +297,11 @@ static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 	char eb[128];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		/* one system call per file: mknod of a regular file */
-		if (mknodat(fd, files[i], S_IFREG | 0644, 0) &&
+		/* one system call per file: mknod of a regular file (the
+		 * effective ones mirror what is written: their mode says so) */
+		mode_t mode = strstr(files[i], ".effective") ? FAKE_MIRROR_MODE
+							     : 0644;
+		if (mknodat(fd, files[i], S_IFREG | mode, 0) &&
 		    errno != EEXIST) {
 			int r = -errno;
 
@@ -304,6 +312,14 @@ static int fake_populate(int fd, const char *disp, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* A subtree_control's text passes cpuset to the children.  A plain-file
+ * tree (the fake root, the tests' trees) keeps what was written: there
+ * "+cpuset" reads back as such. */
+static bool subtree_has_cpuset(const char *txt)
+{
+	return cg_has_word(txt, "cpuset") || cg_has_word(txt, "+cpuset");
 }
 
 /* "+cpuset" into dirfd's cgroup.subtree_control unless already enabled. */
@@ -327,7 +343,7 @@ static int enable_cpuset(const struct np_cgroup_root *root, int dirfd,
 		       disp, cg_strerror(r, eb, sizeof(eb)));
 		return r;
 	}
-	if (!cg_has_word(txt, "cpuset"))
+	if (!subtree_has_cpuset(txt))
 		r = cg_write(root, dirfd, rel, disp, "cgroup.subtree_control",
 			     "+cpuset", err, errlen);
 	free(txt);
@@ -338,9 +354,10 @@ void cg_dir_close(struct cg_dir *d)
 {
 	if (d->fd >= 0)
 		close(d->fd);
-	if (d->parent_fd >= 0)
+	if (d->parent_fd >= 0 && !d->parent_borrowed)
 		close(d->parent_fd);
 	d->fd = d->parent_fd = -1;
+	d->parent_borrowed = false;
 }
 
 /* Explain a failed openat() of component comp below dirfd (path cur). */
@@ -441,12 +458,14 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 {
 	char comp[NAME_MAX + 1];
 	const char *p = rel;
-	/* startfd is the caller's: duplicated only if the walk ends on it */
+	/* startfd is the caller's: duplicated only if the walk ends on it
+	 * (a parent that is the start stays borrowed: parent_borrowed) */
 	int fd = startfd, pfd = -1, r;
 	bool fd_own = false, pfd_own = false;
 	uint64_t mnt = 0;
 
 	d->fd = d->parent_fd = -1;
+	d->parent_borrowed = false;
 	if (*rel) {
 		r = np_cgroup_path_check(rel, err, errlen);
 		if (r < 0)
@@ -523,12 +542,9 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 	if ((r = own_fd(fd, fd_own, err, errlen)) < 0)
 		goto fail;
 	fd = r;
-	fd_own = true;
-	if ((r = own_fd(pfd, pfd_own, err, errlen)) < 0)
-		goto fail;
-	pfd = r;
 	d->fd = fd;
 	d->parent_fd = pfd;
+	d->parent_borrowed = pfd >= 0 && !pfd_own;
 	cg_display(root, d->rel, d->disp, sizeof(d->disp));
 	return 0;
 fail:
@@ -563,6 +579,53 @@ int cg_open(const struct np_cgroup_root *root, const char *cgroup,
 		       errlen);
 }
 
+/*
+ * The common case of np_cgroup_prepare (cgroup checked): the cgroup's
+ * parent exists and passes cpuset to its children already.  Then every
+ * directory above does too (the kernel enables a controller in a
+ * subtree_control only where the parent passes it down), so nothing is
+ * written but the leaf's mkdir: no dry run, no walk from the root, no
+ * subtree_control read above the parent.  1 when this is not the case
+ * (or cannot be told): the caller takes the full path.
+ */
+static int prepare_leaf(const struct np_cgroup_root *root, const char *cgroup,
+			unsigned int flags, char *err, size_t errlen)
+{
+	const char *slash = strrchr(cgroup, '/');
+	struct cg_dir p = {.fd = -1, .parent_fd = -1}, d;
+	char prefix[NP_CGROUP_PATH_MAX], *txt = NULL;
+	int pfd = root->parent_fd, r;
+	bool on;
+
+	if (slash) {
+		size_t n = (size_t)(slash - cgroup);
+
+		if (n >= sizeof(prefix))
+			return 1;
+		memcpy(prefix, cgroup, n);
+		prefix[n] = '\0';
+		if (cg_walk(root, root->parent_fd, root->parent, prefix, 0, &p,
+			    NULL, 0))
+			return 1;
+		pfd = p.fd;
+	}
+	on = cg_read(pfd, "cgroup.subtree_control", &txt) >= 0 &&
+	     subtree_has_cpuset(txt);
+	free(txt);
+	if (!on) {
+		cg_dir_close(&p);
+		return 1;
+	}
+	r = cg_walk(root, pfd, slash ? p.rel : root->parent,
+		    slash ? slash + 1 : cgroup,
+		    flags & NP_CGROUP_CREATE ? CG_WALK_CREATE : 0, &d, err,
+		    errlen);
+	if (r == 0)
+		cg_dir_close(&d);
+	cg_dir_close(&p);
+	return r;
+}
+
 int np_cgroup_prepare(const struct np_cgroup_root *root, const char *cgroup,
 		      unsigned int flags, char *err, size_t errlen)
 {
@@ -581,6 +644,8 @@ int np_cgroup_prepare(const struct np_cgroup_root *root, const char *cgroup,
 	}
 	r = np_cgroup_path_check(cgroup, err, errlen);
 	if (r < 0)
+		return r;
+	if ((r = prepare_leaf(root, cgroup, flags, err, errlen)) <= 0)
 		return r;
 	if (flags & NP_CGROUP_CREATE)
 		wf |= CG_WALK_CREATE;

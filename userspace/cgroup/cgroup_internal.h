@@ -26,6 +26,8 @@ void cg_display(const struct np_cgroup_root *root, const char *rel, char *buf,
 struct cg_dir {
 	int fd;	       /* the cgroup */
 	int parent_fd; /* its parent, -1 when the walk did not descend */
+	/* parent_fd is the walk's start, the caller's (not closed) */
+	bool parent_borrowed;
 	char rel[NP_CGROUP_PATH_MAX];  /* relative to the hierarchy root */
 	char disp[NP_CGROUP_PATH_MAX]; /* for messages */
 };
