@@ -69,8 +69,11 @@ int np_strmap_put(struct np_strmap *m, const char *key, long value)
 			return 0;
 		}
 	}
-	/* Keep the load factor at most 1/2. */
-	if ((m->n + 1) * 2 > m->cap && grow(m))
+	/* Keep the load factor at most 3/4: with the hash kept in the slot
+	 * a probe compares keys only on a full hash match, and 3/4 halves
+	 * the table of a map just past a power of two (10,000 keys: 16,384
+	 * slots of 24 bytes, not 32,768). */
+	if ((m->n + 1) * 4 > m->cap * 3 && grow(m))
 		return -ENOMEM;
 	if (!(k = strdup(key)))
 		return -ENOMEM;
