@@ -10,9 +10,11 @@
 #include "daemon/ctl_server.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
+#include "numaplace/strmap.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,26 +35,45 @@ static uint64_t now_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The first component of every workload's cgroup below the managed parent
+ * (what a directory there must be named to hold one): 0 or -ENOMEM. */
+static int top_components(const struct np_node_state *st, struct np_strmap *m)
+{
+	for (int i = 0; i < st->nworkloads; i++) {
+		const char *cg = st->w[i].req.cgroup;
+		char comp[NAME_MAX + 1];
+		size_t n = cg ? strcspn(cg, "/") : 0;
+
+		if (!n || n > NAME_MAX)
+			continue; /* a unit or a container's absolute cgroup */
+		memcpy(comp, cg, n);
+		comp[n] = '\0';
+		if (np_strmap_put(m, comp, 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static void adopt_unknown_cgroups(struct np_daemon *d)
 {
 	int pfd = d->enf->ops->parent_fd(d->enf);
 	DIR *dir = pfd >= 0 ? np_opendir_at(pfd, ".") : NULL;
+	struct np_strmap known = {0};
 	struct dirent *e;
 
 	if (!dir)
 		return;
+	/* by name, not a scan of the workloads per directory (10,000 of
+	 * each at a restart) */
+	if (top_components(&d->st, &known)) {
+		np_log(LOG_ERR, "out of memory listing the workloads' cgroups: "
+				"cgroups of no workload are not looked for");
+		goto out;
+	}
 	while ((e = readdir(dir))) {
-		bool known = false;
-		size_t n = strlen(e->d_name);
 		char(*g)[2 * NP_PATH_MAX];
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		for (int i = 0; i < d->st.nworkloads && !known; i++) {
-			const char *cg = d->st.w[i].req.cgroup;
-			known = !strncmp(cg, e->d_name, n) &&
-				(cg[n] == '\0' || cg[n] == '/');
-		}
-		if (known)
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    np_strmap_get(&known, e->d_name, NULL))
 			continue;
 		g = realloc(d->left, sizeof(*g) * (size_t)(d->nleft + 1));
 		if (!g)
@@ -65,6 +86,8 @@ static void adopt_unknown_cgroups(struct np_daemon *d)
 		     "until it is empty",
 		     e->d_name);
 	}
+out:
+	np_strmap_free(&known);
 	closedir(dir);
 }
 
