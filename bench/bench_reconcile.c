@@ -179,9 +179,41 @@ static void durable_admits(struct np_daemon *d, const char *qos,
 	free(in);
 }
 
+/* numaplaced restarted on the same state and tree: its first cycle finds
+ * every cgroup in place (what a restart on a node does; the first cycle
+ * above creates them all). d is the new daemon after. */
+static void restart_cycle(struct np_daemon *d, const char *cfgpath,
+			  int nworkloads)
+{
+	char err[1024];
+	double t0, c0, ms, cpu;
+	int n = d->st.nworkloads;
+
+	np_daemon_fini(d);
+	if (np_daemon_init(d, cfgpath, 0, err, sizeof(err))) {
+		fprintf(stderr, "restart: %s\n", err);
+		exit(1);
+	}
+	t0 = now_ms();
+	c0 = cpu_ms();
+	np_daemon_reconcile(d);
+	cpu = cpu_ms() - c0;
+	ms = now_ms() - t0;
+	printf("        restarted     %8.1f ms (CPU %7.1f ms), first cycle of "
+	       "a restart: %d workloads loaded, %d cgroups written\n",
+	       ms, cpu, d->st.nworkloads, d->last_cycle.writes);
+	if (d->st.nworkloads != n)
+		printf("        (loaded %d workloads, had %d)\n",
+		       d->st.nworkloads, n);
+	if (nworkloads == 10000)
+		bench_figure("reconcile 10,000, first cycle after a restart "
+			     "(the cgroups in place)", ms, "ms", 200);
+	fflush(stdout);
+}
+
 static void run(int nworkloads)
 {
-	char dir[512], path[600], err[1024];
+	char dir[512], path[600], cfgpath[600], err[1024];
 	struct np_topology *t = np_test_topology(2, 4, 16, 2, true, 64ULL << 30);
 	json_t *topo = np_topology_to_json(t), *cfg;
 	struct np_daemon d;
@@ -238,9 +270,9 @@ static void run(int nworkloads)
 	/* NP_BENCH_PLACEMENT=0: without the placement files */
 	if (getenv("NP_BENCH_PLACEMENT") && !atoi(getenv("NP_BENCH_PLACEMENT")))
 		json_object_set_new(cfg, "placement_files", json_false());
-	snprintf(path, sizeof(path), "%s/np.json", dir);
-	json_dump_file(cfg, path, 0);
-	if (np_daemon_init(&d, path, 0, err, sizeof(err))) {
+	snprintf(cfgpath, sizeof(cfgpath), "%s/np.json", dir);
+	json_dump_file(cfg, cfgpath, 0);
+	if (np_daemon_init(&d, cfgpath, 0, err, sizeof(err))) {
 		fprintf(stderr, "init: %s\n", err);
 		exit(1);
 	}
@@ -276,6 +308,16 @@ static void run(int nworkloads)
 	np_daemon_reconcile(&d);
 	first = now_ms() - t0;
 	rss_first = status_kb("VmRSS");
+	/* NP_BENCH_FIRST_ONLY=1: stop after the first cycle (profiling) */
+	if (getenv("NP_BENCH_FIRST_ONLY") && atoi(getenv("NP_BENCH_FIRST_ONLY"))) {
+		printf("first cycle %.1f ms, VmRSS %.1f MiB\n", first,
+		       rss_first / 1024.0);
+		fflush(stdout);
+		snprintf(path, sizeof(path), "rm -rf %s", dir);
+		if (system(path) != 0)
+			fprintf(stderr, "cleanup of %s failed\n", dir);
+		_exit(0);
+	}
 	np_daemon_reconcile(&d); /* warm-up */
 	for (int k = 0; k < nsteady; k++) {
 		t0 = now_ms();
@@ -330,6 +372,7 @@ static void run(int nworkloads)
 			     status_kb("VmHWM") / 1024.0, "MiB", 32);
 	}
 	fflush(stdout);
+	restart_cycle(&d, cfgpath, nworkloads);
 	/* LSE: the shared pool shrinks, every shared cgroup is written */
 	durable_admits(&d, "LSE", "1", "enforced");
 	durable_admits(&d, "LSE", "1", "durable");
