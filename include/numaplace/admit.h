@@ -138,7 +138,11 @@ struct np_container_alloc {
 	 * (exclusive is true too: they are the pod's; pod_shared containers
 	 * of one workload share them). */
 	bool pod_shared;
-	np_cpuset cpus;  /* exclusive set, empty for shared containers */
+	/* The exclusive set, empty for shared containers. Never NULL:
+	 * &np_cpuset_empty_set when empty (no heap: most containers are
+	 * shared, and a set is 512 bytes), else a heap set owned by the
+	 * allocation. Written through np_container_set_cpus only. */
+	const np_cpuset *cpus;
 	/* The CPUs promised at admission (the kubelet's resize baseline):
 	 * NULL until an in-place resize changes cpus (np_resize), then what
 	 * a scale-down keeps first; saved as "baseline" when set.  Heap,
@@ -169,7 +173,8 @@ struct np_workload_alloc {
 
 /*
  * Ownership. A request owns cgroup, c and each c[i].cgroup and .dev; an
- * allocation owns its request and c and each c[i].charge. A state
+ * allocation owns its request and c and each c[i].charge, .baseline and
+ * .cpus (unless it is the shared empty set). A state
  * owns its allocations: np_state_free() frees them, np_state_copy() copies
  * them deeply, np_release() frees the released one, np_state_insert() takes
  * over the arrays of the allocation it is given.
@@ -177,6 +182,13 @@ struct np_workload_alloc {
 /* Give w n zeroed containers (replacing any it had; cgroup is kept);
  * -ENOMEM. */
 int np_workload_req_set_containers(struct np_workload_req *w, int n);
+/* n zeroed containers (at least one slot), each cpus at the shared empty
+ * set; NULL on ENOMEM. */
+struct np_container_alloc *np_container_allocs_new(int n);
+/* c->cpus = a copy of s: the shared empty set when s is empty (c's heap
+ * set freed), else c's own heap set (reused when it has one). s may be
+ * c->cpus. -ENOMEM leaves c unchanged. */
+int np_container_set_cpus(struct np_container_alloc *c, const np_cpuset *s);
 /* Free w->c (NULL afterwards); safe on a zeroed request. */
 void np_workload_req_free(struct np_workload_req *w);
 /* Deep copy; dst is overwritten (not freed). */

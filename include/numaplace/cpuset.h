@@ -21,6 +21,17 @@ typedef struct np_cpuset {
 	uint64_t w[NP_CPUSET_WORDS];
 } np_cpuset;
 
+/* The empty set, shared and read-only: what a pointer to a set that is
+ * often empty points at when it is, so that it costs no heap (a set is
+ * 512 bytes) and readers need no NULL check (np_cpuset_dup). */
+extern const np_cpuset np_cpuset_empty_set;
+/* *out = a heap copy of s (the caller's, freed by np_cpuset_drop), or
+ * &np_cpuset_empty_set when s is empty (nothing allocated); -ENOMEM
+ * (*out unchanged). */
+int np_cpuset_dup(const np_cpuset **out, const np_cpuset *s);
+/* Free a set from np_cpuset_dup: NULL and the empty set are not freed. */
+void np_cpuset_drop(const np_cpuset *s);
+
 /* Bit i set = NUMA node with OS id i. */
 typedef uint64_t np_nodemask;
 

@@ -255,10 +255,10 @@ static void test_distribute_evenly(void **state)
 	w->bind = NP_BIND_SPREAD_BY_PCPUS;
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);
-	assert_int_equal(np_cpuset_count(&d.alloc->c[0].cpus), 6);
+	assert_int_equal(np_cpuset_count(d.alloc->c[0].cpus), 6);
 	assert_int_equal(np_nodemask_count(d.alloc->c[0].hint.mask), 2);
 	NP_NODEMASK_FOREACH(n, d.alloc->c[0].hint.mask)
-	assert_int_equal(cpus_on_node(t, &d.alloc->c[0].cpus, n), 3);
+	assert_int_equal(cpus_on_node(t, d.alloc->c[0].cpus, n), 3);
 	np_state_free(&st);
 	np_topology_free(t);
 }
@@ -447,7 +447,109 @@ static void test_pod_scope(void **state)
 	assert_true(d.admitted);
 	assert_true(d.alloc->c[0].hint.mask == d.alloc->c[1].hint.mask);
 	assert_int_equal(np_nodemask_count(d.alloc->c[0].hint.mask), 1);
-	assert_false(np_cpuset_intersects(&d.alloc->c[0].cpus, &d.alloc->c[1].cpus));
+	assert_false(np_cpuset_intersects(d.alloc->c[0].cpus, d.alloc->c[1].cpus));
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+/* A container's CPU set: a shared container points at the one
+ * process-wide empty set (no heap), an exclusive one owns its own; a copy
+ * owns copies of its own (changing it leaves the original alone), and
+ * copy and free leak nothing (ASan). */
+static void test_container_cpus_owned(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_state st, st2;
+	struct np_workload_alloc cp;
+	const struct np_workload_alloc *a;
+	struct np_workload_req *w;
+	struct np_decision d;
+	np_cpuset excl, one;
+	char err[256], buf[64];
+	(void)state;
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	/* a Guaranteed pod: 2 whole CPUs (exclusive) and 500m (shared) */
+	w = wl("mix", NP_QOS_GUARANTEED, 2000);
+	w->ncontainers = 2;
+	w->c[1] = w->c[0];
+	snprintf(w->c[1].name, sizeof(w->c[1].name), "side");
+	w->c[1].cpu_milli = 500;
+	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
+	assert_true(d.admitted);
+	assert_int_equal(np_admit(&st, wl("ls", NP_QOS_LS, 500), &d, err,
+				  sizeof(err)),
+			 0);
+	assert_true(d.admitted);
+	assert_ptr_equal(st.w[1].c[0].cpus, &np_cpuset_empty_set);
+	a = &st.w[0];
+	assert_true(a->c[0].exclusive);
+	assert_ptr_not_equal(a->c[0].cpus, &np_cpuset_empty_set);
+	assert_int_equal(np_cpuset_count(a->c[0].cpus), 2);
+	assert_false(a->c[1].exclusive);
+	assert_ptr_equal(a->c[1].cpus, &np_cpuset_empty_set);
+	excl = *a->c[0].cpus;
+
+	assert_int_equal(np_workload_alloc_copy(&cp, a), 0);
+	assert_ptr_not_equal(cp.c[0].cpus, a->c[0].cpus);
+	assert_true(np_cpuset_equal(cp.c[0].cpus, a->c[0].cpus));
+	assert_ptr_equal(cp.c[1].cpus, &np_cpuset_empty_set);
+	assert_true(np_workload_alloc_fp(&cp) == np_workload_alloc_fp(a));
+	/* the copy's own set is rewritten in place, the original's kept */
+	np_cpuset_zero(&one);
+	np_cpuset_set(&one, 3);
+	assert_int_equal(np_container_set_cpus(&cp.c[0], &one), 0);
+	assert_true(np_cpuset_equal(cp.c[0].cpus, &one));
+	assert_true(np_cpuset_equal(a->c[0].cpus, &excl));
+	assert_int_equal(np_container_set_cpus(&cp.c[0], cp.c[0].cpus), 0);
+	assert_true(np_cpuset_equal(cp.c[0].cpus, &one));
+	assert_true(np_workload_alloc_fp(&cp) != np_workload_alloc_fp(a));
+	/* the copy's shared container takes a set of its own */
+	assert_int_equal(np_container_set_cpus(&cp.c[1], &one), 0);
+	assert_ptr_not_equal(cp.c[1].cpus, &np_cpuset_empty_set);
+	assert_ptr_equal(a->c[1].cpus, &np_cpuset_empty_set);
+	assert_true(np_cpuset_empty(&np_cpuset_empty_set));
+	/* emptied: back on the shared set, its heap set freed */
+	np_cpuset_zero(&one);
+	assert_int_equal(np_container_set_cpus(&cp.c[0], &one), 0);
+	assert_ptr_equal(cp.c[0].cpus, &np_cpuset_empty_set);
+	assert_true(np_cpuset_equal(a->c[0].cpus, &excl));
+	np_workload_alloc_free(&cp);
+
+	/* a state copy too: independent, freed apart */
+	assert_int_equal(np_state_copy(&st2, &st), 0);
+	assert_ptr_not_equal(st2.w[0].c[0].cpus, st.w[0].c[0].cpus);
+	assert_ptr_equal(st2.w[0].c[1].cpus, &np_cpuset_empty_set);
+	np_state_free(&st2);
+	/* saved and loaded: the same form, fingerprint and kinds of sets */
+	{
+		json_t *j1, *j2;
+		char *s1, *s2;
+
+		assert_int_equal(np_state_to_json(&st, &j1), 0);
+		init(&st2, t, "{\"cpu_policy\":\"static\","
+			      "\"reserved_cpus\":\"0,4\"}");
+		assert_int_equal(np_state_load_json(&st2, j1, "state", err,
+						    sizeof(err)),
+				 0);
+		assert_int_equal(np_state_to_json(&st2, &j2), 0);
+		s1 = json_dumps(j1, JSON_SORT_KEYS);
+		s2 = json_dumps(j2, JSON_SORT_KEYS);
+		assert_string_equal(s1, s2);
+		assert_true(np_workload_alloc_fp(&st2.w[0]) ==
+			    np_workload_alloc_fp(&st.w[0]));
+		assert_ptr_not_equal(st2.w[0].c[0].cpus, &np_cpuset_empty_set);
+		assert_ptr_equal(st2.w[0].c[1].cpus, &np_cpuset_empty_set);
+		assert_ptr_equal(st2.w[1].c[0].cpus, &np_cpuset_empty_set);
+		free(s1);
+		free(s2);
+		json_decref(j1);
+		json_decref(j2);
+		np_state_free(&st2);
+	}
+	np_cpuset_format(st.w[0].c[0].cpus, buf, sizeof(buf));
+	np_cpuset_format(&excl, err, sizeof(err));
+	assert_string_equal(buf, err);
+	assert_int_equal(np_release(&st, "mix"), 0);
 	np_state_free(&st);
 	np_topology_free(t);
 }
@@ -618,20 +720,20 @@ static void test_properties(void **state)
 				const struct np_container_alloc *c = &st.w[i].c[0];
 				if (!c->exclusive)
 					continue;
-				assert_false(np_cpuset_intersects(&seen, &c->cpus));
-				assert_false(np_cpuset_intersects(&c->cpus, &st.reserved));
-				assert_int_equal(np_cpuset_count(&c->cpus),
+				assert_false(np_cpuset_intersects(&seen, c->cpus));
+				assert_false(np_cpuset_intersects(c->cpus, &st.reserved));
+				assert_int_equal(np_cpuset_count(c->cpus),
 						 st.w[i].req.c[0].cpu_milli / 1000);
 				if (pi == 1 || pi == 3) {
 					np_cpuset whole;
-					np_topology_cores_of(t, &c->cpus, &whole);
-					assert_true(np_cpuset_equal(&whole, &c->cpus));
+					np_topology_cores_of(t, c->cpus, &whole);
+					assert_true(np_cpuset_equal(&whole, c->cpus));
 				}
 				if (pi == 2)
 					assert_int_equal(np_nodemask_count(
-								 np_topology_nodes_of(t, &c->cpus)),
+								 np_topology_nodes_of(t, c->cpus)),
 							 1);
-				np_cpuset_or(&seen, &seen, &c->cpus);
+				np_cpuset_or(&seen, &seen, c->cpus);
 				checked++;
 			}
 		}
@@ -653,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_state_validation),
 		cmocka_unit_test(test_spec_validation),
 		cmocka_unit_test(test_pod_scope),
+		cmocka_unit_test(test_container_cpus_owned),
 		cmocka_unit_test(test_64_nodes),
 		cmocka_unit_test(test_search_matches_explicit),
 		cmocka_unit_test(test_properties),

@@ -233,10 +233,10 @@ static void check_admit_case(const json_t *c)
 		for (int i = 0; i < d.alloc->ncontainers; i++) {
 			const struct np_container_alloc *a = &d.alloc->c[i];
 			assert_true(np_explain_result(&ex, i, &said));
-			assert_true(np_cpuset_equal(&said, &a->cpus));
+			assert_true(np_cpuset_equal(&said, a->cpus));
 			np_cpuset_or(&all, &all, &said);
 			if (a->exclusive)
-				check_skips(&before, &ex, i, &a->cpus,
+				check_skips(&before, &ex, i, a->cpus,
 					    a->hint.any ? t->numa_mask
 							: a->hint.mask);
 		}

@@ -128,7 +128,7 @@ static struct np_finding *add_finding(struct fx *x, struct np_findings *fs,
 	np_state_pools(&x->fd.d.st, &p);
 	for (int c = 0; c < a->ncontainers; c++) {
 		np_cpuset_or(&f->cpus, &f->cpus,
-			     a->c[c].exclusive ? &a->c[c].cpus : &p.shared);
+			     a->c[c].exclusive ? a->c[c].cpus : &p.shared);
 		f->mems |= a->c[c].mems;
 	}
 	if (!f->mems)
@@ -176,7 +176,7 @@ static void test_outside_rewrite(void **state)
 	}
 	assert_cpus(&fake_cg(x->fd.f, 'm', "web", false)->cpus, "1,5");
 	assert_int_equal(fake_cg(x->fd.f, 'm', "web", false)->mems, 0x1);
-	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
+	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 }
 
 /* A cgroup that holds something else (written by hand, seen first by the
@@ -219,7 +219,7 @@ static void test_intrusion_report(void **state)
 	act_one(x, NP_FIND_INTRUSION, "web");
 	assert_log(x, "");
 	assert_false(alloc_of(x, "web")->req.partition);
-	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
+	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 	assert_false(x->fd.d.dirty);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
@@ -272,7 +272,7 @@ static void test_intrusion_partition(void **state)
 	assert_log(x, "");
 	assert_true(alloc_of(x, "web")->req.partition);
 	assert_true(x->fd.d.dirty);
-	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
+	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "set host system.slice cpus=0,4\n"
 		      "set host numaplace.slice cpus=1-3,5-7\n"
@@ -524,7 +524,7 @@ static void test_partition_restart(void **state)
 		fail_msg("init: %s", err);
 	assert_true(alloc_of(x, "web")->req.partition);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
-	assert_cpus(&alloc_of(x, "web")->c[0].cpus, "1,5");
+	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 	/* adopted as it is: the state says verification made the partition
 	 * ("partitioned_by": "verify"), which the spec file cannot say */
 	assert_int_equal(x->fd.d.n.released, 0);

@@ -68,7 +68,7 @@ static np_cpuset cpus_of(const struct np_node_state *st, const char *name)
 {
 	int i = np_state_find(st, name);
 	assert_true(i >= 0);
-	return st->w[i].c[0].cpus;
+	return *st->w[i].c[0].cpus;
 }
 
 /* Every exclusive set disjoint from the others and from the reserved
@@ -82,12 +82,12 @@ static void check_invariants(const struct np_node_state *st)
 			const struct np_container_alloc *c = &st->w[i].c[k];
 			if (!c->exclusive)
 				continue;
-			assert_false(np_cpuset_intersects(&seen, &c->cpus));
-			assert_false(np_cpuset_intersects(&c->cpus,
+			assert_false(np_cpuset_intersects(&seen, c->cpus));
+			assert_false(np_cpuset_intersects(c->cpus,
 							  &st->reserved));
-			assert_int_equal(np_cpuset_count(&c->cpus),
+			assert_int_equal(np_cpuset_count(c->cpus),
 					 st->w[i].req.c[k].cpu_milli / 1000);
-			np_cpuset_or(&seen, &seen, &c->cpus);
+			np_cpuset_or(&seen, &seen, c->cpus);
 		}
 }
 
@@ -201,7 +201,7 @@ static void refused_unchanged(struct np_node_state *st, const char *name,
 	assert_int_equal(np_resize(st, name, NULL, n, &d, err, sizeof(err)),
 			 0);
 	if (d.admitted) {
-		char *c = np_cpuset_str(&d.alloc->c[0].cpus);
+		char *c = np_cpuset_str(d.alloc->c[0].cpus);
 		fail_msg("resize %s to %d done: %s", name, n, c);
 	}
 	if (!strstr(d.reason, needle))
@@ -286,12 +286,12 @@ static void test_malformed(void **state)
 	{
 		struct np_decision d;
 		char err[256];
-		np_cpuset side = st.w[np_state_find(&st, "two")].c[1].cpus, got;
+		np_cpuset side = *st.w[np_state_find(&st, "two")].c[1].cpus, got;
 		assert_int_equal(np_resize(&st, "two", "side", 2, &d, err,
 					   sizeof(err)),
 				 0);
 		assert_true(d.admitted);
-		got = st.w[np_state_find(&st, "two")].c[1].cpus;
+		got = *st.w[np_state_find(&st, "two")].c[1].cpus;
 		assert_true(np_cpuset_subset(&side, &got));
 		assert_int_equal(np_cpuset_count(&got), 2);
 		check_invariants(&st);
@@ -392,7 +392,7 @@ static void test_properties(void **state)
 			int n = 1 + (int)(rand_r(&seed) % 8);
 			if (n > t->ncpus)
 				n = t->ncpus;
-			np_cpuset cur = st.w[i].c[0].cpus, got;
+			np_cpuset cur = *st.w[i].c[0].cpus, got;
 			json_t *before = state_json(&st), *after;
 			struct np_decision d;
 			char err[256];
@@ -406,7 +406,7 @@ static void test_properties(void **state)
 				assert_true(json_equal(before, after));
 				refused++;
 			} else {
-				got = st.w[i].c[0].cpus;
+				got = *st.w[i].c[0].cpus;
 				assert_int_equal(np_cpuset_count(&got), n);
 				if (n >= np_cpuset_count(&cur))
 					assert_true(np_cpuset_subset(&cur, &got));

@@ -1206,12 +1206,12 @@ static void expect_container(const struct np_workload_alloc *a, int i,
 	assert_string_equal(a->c[i].name, name);
 	assert_string_equal(a->req.c[i].name, name);
 	assert_true(a->c[i].exclusive);
-	np_cpuset_format(&a->c[i].cpus, buf, sizeof(buf));
+	np_cpuset_format(a->c[i].cpus, buf, sizeof(buf));
 	assert_string_equal(buf, cpus);
 	np_nodemask_format(a->c[i].mems, buf, sizeof(buf));
 	assert_string_equal(buf, mems);
 	assert_int_equal(a->req.c[i].cpu_milli,
-			 (int64_t)np_cpuset_count(&a->c[i].cpus) * 1000);
+			 (int64_t)np_cpuset_count(a->c[i].cpus) * 1000);
 	assert_false(a->c[i].hint.any);
 	assert_int_equal(a->c[i].hint.mask, a->c[i].mems);
 }
@@ -1272,7 +1272,7 @@ static void test_kubelet_v2(void **state)
 	admit(&st,
 	      "{\"name\":\"late\",\"qos\":\"LSE\",\"containers\":[{\"name\":"
 	      "\"m\",\"cpu\":1}]}");
-	np_cpuset_format(&wl(&st, "late")->c[0].cpus, buf, sizeof(buf));
+	np_cpuset_format(wl(&st, "late")->c[0].cpus, buf, sizeof(buf));
 	assert_string_equal(buf, "11");
 
 	/* and the adopted state survives the checkpoint */
@@ -1489,7 +1489,7 @@ static void test_kubelet_many_pods(void **state)
 	assert_int_equal(st.nworkloads, 1);
 	{
 		char got[64];
-		np_cpuset_format(&st.w[0].c[0].cpus, got, sizeof(got));
+		np_cpuset_format(st.w[0].c[0].cpus, got, sizeof(got));
 		assert_string_equal(got, "1-2");
 	}
 	np_state_free(&st);

@@ -27,7 +27,7 @@ static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
 			continue;
 		for (int c = 0; c < a->ncontainers; c++)
 			if (a->c[c].exclusive)
-				np_cpuset_or(out, out, &a->c[c].cpus);
+				np_cpuset_or(out, out, a->c[c].cpus);
 	}
 }
 

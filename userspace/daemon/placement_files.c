@@ -114,7 +114,7 @@ static uint64_t file_key(const struct np_workload_alloc *a, uint64_t pools_fp)
 
 	for (int i = 0; i < a->ncontainers; i++) {
 		shared |= !a->c[i].exclusive;
-		excl |= a->c[i].exclusive && !np_cpuset_empty(&a->c[i].cpus);
+		excl |= a->c[i].exclusive && !np_cpuset_empty(a->c[i].cpus);
 	}
 	if (shared || !excl)
 		k ^= pools_fp * 0x9E3779B97F4A7C15ull;

@@ -189,7 +189,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		}
 		for (int c = 0; c < a->ncontainers; c++) {
 			const struct np_container_alloc *ca = &a->c[c];
-			const np_cpuset *cc = ca->exclusive ? &ca->cpus
+			const np_cpuset *cc = ca->exclusive ? ca->cpus
 					      : a->qos_class == NP_QOS_BE
 						      ? &p->be
 						      : &p->shared;
@@ -530,7 +530,7 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 		for (int c = 0; c < a->ncontainers; c++)
 			if (a->c[c].exclusive)
 				np_cpuset_or(&w[k].owned, &w[k].owned,
-					     &a->c[c].cpus);
+					     a->c[c].cpus);
 		w[k].flags = (v[i].exclusive ? NP_BPF_POL_EXCLUSIVE : 0) |
 			     (a->qos_class == NP_QOS_BE ? NP_BPF_POL_BE : 0) |
 			     (a->qos_class == NP_QOS_LSR ? NP_BPF_POL_LSR : 0) |

@@ -26,7 +26,7 @@ static void unit_want(const struct np_daemon *d,
 	*shared = *exclusive = false;
 	for (int i = 0; i < a->ncontainers; i++) {
 		if (a->c[i].exclusive) {
-			np_cpuset_or(cpus, cpus, &a->c[i].cpus);
+			np_cpuset_or(cpus, cpus, a->c[i].cpus);
 			*exclusive = true;
 		} else {
 			*shared = true;

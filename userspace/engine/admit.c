@@ -453,11 +453,14 @@ static int place_container(struct np_node_state *st,
 	}
 	a->hint = hint;
 	if (excl) {
+		np_cpuset got;
+
 		if ((r = np_admit_take_cpus(st, w, (int)(c->cpu_milli / 1000), &hint,
-				   reuse, &a->cpus, d, ex)))
+				   reuse, &got, d, ex)) ||
+		    (r = np_container_set_cpus(a, &got)))
 			return r;
 		a->exclusive = true;
-		a->mems = hint.any ? np_topology_nodes_of(st->topo, &a->cpus)
+		a->mems = hint.any ? np_topology_nodes_of(st->topo, a->cpus)
 				   : hint.mask;
 		if ((r = np_admit_charge_memory(st, c, a, d)))
 			return r;
@@ -467,12 +470,12 @@ static int place_container(struct np_node_state *st,
 	if ((r = np_admit_pick_devices(st, c, a, d)))
 		return r;
 	if (ends) {
-		np_cpuset_or(reuse, reuse, &a->cpus);
+		np_cpuset_or(reuse, reuse, a->cpus);
 		free(a->charge);
 		a->charge = NULL;
 		a->ndev = 0;
 	} else {
-		np_cpuset_andnot(reuse, reuse, &a->cpus);
+		np_cpuset_andnot(reuse, reuse, a->cpus);
 	}
 	wa->ncontainers = i + 1;
 	np_state_cache_add(st, wa, a);
@@ -525,6 +528,8 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 	left = pod;
 	for (int i = 0; i < w->ncontainers; i++) {
 		struct np_container_alloc *a = &wa->c[i];
+		np_cpuset got;
+
 		snprintf(a->name, sizeof(a->name), "%s", w->c[i].name);
 		a->exclusive = true;
 		a->hint = *hint;
@@ -532,19 +537,21 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 				    : hint->mask;
 		if (ex)
 			np_ex_request(ex, i, &w->c[i], true);
+		np_cpuset_zero(&got);
 		if (!wants_exclusive(st, w, &w->c[i]))
 			a->pod_shared = true;
 		else if ((r = np_admit_take_from(
 			      st, w, &left, (int)(w->c[i].cpu_milli / 1000),
-			      &a->cpus, d, ex)))
+			      &got, d, ex)) ||
+			 (r = np_container_set_cpus(a, &got)))
 			return r;
-		np_cpuset_andnot(&left, &left, &a->cpus);
+		np_cpuset_andnot(&left, &left, a->cpus);
 	}
 	for (int i = 0; i < w->ncontainers; i++) {
 		struct np_container_alloc *a = &wa->c[i];
 		struct np_container_req c = w->c[i];
-		if (a->pod_shared)
-			a->cpus = left;
+		if (a->pod_shared && (r = np_container_set_cpus(a, &left)))
+			return r;
 		if (i == first && w->pod_memory > mem)
 			c.memory += w->pod_memory - mem;
 		if ((r = np_admit_charge_memory(st, &c, a, d)) ||
@@ -663,7 +670,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	memset(wa, 0, sizeof(*wa));
 	if ((r = np_workload_req_copy(&wa->req, w)))
 		return r;
-	wa->c = calloc((size_t)w->ncontainers, sizeof(*wa->c));
+	wa->c = np_container_allocs_new(w->ncontainers);
 	if (!wa->c) {
 		np_workload_req_free(&wa->req);
 		return -ENOMEM;

@@ -65,7 +65,7 @@ static void effective_cpus(const struct np_node_state *st,
 			   const struct np_container_alloc *c, np_cpuset *out)
 {
 	if (c->exclusive) {
-		*out = c->cpus;
+		*out = *c->cpus;
 		return;
 	}
 	*out = a->qos_class == NP_QOS_BE ? p->be : p->shared;
@@ -104,7 +104,7 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 		effective_cpus(st, pp, a, c, &eff);
 		np_cpuset_or(&all, &all, &eff);
 		if (c->exclusive)
-			np_cpuset_or(&excl, &excl, &c->cpus);
+			np_cpuset_or(&excl, &excl, c->cpus);
 		mems |= c->mems;
 		for (int k = 0; k < c->ndev; k++) {
 			const struct np_device *x =
@@ -246,23 +246,26 @@ static int container_alloc_from_json(const struct np_node_state *st,
 {
 	const struct np_topology *t = st->topo;
 	const json_t *h, *dv, *v;
-	np_cpuset base;
+	np_cpuset base, cpus;
 	const char *s;
 	char perr[200];
 	size_t i;
 	int r;
 
 	memset(ca, 0, sizeof(*ca));
+	ca->cpus = &np_cpuset_empty_set;
 	if ((r = np_json_str(o, "name", path, true, &s, err, errlen)))
 		return r;
 	snprintf(ca->name, sizeof(ca->name), "%s", s);
 	if ((r = np_json_bool(o, "exclusive", path, true, &ca->exclusive, err,
 			      errlen)) ||
-	    (r = np_json_cpuset(o, "cpus", path, true, &ca->cpus, err, errlen)))
+	    (r = np_json_cpuset(o, "cpus", path, true, &cpus, err, errlen)))
 		return r;
-	if (!np_cpuset_subset(&ca->cpus, &t->online))
+	if (!np_cpuset_subset(&cpus, &t->online))
 		return np_json_fail(err, errlen, path, "cpus",
 				    "names CPUs that are not online here");
+	if ((r = np_container_set_cpus(ca, &cpus)))
+		return r;
 	r = np_json_bool(o, "pod_shared", path, false, &ca->pod_shared, err,
 			 errlen);
 	if ((r && r != -ENOENT) || (ca->pod_shared && !ca->exclusive))
@@ -276,7 +279,7 @@ static int container_alloc_from_json(const struct np_node_state *st,
 	r = np_json_cpuset(o, "baseline", path, false, &base, err, errlen);
 	if (r && r != -ENOENT)
 		return r;
-	if (!np_cpuset_subset(&base, &ca->cpus) ||
+	if (!np_cpuset_subset(&base, ca->cpus) ||
 	    (r == 0 && (!ca->exclusive || np_cpuset_empty(&base))))
 		return np_json_fail(err, errlen, path, "baseline",
 				    "must be a non-empty subset of an "
@@ -389,16 +392,18 @@ static int containers_from_json(const struct np_node_state *st,
 				    "expected %d entries (one per container "
 				    "of the spec)",
 				    a->req.ncontainers);
-	if (!(a->c = calloc((size_t)a->req.ncontainers, sizeof(*a->c))))
+	if (!(a->c = np_container_allocs_new(a->req.ncontainers)))
 		return -ENOMEM;
 	a->ncontainers = a->req.ncontainers;
 	json_array_foreach(cs, k, cj)
 	{
-		const np_cpuset *c = &a->c[k].cpus;
+		const np_cpuset *c;
+
 		snprintf(cp, sizeof(cp), "%s.containers[%zu]", wp, k);
 		if ((r = container_alloc_from_json(st, &a->c[k], cj, cp, err,
 						   errlen)))
 			return r;
+		c = a->c[k].cpus;
 		if (!a->c[k].exclusive)
 			continue;
 		if (!a->c[k].pod_shared &&

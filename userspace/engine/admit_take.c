@@ -45,9 +45,9 @@ static void marks(const struct np_node_state *st, np_cpuset *pcpu,
 	for (int i = 0; i < st->nworkloads; i++)
 		for (int c = 0; c < st->w[i].ncontainers; c++) {
 			if (st->w[i].excl == NP_EXCL_PCPU_LEVEL)
-				np_cpuset_or(pcpu, pcpu, &st->w[i].c[c].cpus);
+				np_cpuset_or(pcpu, pcpu, st->w[i].c[c].cpus);
 			else if (st->w[i].excl == NP_EXCL_NUMA_NODE_LEVEL)
-				np_cpuset_or(numa, numa, &st->w[i].c[c].cpus);
+				np_cpuset_or(numa, numa, st->w[i].c[c].cpus);
 		}
 }
 

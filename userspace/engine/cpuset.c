@@ -8,6 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+const np_cpuset np_cpuset_empty_set;
+
+int np_cpuset_dup(const np_cpuset **out, const np_cpuset *s)
+{
+	np_cpuset *p;
+
+	if (np_cpuset_empty(s)) {
+		*out = &np_cpuset_empty_set;
+		return 0;
+	}
+	if (!(p = malloc(sizeof(*p))))
+		return -ENOMEM;
+	*p = *s;
+	*out = p;
+	return 0;
+}
+
+void np_cpuset_drop(const np_cpuset *s)
+{
+	if (s != &np_cpuset_empty_set)
+		free((void *)s);
+}
+
 void np_cpuset_zero(np_cpuset *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -111,7 +111,7 @@ static bool same_alloc(const struct np_workload_alloc *a,
 	if (a->ncontainers != b->ncontainers)
 		return false;
 	for (int c = 0; c < a->ncontainers; c++)
-		if (!np_cpuset_equal(&a->c[c].cpus, &b->c[c].cpus) ||
+		if (!np_cpuset_equal(a->c[c].cpus, b->c[c].cpus) ||
 		    a->c[c].mems != b->c[c].mems || a->c[c].ndev != b->c[c].ndev ||
 		    memcmp(a->c[c].dev, b->c[c].dev, sizeof(a->c[c].dev)))
 			return false;

@@ -304,12 +304,12 @@ static int skip_why(const struct np_node_state *st, const np_cpuset *pool,
 		return NP_EXS_RESERVED;
 	for (int i = 0; i < st->nworkloads; i++)
 		for (int c = 0; c < st->w[i].ncontainers; c++)
-			if (np_cpuset_test(&st->w[i].c[c].cpus, cpu)) {
+			if (np_cpuset_test(st->w[i].c[c].cpus, cpu)) {
 				*holder = st->w[i].req.name;
 				return NP_EXS_HELD;
 			}
 	for (int c = 0; c < self->ncontainers; c++)
-		if (np_cpuset_test(&self->c[c].cpus, cpu)) {
+		if (np_cpuset_test(self->c[c].cpus, cpu)) {
 			*holder = self->c[c].name;
 			return NP_EXS_SIBLING;
 		}
@@ -349,7 +349,7 @@ void np_ex_result(struct np_explain *ex, const struct np_container_alloc *a)
 		return;
 	snprintf(e->name, sizeof(e->name), "%s", a->name);
 	e->code = a->exclusive;
-	e->cpus = a->cpus;
+	e->cpus = *a->cpus;
 	e->hint = a->hint;
 	e->mask = a->mems;
 	e->count = a->ndev;

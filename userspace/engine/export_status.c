@@ -99,9 +99,10 @@ static int container_from_status(const struct np_node_state *st,
 			return np_json_fail(err, errlen, path, "cpuset",
 					    "overlaps another exclusive set "
 					    "or the reserved CPUs");
+		if ((r = np_container_set_cpus(ca, &cpus)))
+			return r;
 		if (!a->req.c[k].init)
 			np_cpuset_or(seen, seen, &cpus);
-		ca->cpus = cpus;
 		a->req.c[k].cpu_milli = 1000LL * np_cpuset_count(&cpus);
 	}
 	return devices_from_status(st->topo, ca, o, path, err, errlen);
@@ -151,7 +152,7 @@ static int workload_from_status(const struct np_node_state *st,
 	if ((r = np_workload_req_set_containers(&a->req,
 						(int)json_array_size(cs))))
 		return r;
-	if (!(a->c = calloc(json_array_size(cs) + 1, sizeof(*a->c))))
+	if (!(a->c = np_container_allocs_new((int)json_array_size(cs) + 1)))
 		return -ENOMEM;
 	a->ncontainers = (int)json_array_size(cs);
 	json_array_foreach(cs, k, cj)

@@ -84,7 +84,7 @@ int np_state_check_default(const struct np_node_state *st,
 			const struct np_container_alloc *ca = &w[i].c[c];
 			if (!ca->exclusive)
 				continue;
-			if (np_cpuset_intersects(&ca->cpus, &def))
+			if (np_cpuset_intersects(ca->cpus, &def))
 				return np_json_fail(
 				    err, errlen, path, "default_cpuset",
 				    "pod: %s, container: %s cpuset: \"%s\" "
@@ -92,9 +92,9 @@ int np_state_check_default(const struct np_node_state *st,
 				    "the default set and the assignments are "
 				    "disjoint)",
 				    w[i].req.name, ca->name,
-				    cpus_str(&ca->cpus, b1, sizeof(b1)),
+				    cpus_str(ca->cpus, b1, sizeof(b1)),
 				    cpus_str(&def, b2, sizeof(b2)));
-			np_cpuset_or(&known, &known, &ca->cpus);
+			np_cpuset_or(&known, &known, ca->cpus);
 		}
 	if (!np_cpuset_equal(&known, &all))
 		return np_json_fail(
@@ -140,6 +140,7 @@ int np_release_container(struct np_node_state *st, int i, int k)
 		return np_release(st, q->name);
 	free(a->c[k].charge);
 	free(a->c[k].baseline);
+	np_cpuset_drop(a->c[k].cpus);
 	free(q->c[k].cgroup);
 	free(q->c[k].dev);
 	memmove(&a->c[k], &a->c[k + 1],
@@ -161,10 +162,10 @@ static void container_freed(const struct np_workload_alloc *a, int k,
 	np_cpuset_zero(out);
 	if (!a->c[k].exclusive)
 		return;
-	*out = a->c[k].cpus;
+	*out = *a->c[k].cpus;
 	for (int c = 0; c < a->ncontainers; c++)
 		if (c != k && a->c[c].exclusive)
-			np_cpuset_andnot(out, out, &a->c[c].cpus);
+			np_cpuset_andnot(out, out, a->c[c].cpus);
 }
 
 static int do_release(struct np_node_state *st, const char *name,

@@ -24,7 +24,7 @@ static np_cpuset container_cpus(const struct np_node_state *st,
 	for (int k = 0; i >= 0 && k < st->w[i].ncontainers; k++)
 		if (ctr ? !strcmp(st->w[i].c[k].name, ctr)
 			: st->w[i].c[k].exclusive)
-			return st->w[i].c[k].cpus;
+			return *st->w[i].c[k].cpus;
 	return none;
 }
 

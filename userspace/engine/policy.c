@@ -502,12 +502,44 @@ int np_workload_req_copy(struct np_workload_req *dst,
 	return 0;
 }
 
+struct np_container_alloc *np_container_allocs_new(int n)
+{
+	struct np_container_alloc *c = calloc(n > 0 ? (size_t)n : 1,
+					      sizeof(*c));
+
+	for (int i = 0; c && i < n; i++)
+		c[i].cpus = &np_cpuset_empty_set;
+	return c;
+}
+
+int np_container_set_cpus(struct np_container_alloc *c, const np_cpuset *s)
+{
+	np_cpuset *own;
+
+	if (np_cpuset_empty(s)) {
+		np_cpuset_drop(c->cpus);
+		c->cpus = &np_cpuset_empty_set;
+		return 0;
+	}
+	if (c->cpus && c->cpus != &np_cpuset_empty_set) {
+		/* c's own heap set (never shared): written in place */
+		*(np_cpuset *)c->cpus = *s;
+		return 0;
+	}
+	if (!(own = malloc(sizeof(*own))))
+		return -ENOMEM;
+	*own = *s;
+	c->cpus = own;
+	return 0;
+}
+
 void np_workload_alloc_free(struct np_workload_alloc *a)
 {
 	np_workload_req_free(&a->req);
 	for (int i = 0; a->c && i < a->ncontainers; i++) {
 		free(a->c[i].charge);
 		free(a->c[i].baseline);
+		np_cpuset_drop(a->c[i].cpus);
 	}
 	free(a->c);
 	a->c = NULL;
@@ -536,13 +568,16 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 
 			c->charge = NULL;
 			c->baseline = NULL;
+			c->cpus = &np_cpuset_empty_set;
 			if ((src->c[i].charge &&
 			     !(c->charge = malloc(sizeof(*c->charge)))) ||
 			    (src->c[i].baseline &&
-			     !(c->baseline = malloc(sizeof(*c->baseline))))) {
+			     !(c->baseline = malloc(sizeof(*c->baseline)))) ||
+			    np_cpuset_dup(&c->cpus, src->c[i].cpus)) {
 				for (; i >= 0; i--) {
 					free(dst->c[i].charge);
 					free(dst->c[i].baseline);
+					np_cpuset_drop(dst->c[i].cpus);
 				}
 				free(dst->c);
 				dst->c = NULL;
@@ -605,11 +640,11 @@ void np_state_cache_add(struct np_node_state *st,
 {
 	struct np_state_cache *k = &st->cache;
 	if (c->exclusive) {
-		np_cpuset_or(&k->excl, &k->excl, &c->cpus);
+		np_cpuset_or(&k->excl, &k->excl, c->cpus);
 		/* LSR CPUs stay usable by BE; everything else that is
 		 * exclusive (LSE, kubelet Guaranteed) does not. */
 		if (a->qos_class != NP_QOS_LSR)
-			np_cpuset_or(&k->lse, &k->lse, &c->cpus);
+			np_cpuset_or(&k->lse, &k->lse, c->cpus);
 	}
 	for (int n = 0; c->charge && n < NP_MAX_NUMA; n++) {
 		const struct np_mem_charge *ch = c->charge;
@@ -726,7 +761,7 @@ void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
 	np_cpuset_zero(out);
 	for (int c = 0; c < a->ncontainers; c++)
 		if (a->c[c].exclusive)
-			np_cpuset_or(out, out, &a->c[c].cpus);
+			np_cpuset_or(out, out, a->c[c].cpus);
 }
 
 bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out)

@@ -159,7 +159,7 @@ static int choose(const struct np_node_state *st,
 		  const struct np_container_alloc *c, int n, np_cpuset *out,
 		  np_cpuset *nbase, struct np_decision *d)
 {
-	np_cpuset cur = c->cpus, base, avail;
+	np_cpuset cur = *c->cpus, base, avail;
 	const np_cpuset *keep;
 	int ncur = np_cpuset_count(&cur), r;
 	bool resize = true;
@@ -215,6 +215,7 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 	struct np_workload_alloc *a;
 	struct np_container_alloc *c, old;
 	np_cpuset out, nbase, *nb;
+	const np_cpuset *ncpus;
 	int64_t old_milli;
 	int i, k, r, online = np_cpuset_count(&st->topo->online);
 
@@ -241,19 +242,24 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 		    cpus, st->topo->cpus_per_core);
 		return 0;
 	}
-	if (cpus == np_cpuset_count(&c->cpus)) {
+	if (cpus == np_cpuset_count(c->cpus)) {
 		d->admitted = true;
 		d->alloc = a;
 		return 0;
 	}
 	if ((r = choose(st, a, c, cpus, &out, &nbase, d)))
 		return r == -ENOSPC ? 0 : r;
+	/* new sets beside the old ones, which a failure puts back */
 	if (!(nb = malloc(sizeof(*nb))))
 		return -ENOMEM;
+	if ((r = np_cpuset_dup(&ncpus, &out))) {
+		free(nb);
+		return r;
+	}
 	*nb = nbase;
 	old = *c;
 	old_milli = a->req.c[k].cpu_milli;
-	c->cpus = out;
+	c->cpus = ncpus;
 	c->baseline = nb;
 	/* CPUs taken off the hint's nodes (a policy that allows it):
 	 * their nodes join the memory nodes, as an admission without a
@@ -265,9 +271,11 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 		a->req.c[k].cpu_milli = old_milli;
 		np_state_refresh(st);
 		free(nb);
+		np_cpuset_drop(ncpus);
 		return r;
 	}
 	free(old.baseline);
+	np_cpuset_drop(old.cpus);
 	d->admitted = true;
 	d->alloc = a;
 	return 0;

@@ -47,11 +47,11 @@ static json_t *container_json(const struct np_node_state *st,
 				  st->topo->devices[ca->dev[k]].resource));
 	o = json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o}", "name", ca->name,
 		      "exclusive", ca->exclusive, "cpus",
-		      np_json_cpuset_str(&ca->cpus), "mems",
+		      np_json_cpuset_str(ca->cpus), "mems",
 		      np_json_nodemask(ca->mems), "hint", np_json_hint(&ca->hint),
 		      "memory", mem, "hugepages", hp, "devices", dv);
 	if (o && ca->baseline && !np_cpuset_empty(ca->baseline) &&
-	    !np_cpuset_equal(ca->baseline, &ca->cpus) &&
+	    !np_cpuset_equal(ca->baseline, ca->cpus) &&
 	    json_object_set_new(o, "baseline", np_json_cpuset_str(ca->baseline)))
 		goto fail;
 	if (o && ca->pod_shared &&
@@ -203,7 +203,7 @@ static uint64_t container(uint64_t h, const struct np_container_alloc *c)
 
 	h = absorb_str(h, c->name);
 	h = val(h, (uint64_t)c->exclusive | (uint64_t)c->pod_shared << 1);
-	h = absorb(h, &c->cpus, sizeof(c->cpus));
+	h = absorb(h, c->cpus, sizeof(*c->cpus)); /* the set, not where */
 	/* none and an empty one alike */
 	if (c->baseline)
 		h = absorb(h, c->baseline, sizeof(*c->baseline));

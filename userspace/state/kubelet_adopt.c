@@ -79,7 +79,7 @@ static int workload_of_cpus(const struct np_node_state *st, const np_cpuset *s)
 	for (int i = 0; i < st->nworkloads; i++)
 		for (int c = 0; c < st->w[i].ncontainers; c++)
 			if (st->w[i].c[c].exclusive &&
-			    np_cpuset_intersects(&st->w[i].c[c].cpus, s))
+			    np_cpuset_intersects(st->w[i].c[c].cpus, s))
 				return i;
 	return -1;
 }
@@ -92,25 +92,28 @@ static int find_cgroup(const struct np_node_state *st, const char *cg)
 	return -1;
 }
 
-static void fill_container(const struct np_node_state *st,
-			   struct np_container_req *rq,
-			   struct np_container_alloc *ca, const char *name,
-			   const np_cpuset *cpus)
+static int fill_container(const struct np_node_state *st,
+			  struct np_container_req *rq,
+			  struct np_container_alloc *ca, const char *name,
+			  const np_cpuset *cpus)
 {
 	const struct np_topology *t = st->topo;
 	int n = np_cpuset_count(cpus);
 
 	memset(rq, 0, sizeof(*rq));
 	memset(ca, 0, sizeof(*ca));
+	ca->cpus = &np_cpuset_empty_set;
+	if (np_container_set_cpus(ca, cpus))
+		return -ENOMEM;
 	snprintf(rq->name, sizeof(rq->name), "%s", name);
 	rq->cpu_milli = (int64_t)n * 1000;
 	snprintf(ca->name, sizeof(ca->name), "%s", name);
 	ca->exclusive = true;
-	ca->cpus = *cpus;
 	ca->mems = np_topology_nodes_of(t, cpus);
 	ca->hint.any = false;
 	ca->hint.mask = ca->mems;
 	ca->hint.preferred = np_nodemask_count(ca->mems) <= min_nodes(t, n);
+	return 0;
 }
 
 /* The name and cgroup path follow the workload spec's rules: check them
@@ -422,7 +425,7 @@ static int make_workload(struct np_node_state *st, const struct adoption *a,
 	/* At most one container per entry plus the pod pool. */
 	if ((r = np_workload_req_set_containers(&wa->req, pd->n + 1)))
 		return r;
-	wa->c = calloc((size_t)pd->n + 1, sizeof(*wa->c));
+	wa->c = np_container_allocs_new(pd->n + 1);
 	if (!wa->c) {
 		np_workload_req_free(&wa->req);
 		return -ENOMEM;
@@ -440,18 +443,25 @@ static int make_workload(struct np_node_state *st, const struct adoption *a,
 		const struct np_kubelet_entry *e = entry(a, k);
 		if (np_cpuset_empty(&e->cpus))
 			continue;
-		fill_container(st, &wa->req.c[c], &wa->c[c], e->container,
-			       &e->cpus);
+		if ((r = fill_container(st, &wa->req.c[c], &wa->c[c],
+					e->container, &e->cpus)))
+			goto fail;
 		np_cpuset_andnot(&rest, &rest, &e->cpus);
 		c++;
 	}
 	if (!np_cpuset_empty(&rest)) {
-		fill_container(st, &wa->req.c[c], &wa->c[c],
-			       NP_KUBELET_POD_POOL, &rest);
+		if ((r = fill_container(st, &wa->req.c[c], &wa->c[c],
+					NP_KUBELET_POD_POOL, &rest)))
+			goto fail;
 		c++;
 	}
 	wa->req.ncontainers = wa->ncontainers = c;
 	return 0;
+fail:
+	/* the filled containers' sets (the failing one holds none) */
+	wa->ncontainers = c;
+	np_workload_alloc_free(wa);
+	return r;
 }
 
 /* Append nadd workloads, all or nothing. */
