@@ -684,6 +684,26 @@ static void test_write_readback_mismatch(void **state)
 	assert_contains(err, "cpuset.cpus.effective: cannot parse");
 }
 
+/* A test's own effective content is kept whatever the umask (a mirrored
+ * file is told by its execute bit, which fopen() never sets: 0666 less
+ * umask 027 is 0640, the mode a mirrored file had before). */
+static void test_fake_effective_kept_any_umask(void **state)
+{
+	struct fx *f = *state;
+	np_cpuset s = cs("2-5");
+	char err[512];
+	mode_t old = umask(027);
+
+	put(f, "np", "cpuset.cpus.effective", "0-3\n");
+	mkcg(f, "np/w1", "0-7", "0");
+	put(f, "np/w1", "cpuset.cpus.effective", "2-3\n");
+	umask(old);
+	assert_int_equal(
+	    np_cgroup_write_cpus(&f->root, "w1", &s, NULL, err, sizeof(err)),
+	    NP_CGROUP_PARTIAL);
+	assert_string_equal(get(f, "np/w1", "cpuset.cpus.effective"), "2-3\n");
+}
+
 static void test_write_missing_controller(void **state)
 {
 	struct fx *f = *state;
@@ -2134,6 +2154,7 @@ int main(void)
 	    T(test_write_exact),
 	    T(test_write_cpu_max),
 	    T(test_write_readback_mismatch),
+	    T(test_fake_effective_kept_any_umask),
 	    T(test_write_missing_controller),
 	    cmocka_unit_test(test_errmsg),
 	    cmocka_unit_test(test_plan_grant_exclusive),

@@ -182,9 +182,10 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 }
 
 /* The mode of a fake tree's effective file that mirrors the written
- * value (made so by fake_populate, or by a first mirroring): a test's
- * own content is in a 0644 file and is kept. */
-#define FAKE_MIRROR_MODE 0640
+ * value (made so by fake_populate, or by a first mirroring): its owner
+ * execute bit, which a file made by open() or fopen() (0666 and the
+ * umask) never has. A test's own content is kept. */
+#define FAKE_MIRROR_MODE 0744
 
 /* A fake tree's effective file: the written value, rewritten in place
  * (cut to its length: tmpfs keeps the file's page). */
@@ -201,7 +202,7 @@ static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 	fd = openat(dirfd, eff, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
-	mirrored = !fstat(fd, &st) && (st.st_mode & 07777) == FAKE_MIRROR_MODE;
+	mirrored = !fstat(fd, &st) && (st.st_mode & S_IXUSR);
 	if (!mirrored) {
 		/* filled by a test, not by an earlier mirroring: keep it */
 		n = pread(fd, old, sizeof(old) - 1, 0);
@@ -645,18 +646,19 @@ int np_cgroup_prepare(const struct np_cgroup_root *root, const char *cgroup,
 	r = np_cgroup_path_check(cgroup, err, errlen);
 	if (r < 0)
 		return r;
-	if ((r = prepare_leaf(root, cgroup, flags, err, errlen)) <= 0)
-		return r;
-	if (flags & NP_CGROUP_CREATE)
-		wf |= CG_WALK_CREATE;
 	/* root->parent and cgroup are both validated relative paths; the
-	 * joined string is only walked component by component. */
+	 * joined string is only walked component by component.  Checked
+	 * before anything is made (the short path too). */
 	r = cg_join(rel, sizeof(rel), root->parent, cgroup);
 	if (r < 0) {
 		np_errmsg(err, errlen, "cgroup path '%s/%s' too long",
 		       root->parent, cgroup);
 		return r;
 	}
+	if ((r = prepare_leaf(root, cgroup, flags, err, errlen)) <= 0)
+		return r;
+	if (flags & NP_CGROUP_CREATE)
+		wf |= CG_WALK_CREATE;
 	/* Dry run first, so that a refused path (symlink, not a directory)
 	 * leaves no +cpuset writes behind; with NP_CGROUP_CREATE the walk
 	 * may stop at the first missing component, all below it will be
