@@ -504,10 +504,10 @@ int np_workload_req_copy(struct np_workload_req *dst,
 
 struct np_container_alloc *np_container_allocs_new(int n)
 {
-	struct np_container_alloc *c = calloc(n > 0 ? (size_t)n : 1,
-					      sizeof(*c));
+	int k = n > 0 ? n : 1;
+	struct np_container_alloc *c = calloc((size_t)k, sizeof(*c));
 
-	for (int i = 0; c && i < n; i++)
+	for (int i = 0; c && i < k; i++)
 		c[i].cpus = &np_cpuset_empty_set;
 	return c;
 }
@@ -606,9 +606,10 @@ void np_state_free(struct np_node_state *st)
 
 int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 {
+	/* on a failure dst is an empty state (np_state_free is safe on it) */
 	*dst = *src;
 	dst->w = NULL;
-	dst->cap = src->nworkloads;
+	dst->nworkloads = dst->cap = 0;
 	dst->cache.dev_taken =
 		calloc((size_t)src->cache.ndevices + 1, sizeof(bool));
 	if (!dst->cache.dev_taken)
@@ -618,9 +619,10 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 	if (src->nworkloads) {
 		dst->w = malloc(sizeof(*dst->w) * (size_t)src->nworkloads);
 		if (!dst->w) {
-			free(dst->cache.dev_taken);
+			np_state_free(dst);
 			return -ENOMEM;
 		}
+		dst->cap = src->nworkloads;
 		for (int i = 0; i < src->nworkloads; i++) {
 			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
 			if (r) {
@@ -630,6 +632,7 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 			}
 		}
 	}
+	dst->nworkloads = src->nworkloads;
 	return 0;
 }
 
