@@ -372,13 +372,14 @@ static void run(int nworkloads)
 			     status_kb("VmHWM") / 1024.0, "MiB", 32);
 	}
 	fflush(stdout);
-	restart_cycle(&d, cfgpath, nworkloads);
 	/* LSE: the shared pool shrinks, every shared cgroup is written */
 	durable_admits(&d, "LSE", "1", "enforced");
 	durable_admits(&d, "LSE", "1", "durable");
 	durable_admits(&d, "LS", "500m", "enforced");
 	durable_admits(&d, "LS", "500m", "durable");
 	fflush(stdout);
+	/* last: the admissions above run on the daemon of the first cycle */
+	restart_cycle(&d, cfgpath, nworkloads);
 	np_daemon_fini(&d);
 	np_topology_free(t);
 	json_decref(topo);
