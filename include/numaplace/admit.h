@@ -321,7 +321,8 @@ int np_resize(struct np_node_state *st, const char *name,
 /* Release a workload (its allocation is freed); -ENOENT if unknown. */
 int np_release(struct np_node_state *st, const char *name);
 /* Release the workload at index i into *out instead of freeing it: the
- * caller owns out's arrays (np_workload_alloc_free or np_state_insert). */
+ * caller owns out's arrays (np_workload_alloc_free or np_state_insert).
+ * -ENOENT (no such index) or -ENOMEM: nothing changed, *out untouched. */
 int np_release_keep(struct np_node_state *st, int i,
 		    struct np_workload_alloc *out);
 /* Put a released allocation back at index i (undo of np_release_keep when

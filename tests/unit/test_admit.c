@@ -456,6 +456,49 @@ static void test_pod_scope(void **state)
  * process-wide empty set (no heap), an exclusive one owns its own; a copy
  * owns copies of its own (changing it leaves the original alone), and
  * copy and free leak nothing (ASan). */
+/* np_release_keep: the allocation moved out and the aggregates without
+ * it, also from a state with no device array yet (it is made before
+ * anything moves: the refresh cannot fail after); a bad index changes
+ * nothing. */
+static void test_release_keep(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_state st;
+	struct np_workload_alloc out, untouched;
+	struct np_decision d;
+	np_cpuset excl1;
+	char err[256];
+	(void)state;
+	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	assert_int_equal(np_admit(&st, wl("g0", NP_QOS_GUARANTEED, 2000), &d,
+				  err, sizeof(err)),
+			 0);
+	assert_true(d.admitted);
+	assert_int_equal(np_admit(&st, wl("g1", NP_QOS_GUARANTEED, 2000), &d,
+				  err, sizeof(err)),
+			 0);
+	assert_true(d.admitted);
+	excl1 = *st.w[1].c[0].cpus;
+	memset(&untouched, 0xa5, sizeof(untouched));
+	out = untouched;
+	assert_int_equal(np_release_keep(&st, 2, &out), -ENOENT);
+	assert_int_equal(np_release_keep(&st, -1, &out), -ENOENT);
+	assert_memory_equal(&out, &untouched, sizeof(out));
+	assert_int_equal(st.nworkloads, 2);
+
+	free(st.cache.dev_taken);
+	st.cache.dev_taken = NULL;
+	assert_int_equal(np_release_keep(&st, 0, &out), 0);
+	assert_string_equal(out.req.name, "g0");
+	assert_int_equal(st.nworkloads, 1);
+	assert_string_equal(st.w[0].req.name, "g1");
+	assert_non_null(st.cache.dev_taken);
+	assert_true(np_cpuset_equal(&st.cache.excl, &excl1));
+	np_workload_alloc_free(&out);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
 static void test_container_cpus_owned(void **state)
 {
 	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
@@ -756,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_spec_validation),
 		cmocka_unit_test(test_pod_scope),
 		cmocka_unit_test(test_container_cpus_owned),
+		cmocka_unit_test(test_release_keep),
 		cmocka_unit_test(test_64_nodes),
 		cmocka_unit_test(test_search_matches_explicit),
 		cmocka_unit_test(test_properties),

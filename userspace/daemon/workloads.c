@@ -446,11 +446,8 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 	if (i < 0)
 		return -ENOENT;
 	snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
-	if ((r = np_release_keep(&d->st, i, &keep))) {
-		if (r != -ENOENT)
-			np_workload_alloc_free(&keep);
-		return r;
-	}
+	if ((r = np_release_keep(&d->st, i, &keep)))
+		return r; /* nothing changed */
 	/* Durable before the cgroup is touched and before it is reported;
 	 * when the state cannot be saved the workload stays admitted. A
 	 * batch of vanished cgroups is saved once, by the cycle, before it

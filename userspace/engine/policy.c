@@ -700,6 +700,12 @@ int np_release_keep(struct np_node_state *st, int i,
 {
 	if (i < 0 || i >= st->nworkloads)
 		return -ENOENT;
+	/* The refresh below fails only for want of dev_taken: have it
+	 * before anything is moved, so that a failure changes nothing. */
+	if (!st->cache.dev_taken &&
+	    !(st->cache.dev_taken =
+		  calloc((size_t)st->topo->ndevices + 1, sizeof(bool))))
+		return -ENOMEM;
 	*out = st->w[i];
 	memmove(&st->w[i], &st->w[i + 1],
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
