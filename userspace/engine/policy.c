@@ -514,22 +514,19 @@ struct np_container_alloc *np_container_allocs_new(int n)
 
 int np_container_set_cpus(struct np_container_alloc *c, const np_cpuset *s)
 {
-	np_cpuset *own;
+	const np_cpuset *n;
+	int r;
 
-	if (np_cpuset_empty(s)) {
-		np_cpuset_drop(c->cpus);
-		c->cpus = &np_cpuset_empty_set;
-		return 0;
-	}
-	if (c->cpus && c->cpus != &np_cpuset_empty_set) {
+	if (!np_cpuset_empty(s) && c->cpus && c->cpus != &np_cpuset_empty_set) {
 		/* c's own heap set (never shared): written in place */
 		*(np_cpuset *)c->cpus = *s;
 		return 0;
 	}
-	if (!(own = malloc(sizeof(*own))))
-		return -ENOMEM;
-	*own = *s;
-	c->cpus = own;
+	/* the shared empty set, or a new heap copy (s may be c->cpus) */
+	if ((r = np_cpuset_dup(&n, s)))
+		return r;
+	np_cpuset_drop(c->cpus);
+	c->cpus = n;
 	return 0;
 }
 
