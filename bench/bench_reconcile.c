@@ -300,7 +300,7 @@ static void run(int nworkloads)
 		struct np_wl_meta *m = realloc(d.meta, sizeof(*m) * (size_t)(d.nmeta + 1));
 		d.meta = m;
 		memset(&d.meta[d.nmeta], 0, sizeof(*m));
-		snprintf(d.meta[d.nmeta].name, NP_NAME_MAX, "%s", d.st.w[i].req.name);
+		d.meta[d.nmeta].name = strdup(d.st.w[i].req.name);
 		d.nmeta++;
 	}
 	rss_admitted = status_kb("VmRSS");

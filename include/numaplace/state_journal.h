@@ -31,6 +31,7 @@
 #ifndef NUMAPLACE_STATE_JOURNAL_H
 #define NUMAPLACE_STATE_JOURNAL_H
 
+#include "numaplace/strmap.h"
 #include "numaplace/admit.h"
 
 #include <jansson.h>
@@ -50,8 +51,10 @@
 struct np_journal {
 	json_t *last;	   /* flat form of the last save but its workloads;
 			    * NULL: none */
-	json_t *wfp;	   /* name -> np_workload_alloc_fp() of each workload
-			    * as last saved */
+	/* name -> np_workload_alloc_fp() of each workload as last saved
+	 * (the long holds the 64 bits); valid when have_wfp */
+	struct np_strmap wfp;
+	bool have_wfp;
 	uint64_t seq;	   /* last record written (or the snapshot's) */
 	size_t bytes;	   /* journal size */
 	size_t snap_bytes; /* size of the snapshot written last */

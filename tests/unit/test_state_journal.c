@@ -408,7 +408,8 @@ static void test_failed_append(void **state)
 	if (!strstr(err, NP_STATEFILE_NAME) || !strstr(err, NP_JOURNAL_NAME))
 		fail_msg("message \"%s\" names neither file", err);
 	assert_null(j.last);
-	assert_null(j.wfp);
+	assert_false(j.have_wfp);
+	assert_int_equal(j.wfp.n, 0);
 	assert_int_equal(rmdir(p), 0);
 	load_expect(dir, 0, &before, NULL, NULL);
 	save(&j, dir, &a, NULL);

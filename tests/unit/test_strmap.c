@@ -77,11 +77,66 @@ static void test_random(void **state)
 	np_strmap_free(&m);
 }
 
+/* Keys of every length, iterated by slot; a map whose keys keep changing
+ * (new names, a few live) keeps its key buffer bounded: the space of
+ * deleted keys is taken back. */
+static void test_keys_buffer(void **state)
+{
+	struct np_strmap m = {0};
+	char key[200];
+	size_t seen = 0, maxcap = 0;
+	long v;
+	(void)state;
+	for (int i = 0; i < 150; i++) {
+		memset(key, 'a' + i % 26, (size_t)i);
+		key[i] = '\0';
+		assert_int_equal(np_strmap_put(&m, key, i), 0);
+	}
+	for (size_t i = 0; i < m.cap; i++) {
+		const char *k = np_strmap_key_at(&m, i);
+		if (!k)
+			continue;
+		seen++;
+		assert_int_equal((long)strlen(k), np_strmap_value_at(&m, i));
+		assert_true(k[0] == '\0' ||
+			    k[0] == 'a' + np_strmap_value_at(&m, i) % 26);
+	}
+	assert_int_equal(seen, 150);
+	np_strmap_free(&m);
+	assert_null(m.keys);
+	assert_int_equal(m.cap + m.n + m.klen + m.kcap, 0);
+
+	/* churn: 200,000 distinct names, at most 64 live at a time */
+	for (int i = 0; i < 200000; i++) {
+		snprintf(key, sizeof(key), "cgroup-%d/with/a/longer/path", i);
+		assert_int_equal(np_strmap_put(&m, key, i), 0);
+		if (i >= 64) {
+			snprintf(key, sizeof(key),
+				 "cgroup-%d/with/a/longer/path", i - 64);
+			np_strmap_del(&m, key);
+			assert_false(np_strmap_get(&m, key, NULL));
+		}
+		if (m.kcap > maxcap)
+			maxcap = m.kcap;
+	}
+	assert_int_equal(m.n, 64);
+	for (int i = 200000 - 64; i < 200000; i++) {
+		snprintf(key, sizeof(key), "cgroup-%d/with/a/longer/path", i);
+		assert_true(np_strmap_get(&m, key, &v));
+		assert_int_equal(v, i);
+	}
+	/* 64 live keys of about 36 bytes: a few KiB, not 7 MB */
+	if (maxcap > 16384)
+		fail_msg("key buffer grew to %zu bytes", maxcap);
+	np_strmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_keys_buffer),
 	};
 	return cmocka_run_group_tests_name("strmap", tests, NULL, NULL);
 }

@@ -101,12 +101,13 @@ void np_cgroup_cache_forget(struct np_cgroup_cache *c, const char *cgroup)
 static void drop_all(struct np_cgroup_cache *c)
 {
 	for (size_t i = 0; i < c->ix.cap; i++)
-		if (c->ix.slot[i].key)
+		if (np_strmap_key_at(&c->ix, i))
 			entry_free(c, (struct np_cgroup_cache_entry *)(intptr_t)
-					      c->ix.slot[i].value);
+					      np_strmap_value_at(&c->ix, i));
 	for (size_t i = 0; c->lent && c->ifd > 0 && i < c->watch.cap; i++)
-		if (c->watch.slot[i].key)
-			inotify_rm_watch(c->ifd, (int)c->watch.slot[i].value);
+		if (np_strmap_key_at(&c->watch, i))
+			inotify_rm_watch(c->ifd,
+					 (int)np_strmap_value_at(&c->watch, i));
 	np_strmap_free(&c->ix);
 	np_strmap_free(&c->watch);
 	np_strmap_free(&c->dwatch);
@@ -188,14 +189,14 @@ static bool named_event(struct np_cgroup_cache *c,
 	if (!n)
 		return false;
 	for (size_t i = 0; i < c->ix.cap; i++) {
-		const char *p = c->ix.slot[i].key;
+		const char *p = np_strmap_key_at(&c->ix, i);
 		if (!p)
 			continue;
 		for (const char *q = p; (q = strstr(q, ev->name)); q++)
 			if ((q == p || q[-1] == '/') &&
 			    (q[n] == '\0' || q[n] == '/')) {
 				((struct np_cgroup_cache_entry *)(intptr_t)
-					 c->ix.slot[i].value)
+					 np_strmap_value_at(&c->ix, i))
 				    ->recheck = true;
 				break;
 			}
@@ -251,9 +252,9 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 	if (overflow && !lost) {
 		/* whatever was written is read again, identities checked */
 		for (size_t i = 0; i < c->ix.cap; i++)
-			if (c->ix.slot[i].key)
+			if (np_strmap_key_at(&c->ix, i))
 				((struct np_cgroup_cache_entry *)(intptr_t)
-					 c->ix.slot[i].value)
+					 np_strmap_value_at(&c->ix, i))
 				    ->dirty = true;
 		any = true;
 	}

@@ -289,6 +289,7 @@ void np_daemon_fini(struct np_daemon *d)
 	for (int i = 0; i < d->nmeta; i++) {
 		free(d->meta[i].spec_file);
 		free(d->meta[i].spec_json);
+		free(d->meta[i].name);
 	}
 	free(d->meta);
 	for (int i = 0; i < d->nwritten; i++) {

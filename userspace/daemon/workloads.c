@@ -66,9 +66,12 @@ struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name)
 	d->meta = g;
 	m = &d->meta[d->nmeta];
 	memset(m, 0, sizeof(*m));
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	if (np_strmap_put(&d->meta_ix, m->name, d->nmeta))
+	if (!(m->name = strdup(name)))
 		return NULL;
+	if (np_strmap_put(&d->meta_ix, m->name, d->nmeta)) {
+		free(m->name);
+		return NULL;
+	}
 	d->nmeta++;
 	return m;
 }
@@ -79,6 +82,7 @@ void np_meta_del(struct np_daemon *d, const char *name)
 	if (!m)
 		return;
 	np_strmap_del(&d->meta_ix, m->name);
+	free(m->name);
 	free(m->spec_file);
 	free(m->spec_json);
 	*m = d->meta[--d->nmeta];

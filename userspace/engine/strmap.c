@@ -5,22 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FNV-1a, 64 bit. */
-static unsigned long hash_str(const char *s)
+/* FNV-1a, 64 bit, folded to 32. */
+static uint32_t hash_str(const char *s)
 {
 	unsigned long long h = 1469598103934665603ULL;
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (unsigned long)(h ^ (h >> 29));
+	return (uint32_t)(h ^ (h >> 32));
 }
 
-static size_t find(const struct np_strmap *m, const char *key,
-		   unsigned long h)
+static const char *key_of(const struct np_strmap *m, size_t i)
+{
+	return m->keys + m->slot[i].key - 1;
+}
+
+static size_t find(const struct np_strmap *m, const char *key, uint32_t h)
 {
 	size_t mask = m->cap - 1, i = h & mask;
 
 	while (m->slot[i].key &&
-	       (m->slot[i].hash != h || strcmp(m->slot[i].key, key)))
+	       (m->slot[i].hash != h || strcmp(key_of(m, i), key)))
 		i = (i + 1) & mask;
 	return i;
 }
@@ -39,28 +43,67 @@ bool np_strmap_get(const struct np_strmap *m, const char *key, long *value)
 	return true;
 }
 
+/* The slots rehashed into a table twice as large (keys stay put). */
 static int grow(struct np_strmap *m)
 {
-	size_t cap = m->cap ? m->cap * 2 : 16;
+	size_t cap = m->cap ? m->cap * 2 : 16, oldcap = m->cap, mask = cap - 1;
 	struct np_strmap_slot *old = m->slot, *s = calloc(cap, sizeof(*s));
-	size_t oldcap = m->cap;
 
 	if (!s)
 		return -ENOMEM;
+	for (size_t i = 0; i < oldcap; i++) {
+		size_t k;
+		if (!old[i].key)
+			continue;
+		for (k = old[i].hash & mask; s[k].key; k = (k + 1) & mask)
+			;
+		s[k] = old[i];
+	}
+	free(old);
 	m->slot = s;
 	m->cap = cap;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].key)
-			m->slot[find(m, old[i].key, old[i].hash)] = old[i];
-	free(old);
+	return 0;
+}
+
+/*
+ * Room for need more bytes of keys: the live keys copied into a new
+ * buffer (dropping the dead ones) of at least twice their size, when the
+ * buffer is full. 0 or -ENOMEM (nothing changed).
+ */
+static int key_room(struct np_strmap *m, size_t need)
+{
+	size_t live = m->klen - m->kdead, cap = 256, len = 0;
+	char *b;
+
+	if (m->klen + need <= m->kcap)
+		return 0;
+	while (cap < 2 * (live + need))
+		cap *= 2;
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	if (!(b = malloc(cap)))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t n;
+		if (!m->slot[i].key)
+			continue;
+		n = strlen(key_of(m, i)) + 1;
+		memcpy(b + len, key_of(m, i), n);
+		m->slot[i].key = (uint32_t)(len + 1);
+		len += n;
+	}
+	free(m->keys);
+	m->keys = b;
+	m->kcap = cap;
+	m->klen = len;
+	m->kdead = 0;
 	return 0;
 }
 
 int np_strmap_put(struct np_strmap *m, const char *key, long value)
 {
-	unsigned long h = hash_str(key);
-	size_t i;
-	char *k;
+	uint32_t h = hash_str(key);
+	size_t i, n = strlen(key) + 1;
 
 	if (m->cap) {
 		i = find(m, key, h);
@@ -69,18 +112,21 @@ int np_strmap_put(struct np_strmap *m, const char *key, long value)
 			return 0;
 		}
 	}
+	/* the key is new: it is not in the buffer (which may move) */
 	/* Keep the load factor at most 3/4: with the hash kept in the slot
 	 * a probe compares keys only on a full hash match, and 3/4 halves
 	 * the table of a map just past a power of two (10,000 keys: 16,384
-	 * slots of 24 bytes, not 32,768). */
+	 * slots of 16 bytes, not 32,768). */
 	if ((m->n + 1) * 4 > m->cap * 3 && grow(m))
 		return -ENOMEM;
-	if (!(k = strdup(key)))
+	if (key_room(m, n))
 		return -ENOMEM;
 	i = find(m, key, h);
-	m->slot[i].key = k;
+	memcpy(m->keys + m->klen, key, n);
+	m->slot[i].key = (uint32_t)(m->klen + 1);
 	m->slot[i].hash = h;
 	m->slot[i].value = value;
+	m->klen += n;
 	m->n++;
 	return 0;
 }
@@ -94,9 +140,10 @@ void np_strmap_del(struct np_strmap *m, const char *key)
 	i = find(m, key, hash_str(key));
 	if (!m->slot[i].key)
 		return;
-	free(m->slot[i].key);
-	m->slot[i].key = NULL;
-	m->n--;
+	m->kdead += strlen(key) + 1;
+	m->slot[i].key = 0;
+	if (!--m->n)
+		m->klen = m->kdead = 0;
 	/* Backward shift: move later entries of the probe run into the hole
 	 * when their home slot is not between the hole and them. */
 	for (j = (i + 1) & mask; m->slot[j].key; j = (j + 1) & mask) {
@@ -106,16 +153,14 @@ void np_strmap_del(struct np_strmap *m, const char *key)
 		if (stays)
 			continue;
 		m->slot[i] = m->slot[j];
-		m->slot[j].key = NULL;
+		m->slot[j].key = 0;
 		i = j;
 	}
 }
 
 void np_strmap_free(struct np_strmap *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->slot[i].key);
 	free(m->slot);
-	m->slot = NULL;
-	m->cap = m->n = 0;
+	free(m->keys);
+	*m = (struct np_strmap){0};
 }
