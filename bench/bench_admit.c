@@ -61,7 +61,7 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 		snprintf(cgroup, sizeof(cgroup), "w%d", i);
 		w.qos = i % 3 == 0 ? NP_QOS_LSE : NP_QOS_GUARANTEED;
 		w.ncontainers = 1;
-		snprintf(w.c[0].name, sizeof(w.c[0].name), "main");
+		w.c[0].name = "main";
 		w.c[0].cpu_milli = 1000 * (1 + (int)(rand_r(&seed) % max_cpus));
 		w.c[0].memory = (1ULL << 30) * (1 + rand_r(&seed) % 4);
 		/* Keep the node about two-thirds full: release at random. */

@@ -67,7 +67,11 @@ struct np_device_req {
 };
 
 struct np_container_req {
-	char name[NP_NAME_MAX];
+	/* 1..NP_NAME_MAX-1 bytes: a heap string owned by the request (set
+	 * through np_container_req_set_name; not an array: most names are
+	 * short, and a request is copied into every allocation). NULL only
+	 * in a request not made by np_workload_req_set_containers. */
+	const char *name;
 	/* Optional sub-path (< NP_PATH_MAX bytes): NULL when none, else a
 	 * heap string owned by the request. */
 	char *cgroup;
@@ -131,7 +135,8 @@ struct np_mem_charge {
 
 /* What one container got. */
 struct np_container_alloc {
-	char name[NP_NAME_MAX];
+	/* Its name is its request's: the allocation's req.c[k].name for
+	 * its c[k] (one copy per container). */
 	bool exclusive;  /* cpus are its own */
 	/* With pod-level resources: a container without its own whole-CPU
 	 * request, on the pod's CPUs that no container took for itself
@@ -171,6 +176,13 @@ struct np_workload_alloc {
 	struct np_container_alloc *c;
 };
 
+/* The name of a's container k (its request's). */
+static inline const char *np_container_name(const struct np_workload_alloc *a,
+					    int k)
+{
+	return k >= 0 && k < a->req.ncontainers ? a->req.c[k].name : "";
+}
+
 /*
  * Ownership. A request owns cgroup, c and each c[i].cgroup and .dev; an
  * allocation owns its request and c and each c[i].charge, .baseline and
@@ -179,9 +191,12 @@ struct np_workload_alloc {
  * them deeply, np_release() frees the released one, np_state_insert() takes
  * over the arrays of the allocation it is given.
  */
-/* Give w n zeroed containers (replacing any it had; cgroup is kept);
- * -ENOMEM. */
+/* Give w n zeroed containers, each named "" (replacing any it had;
+ * cgroup is kept); -ENOMEM. */
 int np_workload_req_set_containers(struct np_workload_req *w, int n);
+/* c->name = a copy of name (the old one freed); -ENOMEM leaves c as it
+ * was. */
+int np_container_req_set_name(struct np_container_req *c, const char *name);
 /* n zeroed containers (at least one slot), each cpus at the shared empty
  * set; NULL on ENOMEM. */
 struct np_container_alloc *np_container_allocs_new(int n);

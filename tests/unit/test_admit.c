@@ -37,7 +37,7 @@ static struct np_workload_req *wl(const char *name, enum np_qos q, int cpus_mill
 	snprintf(cgroup, sizeof(cgroup), "%s", name);
 	w.qos = q;
 	w.ncontainers = 1;
-	snprintf(w.c[0].name, sizeof(w.c[0].name), "main");
+	w.c[0].name = "main";
 	w.c[0].cpu_milli = cpus_milli;
 	return &w;
 }
@@ -442,7 +442,7 @@ static void test_pod_scope(void **state)
 	w = wl("pod", NP_QOS_GUARANTEED, 3000);
 	w->ncontainers = 2;
 	w->c[1] = w->c[0];
-	snprintf(w->c[1].name, sizeof(w->c[1].name), "side");
+	w->c[1].name = "side";
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);
 	assert_true(d.alloc->c[0].hint.mask == d.alloc->c[1].hint.mask);
@@ -515,7 +515,7 @@ static void test_container_cpus_owned(void **state)
 	w = wl("mix", NP_QOS_GUARANTEED, 2000);
 	w->ncontainers = 2;
 	w->c[1] = w->c[0];
-	snprintf(w->c[1].name, sizeof(w->c[1].name), "side");
+	w->c[1].name = "side";
 	w->c[1].cpu_milli = 500;
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);

@@ -36,7 +36,7 @@ static struct np_workload_req *wl(const char *name, enum np_qos q,
 	snprintf(cgroup, sizeof(cgroup), "%s", name);
 	w.qos = q;
 	w.ncontainers = 1;
-	snprintf(w.c[0].name, sizeof(w.c[0].name), "main");
+	w.c[0].name = "main";
 	w.c[0].cpu_milli = cpus_milli;
 	return &w;
 }
@@ -273,7 +273,7 @@ static void test_malformed(void **state)
 	admit(&st, wl("ls", NP_QOS_LS, 1500));
 	w = wl("two", NP_QOS_GUARANTEED, 1000);
 	w->ncontainers = 2;
-	snprintf(w->c[1].name, sizeof(w->c[1].name), "side");
+	w->c[1].name = "side";
 	w->c[1].cpu_milli = 1000;
 	admit(&st, w);
 	bad(&st, "nope", NULL, 2, -ENOENT, "workload: \"nope\" is not admitted");

@@ -604,6 +604,11 @@ static void test_validation_failure(void **state)
 		    {"{\"memory\": {\"4294967296\": 1}}",
 		     "memory: bad entry \"4294967296\""},
 		    {"{\"memory\": {\"0x1\": 1}}", "memory: bad entry \"0x1\""},
+		    /* not a node id: a container's name is kept once, the
+		     * spec's, so the two must agree */
+		    {"{\"name\": \"other\"}",
+		     "containers[0].name: \"other\" is not the name of the "
+		     "spec's container at this place"},
 		};
 		for (size_t k = 0; k < sizeof(bad_nodes) / sizeof(bad_nodes[0]);
 		     k++) {
@@ -1203,7 +1208,6 @@ static void expect_container(const struct np_workload_alloc *a, int i,
 {
 	char buf[128];
 	assert_true(i < a->ncontainers);
-	assert_string_equal(a->c[i].name, name);
 	assert_string_equal(a->req.c[i].name, name);
 	assert_true(a->c[i].exclusive);
 	np_cpuset_format(a->c[i].cpus, buf, sizeof(buf));

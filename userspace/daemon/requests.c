@@ -300,7 +300,7 @@ static char *container_cpus(const struct np_daemon *d, const char *name,
 	int i = np_state_find(&d->st, name);
 
 	for (int k = 0; i >= 0 && k < d->st.w[i].ncontainers; k++)
-		if (ctr ? !strcmp(d->st.w[i].c[k].name, ctr)
+		if (ctr ? !strcmp(d->st.w[i].req.c[k].name, ctr)
 			: d->st.w[i].c[k].exclusive)
 			return np_cpuset_str(d->st.w[i].c[k].cpus);
 	return strdup("");

@@ -137,9 +137,9 @@ static int only_counts(const struct np_workload_alloc *a,
 		if (milli[k] == a->req.c[k].cpu_milli)
 			continue;
 		if (!a->c[k].exclusive || milli[k] <= 0 || milli[k] % 1000 ||
-		    strcmp(a->c[k].name, w->c[k].name))
+		    strcmp(a->req.c[k].name, w->c[k].name))
 			return 0;
-		rs[n].container = a->c[k].name;
+		rs[n].container = a->req.c[k].name;
 		rs[n].cpus = (int)(milli[k] / 1000);
 		n++;
 		w->c[k].cpu_milli = a->req.c[k].cpu_milli;

@@ -435,7 +435,6 @@ static int place_container(struct np_node_state *st,
 	struct np_hint hint = {.any = true};
 	int r;
 
-	snprintf(a->name, sizeof(a->name), "%s", c->name);
 	a->mems = st->topo->numa_mask;
 	if (ex)
 		np_ex_request(ex, i, c, excl);
@@ -480,7 +479,7 @@ static int place_container(struct np_node_state *st,
 	wa->ncontainers = i + 1;
 	np_state_cache_add(st, wa, a);
 	if (ex)
-		np_ex_result(ex, a);
+		np_ex_result(ex, c->name, a);
 	return 0;
 }
 
@@ -530,7 +529,6 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 		struct np_container_alloc *a = &wa->c[i];
 		np_cpuset got;
 
-		snprintf(a->name, sizeof(a->name), "%s", w->c[i].name);
 		a->exclusive = true;
 		a->hint = *hint;
 		a->mems = hint->any ? np_topology_nodes_of(st->topo, &pod)
@@ -560,7 +558,7 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 		wa->ncontainers = i + 1;
 		np_state_cache_add(st, wa, a);
 		if (ex)
-			np_ex_result(ex, a);
+			np_ex_result(ex, w->c[i].name, a);
 	}
 	return 0;
 }

@@ -116,7 +116,8 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 			}
 			json_array_append_new(l, json_string(x->id));
 		}
-		co = json_pack("{s:s,s:o,s:b,s:o,s:o,s:o}", "name", c->name,
+		co = json_pack("{s:s,s:o,s:b,s:o,s:o,s:o}", "name",
+			       np_container_name(a, i),
 			       "cpuset", np_json_cpuset_str(&eff), "exclusive",
 			       c->exclusive, "mems", np_json_nodemask(c->mems), "hint",
 			       np_json_hint(&c->hint), "devices", dv);
@@ -241,8 +242,9 @@ static int charges_from_json(const struct np_topology *t,
 
 static int container_alloc_from_json(const struct np_node_state *st,
 				     struct np_container_alloc *ca,
-				     const json_t *o, const char *path,
-				     char *err, size_t errlen)
+				     const char *name, const json_t *o,
+				     const char *path, char *err,
+				     size_t errlen)
 {
 	const struct np_topology *t = st->topo;
 	const json_t *h, *dv, *v;
@@ -256,7 +258,12 @@ static int container_alloc_from_json(const struct np_node_state *st,
 	ca->cpus = &np_cpuset_empty_set;
 	if ((r = np_json_str(o, "name", path, true, &s, err, errlen)))
 		return r;
-	snprintf(ca->name, sizeof(ca->name), "%s", s);
+	/* one copy of the name, the request's: the two must agree */
+	if (strcmp(s, name))
+		return np_json_fail(err, errlen, path, "name",
+				    "\"%s\" is not the name of the spec's "
+				    "container at this place (\"%s\")",
+				    s, name);
 	if ((r = np_json_bool(o, "exclusive", path, true, &ca->exclusive, err,
 			      errlen)) ||
 	    (r = np_json_cpuset(o, "cpus", path, true, &cpus, err, errlen)))
@@ -400,8 +407,9 @@ static int containers_from_json(const struct np_node_state *st,
 		const np_cpuset *c;
 
 		snprintf(cp, sizeof(cp), "%s.containers[%zu]", wp, k);
-		if ((r = container_alloc_from_json(st, &a->c[k], cj, cp, err,
-						   errlen)))
+		if ((r = container_alloc_from_json(st, &a->c[k],
+						   a->req.c[k].name, cj, cp,
+						   err, errlen)))
 			return r;
 		c = a->c[k].cpus;
 		if (!a->c[k].exclusive)

@@ -213,6 +213,7 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 			       bool init, const char *path, char *err,
 			       size_t errlen)
 {
+	char name[NP_NAME_MAX];
 	const char *key;
 	json_t *v;
 	int r;
@@ -220,7 +221,7 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 	if (!json_is_object(o))
 		return np_json_fail(err, errlen, path, NULL,
 				    "expected an object");
-	memset(c, 0, sizeof(*c));
+	/* a container of np_workload_req_set_containers: zeroed, name "" */
 	json_object_foreach((json_t *)o, key, v)
 	{
 		uint64_t kb;
@@ -260,7 +261,8 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 				    "expected \"Always\" (a sidecar) or "
 				    "\"Never\"");
 	c->restartable = v && !strcmp(json_string_value(v), "Always");
-	if ((r = get_name(o, path, c->name, sizeof(c->name), err, errlen)))
+	if ((r = get_name(o, path, name, sizeof(name), err, errlen)) ||
+	    (r = np_container_req_set_name(c, name)))
 		return r;
 	r = get_cgroup(o, path, true, &c->cgroup, err, errlen);
 	if (r && r != -ENOENT)

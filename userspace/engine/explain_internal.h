@@ -25,7 +25,8 @@ void np_ex_strategy(struct np_explain *ex, const struct np_take_req *q,
 void np_ex_skips(struct np_explain *ex, const struct np_node_state *st,
 		 const np_cpuset *pool, const np_cpuset *aligned,
 		 const np_cpuset *got);
-void np_ex_result(struct np_explain *ex, const struct np_container_alloc *a);
+void np_ex_result(struct np_explain *ex, const char *name,
+		  const struct np_container_alloc *a);
 void np_ex_reject(struct np_explain *ex, const char *resource,
 		  const char *reason);
 /* An order a take step used: n units (their ids and up to three sort

@@ -310,7 +310,7 @@ static int skip_why(const struct np_node_state *st, const np_cpuset *pool,
 			}
 	for (int c = 0; c < self->ncontainers; c++)
 		if (np_cpuset_test(self->c[c].cpus, cpu)) {
-			*holder = self->c[c].name;
+			*holder = np_container_name(self, c);
 			return NP_EXS_SIBLING;
 		}
 	if (!np_cpuset_test(pool, cpu))
@@ -341,13 +341,14 @@ void np_ex_skips(struct np_explain *ex, const struct np_node_state *st,
 	}
 }
 
-void np_ex_result(struct np_explain *ex, const struct np_container_alloc *a)
+void np_ex_result(struct np_explain *ex, const char *name,
+		  const struct np_container_alloc *a)
 {
 	struct np_ex_event *e = np_explain_add(ex, NP_EX_RESULT);
 
 	if (!e)
 		return;
-	snprintf(e->name, sizeof(e->name), "%s", a->name);
+	snprintf(e->name, sizeof(e->name), "%s", name);
 	e->code = a->exclusive;
 	e->cpus = *a->cpus;
 	e->hint = a->hint;

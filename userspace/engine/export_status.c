@@ -75,8 +75,8 @@ static int container_from_status(const struct np_node_state *st,
 			      errlen)) ||
 	    (r = np_json_cpuset(o, "cpuset", path, true, &cpus, err, errlen)))
 		return r;
-	snprintf(ca->name, sizeof(ca->name), "%s", s);
-	snprintf(a->req.c[k].name, sizeof(a->req.c[k].name), "%s", s);
+	if ((r = np_container_req_set_name(&a->req.c[k], s)))
+		return r;
 	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))
 		return r;
 	if (np_nodemask_parse(&ca->mems, s, NULL, 0) ||

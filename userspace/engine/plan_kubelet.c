@@ -91,7 +91,7 @@ int np_state_check_default(const struct np_node_state *st,
 				    "overlaps with default cpuset \"%s\" (rule: "
 				    "the default set and the assignments are "
 				    "disjoint)",
-				    w[i].req.name, ca->name,
+				    w[i].req.name, np_container_name(&w[i], c),
 				    cpus_str(ca->cpus, b1, sizeof(b1)),
 				    cpus_str(&def, b2, sizeof(b2)));
 			np_cpuset_or(&known, &known, ca->cpus);
@@ -141,6 +141,7 @@ int np_release_container(struct np_node_state *st, int i, int k)
 	free(a->c[k].charge);
 	free(a->c[k].baseline);
 	np_cpuset_drop(a->c[k].cpus);
+	free((char *)q->c[k].name);
 	free(q->c[k].cgroup);
 	free(q->c[k].dev);
 	memmove(&a->c[k], &a->c[k + 1],
@@ -188,7 +189,7 @@ static int do_release(struct np_node_state *st, const char *name,
 		return *res ? 0 : -ENOMEM;
 	}
 	for (int c = 0; ctr && c < st->w[i].ncontainers; c++)
-		if (!strcmp(st->w[i].c[c].name, ctr))
+		if (!strcmp(st->w[i].req.c[c].name, ctr))
 			k = c;
 	if (ctr && k < 0) {
 		snprintf(note, sizeof(note),

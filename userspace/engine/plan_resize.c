@@ -22,7 +22,7 @@ static np_cpuset container_cpus(const struct np_node_state *st,
 
 	np_cpuset_zero(&none);
 	for (int k = 0; i >= 0 && k < st->w[i].ncontainers; k++)
-		if (ctr ? !strcmp(st->w[i].c[k].name, ctr)
+		if (ctr ? !strcmp(st->w[i].req.c[k].name, ctr)
 			: st->w[i].c[k].exclusive)
 			return *st->w[i].c[k].cpus;
 	return none;

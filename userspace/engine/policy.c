@@ -427,6 +427,7 @@ int np_state_init_flags(struct np_node_state *st, const struct np_topology *t,
 static void free_containers(struct np_workload_req *w)
 {
 	for (int i = 0; w->c && i < w->ncontainers; i++) {
+		free((char *)w->c[i].name);
 		free(w->c[i].cgroup);
 		free(w->c[i].dev);
 	}
@@ -443,9 +444,27 @@ int np_workload_req_set_containers(struct np_workload_req *w, int n)
 		return -EINVAL;
 	if (n && !(c = calloc((size_t)n, sizeof(*c))))
 		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		if (!(c[i].name = strdup(""))) {
+			while (i--)
+				free((char *)c[i].name);
+			free(c);
+			return -ENOMEM;
+		}
 	free_containers(w);
 	w->c = c;
 	w->ncontainers = n;
+	return 0;
+}
+
+int np_container_req_set_name(struct np_container_req *c, const char *name)
+{
+	char *s = strdup(name);
+
+	if (!s)
+		return -ENOMEM;
+	free((char *)c->name);
+	c->name = s;
 	return 0;
 }
 
@@ -489,7 +508,8 @@ int np_workload_req_copy(struct np_workload_req *dst,
 		*c = *s;
 		c->cgroup = NULL;
 		c->dev = NULL;
-		if ((s->cgroup && !(c->cgroup = strdup(s->cgroup))) ||
+		if (!(c->name = strdup(s->name ? s->name : "")) ||
+		    (s->cgroup && !(c->cgroup = strdup(s->cgroup))) ||
 		    (s->ndev > 0 &&
 		     !(c->dev = malloc(sizeof(*c->dev) * (size_t)s->ndev)))) {
 			dst->ncontainers = i + 1;

@@ -31,7 +31,7 @@ static int find_container(const struct np_workload_alloc *a,
 	}
 	if (container) {
 		for (int i = 0; i < a->ncontainers; i++)
-			if (!strcmp(a->c[i].name, container))
+			if (!strcmp(a->req.c[i].name, container))
 				k = i;
 		if (k < 0) {
 			NP_ERR("container: workload \"%s\" has no container "

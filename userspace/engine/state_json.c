@@ -35,6 +35,7 @@ static json_t *charges_json(const struct np_mem_charge *chg, json_t **hp)
 }
 
 static json_t *container_json(const struct np_node_state *st,
+			      const char *name,
 			      const struct np_container_alloc *ca)
 {
 	json_t *hp, *mem = charges_json(ca->charge, &hp), *dv = json_array();
@@ -45,7 +46,7 @@ static json_t *container_json(const struct np_node_state *st,
 		    dv, json_pack("{s:s,s:s}", "id",
 				  st->topo->devices[ca->dev[k]].id, "resource",
 				  st->topo->devices[ca->dev[k]].resource));
-	o = json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o}", "name", ca->name,
+	o = json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o}", "name", name,
 		      "exclusive", ca->exclusive, "cpus",
 		      np_json_cpuset_str(ca->cpus), "mems",
 		      np_json_nodemask(ca->mems), "hint", np_json_hint(&ca->hint),
@@ -69,7 +70,7 @@ json_t *np_workload_state_json(const struct np_node_state *st,
 	json_t *cs = json_array(), *wo;
 
 	for (int c = 0; cs && c < a->ncontainers; c++)
-		if (json_array_append_new(cs, container_json(st, &a->c[c]))) {
+		if (json_array_append_new(cs, container_json(st, np_container_name(a, c), &a->c[c]))) {
 			json_decref(cs);
 			return NULL;
 		}
@@ -197,11 +198,12 @@ static uint64_t request(uint64_t h, const struct np_workload_req *q)
 	return h;
 }
 
-static uint64_t container(uint64_t h, const struct np_container_alloc *c)
+static uint64_t container(uint64_t h, const char *name,
+			  const struct np_container_alloc *c)
 {
 	static const np_cpuset none;
 
-	h = absorb_str(h, c->name);
+	h = absorb_str(h, name);
 	h = val(h, (uint64_t)c->exclusive | (uint64_t)c->pod_shared << 1);
 	h = absorb(h, c->cpus, sizeof(*c->cpus)); /* the set, not where */
 	/* none and an empty one alike */
@@ -231,6 +233,6 @@ uint64_t np_workload_alloc_fp(const struct np_workload_alloc *a)
 	h = val(h, (uint64_t)a->partition_by_verify);
 	h = val(h, (uint64_t)a->ncontainers);
 	for (int k = 0; a->c && k < a->ncontainers; k++)
-		h = container(h, &a->c[k]);
+		h = container(h, np_container_name(a, k), &a->c[k]);
 	return h;
 }

@@ -99,15 +99,17 @@ static int fill_container(const struct np_node_state *st,
 {
 	const struct np_topology *t = st->topo;
 	int n = np_cpuset_count(cpus);
+	const char *had = rq->name; /* np_workload_req_set_containers' "" */
 
 	memset(rq, 0, sizeof(*rq));
+	rq->name = had;
 	memset(ca, 0, sizeof(*ca));
 	ca->cpus = &np_cpuset_empty_set;
 	if (np_container_set_cpus(ca, cpus))
 		return -ENOMEM;
-	snprintf(rq->name, sizeof(rq->name), "%s", name);
+	if (np_container_req_set_name(rq, name))
+		return -ENOMEM;
 	rq->cpu_milli = (int64_t)n * 1000;
-	snprintf(ca->name, sizeof(ca->name), "%s", name);
 	ca->exclusive = true;
 	ca->mems = np_topology_nodes_of(t, cpus);
 	ca->hint.any = false;
@@ -454,6 +456,11 @@ static int make_workload(struct np_node_state *st, const struct adoption *a,
 					NP_KUBELET_POD_POOL, &rest)))
 			goto fail;
 		c++;
+	}
+	/* the slots not used: their names ("") go */
+	for (int k = c; k < wa->req.ncontainers; k++) {
+		free((char *)wa->req.c[k].name);
+		wa->req.c[k].name = NULL;
 	}
 	wa->req.ncontainers = wa->ncontainers = c;
 	return 0;
