@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -395,21 +396,127 @@ static void run(int nworkloads)
 	}
 }
 
+/*
+ * The first cycle's floor on this machine: the same number of cgroups
+ * made in a fresh fake tree with the fewest system calls a first cycle
+ * needs, and nothing else (no daemon, no checks, no read-back, no state):
+ * mkdir and the eight files the fake tree gives a cgroup, cpuset.cpus and
+ * cpuset.mems written, both opened, read and watched (IN_MODIFY) as the
+ * read cache does. Printed beside the first cycle, not a target.
+ */
+static void first_cycle_floor(int n)
+{
+	static const char *const files[] = {
+	    "cgroup.controllers", "cgroup.subtree_control", "cgroup.procs",
+	    "cpuset.cpus",	  "cpuset.mems",	    "cpuset.cpus.effective",
+	    "cpuset.mems.effective", "cpu.max"};
+	double make = 0, write_ms = 0, watch = 0, t0, t1, t2, t3;
+	char dir[512], p[600];
+	int pfd, ifd, *keep = calloc((size_t)n * 2, sizeof(int));
+
+	struct rlimit rl;
+
+	/* two descriptors kept per cgroup, as numaplaced does (it raises
+	 * its soft limit to the hard one) */
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		fprintf(stderr, "floor: getrlimit: %m\n");
+		exit(1);
+	}
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	snprintf(dir, sizeof(dir), "%s/np-floor-XXXXXX", bench_base());
+	if (!keep || !mkdtemp(dir) ||
+	    (pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (ifd = inotify_init1(IN_CLOEXEC)) < 0) {
+		fprintf(stderr, "floor: %s: %m\n", dir);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		char name[32], buf[64];
+		int d, w;
+		snprintf(name, sizeof(name), "w%d", i);
+		t0 = now_ms();
+		if (mkdirat(pfd, name, 0755) ||
+		    (d = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			fprintf(stderr, "floor: %s/%s: %m\n", dir, name);
+			exit(1);
+		}
+		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++)
+			(void)mknodat(d, files[k], S_IFREG | 0644, 0);
+		t1 = now_ms();
+		for (int k = 0; k < 2; k++) {
+			w = openat(d, k ? "cpuset.mems" : "cpuset.cpus",
+				   O_WRONLY | O_TRUNC | O_CLOEXEC);
+			if (w < 0 || write(w, k ? "0-7" : "0-63", k ? 3 : 4) < 0) {
+				fprintf(stderr, "floor: write in %s: %m\n", name);
+				exit(1);
+			}
+			close(w);
+		}
+		t2 = now_ms();
+		for (int k = 0; k < 2; k++) {
+			int r = openat(d, k ? "cpuset.mems" : "cpuset.cpus",
+				       O_RDONLY | O_CLOEXEC);
+			keep[2 * i + k] = r;
+			if (r < 0 || pread(r, buf, sizeof(buf), 0) < 0) {
+				fprintf(stderr, "floor: read in %s: %m\n", name);
+				exit(1);
+			}
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", r);
+			(void)inotify_add_watch(ifd, p, IN_MODIFY);
+			/* beyond the descriptor limit numaplaced keeps none
+			 * (the watch stays) */
+			if ((rlim_t)(2 * i + k) + 64 >= rl.rlim_cur) {
+				close(r);
+				keep[2 * i + k] = -1;
+			}
+		}
+		close(d);
+		t3 = now_ms();
+		make += t1 - t0;
+		write_ms += t2 - t1;
+		watch += t3 - t2;
+	}
+	printf("        floor         %8.1f ms: the same cgroups with the "
+	       "fewest system calls, nothing else (mkdir and 8 files %.1f, "
+	       "2 writes %.1f, 2 opens, reads and watches %.1f)\n",
+	       make + write_ms + watch, make, write_ms, watch);
+	fflush(stdout);
+	for (int i = 0; i < 2 * n; i++)
+		if (keep[i] >= 0)
+			close(keep[i]);
+	free(keep);
+	close(ifd);
+	close(pfd);
+	snprintf(p, sizeof(p), "rm -rf %s", dir);
+	if (system(p) != 0)
+		fprintf(stderr, "cleanup of %s failed\n", dir);
+}
+
 /* Each size in its own process: memory figures are per size. */
 static void run_child(int nworkloads)
 {
-	pid_t pid = fork();
-	int st;
+	/* the run, then (unless profiling the first cycle) the floor, each in
+	 * a process of its own */
+	for (int step = 0; step < 2; step++) {
+		pid_t pid;
+		int st;
 
-	if (pid == 0) {
-		run(nworkloads);
-		exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
-	    WEXITSTATUS(st)) {
-		fprintf(stderr, "bench run of %d workloads failed\n",
-			nworkloads);
-		exit(1);
+		if (step == 1 && getenv("NP_BENCH_FIRST_ONLY"))
+			break;
+		if ((pid = fork()) == 0) {
+			if (step == 0)
+				run(nworkloads);
+			else
+				first_cycle_floor(nworkloads);
+			exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st)) {
+			fprintf(stderr, "bench %s of %d workloads failed\n",
+				step ? "floor" : "run", nworkloads);
+			exit(1);
+		}
 	}
 }
 
