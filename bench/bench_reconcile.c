@@ -201,8 +201,10 @@ static void restart_cycle(struct np_daemon *d, const char *cfgpath,
 	cpu = cpu_ms() - c0;
 	ms = now_ms() - t0;
 	printf("        restarted     %8.1f ms (CPU %7.1f ms), first cycle of "
-	       "a restart: %d workloads loaded, %d cgroups written\n",
-	       ms, cpu, d->st.nworkloads, d->last_cycle.writes);
+	       "a restart: %d workloads loaded, %d cgroups written; then "
+	       "VmRSS %.1f MiB, VmHWM %.1f MiB\n",
+	       ms, cpu, d->st.nworkloads, d->last_cycle.writes,
+	       status_kb("VmRSS") / 1024.0, status_kb("VmHWM") / 1024.0);
 	if (d->st.nworkloads != n)
 		printf("        (loaded %d workloads, had %d)\n",
 		       d->st.nworkloads, n);

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -169,6 +170,10 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 			i--;
 		}
 	adopt_unknown_cgroups(d);
+	/* Loading parsed the state file into a JSON document several times
+	 * the state's size (about 40 MiB at 10,000 workloads), now freed:
+	 * give that memory back instead of keeping it resident. */
+	malloc_trim(0);
 	np_log(LOG_INFO, "%s state with %d workload(s) from %s",
 	       fresh ? "fresh" : "loaded", d->st.nworkloads, d->cfg.state_dir);
 	return 0;
