@@ -86,6 +86,9 @@ struct np_cgroup_root {
 	int root_fd;   /* the hierarchy root directory */
 	int parent_fd; /* the managed parent directory */
 	int top_fd;    /* where "/x" names start (opts.top, else root) */
+	/* mount id of parent_fd (fixed while it is open: a walk from it
+	 * need not ask again); 0 = not known */
+	uint64_t parent_mnt;
 	bool fake;     /* not cgroup2 (allow_fake): writes also O_TRUNC */
 	char path[NP_CGROUP_PATH_MAX];	 /* root path, for messages only */
 	char parent[NP_CGROUP_PATH_MAX]; /* managed parent, relative */

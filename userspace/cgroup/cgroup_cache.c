@@ -495,7 +495,12 @@ entry_open(struct np_cgroup_cache *c, const struct np_cgroup_root *root,
 	e->cpus_fd = open_ro(d.fd, "cpuset.cpus");
 	e->mems_fd = open_ro(d.fd, "cpuset.mems");
 	c->nfds += (e->cpus_fd >= 0) + (e->mems_fd >= 0);
-	if (e->cpus_fd < 0 || e->mems_fd < 0 || fstat(d.fd, &sb)) {
+	/* the walk's last statx gave the identity, else one fstat */
+	if (d.ino) {
+		sb.st_dev = d.dev;
+		sb.st_ino = d.ino;
+	}
+	if (e->cpus_fd < 0 || e->mems_fd < 0 || (!d.ino && fstat(d.fd, &sb))) {
 		cg_dir_close(&d);
 		entry_free(c, e);
 		return NULL;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define READ_MAX (1 << 20) /* cgroupfs files we read are far smaller */
@@ -395,14 +396,24 @@ static int walk_error(const struct np_cgroup_root *root, int dirfd,
 }
 
 /* The mount fd is on; 0 when statx cannot tell (then nothing is compared). */
-static uint64_t mount_id(int fd)
+/* fd's mount id (0: not known); with d, also its device and inode into
+ * d->dev and d->ino (ino 0: not known). */
+static uint64_t mount_id(int fd, struct cg_dir *d)
 {
 	struct statx x;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &x) ||
-	    !(x.stx_mask & STATX_MNT_ID))
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID | STATX_INO, &x))
 		return 0;
-	return x.stx_mnt_id;
+	if (d && (x.stx_mask & STATX_INO)) {
+		d->dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+		d->ino = x.stx_ino;
+	}
+	return x.stx_mask & STATX_MNT_ID ? x.stx_mnt_id : 0;
+}
+
+uint64_t cg_mount_id(int fd)
+{
+	return mount_id(fd, NULL);
 }
 
 /* Open (with CG_WALK_CREATE: create first) component comp below fd. */
@@ -467,11 +478,15 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 
 	d->fd = d->parent_fd = -1;
 	d->parent_borrowed = false;
+	d->dev = 0;
+	d->ino = 0;
 	if (*rel) {
 		r = np_cgroup_path_check(rel, err, errlen);
 		if (r < 0)
 			return r;
-		mnt = mount_id(startfd);
+		mnt = startfd == root->parent_fd && root->parent_mnt
+			      ? root->parent_mnt
+			      : mount_id(startfd, NULL);
 	}
 	if (snprintf(d->rel, sizeof(d->rel), "%s", start) >=
 	    (int)sizeof(d->rel)) {
@@ -499,7 +514,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 			goto fail;
 		/* O_NOFOLLOW stops symlinks, not bind mounts: a component on
 		 * another mount than its parent leads out of the tree. */
-		m = mount_id(nfd);
+		m = mount_id(nfd, d);
 		if (mnt && m && m != mnt) {
 			char disp[NP_CGROUP_PATH_MAX];
 			close(nfd);

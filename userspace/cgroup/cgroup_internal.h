@@ -28,6 +28,10 @@ struct cg_dir {
 	int parent_fd; /* its parent, -1 when the walk did not descend */
 	/* parent_fd is the walk's start, the caller's (not closed) */
 	bool parent_borrowed;
+	/* the cgroup's device and inode, from the walk's last step (ino 0:
+	 * not known, the walk did not descend) */
+	dev_t dev;
+	ino_t ino;
 	char rel[NP_CGROUP_PATH_MAX];  /* relative to the hierarchy root */
 	char disp[NP_CGROUP_PATH_MAX]; /* for messages */
 };
@@ -40,6 +44,8 @@ struct cg_dir {
  * hierarchy root is start, one component at a time with
  * openat(O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Symlinks give -ELOOP.
  */
+/* fd's mount id (statx STATX_MNT_ID), 0 when not known. */
+uint64_t cg_mount_id(int fd);
 int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 	    const char *rel, unsigned int flags, struct cg_dir *d, char *err,
 	    size_t errlen);

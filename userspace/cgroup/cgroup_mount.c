@@ -310,6 +310,7 @@ void np_cgroup_close(struct np_cgroup_root *root)
 	if (root->top_fd >= 0)
 		close(root->top_fd);
 	root->parent_fd = root->root_fd = root->top_fd = -1;
+	root->parent_mnt = 0;
 }
 
 /* "cpuset" must be listed in the root's cgroup.controllers. */
@@ -441,6 +442,7 @@ int np_cgroup_open(struct np_cgroup_root *root,
 			       cg_strerror(r, eb, sizeof(eb)));
 			goto fail;
 		}
+		root->parent_mnt = cg_mount_id(root->parent_fd);
 		return 0;
 	}
 	r = cg_walk(root, root->root_fd, "", parent,
@@ -449,6 +451,7 @@ int np_cgroup_open(struct np_cgroup_root *root,
 	if (r < 0)
 		goto fail;
 	root->parent_fd = d.fd;
+	root->parent_mnt = cg_mount_id(root->parent_fd);
 	d.fd = -1;
 	cg_dir_close(&d);
 	return 0;
