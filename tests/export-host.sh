@@ -182,6 +182,21 @@ fi
 echo '{"topology": {"cpus": []}}' >"$tmp/bad-status.json"
 fails 2 "--input $tmp/bad-status.json: status.topology" "$np" export nrt --input "$tmp/bad-status.json" --node-name n
 check "bad saved status: exit 2, names the field" test $? -eq 0
+# a container name past NP_NAME_MAX-1 bytes in a saved status is refused
+# (names are kept once, on the heap, at most 127 bytes)
+if python3 - "$tmp/status.json" "$tmp/longname.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = [w for w in d["workloads"] if w.get("containers")][0]
+w["containers"][0]["name"] = "a" * 128
+json.dump(d, open(sys.argv[2], "w"))
+PY
+then
+	fails 2 "name: empty or longer than 127 bytes" "$np" export nrt --input "$tmp/longname.json" --node-name n
+	check "saved status with a 128-byte container name: exit 2, names the field" test $? -eq 0
+else
+	check "saved status with a 128-byte container name: made" false
+fi
 echo '{' >"$tmp/notjson.json"
 fails 2 "numaplace export: $tmp/notjson.json:" "$np" export nrt --input "$tmp/notjson.json" --node-name n
 check "--input not JSON: exit 2" test $? -eq 0

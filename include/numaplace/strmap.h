@@ -8,7 +8,11 @@
  * The keys are copied into one buffer per map (no allocation per key: a
  * 6-byte name costs 7 bytes, not a 32-byte heap chunk), and a slot is 16
  * bytes. Space of deleted keys is taken back when the buffer is full and
- * at least half of it is dead. Up to 4 GiB of keys.
+ * at least half of it is dead, and is never smaller than the slot table
+ * (so that the slot scan of a compaction is paid for by the keys added
+ * since the last one). Offsets are 32-bit: the buffer is at most 2 GiB,
+ * about 1 GiB of live keys. A key given to np_strmap_put may point into
+ * the map's own buffer (a key of np_strmap_key_at).
  */
 #ifndef NUMAPLACE_STRMAP_H
 #define NUMAPLACE_STRMAP_H

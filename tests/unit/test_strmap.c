@@ -102,6 +102,32 @@ static void test_keys_buffer(void **state)
 			    k[0] == 'a' + np_strmap_value_at(&m, i) % 26);
 	}
 	assert_int_equal(seen, 150);
+	/* keys taken from the map's own buffer (the tail of a live key),
+	 * while the buffer fills and moves */
+	for (int round = 0; round < 400; round++) {
+		const char *k = NULL;
+		char want[200], full[200];
+		for (size_t i = 0; !k && i < m.cap; i++) {
+			const char *c = np_strmap_key_at(&m, i);
+			if (c && strlen(c) > 1 && c[0] != 'x')
+				k = c;
+		}
+		assert_non_null(k);
+		snprintf(want, sizeof(want), "%s", k + 1);
+		snprintf(full, sizeof(full), "%s", k);
+		if (!np_strmap_get(&m, want, NULL)) {
+			size_t n0 = m.n;
+			assert_int_equal(np_strmap_put(&m, k + 1, 1000 + round), 0);
+			assert_int_equal(m.n, n0 + 1);
+			assert_true(np_strmap_get(&m, want, &v));
+			assert_int_equal(v, 1000 + round);
+		}
+		/* k may have moved with the buffer: by value */
+		np_strmap_del(&m, full);
+		assert_false(np_strmap_get(&m, full, NULL));
+		snprintf(key, sizeof(key), "x%d-%.150s", round, want);
+		assert_int_equal(np_strmap_put(&m, key, round), 0);
+	}
 	np_strmap_free(&m);
 	assert_null(m.keys);
 	assert_int_equal(m.cap + m.n + m.klen + m.kcap, 0);

@@ -437,7 +437,7 @@ static int place_container(struct np_node_state *st,
 
 	a->mems = st->topo->numa_mask;
 	if (ex)
-		np_ex_request(ex, i, c, excl);
+		np_ex_request(ex, i, &wa->req.c[i], excl);
 	if (excl || c->ndev) {
 		struct request rq = {.reuse = reuse};
 		request_add(&rq, c, excl);
@@ -479,7 +479,7 @@ static int place_container(struct np_node_state *st,
 	wa->ncontainers = i + 1;
 	np_state_cache_add(st, wa, a);
 	if (ex)
-		np_ex_result(ex, c->name, a);
+		np_ex_result(ex, wa->req.c[i].name, a);
 	return 0;
 }
 
@@ -534,7 +534,7 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 		a->mems = hint->any ? np_topology_nodes_of(st->topo, &pod)
 				    : hint->mask;
 		if (ex)
-			np_ex_request(ex, i, &w->c[i], true);
+			np_ex_request(ex, i, &wa->req.c[i], true);
 		np_cpuset_zero(&got);
 		if (!wants_exclusive(st, w, &w->c[i]))
 			a->pod_shared = true;
@@ -558,7 +558,7 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 		wa->ncontainers = i + 1;
 		np_state_cache_add(st, wa, a);
 		if (ex)
-			np_ex_result(ex, w->c[i].name, a);
+			np_ex_result(ex, wa->req.c[i].name, a);
 	}
 	return 0;
 }

@@ -75,6 +75,10 @@ static int container_from_status(const struct np_node_state *st,
 			      errlen)) ||
 	    (r = np_json_cpuset(o, "cpuset", path, true, &cpus, err, errlen)))
 		return r;
+	if (!*s || strlen(s) >= NP_NAME_MAX)
+		return np_json_fail(err, errlen, path, "name",
+				    "empty or longer than %d bytes",
+				    NP_NAME_MAX - 1);
 	if ((r = np_container_req_set_name(&a->req.c[k], s)))
 		return r;
 	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))

@@ -77,7 +77,7 @@ static int key_room(struct np_strmap *m, size_t need)
 
 	if (m->klen + need <= m->kcap)
 		return 0;
-	while (cap < 2 * (live + need))
+	while (cap < 2 * (live + need) || cap < m->cap)
 		cap *= 2;
 	if (cap > UINT32_MAX)
 		return -ENOMEM;
@@ -112,13 +112,22 @@ int np_strmap_put(struct np_strmap *m, const char *key, long value)
 			return 0;
 		}
 	}
-	/* the key is new: it is not in the buffer (which may move) */
 	/* Keep the load factor at most 3/4: with the hash kept in the slot
 	 * a probe compares keys only on a full hash match, and 3/4 halves
 	 * the table of a map just past a power of two (10,000 keys: 16,384
 	 * slots of 16 bytes, not 32,768). */
 	if ((m->n + 1) * 4 > m->cap * 3 && grow(m))
 		return -ENOMEM;
+	/* a key inside the buffer (the tail of a live key, a dead key's
+	 * bytes) would move with it: put a copy */
+	if ((uintptr_t)key >= (uintptr_t)m->keys &&
+	    (uintptr_t)key < (uintptr_t)m->keys + m->kcap &&
+	    m->klen + n > m->kcap) {
+		char *copy = strdup(key);
+		int r = copy ? np_strmap_put(m, copy, value) : -ENOMEM;
+		free(copy);
+		return r;
+	}
 	if (key_room(m, n))
 		return -ENOMEM;
 	i = find(m, key, h);

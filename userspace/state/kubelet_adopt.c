@@ -105,9 +105,10 @@ static int fill_container(const struct np_node_state *st,
 	rq->name = had;
 	memset(ca, 0, sizeof(*ca));
 	ca->cpus = &np_cpuset_empty_set;
-	if (np_container_set_cpus(ca, cpus))
-		return -ENOMEM;
-	if (np_container_req_set_name(rq, name))
+	/* the name first: a failure after the set would leave it to no one
+	 * (the caller frees the containers before this one) */
+	if (np_container_req_set_name(rq, name) ||
+	    np_container_set_cpus(ca, cpus))
 		return -ENOMEM;
 	rq->cpu_milli = (int64_t)n * 1000;
 	ca->exclusive = true;
