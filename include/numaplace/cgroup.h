@@ -293,7 +293,10 @@ struct np_cgroup_cache_entry;
  * read itself on cgroupfs (ENODEV). Not detected: a mount placed over a
  * cached cgroup (its own files are still read) and, in a fake tree of
  * plain files, a file replaced rather than rewritten in place.
- * Not thread-safe; owned by one user of one root.
+ * Not thread-safe; owned by one user of one root. Opening a cgroup into
+ * the cache makes its directory the process's working directory for the
+ * two inotify_add_watch calls (then the one before again): no other
+ * thread may use relative paths meanwhile (numaplace has none).
  */
 struct np_cgroup_cache {
 	struct np_strmap ix;	/* cgroup path -> struct np_cgroup_cache_entry * */
@@ -304,6 +307,10 @@ struct np_cgroup_cache {
 	unsigned epoch;		/* bumped by every directory event */
 	int nfds, maxfds; /* maxfds: 0 = from RLIMIT_NOFILE at first use */
 	int ifd;	  /* inotify; 0 = not yet, -1 = none (check always) */
+	/* the working directory, kept while a cgroup's files are watched
+	 * by name from its directory (valid when cwd_tried; -1: none) */
+	int cwd_fd;
+	bool cwd_tried;
 	/* Every file is read again in a generation started full_ms after
 	 * the last such (0: every generation); set by the owner. */
 	unsigned full_ms;

@@ -55,6 +55,8 @@ struct np_journal {
 	 * (the long holds the 64 bits); valid when have_wfp */
 	struct np_strmap wfp;
 	bool have_wfp;
+	/* (a fingerprint is kept in the map's long) */
+	_Static_assert(sizeof(long) >= sizeof(uint64_t), "a 64-bit long");
 	uint64_t seq;	   /* last record written (or the snapshot's) */
 	size_t bytes;	   /* journal size */
 	size_t snap_bytes; /* size of the snapshot written last */

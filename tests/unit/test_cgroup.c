@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1909,10 +1910,11 @@ static void test_cache_watched(void **state)
 {
 	struct fx *f = *state;
 	struct np_cgroup_cache c = {.full_ms = 60000};
-	char err[512];
+	char err[512], cwd[PATH_MAX], after[PATH_MAX];
 	np_cpuset cpus, want;
 	np_nodemask mems;
 
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	mkcg(f, "np/W", "2-5", "0-1");
 	np_cgroup_cache_next(&c); /* the first generation is a full one */
 	assert_true(c.full_now);
@@ -1925,6 +1927,10 @@ static void test_cache_watched(void **state)
 					       err, sizeof(err)),
 			 0);
 	assert_true(c.last_watched);
+	/* the files were watched from their directory: the working
+	 * directory is the one before */
+	assert_non_null(getcwd(after, sizeof(after)));
+	assert_string_equal(after, cwd);
 	np_cgroup_cache_next(&c); /* read once more after the watches */
 	assert_false(c.full_now);
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
@@ -1943,6 +1949,9 @@ static void test_cache_watched(void **state)
 	assert_true(np_cpuset_equal(&cpus, &want));
 
 	/* written: the drain says so, and the next generation reads it */
+	put(f, "np/W", "cpuset.mems", "0-1\n"); /* the other watch */
+	assert_true(np_cgroup_cache_drain(&c));
+	assert_false(np_cgroup_cache_drain(&c));
 	put(f, "np/W", "cpuset.cpus", "3\n");
 	assert_true(np_cgroup_cache_drain(&c));
 	assert_false(np_cgroup_cache_drain(&c));

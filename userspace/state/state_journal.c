@@ -456,10 +456,6 @@ void np_journal_fini(struct np_journal *j)
 	drop(j);
 }
 
-/* A fingerprint is kept in a strmap's long. */
-_Static_assert(sizeof(long) >= sizeof(uint64_t),
-	       "a fingerprint needs a 64-bit long");
-
 /* Every workload's fingerprint (name -> fp), as of a compaction: 0 or
  * -ENOMEM (fps emptied). A map, not a JSON object: at 10,000 workloads
  * the object took 1.2 MB, the map 0.5. */
