@@ -395,9 +395,9 @@ static int walk_error(const struct np_cgroup_root *root, int dirfd,
 	return r;
 }
 
-/* The mount fd is on; 0 when statx cannot tell (then nothing is compared). */
-/* fd's mount id (0: not known); with d, also its device and inode into
- * d->dev and d->ino (ino 0: not known). */
+/* The mount fd is on; 0 when statx cannot tell (then nothing is
+ * compared). With d, also fd's device and inode into d->dev and d->ino
+ * (ino 0: not known). */
 static uint64_t mount_id(int fd, struct cg_dir *d)
 {
 	struct statx x;

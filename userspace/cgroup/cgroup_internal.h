@@ -39,13 +39,14 @@ struct cg_dir {
 #define CG_WALK_CREATE 0x1 /* mkdirat(0755) missing components */
 #define CG_WALK_ENABLE 0x2 /* +cpuset in subtree_control above the target */
 
+/* fd's mount id (statx STATX_MNT_ID), 0 when not known. */
+uint64_t cg_mount_id(int fd);
+
 /*
  * Walk rel (validated here) from startfd, whose path relative to the
  * hierarchy root is start, one component at a time with
  * openat(O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC).  Symlinks give -ELOOP.
  */
-/* fd's mount id (statx STATX_MNT_ID), 0 when not known. */
-uint64_t cg_mount_id(int fd);
 int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 	    const char *rel, unsigned int flags, struct cg_dir *d, char *err,
 	    size_t errlen);
