@@ -1903,6 +1903,39 @@ static void mmap_put(const struct fx *f, const char *rel, const char *file,
 	close(fd);
 }
 
+/* Without a descriptor of the working directory the cache names the
+ * files through /proc/self/fd: the watches follow those links to the
+ * files, and a write to either is seen. */
+static void test_cache_watched_proc_names(void **state)
+{
+	struct fx *f = *state;
+	/* as after a failed open(".") */
+	struct np_cgroup_cache c = {.full_ms = 60000, .cwd_tried = true,
+				    .cwd_fd = -1};
+	char err[512];
+	np_cpuset cpus, want = cs("3");
+	np_nodemask mems;
+
+	mkcg(f, "np/P", "2-5", "0-1");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "P", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(c.last_watched);
+	while (np_cgroup_cache_drain(&c))
+		;
+	put(f, "np/P", "cpuset.mems", "0\n");
+	assert_true(np_cgroup_cache_drain(&c));
+	put(f, "np/P", "cpuset.cpus", "3\n");
+	assert_true(np_cgroup_cache_drain(&c));
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "P", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(np_cpuset_equal(&cpus, &want));
+	np_cgroup_cache_free(&c);
+}
+
 /* With full_ms, a cached file is read again only when it was written
  * (its IN_MODIFY watch), or at a full scan; np_cgroup_cache_drain says
  * when a watched file was written. */
@@ -2183,6 +2216,7 @@ int main(void)
 	    T(test_inspect),
 	    T(test_cache),
 	    T(test_cache_watched),
+	    T(test_cache_watched_proc_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

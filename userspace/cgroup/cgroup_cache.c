@@ -446,16 +446,19 @@ static void watch_files(struct np_cgroup_cache *c,
 	char proc[64], key[16];
 	bool here;
 
-	if (!c->cwd_tried) {
+	if (!c->cwd_tried && c->ifd > 0) {
 		c->cwd_tried = true;
 		c->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
-	here = c->ifd > 0 && c->cwd_fd >= 0 && !fchdir(dirfd);
+	here = c->ifd > 0 && c->cwd_tried && c->cwd_fd >= 0 && !fchdir(dirfd);
 	e->dirty = true;
 	for (int i = 0; i < 2 && c->ifd > 0; i++) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd[i]);
-		*wd[i] = inotify_add_watch(c->ifd, here ? name[i] : proc,
-					   IN_MODIFY | IN_DONT_FOLLOW);
+		/* a proc name is a link to follow; a name in the directory
+		 * is the file itself (never a symlink followed) */
+		*wd[i] = here ? inotify_add_watch(c->ifd, name[i],
+						  IN_MODIFY | IN_DONT_FOLLOW)
+			      : inotify_add_watch(c->ifd, proc, IN_MODIFY);
 		if (*wd[i] < 0)
 			break;
 		wd_key(*wd[i], key, sizeof(key));

@@ -402,6 +402,10 @@ static uint64_t mount_id(int fd, struct cg_dir *d)
 {
 	struct statx x;
 
+	if (d) { /* nothing of an earlier component's left */
+		d->dev = 0;
+		d->ino = 0;
+	}
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID | STATX_INO, &x))
 		return 0;
 	if (d && (x.stx_mask & STATX_INO)) {

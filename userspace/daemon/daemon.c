@@ -14,8 +14,8 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <malloc.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
