@@ -56,6 +56,17 @@ static int devices_from_status(const struct np_topology *t,
 	return 0;
 }
 
+/* A workload's or container's "name" at path: 1..NP_NAME_MAX-1 bytes. */
+static int name_fits(const char *s, const char *path, char *err,
+		     size_t errlen)
+{
+	if (!*s || strlen(s) >= NP_NAME_MAX)
+		return np_json_fail(err, errlen, path, "name",
+				    "empty or longer than %d bytes",
+				    NP_NAME_MAX - 1);
+	return 0;
+}
+
 /* One container: name, exclusive, cpuset (its own CPUs when exclusive),
  * mems, devices. */
 static int container_from_status(const struct np_node_state *st,
@@ -75,11 +86,8 @@ static int container_from_status(const struct np_node_state *st,
 			      errlen)) ||
 	    (r = np_json_cpuset(o, "cpuset", path, true, &cpus, err, errlen)))
 		return r;
-	if (!*s || strlen(s) >= NP_NAME_MAX)
-		return np_json_fail(err, errlen, path, "name",
-				    "empty or longer than %d bytes",
-				    NP_NAME_MAX - 1);
-	if ((r = np_container_req_set_name(&a->req.c[k], s)))
+	if ((r = name_fits(s, path, err, errlen)) ||
+	    (r = np_container_req_set_name(&a->req.c[k], s)))
 		return r;
 	if ((r = np_json_str(o, "mems", path, true, &s, err, errlen)))
 		return r;
@@ -127,10 +135,8 @@ static int workload_from_status(const struct np_node_state *st,
 		return np_json_fail(err, errlen, wp, NULL, "expected an object");
 	if ((r = np_json_str(wj, "name", wp, true, &s, err, errlen)))
 		return r;
-	if (!*s || strlen(s) >= sizeof(a->req.name))
-		return np_json_fail(err, errlen, wp, "name",
-				    "empty or longer than %d bytes",
-				    NP_NAME_MAX - 1);
+	if ((r = name_fits(s, wp, err, errlen)))
+		return r;
 	snprintf(a->req.name, sizeof(a->req.name), "%s", s);
 	r = np_json_str(wj, "cgroup", wp, false, &s, err, errlen);
 	if (r == 0 && strlen(s) >= NP_PATH_MAX)

@@ -70,7 +70,9 @@ json_t *np_workload_state_json(const struct np_node_state *st,
 	json_t *cs = json_array(), *wo;
 
 	for (int c = 0; cs && c < a->ncontainers; c++)
-		if (json_array_append_new(cs, container_json(st, np_container_name(a, c), &a->c[c]))) {
+		if (json_array_append_new(
+			cs, container_json(st, np_container_name(a, c),
+					   &a->c[c]))) {
 			json_decref(cs);
 			return NULL;
 		}
