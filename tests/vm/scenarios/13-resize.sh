@@ -71,15 +71,22 @@ wait_for 5 cpus_is "$U" 2-3
 # 3, is written to mon.bad. (Linux 6.1 resets a task's own affinity to its
 # cpuset's CPUs on every cpuset.cpus write, 6.2 keeps the task's mask: the
 # pinned task's Cpus_allowed_list may widen with the grow; it must never
-# lose CPU 2.)
+# lose CPU 2. While its mask is CPU 2 alone it must have run last on 2;
+# once widened, on a CPU of its mask, read before or after the CPU.)
 (
 	while [ ! -e $ETC/stop ]; do
+		a0=$(pid_cpus "$B")
 		c=$(awk '{ print $39 }' "/proc/$B/stat" 2>/dev/null)
 		a=$(pid_cpus "$B")
 		u=$(pid_cpus "$U")
 		e=$(eff web)
-		[ "$c" = 2 ] && has_cpus "$a" 2 ||
-			echo "pinned task on cpu '$c', Cpus_allowed_list '$a'" >>$ETC/mon.bad
+		if [ "$a0" = 2 ] && [ "$a" = 2 ]; then
+			[ "$c" = 2 ]
+		else
+			has_cpus "$a" 2 && [ -n "$c" ] &&
+				{ has_cpus "$a0" "$c" || has_cpus "$a" "$c"; }
+		fi ||
+			echo "pinned task on cpu '$c', Cpus_allowed_list '$a0' then '$a'" >>$ETC/mon.bad
 		has_cpus "$u" 2 3 || echo "unpinned task Cpus_allowed_list '$u'" >>$ETC/mon.bad
 		has_cpus "$e" 2 3 || echo "web cpuset.cpus.effective '$e'" >>$ETC/mon.bad
 		echo . >>$ETC/mon.n

@@ -388,12 +388,18 @@ check() {
 	done
 	# allocations never move; one whose spec asked for more CPUs than
 	# were free in an earlier round (a resize not done: it kept its
-	# CPUs) may grow in place at this start, keeping every CPU it had
+	# CPUs) may grow in place at this start, keeping every CPU it had,
+	# and so may one whose grow was acknowledged (saved) in the round
+	# of the kill but not yet written to its cgroup then
+	case $_id in
+	*[!0-9]* | 0) _from=$_id ;;
+	*) _from=$((_id - 1)) ;;
+	esac
 	while read -r _c _cpus; do
 		case " $TOUCHED " in *" $_c "*) continue ;; esac
 		rd "$CGP/$_c/cpuset.cpus.effective"
 		[ "$V" = "$_cpus" ] && continue
-		if sed -n '/^=== start '"$_id"'$/,$p' $ETC/log |
+		if sed -n '/^=== start '"$_from"'$/,$p' $ETC/log |
 			grep -q "resized $_c in place"; then
 			xp "$V"
 			_now=$R
