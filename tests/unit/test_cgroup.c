@@ -1883,6 +1883,50 @@ static void test_inspect(void **state)
 	assert_contains(err, "+cpuset not enabled");
 }
 
+/* Texts of 4 KiB and more (read once more from the start, to the end),
+ * and one exactly of the one-read buffer's size, read whole. */
+static void test_inspect_long_text(void **state)
+{
+	struct fx *f = *state;
+	struct np_cgroup_state st;
+	char err[512], *txt = malloc(12000);
+	size_t len = 0;
+	np_cpuset want;
+
+	assert_non_null(txt);
+	np_cpuset_zero(&want);
+	/* "0,2,4,...,4094\n": 2048 CPUs, about 9.5 KB */
+	for (int c = 0; c < 4096; c += 2) {
+		len += (size_t)sprintf(txt + len, "%s%d", c ? "," : "", c);
+		np_cpuset_set(&want, c);
+	}
+	txt[len++] = '\n';
+	txt[len] = '\0';
+	assert_true(len > 4096);
+	mkcg(f, "np/L", "0-7", "0");
+	put(f, "np/L", "cpuset.cpus.effective", txt);
+	assert_int_equal(
+	    np_cgroup_inspect(&f->root, "L", &st, err, sizeof(err)), 0);
+	assert_true(np_cpuset_equal(&st.cpus_effective, &want));
+
+	/* exactly 4096 bytes: "0,2,...,c" cut at a comma, padded with
+	 * the newlines a list may end in */
+	len = 0;
+	np_cpuset_zero(&want);
+	for (int c = 0; len < 4000; c += 2) {
+		len += (size_t)sprintf(txt + len, "%s%d", c ? "," : "", c);
+		np_cpuset_set(&want, c);
+	}
+	while (len < 4096)
+		txt[len++] = '\n';
+	txt[len] = '\0';
+	put(f, "np/L", "cpuset.cpus.effective", txt);
+	assert_int_equal(
+	    np_cgroup_inspect(&f->root, "L", &st, err, sizeof(err)), 0);
+	assert_true(np_cpuset_equal(&st.cpus_effective, &want));
+	free(txt);
+}
+
 /* The content of a file changed through a shared mapping: no write(2),
  * so no inotify event (as if a write had been missed). Same length. */
 static void mmap_put(const struct fx *f, const char *rel, const char *file,
@@ -2214,6 +2258,7 @@ int main(void)
 	    T(test_partition_ok),
 	    T(test_partition_refused),
 	    T(test_inspect),
+	    T(test_inspect_long_text),
 	    T(test_cache),
 	    T(test_cache_watched),
 	    T(test_cache_watched_proc_names),

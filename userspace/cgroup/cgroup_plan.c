@@ -66,6 +66,8 @@ static int emit_cpus(struct planner *pl, int i, enum np_cgroup_why why,
 	s->cpus = shared;
 	pl->cur[i] = shared;
 	pl->ver[i]++;
+	if (pl->ch[i].kind == NP_CGROUP_EXCLUSIVE)
+		pl->excl_ver++;
 	return 0;
 }
 
@@ -185,6 +187,35 @@ static bool holds_claimed(const struct planner *pl, int i)
 	return np_cpuset_intersects(pl->cur[i], pl->claim[i]);
 }
 
+/*
+ * Take from t what the cgroups conflicting with shared i hold now.  A solo
+ * shared i (no ancestor or descendant among the changes) conflicts with
+ * every exclusive change: their union, kept until one of them is written,
+ * answers in one pass instead of one per exclusive cgroup (10,000 shared
+ * by 200 exclusive in a first cycle).
+ */
+static void minus_conflicting(struct planner *pl, int i, np_cpuset *t)
+{
+	int nc;
+	const int *cand;
+
+	if (pl->claim[i] == &pl->u_excl) {
+		if (pl->excl_held_ver != pl->excl_ver) {
+			np_cpuset_zero(&pl->excl_held);
+			for (int k = 0; k < pl->nexcl; k++)
+				np_cpuset_or(&pl->excl_held, &pl->excl_held,
+					     pl->cur[pl->excl[k]]);
+			pl->excl_held_ver = pl->excl_ver;
+		}
+		np_cpuset_andnot(t, t, &pl->excl_held);
+		return;
+	}
+	cand = conflict_candidates(pl, i, &nc);
+	for (int k = 0; k < nc; k++)
+		if (conflict(pl, i, cand[k]))
+			np_cpuset_andnot(t, t, pl->cur[cand[k]]);
+}
+
 /* Shared i still holds CPUs an exclusive cgroup is to get. */
 static bool must_yield(const struct planner *pl, int i)
 {
@@ -200,7 +231,7 @@ static bool must_yield(const struct planner *pl, int i)
  * new CPUs that are free now instead (never empty).  Waits for descendants
  * that must yield first (they hold some of the CPUs).
  */
-static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
+static bool yield_target(struct planner *pl, int i, np_cpuset *t)
 {
 	for (int j = 0; j < pl->n; j++)
 		if (anc(pl, i, j) && must_yield(pl, j))
@@ -209,27 +240,16 @@ static bool yield_target(const struct planner *pl, int i, np_cpuset *t)
 	if (!np_cpuset_empty(t))
 		return true;
 	*t = *pl->ch[i].new_cpus;
-	{
-		int nc;
-		const int *cand = conflict_candidates(pl, i, &nc);
-		for (int k = 0; k < nc; k++)
-			if (conflict(pl, i, cand[k]))
-				np_cpuset_andnot(t, t, pl->cur[cand[k]]);
-	}
+	minus_conflicting(pl, i, t);
 	within_ancestors(pl, i, t);
 	return !np_cpuset_empty(t);
 }
 
 /* CPUs of i's target it lacks and no conflicting cgroup holds now. */
-static void addable(const struct planner *pl, int i, np_cpuset *add)
+static void addable(struct planner *pl, int i, np_cpuset *add)
 {
-	int nc;
-	const int *cand = conflict_candidates(pl, i, &nc);
-
 	np_cpuset_andnot(add, pl->ch[i].new_cpus, pl->cur[i]);
-	for (int k = 0; k < nc; k++)
-		if (conflict(pl, i, cand[k]))
-			np_cpuset_andnot(add, add, pl->cur[cand[k]]);
+	minus_conflicting(pl, i, add);
 	within_ancestors(pl, i, add);
 }
 
@@ -547,8 +567,12 @@ int np_cgroup_plan_build(struct np_cgroup_plan *plan,
 			 const struct np_cgroup_change *changes, int n,
 			 char *err, size_t errlen)
 {
-	struct planner pl = {
-	    .ch = changes, .n = n, .plan = plan, .err = err, .errlen = errlen};
+	struct planner pl = {.ch = changes,
+			     .n = n,
+			     .plan = plan,
+			     .err = err,
+			     .errlen = errlen,
+			     .excl_ver = 1};
 	int r;
 
 	memset(plan, 0, sizeof(*plan));

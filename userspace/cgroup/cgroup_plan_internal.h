@@ -31,6 +31,12 @@ struct planner {
 		bool val;
 	} *m_yield, *m_inside, *m_full;
 	int *excl, nexcl; /* exclusive changes managing cpus, in order */
+	/* What every exclusive change holds now (the union of their cur),
+	 * for a solo shared cgroup (claim == &u_excl), which conflicts with
+	 * all of them: valid while excl_held_ver == excl_ver, which each
+	 * cpus write of an exclusive change moves on. */
+	np_cpuset excl_held;
+	unsigned excl_ver, excl_held_ver;
 	np_nodemask *curm;  /* simulated cpuset.mems */
 	int *order;	    /* scratch */
 	int *order_all;	    /* 0 .. n-1 */
