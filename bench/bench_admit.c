@@ -26,6 +26,23 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Workload "w<i>" (cgroup the same) of one container "main". */
+static void one_container(struct np_workload_req *w,
+			  struct np_container_req *wc, char *cgroup,
+			  size_t cglen, int i, enum np_qos qos, int64_t milli)
+{
+	memset(w, 0, sizeof(*w));
+	memset(wc, 0, sizeof(*wc));
+	w->c = wc;
+	w->cgroup = cgroup;
+	snprintf(w->name, sizeof(w->name), "w%d", i);
+	snprintf(cgroup, cglen, "w%d", i);
+	w->qos = qos;
+	w->ncontainers = 1;
+	wc->name = "main";
+	wc->cpu_milli = milli;
+}
+
 static void run(const char *label, struct np_topology *t, const char *tm,
 		int max_cpus)
 {
@@ -53,16 +70,9 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 	for (int i = 0; i < N; i++) {
 		double t0;
 		int r;
-		memset(&w, 0, sizeof(w));
-		memset(&wc, 0, sizeof(wc));
-		w.c = &wc;
-		w.cgroup = cgroup;
-		snprintf(w.name, sizeof(w.name), "w%d", i);
-		snprintf(cgroup, sizeof(cgroup), "w%d", i);
-		w.qos = i % 3 == 0 ? NP_QOS_LSE : NP_QOS_GUARANTEED;
-		w.ncontainers = 1;
-		w.c[0].name = "main";
-		w.c[0].cpu_milli = 1000 * (1 + (int)(rand_r(&seed) % max_cpus));
+		one_container(&w, &wc, cgroup, sizeof(cgroup), i,
+			      i % 3 == 0 ? NP_QOS_LSE : NP_QOS_GUARANTEED,
+			      1000 * (1 + (int)(rand_r(&seed) % max_cpus)));
 		w.c[0].memory = (1ULL << 30) * (1 + rand_r(&seed) % 4);
 		/* Keep the node about two-thirds full: release at random. */
 		while (st.nworkloads && st.nworkloads * max_cpus / 2 >
@@ -93,6 +103,71 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 	np_state_free(&st);
 }
 
+/*
+ * Admission at scale: 10,000 workloads admitted one after another (a
+ * shared LS one of 500m, every 50th an LSE one of 2 CPUs, as
+ * bench_reconcile's), the latency of the last 1,000; then 1,000 releases
+ * of random workloads. What a full node pays per admission and release.
+ */
+static void run_scale(struct np_topology *t)
+{
+	enum { N = 10000, TAIL = 1000 };
+	static double lat[TAIL], rel[TAIL];
+	struct np_node_policy p;
+	struct np_node_state st;
+	struct np_workload_req w;
+	struct np_container_req wc;
+	struct np_decision d;
+	char cgroup[32], err[256];
+	unsigned seed = 7;
+	int admitted = 0;
+	json_t *pj;
+
+	pj = json_pack("{s:s,s:i,s:s}", "cpu_policy", "static", "reserved_cpus",
+		       2, "topology_policy", "best-effort");
+	if (np_policy_from_json(&p, pj, "policy", err, sizeof(err)) ||
+	    np_state_init(&st, t, &p, err, sizeof(err))) {
+		fprintf(stderr, "scale: %s\n", err);
+		exit(1);
+	}
+	json_decref(pj);
+	for (int i = 0; i < N; i++) {
+		double t0;
+		one_container(&w, &wc, cgroup, sizeof(cgroup), i,
+			      i % 50 == 0 ? NP_QOS_LSE : NP_QOS_LS,
+			      i % 50 == 0 ? 2000 : 500);
+		t0 = now_us();
+		if (np_admit(&st, &w, &d, err, sizeof(err))) {
+			fprintf(stderr, "scale: %s\n", err);
+			exit(1);
+		}
+		if (i >= N - TAIL)
+			lat[i - (N - TAIL)] = now_us() - t0;
+		admitted += d.admitted;
+	}
+	for (int i = 0; i < TAIL && st.nworkloads; i++) {
+		char name[NP_NAME_MAX];
+		double t0;
+		snprintf(name, sizeof(name), "%s",
+			 st.w[rand_r(&seed) % st.nworkloads].req.name);
+		t0 = now_us();
+		np_release(&st, name);
+		rel[i] = now_us() - t0;
+	}
+	qsort(lat, TAIL, sizeof(double), cmp_d);
+	qsort(rel, TAIL, sizeof(double), cmp_d);
+	printf("%-44s %5d cpus %3d nodes  p50 %8.1f us  p99 %8.1f us  (last "
+	       "%d of %d admissions, %d admitted); release p50 %.1f us, p99 "
+	       "%.1f us\n",
+	       "10,000 workloads, admission", t->ncpus, t->nnuma,
+	       lat[TAIL / 2], lat[TAIL * 99 / 100], TAIL, N, admitted,
+	       rel[TAIL / 2], rel[TAIL * 99 / 100]);
+	bench_figure("admission p99 at 10,000 admitted workloads "
+		     "(bench_admit), 8 NUMA",
+		     lat[TAIL * 99 / 100], "us", 30);
+	np_state_free(&st);
+}
+
 int main(void)
 {
 	struct np_topology *a = np_test_topology(2, 4, 16, 2, true, 64ULL << 30);
@@ -110,6 +185,7 @@ int main(void)
 	run("8 sockets, 64 NUMA, 1024 threads, restricted", c, "restricted", 16);
 	run("8 sockets, 64 NUMA, 1024 threads, best-effort", c, "best-effort",
 	    40);
+	run_scale(a);
 	printf("targets (issue 14): p99 < 30 us at 8 and 16 nodes, < 200 us "
 	       "at 64 nodes\n");
 	np_topology_free(a);

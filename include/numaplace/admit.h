@@ -226,6 +226,8 @@ struct np_state_cache {
 	bool *dev_taken; /* per topo device */
 };
 
+struct np_state_ix;
+
 /* Node state: allocations plus what follows from them. */
 struct np_node_state {
 	const struct np_topology *topo;
@@ -238,6 +240,10 @@ struct np_node_state {
 	int nworkloads, cap;
 	struct np_workload_alloc *w; /* nworkloads entries */
 	struct np_state_cache cache;
+	/* Workload name -> index in w, for np_state_find (state_ops.c);
+	 * kept by the engine's functions that change w, used only while made
+	 * for this array, else (and while NULL) np_state_find scans. */
+	struct np_state_ix *ix;
 };
 
 /* Pools derived from a state (Koordinator's arithmetic, per NUMA node too). */
@@ -306,6 +312,11 @@ void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
 bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out);
 /* The workload's index, or -1. */
 int np_state_find(const struct np_node_state *st, const char *name);
+/* For tests: np_state_find answers from the name index (made for st's
+ * array now), not by a scan; and the index's own answer (-1: not in it,
+ * or not in use), unchecked. */
+bool np_state_indexed(const struct np_node_state *st);
+int np_state_index_lookup(const struct np_node_state *st, const char *name);
 /* Recompute the cache from the allocations (after loading). */
 int np_state_refresh(struct np_node_state *st);
 void np_state_cache_add(struct np_node_state *st,

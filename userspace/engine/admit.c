@@ -608,6 +608,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		     size_t errlen)
 {
 	struct np_workload_alloc *wa;
+	const struct np_workload_alloc *old_w;
 	struct np_hint pod_hint = {.any = true};
 	np_cpuset reuse;
 	bool pod_scope = st->policy.tm_scope == NP_TM_SCOPE_POD;
@@ -649,6 +650,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 			np_ex_reject(ex, d->resource, d->reason);
 		return 0;
 	}
+	old_w = st->w;
 	if (st->nworkloads == st->cap) {
 		int cap = st->cap ? st->cap * 2 : 16;
 		struct np_workload_alloc *g =
@@ -697,13 +699,15 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 					 ex)))
 			goto out;
 	st->nworkloads++;
+	np_state_index_appended(st, old_w);
 	d->admitted = true;
 	d->alloc = wa;
 	return 0;
 out:
 	/* The slot past the end is not part of the state; drop its share. */
+	np_state_index_moved(st, old_w);
 	if (wa->ncontainers) {
-		int rr = np_state_refresh(st);
+		int rr = np_state_cache_refresh(st);
 		if (rr) {
 			wa->ncontainers = w->ncontainers;
 			np_workload_alloc_free(wa);

@@ -4,7 +4,7 @@
  * parsing, validation against a topology, reserved CPUs, and the pools that
  * follow from a node state.
  */
-#include "numaplace/admit.h"
+#include "admit_internal.h"
 #include "numaplace/error.h"
 #include "numaplace/names.h"
 #include "engine/json_util.h"
@@ -610,49 +610,6 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 	return 0;
 }
 
-void np_state_free(struct np_node_state *st)
-{
-	for (int i = 0; i < st->nworkloads; i++)
-		np_workload_alloc_free(&st->w[i]);
-	free(st->w);
-	free(st->cache.dev_taken);
-	st->w = NULL;
-	st->cache.dev_taken = NULL;
-	st->nworkloads = st->cap = 0;
-}
-
-int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
-{
-	/* on a failure dst is an empty state (np_state_free is safe on it) */
-	*dst = *src;
-	dst->w = NULL;
-	dst->nworkloads = dst->cap = 0;
-	dst->cache.dev_taken =
-		calloc((size_t)src->cache.ndevices + 1, sizeof(bool));
-	if (!dst->cache.dev_taken)
-		return -ENOMEM;
-	memcpy(dst->cache.dev_taken, src->cache.dev_taken,
-	       sizeof(bool) * (size_t)src->cache.ndevices);
-	if (src->nworkloads) {
-		dst->w = malloc(sizeof(*dst->w) * (size_t)src->nworkloads);
-		if (!dst->w) {
-			np_state_free(dst);
-			return -ENOMEM;
-		}
-		dst->cap = src->nworkloads;
-		for (int i = 0; i < src->nworkloads; i++) {
-			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
-			if (r) {
-				dst->nworkloads = i;
-				np_state_free(dst);
-				return r;
-			}
-		}
-	}
-	dst->nworkloads = src->nworkloads;
-	return 0;
-}
-
 /* Add one container's allocation to the cached aggregates. */
 void np_state_cache_add(struct np_node_state *st,
 			const struct np_workload_alloc *a,
@@ -686,6 +643,15 @@ void np_state_cache_add(struct np_node_state *st,
 
 int np_state_refresh(struct np_node_state *st)
 {
+	int r = np_state_cache_refresh(st);
+
+	if (!r)
+		np_state_index_build(st);
+	return r;
+}
+
+int np_state_cache_refresh(struct np_node_state *st)
+{
 	bool *taken = st->cache.dev_taken;
 	int nd = st->topo->ndevices;
 
@@ -701,66 +667,6 @@ int np_state_refresh(struct np_node_state *st)
 	for (int i = 0; i < st->nworkloads; i++)
 		for (int c = 0; c < st->w[i].ncontainers; c++)
 			np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
-	return 0;
-}
-
-int np_state_find(const struct np_node_state *st, const char *name)
-{
-	for (int i = 0; i < st->nworkloads; i++)
-		if (!strcmp(st->w[i].req.name, name))
-			return i;
-	return -1;
-}
-
-int np_release_keep(struct np_node_state *st, int i,
-		    struct np_workload_alloc *out)
-{
-	if (i < 0 || i >= st->nworkloads)
-		return -ENOENT;
-	/* The refresh below fails only for want of dev_taken: have it
-	 * before anything is moved, so that a failure changes nothing. */
-	if (!st->cache.dev_taken &&
-	    !(st->cache.dev_taken =
-		  calloc((size_t)st->topo->ndevices + 1, sizeof(bool))))
-		return -ENOMEM;
-	*out = st->w[i];
-	memmove(&st->w[i], &st->w[i + 1],
-		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
-	st->nworkloads--;
-	return np_state_refresh(st);
-}
-
-int np_release(struct np_node_state *st, const char *name)
-{
-	struct np_workload_alloc a;
-	int r = np_release_keep(st, np_state_find(st, name), &a);
-
-	if (r == -ENOENT)
-		return r;
-	np_workload_alloc_free(&a);
-	return r;
-}
-
-int np_state_insert(struct np_node_state *st, int i,
-		    const struct np_workload_alloc *a)
-{
-	if (i < 0 || i > st->nworkloads)
-		return -EINVAL;
-	if (st->nworkloads == st->cap) {
-		int cap = st->cap ? 2 * st->cap : 8;
-		struct np_workload_alloc *g =
-			realloc(st->w, sizeof(*g) * (size_t)cap);
-		if (!g)
-			return -ENOMEM;
-		st->w = g;
-		st->cap = cap;
-	}
-	memmove(&st->w[i + 1], &st->w[i],
-		sizeof(*st->w) * (size_t)(st->nworkloads - i));
-	st->w[i] = *a;
-	st->nworkloads++;
-	for (int c = 0; c < a->ncontainers; c++)
-		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
 	return 0;
 }
 

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The state's array and its name index (userspace/engine/state_ops.c):
+ * after every admission, refused admission, release, insert (at the end
+ * and in the middle), copy and copy-back, np_state_find answers as a scan
+ * of the array does, for present and absent names, and the index is the
+ * one in use (made for this array), so the answers come from it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "numaplace/admit.h"
+#include "topo_gen.h"
+
+#define GiB (1ULL << 30)
+#define NAMES 300
+
+static int scan(const struct np_node_state *st, const char *name)
+{
+	for (int i = 0; i < st->nworkloads; i++)
+		if (!strcmp(st->w[i].req.name, name))
+			return i;
+	return -1;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* Every name of the pool (present or not) found where a scan finds it,
+ * from the index. */
+static void check(const struct np_node_state *st, const char *what, int step)
+{
+	char name[32];
+
+	if (!np_state_indexed(st))
+		fail_msg("step %d (%s): the index is not in use (%d workloads)",
+			 step, what, st->nworkloads);
+	for (int k = 0; k < NAMES; k++) {
+		snprintf(name, sizeof(name), "w%d", k);
+		if (np_state_index_lookup(st, name) != scan(st, name))
+			fail_msg("step %d (%s): %s is at %d in the index, the "
+				 "scan finds it at %d",
+				 step, what, name,
+				 np_state_index_lookup(st, name),
+				 scan(st, name));
+		if (np_state_find(st, name) != scan(st, name))
+			fail_msg("step %d (%s): %s found at %d, the scan says %d",
+				 step, what, name, np_state_find(st, name),
+				 scan(st, name));
+	}
+}
+
+static int admit(struct np_node_state *st, const char *name,
+		 struct np_decision *d)
+{
+	static struct np_container_req c[1];
+	static char cgroup[64];
+	struct np_workload_req w;
+	char err[256];
+
+	memset(&w, 0, sizeof(w));
+	memset(c, 0, sizeof(c));
+	w.c = c;
+	snprintf(cgroup, sizeof(cgroup), "%s", name);
+	w.cgroup = cgroup;
+	snprintf(w.name, sizeof(w.name), "%s", name);
+	w.qos = NP_QOS_LS;
+	w.ncontainers = 1;
+	c[0].name = "main";
+	c[0].cpu_milli = 1;
+	return np_admit(st, &w, d, err, sizeof(err));
+}
+
+static void test_index_random(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_policy p = {0};
+	struct np_node_state st;
+	uint32_t seed = 0x5eed1234;
+	char err[256], name[32];
+	int ops[5] = {0};
+	(void)state;
+
+	p.cpu_policy = NP_CPU_POLICY_NONE;
+	if (np_state_init(&st, t, &p, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	check(&st, "init", 0);
+	for (int step = 1; step <= 4000; step++) {
+		int op = (int)(rnd(&seed) % 10), r;
+		struct np_decision d;
+
+		snprintf(name, sizeof(name), "w%u", rnd(&seed) % NAMES);
+		if (op < 5) { /* admit: refused when present */
+			bool had = scan(&st, name) >= 0;
+			r = admit(&st, name, &d);
+			assert_int_equal(r, had ? -EEXIST : 0);
+			assert_true(had || d.admitted);
+			ops[0]++;
+		} else if (op < 7) { /* release */
+			bool had = scan(&st, name) >= 0;
+			assert_int_equal(np_release(&st, name), had ? 0 : -ENOENT);
+			ops[1]++;
+		} else if (op < 9 && st.nworkloads > 1) {
+			/* out and back in at another place (middle or end) */
+			struct np_workload_alloc a;
+			int from = (int)(rnd(&seed) % (unsigned)st.nworkloads);
+			int to;
+			assert_int_equal(np_release_keep(&st, from, &a), 0);
+			to = rnd(&seed) % 4 == 0
+				 ? st.nworkloads
+				 : (int)(rnd(&seed) %
+					 (unsigned)(st.nworkloads + 1));
+			assert_int_equal(np_state_insert(&st, to, &a), 0);
+			ops[2 + (to == st.nworkloads - 1)]++;
+		} else { /* a copy, used from then on (defrag's pattern) */
+			struct np_node_state cp;
+			assert_int_equal(np_state_copy(&cp, &st), 0);
+			check(&cp, "copy", step);
+			np_state_free(&st);
+			st = cp;
+			ops[4]++;
+		}
+		check(&st, "after an operation", step);
+	}
+	print_message("  %d admissions, %d releases, %d inserts in the middle, "
+		      "%d at the end, %d copies; %d workloads at the end\n",
+		      ops[0], ops[1], ops[2], ops[3], ops[4], st.nworkloads);
+	assert_true(ops[2] > 100 && ops[3] > 100 && st.nworkloads > 50);
+	np_state_free(&st);
+	assert_int_equal(np_state_find(&st, "w1"), -1);
+	np_topology_free(t);
+}
+
+/* An index not made for the array (the array replaced behind its
+ * back) is not used: the answers are the scan's; a refresh makes it
+ * again. A stale hit (entries swapped in place) is checked against the
+ * entry's name. */
+static void test_index_unused(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_policy p = {0};
+	struct np_node_state st;
+	struct np_workload_alloc *w2;
+	struct np_decision d;
+	char err[256];
+	(void)state;
+
+	p.cpu_policy = NP_CPU_POLICY_NONE;
+	if (np_state_init(&st, t, &p, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	assert_int_equal(admit(&st, "a", &d), 0);
+	assert_int_equal(admit(&st, "b", &d), 0);
+	assert_true(np_state_indexed(&st));
+	assert_int_equal(np_state_find(&st, "b"), 1);
+	/* a new array, swapped, behind the index's back */
+	w2 = malloc(sizeof(*w2) * (size_t)st.cap);
+	assert_non_null(w2);
+	w2[0] = st.w[1];
+	w2[1] = st.w[0];
+	free(st.w);
+	st.w = w2;
+	assert_false(np_state_indexed(&st));
+	assert_int_equal(np_state_find(&st, "b"), 0);
+	assert_int_equal(np_state_find(&st, "a"), 1);
+	assert_int_equal(np_state_find(&st, "c"), -1);
+	/* the next admission makes it again */
+	assert_int_equal(admit(&st, "c", &d), 0);
+	assert_true(np_state_indexed(&st));
+	assert_int_equal(np_state_find(&st, "c"), 2);
+	assert_int_equal(np_state_find(&st, "b"), 0);
+	/* swapped in place: the index is "in use" but its hits are stale */
+	{
+		struct np_workload_alloc x = st.w[0];
+		st.w[0] = st.w[1];
+		st.w[1] = x;
+	}
+	assert_true(np_state_indexed(&st));
+	assert_int_equal(np_state_find(&st, "b"), 1);
+	assert_int_equal(np_state_find(&st, "a"), 0);
+	assert_int_equal(np_state_refresh(&st), 0);
+	assert_int_equal(np_state_find(&st, "b"), 1);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_index_random),
+	    cmocka_unit_test(test_index_unused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The state's array of allocations: find, insert, release, copy and free,
+ * and the name index that makes np_state_find a hash lookup, not a scan
+ * of every workload (every admission's duplicate check, every release,
+ * resize and spec event; at 10,000 workloads the scan was most of an
+ * admission's time).
+ *
+ * The functions that change st->w keep the index: an admission or an
+ * insert at the end adds one name, anything else that moves entries
+ * (release, insert in the middle, load, copy) rebuilds it, with the cache
+ * (np_state_refresh). The index answers only while it was made for this
+ * very array (ix_w == w, ix_n == nworkloads); else, and when memory ran
+ * out for it, np_state_find scans as before: slower, never wrong. A hit
+ * is checked against the entry's name.
+ */
+#include "admit_internal.h"
+#include "numaplace/strmap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Positions in the index are those of the array when it was built, plus
+ * one past the end for each name added since (q); the array has lost
+ * the entries at the positions in gone since (sorted). An entry's place
+ * now is q less the removed positions below it. A rebuild empties gone
+ * when it grows past GONE_MAX: a release costs a sorted insert, and one
+ * rebuild (all names hashed again) per GONE_MAX releases.
+ */
+#define GONE_MAX 256
+
+struct np_state_ix {
+	struct np_strmap map; /* name -> q */
+	const struct np_workload_alloc *w; /* the array it was made for */
+	int n;				   /* and its length */
+	int gone[GONE_MAX];
+	int ngone;
+};
+
+static bool index_valid(const struct np_node_state *st)
+{
+	return st->ix && st->ix->w == st->w && st->ix->n == st->nworkloads;
+}
+
+static int scan(const struct np_node_state *st, const char *name)
+{
+	for (int i = 0; i < st->nworkloads; i++)
+		if (!strcmp(st->w[i].req.name, name))
+			return i;
+	return -1;
+}
+
+/* Removed positions below q. */
+static int gone_below(const struct np_state_ix *x, int q)
+{
+	int lo = 0, hi = x->ngone;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (x->gone[mid] < q)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The q of the entry now at p. */
+static int q_of(const struct np_state_ix *x, int p)
+{
+	int q = p;
+
+	for (int k = 0; k < x->ngone && x->gone[k] <= q; k++)
+		q++;
+	return q;
+}
+
+bool np_state_indexed(const struct np_node_state *st)
+{
+	return index_valid(st);
+}
+
+int np_state_index_lookup(const struct np_node_state *st, const char *name)
+{
+	long q;
+
+	if (!index_valid(st) || !np_strmap_get(&st->ix->map, name, &q))
+		return -1;
+	return (int)q - gone_below(st->ix, (int)q);
+}
+
+int np_state_find(const struct np_node_state *st, const char *name)
+{
+	int p;
+
+	if (!index_valid(st))
+		return scan(st, name);
+	p = np_state_index_lookup(st, name);
+	if (p < 0)
+		return -1;
+	if (p < st->nworkloads && !strcmp(st->w[p].req.name, name))
+		return p;
+	return scan(st, name);
+}
+
+void np_state_index_free(struct np_node_state *st)
+{
+	if (st->ix)
+		np_strmap_free(&st->ix->map);
+	free(st->ix);
+	st->ix = NULL;
+}
+
+void np_state_index_build(struct np_node_state *st)
+{
+	struct np_state_ix *x = st->ix;
+
+	if (!x && !(x = calloc(1, sizeof(*x))))
+		return; /* np_state_find scans */
+	np_strmap_free(&x->map);
+	x->ngone = 0;
+	x->w = NULL;
+	st->ix = x;
+	/* last to first: of two entries of one name (never in a checked
+	 * state) the first is kept, as the scan finds it */
+	for (int i = st->nworkloads - 1; i >= 0; i--)
+		if (np_strmap_put(&x->map, st->w[i].req.name, i)) {
+			np_state_index_free(st);
+			return;
+		}
+	x->w = st->w;
+	x->n = st->nworkloads;
+}
+
+void np_state_index_appended(struct np_node_state *st,
+			     const struct np_workload_alloc *old_w)
+{
+	struct np_state_ix *x = st->ix;
+	int i = st->nworkloads - 1;
+
+	if (!x || x->w != old_w || x->n != i) {
+		np_state_index_build(st);
+		return;
+	}
+	if (!np_strmap_get(&x->map, st->w[i].req.name, NULL) &&
+	    np_strmap_put(&x->map, st->w[i].req.name, i + x->ngone)) {
+		np_state_index_free(st);
+		return;
+	}
+	x->w = st->w;
+	x->n = st->nworkloads;
+}
+
+void np_state_index_moved(struct np_node_state *st,
+			  const struct np_workload_alloc *old_w)
+{
+	if (st->ix && st->ix->w == old_w && st->ix->n == st->nworkloads)
+		st->ix->w = st->w;
+}
+
+/* The entry that was at p, named name, left the array (the ones after
+ * it moved down one). */
+static void index_removed(struct np_node_state *st, int p, const char *name)
+{
+	struct np_state_ix *x = st->ix;
+	int q, k;
+
+	if (!x || x->w != st->w || x->n != st->nworkloads + 1 ||
+	    x->ngone == GONE_MAX) {
+		np_state_index_build(st);
+		return;
+	}
+	q = q_of(x, p);
+	np_strmap_del(&x->map, name);
+	k = gone_below(x, q);
+	memmove(&x->gone[k + 1], &x->gone[k],
+		sizeof(*x->gone) * (size_t)(x->ngone - k));
+	x->gone[k] = q;
+	x->ngone++;
+	x->n = st->nworkloads;
+}
+
+void np_state_free(struct np_node_state *st)
+{
+	for (int i = 0; i < st->nworkloads; i++)
+		np_workload_alloc_free(&st->w[i]);
+	free(st->w);
+	free(st->cache.dev_taken);
+	np_state_index_free(st);
+	st->w = NULL;
+	st->cache.dev_taken = NULL;
+	st->nworkloads = st->cap = 0;
+}
+
+int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
+{
+	/* on a failure dst is an empty state (np_state_free is safe on it) */
+	*dst = *src;
+	dst->w = NULL;
+	dst->nworkloads = dst->cap = 0;
+	dst->ix = NULL; /* src's, not to be shared */
+	dst->cache.dev_taken =
+		calloc((size_t)src->cache.ndevices + 1, sizeof(bool));
+	if (!dst->cache.dev_taken)
+		return -ENOMEM;
+	memcpy(dst->cache.dev_taken, src->cache.dev_taken,
+	       sizeof(bool) * (size_t)src->cache.ndevices);
+	if (src->nworkloads) {
+		dst->w = malloc(sizeof(*dst->w) * (size_t)src->nworkloads);
+		if (!dst->w) {
+			np_state_free(dst);
+			return -ENOMEM;
+		}
+		dst->cap = src->nworkloads;
+		for (int i = 0; i < src->nworkloads; i++) {
+			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
+			if (r) {
+				dst->nworkloads = i;
+				np_state_free(dst);
+				return r;
+			}
+		}
+	}
+	dst->nworkloads = src->nworkloads;
+	np_state_index_build(dst);
+	return 0;
+}
+
+int np_release_keep(struct np_node_state *st, int i,
+		    struct np_workload_alloc *out)
+{
+	if (i < 0 || i >= st->nworkloads)
+		return -ENOENT;
+	/* The refresh below fails only for want of dev_taken: have it
+	 * before anything is moved, so that a failure changes nothing. */
+	if (!st->cache.dev_taken &&
+	    !(st->cache.dev_taken =
+		  calloc((size_t)st->topo->ndevices + 1, sizeof(bool))))
+		return -ENOMEM;
+	*out = st->w[i];
+	memmove(&st->w[i], &st->w[i + 1],
+		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
+	st->nworkloads--;
+	index_removed(st, i, out->req.name);
+	return np_state_cache_refresh(st);
+}
+
+int np_release(struct np_node_state *st, const char *name)
+{
+	struct np_workload_alloc a;
+	int r = np_release_keep(st, np_state_find(st, name), &a);
+
+	if (r == -ENOENT)
+		return r;
+	np_workload_alloc_free(&a);
+	return r;
+}
+
+int np_state_insert(struct np_node_state *st, int i,
+		    const struct np_workload_alloc *a)
+{
+	const struct np_workload_alloc *old_w = st->w;
+
+	if (i < 0 || i > st->nworkloads)
+		return -EINVAL;
+	if (st->nworkloads == st->cap) {
+		int cap = st->cap ? 2 * st->cap : 8;
+		struct np_workload_alloc *g =
+			realloc(st->w, sizeof(*g) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		st->w = g;
+		st->cap = cap;
+	}
+	memmove(&st->w[i + 1], &st->w[i],
+		sizeof(*st->w) * (size_t)(st->nworkloads - i));
+	st->w[i] = *a;
+	st->nworkloads++;
+	if (i == st->nworkloads - 1)
+		np_state_index_appended(st, old_w);
+	else
+		np_state_index_build(st); /* the ones after i moved */
+	for (int c = 0; c < a->ncontainers; c++)
+		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+	return 0;
+}
