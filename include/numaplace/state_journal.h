@@ -96,6 +96,14 @@ void np_journal_fini(struct np_journal *j);
  */
 int np_journal_apply(int dfd, const char *dir, char **buf, size_t *len,
 		     int *applied, char *err, size_t errlen);
+/* A parsed snapshot has a body whose checksum holds. */
+bool np_journal_snapshot_whole(const json_t *doc);
+/* The same, the new snapshot as a document: *out (the caller's, with its
+ * checksum renewed) when records applied, else NULL; buf is not
+ * changed. A load parses the file once this way, not twice. */
+int np_journal_apply_doc(int dfd, const char *dir, const char *buf,
+			 size_t len, json_t **out, int *applied, char *err,
+			 size_t errlen);
 /* dir/state.json with dir's journal replayed, parsed, its checksum
  * checked (not validated against a topology): for tools and tests that
  * show the state. -ENOENT when there is no state.json,

@@ -550,7 +550,8 @@ corrupt(char *err, size_t errlen, const char *path, const char *fmt, ...)
 }
 
 /* The envelope: JSON, format, version, checksum over the body. On success
- * *doc holds the document and *body points into it. */
+ * *doc holds the document (parsed from buf unless given) and *body
+ * points into it. */
 static int parse_envelope(const char *path, const char *buf, size_t len,
 			  json_t **doc, const json_t **body, char *err,
 			  size_t errlen)
@@ -559,10 +560,10 @@ static int parse_envelope(const char *path, const char *buf, size_t len,
 	const json_t *v;
 	uint64_t stored, h;
 
-	if (len == 0)
+	if (!*doc && len == 0)
 		return corrupt(err, errlen, path, "empty file");
-	*doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!*doc)
+	if (!*doc && !(*doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES,
+					 &jerr)))
 		return corrupt(err, errlen, path,
 			       "not valid JSON, truncated? %s at line %d "
 			       "column %d",
@@ -700,12 +701,13 @@ static int check_reserved(const char *path, const struct np_node_state *st,
 		       json_string_value(v), now, path);
 }
 
-/* The contents of state.json (buf, len) into st. */
-int np_statefile_load_buf(const char *path, const char *buf, size_t len,
-			  struct np_node_state *st, json_t **daemon, char *err,
-			  size_t errlen)
+/* The contents of state.json (buf, len; or doc, taken, parsed already)
+ * into st. */
+static int load_doc(const char *path, const char *buf, size_t len,
+		    json_t *given, struct np_node_state *st, json_t **daemon,
+		    char *err, size_t errlen)
 {
-	_cleanup_json_ json_t *doc = NULL;
+	_cleanup_json_ json_t *doc = given;
 	const json_t *body = NULL, *v;
 	struct stored s;
 	char verr[512] = "";
@@ -739,6 +741,13 @@ int np_statefile_load_buf(const char *path, const char *buf, size_t len,
 	return 0;
 }
 
+int np_statefile_load_buf(const char *path, const char *buf, size_t len,
+			  struct np_node_state *st, json_t **daemon, char *err,
+			  size_t errlen)
+{
+	return load_doc(path, buf, len, NULL, st, daemon, err, errlen);
+}
+
 int np_statefile_load(const char *dir, struct np_node_state *st, bool *fresh,
 		      char *err, size_t errlen)
 {
@@ -752,6 +761,7 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 	_cleanup_close_ int dfd = -1;
 	_cleanup_free_ char *buf = NULL;
 	char path[PATH_MAX];
+	json_t *doc = NULL;
 	size_t len = 0;
 	int r, applied;
 
@@ -774,8 +784,12 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 			*fresh = true;
 		return 0;
 	}
-	if (r || (r = np_journal_apply(dfd, dir, &buf, &len, &applied, err,
-				       errlen)))
+	if (r || (r = np_journal_apply_doc(dfd, dir, buf, len, &doc, &applied,
+					   err, errlen)))
 		return r;
-	return np_statefile_load_buf(path, buf, len, st, daemon, err, errlen);
+	if (doc) { /* records applied: the text is not needed any more */
+		free(buf);
+		buf = NULL;
+	}
+	return load_doc(path, buf, len, doc, st, daemon, err, errlen);
 }

@@ -299,7 +299,7 @@ bool np_journal_has_records(int dfd)
 /* ---- replay ---- */
 
 /* The snapshot's checksum holds (else it is left to its loading). */
-static bool snapshot_whole(const json_t *doc)
+bool np_journal_snapshot_whole(const json_t *doc)
 {
 	const char *s = json_string_value(json_object_get(doc, "checksum"));
 	char want[32];
@@ -393,25 +393,41 @@ static int apply_doc(const char *path, json_t *doc, const json_t *recs,
 								       : 0;
 }
 
-int np_journal_apply(int dfd, const char *dir, char **buf, size_t *len,
-		     int *applied, char *err, size_t errlen)
+int np_journal_apply_doc(int dfd, const char *dir, const char *buf,
+			 size_t len, json_t **out, int *applied, char *err,
+			 size_t errlen)
 {
 	_cleanup_json_ json_t *recs = NULL, *doc = NULL;
-	char path[4096], *text;
+	char path[4096];
 	int r;
 
 	*applied = 0;
+	*out = NULL;
 	snprintf(path, sizeof(path), "%s/" NP_JOURNAL_NAME, dir);
 	if ((r = read_journal(dfd, dir, &recs, err, errlen)) || !recs ||
 	    !json_array_size(recs))
 		return r;
-	doc = json_loadb(*buf, *len, JSON_REJECT_DUPLICATES, NULL);
-	if (!doc || !snapshot_whole(doc))
+	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!doc || !np_journal_snapshot_whole(doc))
 		return 0;
 	if ((r = apply_doc(path, doc, recs, applied, err, errlen)) || !*applied)
 		return r;
+	*out = np_take_ptr(doc);
+	return 0;
+}
+
+int np_journal_apply(int dfd, const char *dir, char **buf, size_t *len,
+		     int *applied, char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *doc = NULL;
+	char *text;
+	int r = np_journal_apply_doc(dfd, dir, *buf, *len, &doc, applied, err,
+				     errlen);
+
+	if (r || !doc)
+		return r;
 	if (!(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
-		return np_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+		return np_errf(err, errlen, -ENOMEM, "%s: out of memory", dir);
 	free(*buf);
 	*buf = text;
 	*len = strlen(text);
@@ -757,42 +773,4 @@ int np_journal_save(struct np_journal *j, const char *dir,
 		return compact_now(j, dir, st, daemon, flat, err, errlen);
 	return append(j, dir, st, flat, flags & NP_JOURNAL_NOSYNC, err,
 		      errlen);
-}
-
-int np_journal_document(const char *dir, json_t **doc, char *err,
-			size_t errlen)
-{
-	_cleanup_close_ int dfd = -1;
-	_cleanup_free_ char *buf = NULL;
-	json_error_t jerr;
-	size_t len = 0;
-	int r, applied;
-
-	*doc = NULL;
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return np_errf(err, errlen, -errno, "state directory %s: %s",
-			       dir, strerror(errno));
-	r = np_read_at(dfd, NP_STATEFILE_NAME,
-		       NP_READ_NOFOLLOW | NP_READ_REGULAR,
-		       NP_STATEFILE_MAX_SIZE, &buf, &len);
-	if (r)
-		return np_errf(err, errlen, r, "reading %s/%s: %s", dir,
-			       NP_STATEFILE_NAME, strerror(-r));
-	if ((r = np_journal_apply(dfd, dir, &buf, &len, &applied, err,
-				  errlen)))
-		return r;
-	if (!(*doc = json_loadb(buf, len, 0, &jerr)))
-		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
-			       "state file %s/%s is corrupt (not valid JSON: "
-			       "%s)",
-			       dir, NP_STATEFILE_NAME, jerr.text);
-	if (!snapshot_whole(*doc)) {
-		json_decref(*doc);
-		*doc = NULL;
-		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
-			       "state file %s/%s is corrupt (no body, or its "
-			       "checksum does not match)",
-			       dir, NP_STATEFILE_NAME);
-	}
-	return 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * A state file read by a tool, offline and read only (`numaplace export
- * nrt --state FILE`): the node policy comes from the file itself.
+ * nrt --state FILE`): the node policy comes from the file itself; and
+ * a state directory's document with its journal replayed (`numaplace
+ * state DIR`).
  */
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
@@ -75,4 +77,43 @@ int np_statefile_read(const char *path, const struct np_topology *t,
 	if (r)
 		np_state_free(st);
 	return r;
+}
+
+int np_journal_document(const char *dir, json_t **doc, char *err,
+			size_t errlen)
+{
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *buf = NULL;
+	json_error_t jerr;
+	size_t len = 0;
+	int r, applied;
+
+	*doc = NULL;
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return np_errf(err, errlen, -errno, "state directory %s: %s",
+			       dir, strerror(errno));
+	r = np_read_at(dfd, NP_STATEFILE_NAME,
+		       NP_READ_NOFOLLOW | NP_READ_REGULAR,
+		       NP_STATEFILE_MAX_SIZE, &buf, &len);
+	if (r)
+		return np_errf(err, errlen, r, "reading %s/%s: %s", dir,
+			       NP_STATEFILE_NAME, strerror(-r));
+	if ((r = np_journal_apply_doc(dfd, dir, buf, len, doc, &applied, err,
+				      errlen)) ||
+	    *doc)
+		return r; /* records applied: the document, checked */
+	if (!(*doc = json_loadb(buf, len, 0, &jerr)))
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "state file %s/%s is corrupt (not valid JSON: "
+			       "%s)",
+			       dir, NP_STATEFILE_NAME, jerr.text);
+	if (!np_journal_snapshot_whole(*doc)) {
+		json_decref(*doc);
+		*doc = NULL;
+		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+			       "state file %s/%s is corrupt (no body, or its "
+			       "checksum does not match)",
+			       dir, NP_STATEFILE_NAME);
+	}
+	return 0;
 }
