@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The state's array and its name index (userspace/engine/state_ops.c):
- * after every admission, refused admission, release, insert (at the end
- * and in the middle), copy and copy-back, np_state_find answers as a scan
+ * after every admission, refused and rejected admission (the array grown
+ * for it), release, insert (at the end and in the middle), copy and
+ * copy-back, np_state_find answers as a scan
  * of the array does, for present and absent names, and the index is the
  * one in use (made for this array), so the answers come from it.
  */
@@ -63,9 +64,21 @@ static void check(const struct np_node_state *st, const char *what, int step)
 	}
 }
 
+static int admit_dev(struct np_node_state *st, const char *name,
+		     int gpus, struct np_decision *d);
+
 static int admit(struct np_node_state *st, const char *name,
 		 struct np_decision *d)
 {
+	return admit_dev(st, name, 0, d);
+}
+
+/* gpus > 0: that many devices of a resource the node does not have */
+static int admit_dev(struct np_node_state *st, const char *name,
+		     int gpus, struct np_decision *d)
+{
+	struct np_device_req dev = {.resource = "example.com/gpu",
+				    .count = gpus};
 	static struct np_container_req c[1];
 	static char cgroup[64];
 	struct np_workload_req w;
@@ -81,6 +94,8 @@ static int admit(struct np_node_state *st, const char *name,
 	w.ncontainers = 1;
 	c[0].name = "main";
 	c[0].cpu_milli = 1;
+	c[0].ndev = gpus > 0;
+	c[0].dev = gpus > 0 ? &dev : NULL;
 	return np_admit(st, &w, d, err, sizeof(err));
 }
 
@@ -91,7 +106,7 @@ static void test_index_random(void **state)
 	struct np_node_state st;
 	uint32_t seed = 0x5eed1234;
 	char err[256], name[32];
-	int ops[5] = {0};
+	int ops[6] = {0};
 	(void)state;
 
 	p.cpu_policy = NP_CPU_POLICY_NONE;
@@ -103,7 +118,13 @@ static void test_index_random(void **state)
 		struct np_decision d;
 
 		snprintf(name, sizeof(name), "w%u", rnd(&seed) % NAMES);
-		if (op < 5) { /* admit: refused when present */
+		if (op == 0 && scan(&st, name) < 0) {
+			/* rejected after the array grew (at its capacity
+			 * now and then): a device the node does not have */
+			assert_int_equal(admit_dev(&st, name, 1, &d), 0);
+			assert_false(d.admitted);
+			ops[5]++;
+		} else if (op < 5) { /* admit: refused when present */
 			bool had = scan(&st, name) >= 0;
 			r = admit(&st, name, &d);
 			assert_int_equal(r, had ? -EEXIST : 0);
@@ -135,10 +156,13 @@ static void test_index_random(void **state)
 		}
 		check(&st, "after an operation", step);
 	}
-	print_message("  %d admissions, %d releases, %d inserts in the middle, "
-		      "%d at the end, %d copies; %d workloads at the end\n",
-		      ops[0], ops[1], ops[2], ops[3], ops[4], st.nworkloads);
-	assert_true(ops[2] > 100 && ops[3] > 100 && st.nworkloads > 50);
+	print_message("  %d admissions, %d rejected, %d releases, %d inserts "
+		      "in the middle, %d at the end, %d copies; %d workloads "
+		      "at the end\n",
+		      ops[0], ops[5], ops[1], ops[2], ops[3], ops[4],
+		      st.nworkloads);
+	assert_true(ops[2] > 100 && ops[3] > 100 && ops[5] > 50 &&
+		    st.nworkloads > 50);
 	np_state_free(&st);
 	assert_int_equal(np_state_find(&st, "w1"), -1);
 	np_topology_free(t);

@@ -134,8 +134,10 @@ bool cg_has_word(const char *s, const char *word)
 
 /*
  * One read() for the common case: cgroupfs gives a file's whole text in
- * one read when it fits (a single seq_file record), and a plain file in a
- * fake tree ends where a read comes short. Only a text of 4 KiB or more
+ * one read when it fits (a single seq_file record: every cpuset.*,
+ * cgroup.subtree_control and cgroup.controllers), and a plain file in a
+ * fake tree ends where a read comes short. Not for files of many records
+ * (cgroup.procs, cgroup.threads), whose reads may stop before the end. Only a text of 4 KiB or more
  * is read again from the start, to the end (no fstat, no read for EOF:
  * 3 system calls where the general reader makes 5; a first cycle reads
  * two effective sets and a subtree_control per new cgroup).

@@ -608,7 +608,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		     size_t errlen)
 {
 	struct np_workload_alloc *wa;
-	const struct np_workload_alloc *old_w;
+	bool indexed;
 	struct np_hint pod_hint = {.any = true};
 	np_cpuset reuse;
 	bool pod_scope = st->policy.tm_scope == NP_TM_SCOPE_POD;
@@ -650,7 +650,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 			np_ex_reject(ex, d->resource, d->reason);
 		return 0;
 	}
-	old_w = st->w;
+	indexed = np_state_indexed(st);
 	if (st->nworkloads == st->cap) {
 		int cap = st->cap ? st->cap * 2 : 16;
 		struct np_workload_alloc *g =
@@ -659,6 +659,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 			return -ENOMEM;
 		st->w = g;
 		st->cap = cap;
+		np_state_index_moved(st, indexed); /* the same entries */
 	}
 	/*
 	 * Build the allocation in place, one slot past the end; each
@@ -698,14 +699,14 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		if ((r = place_container(st, w, i, &pod_hint, &reuse, wa, d,
 					 ex)))
 			goto out;
+	indexed = np_state_indexed(st);
 	st->nworkloads++;
-	np_state_index_appended(st, old_w);
+	np_state_index_appended(st, indexed);
 	d->admitted = true;
 	d->alloc = wa;
 	return 0;
 out:
 	/* The slot past the end is not part of the state; drop its share. */
-	np_state_index_moved(st, old_w);
 	if (wa->ncontainers) {
 		int rr = np_state_cache_refresh(st);
 		if (rr) {

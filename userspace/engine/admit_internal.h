@@ -72,14 +72,12 @@ void np_admit_koord_opts(const struct np_node_state *st,
 /* The name index of np_state_find (state_ops.c): dropped, rebuilt from
  * st->w (by np_state_refresh and np_state_copy), given the entry just
  * appended at the end, or told the array moved (a realloc) with the same
- * entries (old_w: the array before). Out of memory leaves it unused:
- * np_state_find scans. */
+ * entries; indexed: np_state_indexed() before the array changed. Out of
+ * memory leaves it unused: np_state_find scans. */
 void np_state_index_free(struct np_node_state *st);
 void np_state_index_build(struct np_node_state *st);
-void np_state_index_appended(struct np_node_state *st,
-			     const struct np_workload_alloc *old_w);
-void np_state_index_moved(struct np_node_state *st,
-			  const struct np_workload_alloc *old_w);
+void np_state_index_appended(struct np_node_state *st, bool indexed);
+void np_state_index_moved(struct np_node_state *st, bool indexed);
 /* np_state_refresh without the index (the entries did not move). */
 int np_state_cache_refresh(struct np_node_state *st);
 

@@ -91,6 +91,13 @@ int np_state_index_lookup(const struct np_node_state *st, const char *name)
 	return (int)q - gone_below(st->ix, (int)q);
 }
 
+/*
+ * A name not in a usable index is not admitted: no scan then. This holds
+ * because nothing renames an entry in place or puts another array of the
+ * same length at the same address behind the index's back: whatever
+ * changes entries otherwise ends in np_state_refresh, which rebuilds it
+ * (test_state_ops checks the functions here against a scan).
+ */
 int np_state_find(const struct np_node_state *st, const char *name)
 {
 	int p;
@@ -134,13 +141,12 @@ void np_state_index_build(struct np_node_state *st)
 	x->n = st->nworkloads;
 }
 
-void np_state_index_appended(struct np_node_state *st,
-			     const struct np_workload_alloc *old_w)
+void np_state_index_appended(struct np_node_state *st, bool indexed)
 {
 	struct np_state_ix *x = st->ix;
 	int i = st->nworkloads - 1;
 
-	if (!x || x->w != old_w || x->n != i) {
+	if (!x || !indexed || x->n != i) {
 		np_state_index_build(st);
 		return;
 	}
@@ -153,10 +159,9 @@ void np_state_index_appended(struct np_node_state *st,
 	x->n = st->nworkloads;
 }
 
-void np_state_index_moved(struct np_node_state *st,
-			  const struct np_workload_alloc *old_w)
+void np_state_index_moved(struct np_node_state *st, bool indexed)
 {
-	if (st->ix && st->ix->w == old_w && st->ix->n == st->nworkloads)
+	if (st->ix && indexed)
 		st->ix->w = st->w;
 }
 
@@ -261,7 +266,7 @@ int np_release(struct np_node_state *st, const char *name)
 int np_state_insert(struct np_node_state *st, int i,
 		    const struct np_workload_alloc *a)
 {
-	const struct np_workload_alloc *old_w = st->w;
+	bool indexed = index_valid(st);
 
 	if (i < 0 || i > st->nworkloads)
 		return -EINVAL;
@@ -279,7 +284,7 @@ int np_state_insert(struct np_node_state *st, int i,
 	st->w[i] = *a;
 	st->nworkloads++;
 	if (i == st->nworkloads - 1)
-		np_state_index_appended(st, old_w);
+		np_state_index_appended(st, indexed);
 	else
 		np_state_index_build(st); /* the ones after i moved */
 	for (int c = 0; c < a->ncontainers; c++)

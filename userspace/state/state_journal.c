@@ -427,7 +427,8 @@ int np_journal_apply(int dfd, const char *dir, char **buf, size_t *len,
 	if (r || !doc)
 		return r;
 	if (!(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
-		return np_errf(err, errlen, -ENOMEM, "%s: out of memory", dir);
+		return np_errf(err, errlen, -ENOMEM,
+			       "%s/" NP_JOURNAL_NAME ": out of memory", dir);
 	free(*buf);
 	*buf = text;
 	*len = strlen(text);
