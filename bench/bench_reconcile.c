@@ -17,9 +17,11 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "figure.h"
 #include "numaplace/daemon.h"
@@ -227,11 +229,11 @@ static void restart_cycle(struct np_daemon *d, const char *cfgpath,
 	       killed ? "after a kill " : "restarted    ", ms, cpu,
 	       d->st.nworkloads, load, d->last_cycle.writes,
 	       status_kb("VmRSS") / 1024.0, status_kb("VmHWM") / 1024.0);
-	if (killed)
-		return;
 	if (d->st.nworkloads != n)
 		printf("        (loaded %d workloads, had %d)\n",
 		       d->st.nworkloads, n);
+	if (killed)
+		return;
 	if (nworkloads == 10000)
 		bench_figure("reconcile 10,000, first cycle after a restart "
 			     "(the cgroups in place)", ms, "ms", 200);
@@ -520,6 +522,68 @@ static void first_cycle_floor(int n)
 		fprintf(stderr, "cleanup of %s failed\n", dir);
 }
 
+/*
+ * The kernel's own cost of making and removing n cgroups, where the fake
+ * tree has mkdir and eight files: NP_BENCH_CGROUP2=DIR, a directory of a
+ * cgroup2 hierarchy we may write to (a hybrid host's
+ * /sys/fs/cgroup/unified, a delegated subtree), gets a child of its own
+ * with n cgroups below, removed after. Off by default (it writes to the
+ * host's cgroups). Printed beside the floor, not a target.
+ */
+static void real_cgroup_mkdir(int n)
+{
+	const char *base = getenv("NP_BENCH_CGROUP2");
+	char dir[512], ctl[256] = "", name[32];
+	struct statfs sf;
+	double t0, mk, rm;
+	int pfd, fd;
+	ssize_t len;
+
+	if (!base || !*base)
+		return;
+	if (statfs(base, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		fprintf(stderr, "NP_BENCH_CGROUP2=%s: not a cgroup2 directory\n",
+			base);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/np-floor-%d", base, (int)getpid());
+	if (mkdir(dir, 0755) ||
+	    (pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "NP_BENCH_CGROUP2: %s: %m\n", dir);
+		return;
+	}
+	if ((fd = openat(pfd, "cgroup.controllers", O_RDONLY | O_CLOEXEC)) >= 0) {
+		len = read(fd, ctl, sizeof(ctl) - 1);
+		ctl[len > 0 ? len : 0] = '\0';
+		ctl[strcspn(ctl, "\n")] = '\0';
+		close(fd);
+	}
+	t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		if (mkdirat(pfd, name, 0755)) {
+			fprintf(stderr, "NP_BENCH_CGROUP2: %s/%s: %m\n", dir,
+				name);
+			n = i;
+			break;
+		}
+	}
+	mk = now_ms() - t0;
+	t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		(void)unlinkat(pfd, name, AT_REMOVEDIR);
+	}
+	rm = now_ms() - t0;
+	close(pfd);
+	if (rmdir(dir))
+		fprintf(stderr, "NP_BENCH_CGROUP2: rmdir %s: %m\n", dir);
+	printf("        real cgroup2  %8.1f ms: mkdir of %d cgroups by the "
+	       "kernel in %s (rmdir %.1f ms; controllers there: %s)\n",
+	       mk, n, base, rm, ctl[0] ? ctl : "none");
+	fflush(stdout);
+}
+
 /* Each size in its own process: memory figures are per size. */
 static void run_child(int nworkloads)
 {
@@ -534,8 +598,10 @@ static void run_child(int nworkloads)
 		if ((pid = fork()) == 0) {
 			if (step == 0)
 				run(nworkloads);
-			else
+			else {
 				first_cycle_floor(nworkloads);
+				real_cgroup_mkdir(nworkloads);
+			}
 			exit(0);
 		}
 		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
