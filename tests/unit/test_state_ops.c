@@ -220,11 +220,89 @@ static void test_index_unused(void **state)
 	np_topology_free(t);
 }
 
+/* The state's cache as a refresh makes it (a release that skips the
+ * refresh must leave the same). */
+static void check_cache(struct np_node_state *st, int step)
+{
+	struct np_state_cache before = st->cache;
+	bool dev[64];
+	int nd = st->cache.ndevices;
+
+	assert_true(nd < 64);
+	memcpy(dev, st->cache.dev_taken, sizeof(bool) * (size_t)nd);
+	assert_int_equal(np_state_refresh(st), 0);
+	if (!np_cpuset_equal(&before.excl, &st->cache.excl) ||
+	    !np_cpuset_equal(&before.lse, &st->cache.lse) ||
+	    memcmp(before.mem, st->cache.mem, sizeof(before.mem)) ||
+	    memcmp(before.huge, st->cache.huge, sizeof(before.huge)) ||
+	    memcmp(before.used, st->cache.used, sizeof(before.used)) ||
+	    memcmp(before.group, st->cache.group, sizeof(before.group)) ||
+	    memcmp(dev, st->cache.dev_taken, sizeof(bool) * (size_t)nd))
+		fail_msg("step %d: the cache differs from a refresh's", step);
+}
+
+/* Exclusive workloads with memory charged beside shared ones: releases
+ * of either keep the cache (and the index) as a refresh makes them. */
+static void test_release_cache(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 2, 8, 2, true, 64 * GiB);
+	struct np_node_policy p;
+	struct np_node_state st;
+	json_t *pj = json_pack("{s:s,s:s}", "cpu_policy", "static",
+			       "reserved_cpus", "0,1");
+	uint32_t seed = 0xcace;
+	char err[256], name[32];
+	int rel[2] = {0};
+	(void)state;
+
+	if (np_policy_from_json(&p, pj, "policy", err, sizeof(err)) ||
+	    np_state_init(&st, t, &p, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	json_decref(pj);
+	for (int step = 1; step <= 3000; step++) {
+		int k = (int)(rnd(&seed) % 200);
+		bool lse = k % 4 == 0;
+
+		snprintf(name, sizeof(name), "w%d", k);
+		if (scan(&st, name) < 0 && rnd(&seed) % 3) {
+			static struct np_container_req c[1];
+			static char cgroup[32];
+			struct np_workload_req w;
+			struct np_decision d;
+			memset(&w, 0, sizeof(w));
+			memset(c, 0, sizeof(c));
+			w.c = c;
+			w.cgroup = cgroup;
+			snprintf(cgroup, sizeof(cgroup), "%s", name);
+			snprintf(w.name, sizeof(w.name), "%s", name);
+			w.qos = lse ? NP_QOS_LSE : NP_QOS_LS;
+			w.ncontainers = 1;
+			c[0].name = "main";
+			c[0].cpu_milli = lse ? 1000 * (1 + k % 3) : 100;
+			c[0].memory = lse ? GiB : 0;
+			assert_int_equal(np_admit(&st, &w, &d, err, sizeof(err)),
+					 0);
+		} else if (scan(&st, name) >= 0) {
+			assert_int_equal(np_release(&st, name), 0);
+			rel[lse]++;
+		}
+		check(&st, "release/admit", step);
+		check_cache(&st, step);
+	}
+	print_message("  %d shared and %d exclusive releases, %d workloads "
+		      "at the end\n",
+		      rel[0], rel[1], st.nworkloads);
+	assert_true(rel[0] > 100 && rel[1] > 20);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_index_random),
 	    cmocka_unit_test(test_index_unused),
+	    cmocka_unit_test(test_release_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

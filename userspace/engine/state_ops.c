@@ -233,6 +233,16 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 	return 0;
 }
 
+/* a's containers add nothing to the state's cache (np_state_cache_add:
+ * no exclusive CPUs, no memory charged, no device): a shared workload's */
+static bool adds_to_cache(const struct np_workload_alloc *a)
+{
+	for (int k = 0; k < a->ncontainers; k++)
+		if (a->c[k].exclusive || a->c[k].charge || a->c[k].ndev)
+			return true;
+	return false;
+}
+
 int np_release_keep(struct np_node_state *st, int i,
 		    struct np_workload_alloc *out)
 {
@@ -249,7 +259,9 @@ int np_release_keep(struct np_node_state *st, int i,
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
 	st->nworkloads--;
 	index_removed(st, i, out->req.name);
-	return np_state_cache_refresh(st);
+	/* the cache is the same without a workload that added nothing to
+	 * it (O(1) where a refresh is O(workloads)) */
+	return adds_to_cache(out) ? np_state_cache_refresh(st) : 0;
 }
 
 int np_release(struct np_node_state *st, const char *name)
