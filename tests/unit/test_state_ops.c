@@ -64,18 +64,12 @@ static void check(const struct np_node_state *st, const char *what, int step)
 	}
 }
 
-static int admit_dev(struct np_node_state *st, const char *name,
-		     int gpus, struct np_decision *d);
-
-static int admit(struct np_node_state *st, const char *name,
-		 struct np_decision *d)
-{
-	return admit_dev(st, name, 0, d);
-}
-
-/* gpus > 0: that many devices of a resource the node does not have */
-static int admit_dev(struct np_node_state *st, const char *name,
-		     int gpus, struct np_decision *d)
+/* Workload name (cgroup the same) of one container "main": qos, CPU in
+ * millicores, memory; gpus > 0: that many devices of a resource the node
+ * does not have. */
+static int admit_one(struct np_node_state *st, const char *name,
+		     enum np_qos qos, int64_t milli, uint64_t memory, int gpus,
+		     struct np_decision *d)
 {
 	struct np_device_req dev = {.resource = "example.com/gpu",
 				    .count = gpus};
@@ -90,13 +84,21 @@ static int admit_dev(struct np_node_state *st, const char *name,
 	snprintf(cgroup, sizeof(cgroup), "%s", name);
 	w.cgroup = cgroup;
 	snprintf(w.name, sizeof(w.name), "%s", name);
-	w.qos = NP_QOS_LS;
+	w.qos = qos;
 	w.ncontainers = 1;
 	c[0].name = "main";
-	c[0].cpu_milli = 1;
+	c[0].cpu_milli = milli;
+	c[0].memory = memory;
 	c[0].ndev = gpus > 0;
 	c[0].dev = gpus > 0 ? &dev : NULL;
 	return np_admit(st, &w, d, err, sizeof(err));
+}
+
+/* A shared workload of 1m. */
+static int admit(struct np_node_state *st, const char *name,
+		 struct np_decision *d)
+{
+	return admit_one(st, name, NP_QOS_LS, 1, 0, 0, d);
 }
 
 static void test_index_random(void **state)
@@ -121,7 +123,8 @@ static void test_index_random(void **state)
 		if (op == 0 && scan(&st, name) < 0) {
 			/* rejected after the array grew (at its capacity
 			 * now and then): a device the node does not have */
-			assert_int_equal(admit_dev(&st, name, 1, &d), 0);
+			assert_int_equal(
+			    admit_one(&st, name, NP_QOS_LS, 1, 0, 1, &d), 0);
 			assert_false(d.admitted);
 			ops[5]++;
 		} else if (op < 5) { /* admit: refused when present */
@@ -265,23 +268,12 @@ static void test_release_cache(void **state)
 
 		snprintf(name, sizeof(name), "w%d", k);
 		if (scan(&st, name) < 0 && rnd(&seed) % 3) {
-			static struct np_container_req c[1];
-			static char cgroup[32];
-			struct np_workload_req w;
 			struct np_decision d;
-			memset(&w, 0, sizeof(w));
-			memset(c, 0, sizeof(c));
-			w.c = c;
-			w.cgroup = cgroup;
-			snprintf(cgroup, sizeof(cgroup), "%s", name);
-			snprintf(w.name, sizeof(w.name), "%s", name);
-			w.qos = lse ? NP_QOS_LSE : NP_QOS_LS;
-			w.ncontainers = 1;
-			c[0].name = "main";
-			c[0].cpu_milli = lse ? 1000 * (1 + k % 3) : 100;
-			c[0].memory = lse ? GiB : 0;
-			assert_int_equal(np_admit(&st, &w, &d, err, sizeof(err)),
-					 0);
+			assert_int_equal(
+			    admit_one(&st, name, lse ? NP_QOS_LSE : NP_QOS_LS,
+				      lse ? 1000 * (1 + k % 3) : 100,
+				      lse ? GiB : 0, 0, &d),
+			    0);
 		} else if (scan(&st, name) >= 0) {
 			assert_int_equal(np_release(&st, name), 0);
 			rel[lse]++;

@@ -82,13 +82,19 @@ bool np_state_indexed(const struct np_node_state *st)
 	return index_valid(st);
 }
 
-int np_state_index_lookup(const struct np_node_state *st, const char *name)
+/* The index's place for name (in use), or -1. */
+static int lookup(const struct np_state_ix *x, const char *name)
 {
 	long q;
 
-	if (!index_valid(st) || !np_strmap_get(&st->ix->map, name, &q))
+	if (!np_strmap_get(&x->map, name, &q))
 		return -1;
-	return (int)q - gone_below(st->ix, (int)q);
+	return (int)q - gone_below(x, (int)q);
+}
+
+int np_state_index_lookup(const struct np_node_state *st, const char *name)
+{
+	return index_valid(st) ? lookup(st->ix, name) : -1;
 }
 
 /*
@@ -104,7 +110,7 @@ int np_state_find(const struct np_node_state *st, const char *name)
 
 	if (!index_valid(st))
 		return scan(st, name);
-	p = np_state_index_lookup(st, name);
+	p = lookup(st->ix, name);
 	if (p < 0)
 		return -1;
 	if (p < st->nworkloads && !strcmp(st->w[p].req.name, name))
