@@ -6,9 +6,10 @@
  * and reads np_counters; the maps are pinned so that `numaplace
  * violations` and bpftool read them while the daemon is down.
  *
- * Hot path (sched_switch, a task outside the managed tree): two cgroup
- * loads and a level compare, then one ARRAY lookup (CPU owner). No map
- * update unless something is wrong.
+ * Hot path (sched_switch, a task outside the managed tree): one ARRAY
+ * lookup (CPU owner), two cgroup loads and a level compare. No map update
+ * unless something is wrong or the CPU is exclusively owned (there every
+ * switch ends and starts a run in np_cpu_intrude's run times).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -219,8 +220,34 @@ np_cpu_intrude_of(__u32 cpu, const struct np_bpf_owner *own, __u64 now)
 		ci->hardirq_ns = 0;
 		ci->softirq = 0;
 		ci->softirq_ns = 0;
+		ci->user_ns = 0;
+		ci->kthread_ns = 0;
+		ci->run_start_ns = 0;
+		ci->run_kind = NP_BPF_RUN_NONE;
 	}
 	return ci;
+}
+
+/* A switch on `cpu`, which `own` owns, to a task of run kind `kind`
+ * (NP_BPF_RUN_NONE for idle and the owner's own): the foreign run that
+ * ends here is added to its kind's time, and one of `kind` starts. */
+static __always_inline void np_foreign_run(const struct np_bpf_owner *own,
+					   __u32 cpu, __u32 kind)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct np_bpf_cpu_intrude *ci = np_cpu_intrude_of(cpu, own, now);
+
+	if (!ci)
+		return;
+	if (ci->run_kind != NP_BPF_RUN_NONE && ci->run_start_ns &&
+	    now > ci->run_start_ns) {
+		if (ci->run_kind == NP_BPF_RUN_KTHREAD)
+			ci->kthread_ns += now - ci->run_start_ns;
+		else
+			ci->user_ns += now - ci->run_start_ns;
+	}
+	ci->run_kind = kind;
+	ci->run_start_ns = kind != NP_BPF_RUN_NONE ? now : 0;
 }
 
 /* A violation sample, rate-limited per CPU per workload; the counters
@@ -366,19 +393,38 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(np_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 cpu = bpf_get_smp_processor_id(), kind;
 	struct np_bpf_policy *pol;
 	struct np_bpf_owner *own;
 	struct cgroup *cg;
 
-	if (next->pid == 0)
-		return 0; /* idle */
+	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
+	if (own && !own->slot_plus1)
+		own = NULL;
+	if (next->pid == 0) {
+		/* idle: a foreign run on an owned CPU ends */
+		if (own)
+			np_foreign_run(own, cpu, NP_BPF_RUN_NONE);
+		return 0;
+	}
 	pol = np_workload_of(next, &cg);
 	if (pol && !np_bpf_cpu_allowed(pol, cpu))
 		np_outside(pol, next, np_cgid(cg), cpu, false);
-	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
-	if (own && own->slot_plus1 && !(pol && pol->slot + 1 == own->slot_plus1))
+	if (!own)
+		return 0;
+	if (pol && pol->slot + 1 == own->slot_plus1) {
+		kind = NP_BPF_RUN_NONE;
+	} else {
 		np_intrusion(own, pol, next, np_cgid(cg), cpu);
+		if (pol && (pol->flags & NP_BPF_POL_BE) &&
+		    (own->flags & NP_BPF_OWNER_BE_OK))
+			kind = NP_BPF_RUN_NONE; /* best effort on an LSR CPU */
+		else if (next->flags & NP_PF_KTHREAD)
+			kind = NP_BPF_RUN_KTHREAD;
+		else
+			kind = NP_BPF_RUN_USER;
+	}
+	np_foreign_run(own, cpu, kind);
 	return 0;
 }
 

@@ -17,7 +17,10 @@
 #     not kernel-thread time; kworkers woken on it (vm/stat_refresh runs a
 #     work item on every CPU) are kthread switches; hardirqs and softirqs
 #     on owned CPUs follow /proc/interrupts and /proc/softirqs for the same
-#     window, with their time bounded by the window.
+#     window, with their time bounded by the window;
+#   - run times on an owned CPU: the foreign time BPF measures holds an
+#     intruder's cgroup usage, and with the owner ever runnable the owner's
+#     usage plus the foreign time is the whole window.
 set -uo pipefail
 build=${1:-build}
 pass=0
@@ -51,7 +54,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	[ -n "${DRV:-}" ] && { echo quit >&"${D[1]}"; wait "$DRV" 2>/dev/null; }
 	sleep 0.2
-	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P"; do rmdir "$c" 2>/dev/null; done
+	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P/o" "$P/x" "$P"; do rmdir "$c" 2>/dev/null; done
 	rm -rf "$PIN" "$PIN-s" "$tmp"
 }
 trap cleanup EXIT
@@ -300,6 +303,42 @@ check "numaplace violations marks w" sh -c "'$build/numaplace' violations --pin-
 check "a live pid that is not numaplaced is not reported as the daemon" \
 	sh -c "'$build/numaplace' violations --pin-path $PIN w | head -n 1 | grep -q 'numaplaced not running'"
 check "numaplace violations: unknown workload refused" sh -c "! '$build/numaplace' violations --pin-path $PIN nosuch 2>/dev/null"
+
+# (i) run times on an owned CPU (np_cpu_intrude user_ns/kthread_ns, the raw
+# instrument bench/outcome checks against /proc/schedstat in the VM; this
+# kernel has no /proc/schedstat, so cgroup v2 cpu.stat is the ground truth):
+# CPU 1 owned by o, whose busy loop there is always runnable, so the CPU is
+# never idle; beside it an intruder's busy loop in cgroup x. The foreign time
+# BPF measured is at least the intruder's own usage (other host tasks may
+# add to it), and the owner's usage (the kernel's) plus the foreign time
+# (BPF's) is the whole window: the owner's own runs are not foreign.
+mkdir -p "$P/o" "$P/x"
+check "policy for o" [ "$(say "policy $P/o 5 o 1 excl")" = ok ]
+check "owner of CPU 1 is o" [ "$(say "owner 1 5")" = ok ]
+busy "$P/o" 1 np-owner
+busy "$P/x" 1 np-foreign
+sleep 0.5
+r0=$(say "runtime 1 $P/o $P/x")
+sleep 2
+r1=$(say "runtime 1 $P/o $P/x")
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+wait "${pids[@]}" 2>/dev/null
+pids=()
+rt() { awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' <<<"$1"; }
+rtd() { echo $(($(rt "$r1" "$1") - $(rt "$r0" "$1"))); }
+win=$(rtd mono_ns)
+fu=$(rtd user_ns)
+fk=$(rtd kthread_ns)
+ou=$(($(rtd "$P/o") * 1000))
+xu=$(($(rtd "$P/x") * 1000))
+log_rt="window ${win} ns: BPF user ${fu} ns, kthread ${fk} ns; cpu.stat o ${ou} ns, x ${xu} ns"
+echo "     | $log_rt"
+check "the intruder's usage is in the foreign user time ($log_rt)" \
+	[ "$xu" -gt $((win / 5)) -a "$fu" -ge $((xu - xu / 50 - 2000000)) ]
+check "owner's usage + foreign time = the window, CPU 1 never idle ($((ou + fu + fk)) of $win ns)" \
+	[ $((ou + fu + fk)) -ge $((win - win / 50 - 2000000)) -a $((ou + fu + fk)) -le $((win + win / 50 + 2000000)) ]
+check "the owner ran ($ou ns) and its runs are not foreign" [ "$ou" -gt $((win / 5)) -a "$fu" -lt $((win - ou / 2)) ]
+say "owner 1 3" >/dev/null
 
 # (h) the settle window lasts until the cgroups are written, however long
 # that takes (tests/bpf/np_verify_settle.c: the daemon's verification module

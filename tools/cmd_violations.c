@@ -563,7 +563,7 @@ static json_t *row_json(const struct view *v, const struct np_bpf_slot_row *r,
 	struct np_bpf_kinds k;
 
 	np_bpf_kinds_of_counters(&k, &r->c);
-	json_object_set_new(w, "intrusions_by_kind", vk_kinds_json(&k));
+	json_object_set_new(w, "intrusions_by_kind", vk_kinds_json(&k, false));
 	json_object_set_new(w, "cpus", vk_cpus_json(v->m, r->slot));
 	if (v->watch)
 		json_object_set_new(w, "delta",

@@ -10,8 +10,9 @@
 #include <stdbool.h>
 
 /* {"user": {"switches", "ticks"}, "kthread": {"switches", "ticks"},
- *  "hardirq": {"count", "ns"}, "softirq": {"count", "ns"}} */
-json_t *vk_kinds_json(const struct np_bpf_kinds *k);
+ *  "hardirq": {"count", "ns"}, "softirq": {"count", "ns"}}; with run_ns
+ * (one CPU's entry) user and kthread have "ns" too: their run time. */
+json_t *vk_kinds_json(const struct np_bpf_kinds *k, bool run_ns);
 /* [{"cpu", "owned", "since_ns", "kinds": {...}}] for one owner slot. */
 json_t *vk_cpus_json(const struct np_bpf_maps *m, uint32_t slot);
 /* One line per kind with anything counted (every kind with all): count,

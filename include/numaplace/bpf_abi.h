@@ -170,9 +170,11 @@ struct np_bpf_intruder_val {
  * its current owner took it: the entry is for `owner_slot_plus1` (as in
  * np_cpu_owner); the first event after the owner changed restarts it from
  * zero, so an entry whose owner no longer owns the CPU (np_cpu_owner says
- * another or none) keeps what was counted while it did. Nothing is
- * counted inside the owner's settle window. The per-workload totals (that
- * survive an owner change) are the intrude_* fields of np_counters.
+ * another or none) keeps what was counted while it did. Nothing but the
+ * run times (user_ns, kthread_ns: the raw instrument, below) is counted
+ * inside the owner's settle window. The per-workload totals (that survive
+ * an owner change) are the intrude_* fields of np_counters; the run times
+ * are kept per CPU only.
  *
  * Kinds, and what each suggests:
  *   user    a task of another workload or of an unmanaged cgroup: a cgroup
@@ -212,7 +214,25 @@ struct np_bpf_cpu_intrude {
 	__u64 softirq_ns;
 	__u64 hardirq_start_ns; /* in flight: entry time (0: none) */
 	__u64 softirq_start_ns;
-	__u64 reserved[4];
+	/* Run time of tasks other than the owner's here, from the switch in
+	 * to the next switch on this CPU (bpf_ktime_get_ns): every run, with
+	 * no grace time and no settle window, so that it can be checked
+	 * against the kernel's own accounting (/proc/schedstat's rq_cpu_time
+	 * less the owner's cpu.stat usage; bench/outcome does). A run still
+	 * going is not in them yet, as it is not in rq_cpu_time. Best-effort
+	 * tasks on an LSR CPU (allowed there) are not counted. */
+	__u64 user_ns;
+	__u64 kthread_ns;
+	__u64 run_start_ns; /* the foreign run going on now (0: none) */
+	__u32 run_kind;     /* its kind: NP_BPF_RUN_USER or _KTHREAD */
+	__u32 pad2;
+};
+
+/* np_bpf_cpu_intrude.run_kind */
+enum np_bpf_run_kind {
+	NP_BPF_RUN_NONE = 0, /* idle, or the owner's own task */
+	NP_BPF_RUN_USER = 1,
+	NP_BPF_RUN_KTHREAD = 2,
 };
 
 /* np_info: ARRAY of one, written by the daemon for readers. */

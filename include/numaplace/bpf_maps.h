@@ -105,7 +105,9 @@ const char *np_bpf_intruder_kind_name(uint32_t kind);
  * Intrusions by kind (enum np_bpf_intrude_kind: user, kthread, hardirq,
  * softirq). count: switches in (user, kthread) or handlers/vectors run
  * (hardirq, softirq); ticks: cpu-clock samples (user, kthread; 0 for
- * IRQs); ns: time in the handlers (hardirq, softirq; 0 for tasks).
+ * IRQs); ns: time in the handlers (hardirq, softirq), and for one CPU's
+ * entry the run time of user tasks and kernel threads there (every run,
+ * np_bpf_cpu_intrude.user_ns/kthread_ns; 0 in a workload's totals).
  */
 struct np_bpf_kinds {
 	uint64_t count[NP_BPF_IK_N];

@@ -9,6 +9,11 @@
  *   signals                                      print the signals JSON
  *   audit                                        print audit records
  *   events                                       print the ring buffer's samples
+ *   runtime CPU CGROUP_DIR...                    CPU's foreign run times
+ *                                                (np_cpu_intrude), the
+ *                                                monotonic clock and each
+ *                                                cgroup's cpu.stat usage,
+ *                                                read together
  *   quit
  * Answers "ok" (or "error: ...") per line, so the script can wait on it.
  */
@@ -27,6 +32,39 @@ static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
 	(void)ctx;
 	printf("audit pid %u slot %u cpu %u flags %#x comm %.16s\n", r->pid,
 	       r->slot, r->cpu, r->flags, r->comm);
+}
+
+/* "runtime CPU CG...": one line, read within microseconds:
+ * "runtime user_ns U kthread_ns K mono_ns T usage_us CG1 N1 CG2 N2 ...". */
+static void runtime(const struct np_bpf_maps *m, unsigned cpu, char *cgs)
+{
+	struct np_bpf_cpu_intrude v;
+	struct timespec ts;
+	char *save = NULL;
+
+	if (bpf_map_lookup_elem(m->cpu_intrude, &cpu, &v)) {
+		printf("error: np_cpu_intrude lookup of CPU %u\n", cpu);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("runtime user_ns %llu kthread_ns %llu mono_ns %llu usage_us",
+	       (unsigned long long)v.user_ns, (unsigned long long)v.kthread_ns,
+	       (unsigned long long)ts.tv_sec * 1000000000ULL +
+		   (unsigned long long)ts.tv_nsec);
+	for (char *cg = strtok_r(cgs, " \n", &save); cg;
+	     cg = strtok_r(NULL, " \n", &save)) {
+		char path[600];
+		unsigned long long us = 0;
+		FILE *f;
+		snprintf(path, sizeof(path), "%s/cpu.stat", cg);
+		f = fopen(path, "r");
+		if (!f || fscanf(f, "usage_usec %llu", &us) != 1)
+			us = 0;
+		if (f)
+			fclose(f);
+		printf(" %s %llu", cg, us);
+	}
+	printf("\n");
 }
 
 static void on_event(const struct np_bpf_event *e, void *ctx)
@@ -116,6 +154,9 @@ int main(int argc, char **argv)
 		} else if (!strncmp(line, "events", 6)) {
 			int n = np_bpf_poll_events(l, on_event, NULL);
 			printf(n < 0 ? "error: poll\n" : "ok\n");
+		} else if (sscanf(line, "runtime %u", &cpu) == 1) {
+			char *rest = strchr(line + 8, ' ');
+			runtime(m, cpu, rest ? rest : line + strlen(line));
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		} else {

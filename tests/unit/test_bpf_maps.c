@@ -405,6 +405,8 @@ static void test_kinds_decode(void **state)
 	ci.hardirq_ns = 6;
 	ci.softirq = 7;
 	ci.softirq_ns = 8;
+	ci.user_ns = 9;
+	ci.kthread_ns = 10;
 	np_bpf_kinds_of_cpu(&k, &ci);
 	assert_int_equal(k.count[NP_BPF_IK_USER], 1);
 	assert_int_equal(k.ticks[NP_BPF_IK_USER], 2);
@@ -414,7 +416,10 @@ static void test_kinds_decode(void **state)
 	assert_int_equal(k.ns[NP_BPF_IK_HARDIRQ], 6);
 	assert_int_equal(k.count[NP_BPF_IK_SOFTIRQ], 7);
 	assert_int_equal(k.ns[NP_BPF_IK_SOFTIRQ], 8);
-	assert_int_equal(k.ns[NP_BPF_IK_USER] + k.ticks[NP_BPF_IK_SOFTIRQ], 0);
+	/* the run times (the raw instrument), not the run in flight */
+	assert_int_equal(k.ns[NP_BPF_IK_USER], 9);
+	assert_int_equal(k.ns[NP_BPF_IK_KTHREAD], 10);
+	assert_int_equal(k.ticks[NP_BPF_IK_SOFTIRQ], 0);
 
 	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_USER), "user");
 	assert_string_equal(np_bpf_intrude_kind_name(NP_BPF_IK_KTHREAD),

@@ -405,8 +405,10 @@ void np_bpf_kinds_of_cpu(struct np_bpf_kinds *out,
 	memset(out, 0, sizeof(*out));
 	out->count[NP_BPF_IK_USER] = ci->user;
 	out->ticks[NP_BPF_IK_USER] = ci->user_ticks;
+	out->ns[NP_BPF_IK_USER] = ci->user_ns;
 	out->count[NP_BPF_IK_KTHREAD] = ci->kthread;
 	out->ticks[NP_BPF_IK_KTHREAD] = ci->kthread_ticks;
+	out->ns[NP_BPF_IK_KTHREAD] = ci->kthread_ns;
 	out->count[NP_BPF_IK_HARDIRQ] = ci->hardirq;
 	out->ns[NP_BPF_IK_HARDIRQ] = ci->hardirq_ns;
 	out->count[NP_BPF_IK_SOFTIRQ] = ci->softirq;
