@@ -171,6 +171,11 @@ static void test_default_cpuset_rules(void **state)
 		    "\"0-7\" doesn't match with CPUs in state \"0-6\" (rule: "
 		    "the default set and the assignments together are all "
 		    "CPUs)");
+	/* only the reserved CPUs in the default set are named, as the
+	 * kubelet's validateState names them (reserved are 0 and 4) */
+	default_bad(STRICT, "0,7",
+		    "state.default_cpuset: some of strictly reserved cpus: "
+		    "\"0\" are present in defaultCpuSet: \"0,7\"");
 	default_bad(STRICT, "0,4,7",
 		    "state.default_cpuset: some of strictly reserved cpus: "
 		    "\"0,4\" are present in defaultCpuSet: \"0,4,7\"");
