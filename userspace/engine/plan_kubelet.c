@@ -98,6 +98,21 @@ int np_state_check_default(const struct np_node_state *st,
 				    cpus_str(&def, b2, sizeof(b2)));
 			np_cpuset_or(&known, &known, ca->cpus);
 		}
+	/* a pod's rest is assigned (the kubelet's pod entry holds it) */
+	for (int i = 0; i < n; i++) {
+		if (!w[i].pod_rest)
+			continue;
+		if (np_cpuset_intersects(w[i].pod_rest, &def))
+			return np_json_fail(
+			    err, errlen, path, "default_cpuset",
+			    "pod: %s cpuset: \"%s\" overlaps with default "
+			    "cpuset \"%s\" (rule: the default set and the "
+			    "assignments are disjoint)",
+			    w[i].req.name,
+			    cpus_str(w[i].pod_rest, b1, sizeof(b1)),
+			    cpus_str(&def, b2, sizeof(b2)));
+		np_cpuset_or(&known, &known, w[i].pod_rest);
+	}
 	if (!np_cpuset_equal(&known, &all))
 		return np_json_fail(
 		    err, errlen, path, "default_cpuset",

@@ -246,7 +246,7 @@ static bool adds_to_cache(const struct np_workload_alloc *a)
 	for (int k = 0; k < a->ncontainers; k++)
 		if (a->c[k].exclusive || a->c[k].charge || a->c[k].ndev)
 			return true;
-	return false;
+	return a->pod_rest != NULL;
 }
 
 int np_release_keep(struct np_node_state *st, int i,
