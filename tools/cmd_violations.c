@@ -369,14 +369,23 @@ struct args {
 	int nnames;
 };
 
-/* --watch [S]: "--watch 5" as well as "--watch=5"; 0 or an exit code. */
+/* A word that is meant as a number: a digit or a point first, or after
+ * one sign ("-1" is a bad --watch value, not an option -1). */
+static bool numeric_word(const char *w)
+{
+	if (*w == '-' || *w == '+')
+		w++;
+	return (*w >= '0' && *w <= '9') || *w == '.';
+}
+
+/* --watch [S]: "--watch 5" as well as "--watch=5" (and "--watch -1", an
+ * error naming --watch); 0 or an exit code. */
 static int parse_watch(struct args *a, int argc, char **argv)
 {
 	const char *s = optarg;
 	char *end;
 
-	if (!s && optind < argc && argv[optind][0] >= '0' &&
-	    argv[optind][0] <= '9')
+	if (!s && optind < argc && numeric_word(argv[optind]))
 		s = argv[optind++];
 	a->watch = s ? strtod(s, &end) : 2;
 	if (s && (end == s || *end || !(a->watch >= 0.1) || a->watch > 3600)) {
