@@ -4,6 +4,7 @@
  * pinned BPF maps (so it works while numaplaced is down), summed over CPUs.
  */
 #include "cli.h"
+#include "numaplace/error.h"
 #include "numaplace/bpf_load.h"
 #include "numaplace/bpf_maps.h"
 #include "numaplace/cgroup.h"
@@ -446,7 +447,7 @@ static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 			fprintf(stderr,
 				"numaplace violations: WORKLOAD: \"%s\" is "
 				"not a workload name (1..%d bytes)\n",
-				a->names[i], NP_BPF_NAME_LEN - 1);
+				np_echo(a->names[i]), NP_BPF_NAME_LEN - 1);
 			return NP_EXIT_USAGE;
 		}
 	return -1;
@@ -474,14 +475,14 @@ static int pin_dir(const struct args *a, char *dir, size_t len)
 		fprintf(stderr,
 			"numaplace violations: --pin-path: \"%s\" must "
 			"be an absolute path\n",
-			pin);
+			np_echo(pin));
 		return NP_EXIT_USAGE;
 	}
 	if (np_bpf_pin_dir(dir, len, pin)) {
 		fprintf(stderr,
 			"numaplace violations: --pin-path: \"%s\" is too "
 			"long\n",
-			pin);
+			np_echo(pin));
 		return NP_EXIT_USAGE;
 	}
 	return -1;
