@@ -413,15 +413,12 @@ static int read_at(int dfd, const char *dir, const char *name, char **out,
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 && errno == ENOENT)
 		return -ENOENT;
-	/* a symbolic link is bad input, as any other file that is not a
-	 * regular one: -EINVAL (numaplaced exits 2), not -ELOOP (1) */
-	if (fd < 0 && errno == ELOOP)
-		return np_errf(err, errlen, -EINVAL,
-			       "%s/%s is a symbolic link, not a regular file",
-			       dir, name);
-	if (fd < 0)
-		return np_errf(err, errlen, -errno, "opening %s/%s: %s", dir,
-			       name, strerror(errno));
+	if (fd < 0) /* a symbolic link is bad input: -EINVAL, exit 2 */
+		return np_errf(err, errlen, errno == ELOOP ? -EINVAL : -errno,
+			       "opening %s/%s: %s", dir, name,
+			       errno == ELOOP ? "is a symbolic link, not a "
+						"regular file"
+					      : strerror(errno));
 	if (fstat(fd, &sb))
 		return np_errf(err, errlen, -errno, "%s/%s: %s", dir, name,
 			       strerror(errno));
