@@ -307,5 +307,6 @@ int np_state_insert(struct np_node_state *st, int i,
 		np_state_index_build(st); /* the ones after i moved */
 	for (int c = 0; c < a->ncontainers; c++)
 		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+	np_state_cache_add_pod_rest(st, &st->w[i]);
 	return 0;
 }
