@@ -130,17 +130,19 @@ messages() {
 }
 
 # case_start EXPECT: reads the expectation of a case ("KEY: value" lines)
-# into want (exit:), padn (pad:), exp_args (args:) and the arrays
+# into want (exit:), padn (pad:), exp_args (args:), exp_symlink
+# (symlink:) and the arrays
 # exp_message and exp_log; why is cleared and pad made.
 case_start() {
 	local line
-	why='' want='' padn='' pad='' exp_args=''
+	why='' want='' padn='' pad='' exp_args='' exp_symlink=''
 	exp_message=() exp_log=()
 	while IFS= read -r line || [ -n "$line" ]; do
 		case $line in
 		'exit: '*) want=${line#*: } ;;
 		'pad: '*) padn=${line#*: } ;;
 		'args: '*) exp_args=${line#*: } ;;
+		'symlink: '*) exp_symlink=${line#*: } ;;
 		'message: '*) exp_message+=("${line#*: }") ;;
 		'log: '*) exp_log+=("${line#*: }") ;;
 		esac
@@ -504,6 +506,12 @@ stopped_case() {
 		cfg=$casefile
 	fi
 	materialize "$c" "$casefile"
+	# symlink: NAME: the file the program reads is a symbolic link to
+	# the case, which is the file NAME beside the state directory
+	if [ -n "$exp_symlink" ]; then
+		mv "$casefile" "$rundir/$exp_symlink"
+		ln -s "$rundir/$exp_symlink" "$casefile"
+	fi
 	before=$(snap "$rundir/cg" "$rundir/state")
 	messages message
 	: >"$work/out"

@@ -129,6 +129,26 @@ check "  a holds 2,6; s and t share 3,7; the pod's cgroup 2-3,6-7 ($(pod2sets))"
 check "  the shared web loses the pod's 4 CPUs" waitfor web 0-1,4-5
 "$build/numaplace" release pod2 --socket "$tmp/np.sock" >/dev/null
 check "  released: web widens back" waitfor web 0-7
+# every container with its own request, the budget larger: the pod keeps
+# the whole budget (the kubelet's TestStaticPolicyAllocatePod), the rest
+# in the pod's cgroup only
+printf '{"name":"pod3","qos":"Guaranteed","resources":{"cpu":"4"},"containers":[{"name":"a","cgroup":"a","cpu":"2"}]}' >"$tmp/pod3.json"
+out=$("$build/numaplace" admit -f "$tmp/pod3.json" --socket "$tmp/np.sock" 2>&1)
+check "pod with a budget above its container's request admitted on 4 CPUs ($(head -1 <<<"$out"))" \
+	test "$out" != "${out#admitted pod3: cpuset 2-3,6-7}"
+pod3sets() { for f in "" /a; do printf '%s ' "$(cat "$cg/numaplace.slice/pod3$f/cpuset.cpus" 2>/dev/null)"; done; }
+pod3wait() { for _ in $(seq 50); do [ "$(pod3sets)" = '2-3,6-7 2,6 ' ] && return 0; sleep 0.1; done; return 1; }
+check "  a holds 2,6; the pod's cgroup 2-3,6-7 ($(pod3sets))" pod3wait
+check "  the shared web loses the pod's 4 CPUs" waitfor web 0-1,4-5
+"$build/numaplace" release pod3 --socket "$tmp/np.sock" >/dev/null
+check "  released: web widens back" waitfor web 0-7
+# own requests take the whole budget while s has none: the kubelet's kind
+printf '{"name":"pod4","qos":"Guaranteed","resources":{"cpu":"2"},"containers":[{"name":"a","cgroup":"a","cpu":"2"},{"name":"s","cgroup":"s"}]}' >"$tmp/pod4.json"
+out=$("$build/numaplace" admit -f "$tmp/pod4.json" --socket "$tmp/np.sock" 2>&1)
+check "pod whose shared pool would be empty: rejected, EmptyPodSharedPoolError ($(head -1 <<<"$out"))" \
+	grep -q '(resource cpu, EmptyPodSharedPoolError)$' <<<"$out"
+check "  status --json lists the rejection with its error_kind" \
+	sh -c "'$build/numaplace' status --json --socket '$tmp/np.sock' | tr -d ' \n' | grep -q '\"error_kind\":\"EmptyPodSharedPoolError\"'"
 kill -TERM "$dpid"
 wait "$dpid"
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0

@@ -70,5 +70,8 @@ int cli_load_topology(const char *cmd, const char *src, struct np_topology **t);
 /* A JSON file ("-" = stdin), duplicate keys refused; NULL with
  * "numaplace CMD: FILE: TEXT (line L, column C)" printed. */
 json_t *cli_load_json(const char *cmd, const char *path);
+/* path opened for reading into *f; false, said ("numaplace CMD: PATH: is
+ * a directory, not a file", or why it cannot be opened), when not. */
+bool cli_open_file(const char *cmd, const char *path, FILE **f);
 
 #endif

@@ -2,7 +2,9 @@
 /* What the subcommands share: numaplaced requests, loading a topology or
  * a JSON file (usage exits and operands: cli_args.c). */
 #include "cli.h"
+#include "basic/fileio.h"
 #include "numaplace/ctl.h"
+#include "numaplace/error.h"
 #include "numaplace/topology.h"
 
 #include <errno.h>
@@ -55,17 +57,32 @@ int cli_load_topology(const char *cmd, const char *src, struct np_topology **t)
 		   : NP_EXIT_FAIL;
 }
 
+bool cli_open_file(const char *cmd, const char *path, FILE **f)
+{
+	int r = np_fopen_read(path, f);
+
+	if (r)
+		fprintf(stderr, "numaplace %s: %s: %s\n", cmd, np_echo(path),
+			r == -EISDIR ? "is a directory, not a file"
+				     : strerror(-r));
+	return !r;
+}
+
 json_t *cli_load_json(const char *cmd, const char *path)
 {
 	bool is_stdin = !strcmp(path, "-");
 	json_error_t jerr;
-	json_t *j = is_stdin
-			? json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr)
-			: json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	FILE *f = stdin;
+	json_t *j;
 
+	if (!is_stdin && !cli_open_file(cmd, path, &f))
+		return NULL;
+	j = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+	if (!is_stdin)
+		fclose(f);
 	if (!j)
 		fprintf(stderr, "numaplace %s: %s: %s (line %d, column %d)\n",
-			cmd, is_stdin ? "stdin" : path, jerr.text, jerr.line,
-			jerr.column);
+			cmd, is_stdin ? "stdin" : np_echo(path), jerr.text,
+			jerr.line, jerr.column);
 	return j;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplace plan: the what-if planner over stdin / --input. */
 #include "cli.h"
+#include "numaplace/error.h"
 #include "numaplace/plan.h"
 
 #include <errno.h>
@@ -41,6 +42,7 @@ int cmd_plan(int argc, char **argv)
 	const char *input = NULL;
 	bool check = false, compact = false, many;
 	json_error_t jerr;
+	FILE *f = stdin;
 	json_t *in, *outv = NULL;
 	int c, rc = NP_EXIT_OK, npass = 0, nfail = 0;
 	size_t n;
@@ -62,13 +64,16 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (!cli_no_operands("plan", argc, argv))
 		return NP_EXIT_USAGE;
-	in = input ? json_load_file(input, JSON_REJECT_DUPLICATES, &jerr)
-		   : json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
+	if (input && !cli_open_file("plan", input, &f))
+		return NP_EXIT_USAGE;
+	in = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+	if (input)
+		fclose(f);
 	if (!in) {
 		fprintf(stderr, "numaplace plan: %s: invalid JSON at line %d, "
 				"column %d: %s\n",
-			input ? input : "stdin", jerr.line, jerr.column,
-			jerr.text);
+			input ? np_echo(input) : "stdin", jerr.line,
+			jerr.column, jerr.text);
 		return NP_EXIT_USAGE;
 	}
 	many = json_is_array(in);

@@ -4,6 +4,7 @@
  * pinned BPF maps (so it works while numaplaced is down), summed over CPUs.
  */
 #include "cli.h"
+#include "numaplace/error.h"
 #include "numaplace/bpf_load.h"
 #include "numaplace/bpf_maps.h"
 #include "numaplace/cgroup.h"
@@ -369,14 +370,23 @@ struct args {
 	int nnames;
 };
 
-/* --watch [S]: "--watch 5" as well as "--watch=5"; 0 or an exit code. */
+/* A word that is meant as a number: a digit or a point first, or after
+ * one sign ("-1" is a bad --watch value, not an option -1). */
+static bool numeric_word(const char *w)
+{
+	if (*w == '-' || *w == '+')
+		w++;
+	return (*w >= '0' && *w <= '9') || *w == '.';
+}
+
+/* --watch [S]: "--watch 5" as well as "--watch=5" (and "--watch -1", an
+ * error naming --watch); 0 or an exit code. */
 static int parse_watch(struct args *a, int argc, char **argv)
 {
 	const char *s = optarg;
 	char *end;
 
-	if (!s && optind < argc && argv[optind][0] >= '0' &&
-	    argv[optind][0] <= '9')
+	if (!s && optind < argc && numeric_word(argv[optind]))
 		s = argv[optind++];
 	a->watch = s ? strtod(s, &end) : 2;
 	if (s && (end == s || *end || !(a->watch >= 0.1) || a->watch > 3600)) {
@@ -437,7 +447,7 @@ static int parse_args(struct args *a, struct view *v, int argc, char **argv)
 			fprintf(stderr,
 				"numaplace violations: WORKLOAD: \"%s\" is "
 				"not a workload name (1..%d bytes)\n",
-				a->names[i], NP_BPF_NAME_LEN - 1);
+				np_echo(a->names[i]), NP_BPF_NAME_LEN - 1);
 			return NP_EXIT_USAGE;
 		}
 	return -1;
@@ -465,14 +475,14 @@ static int pin_dir(const struct args *a, char *dir, size_t len)
 		fprintf(stderr,
 			"numaplace violations: --pin-path: \"%s\" must "
 			"be an absolute path\n",
-			pin);
+			np_echo(pin));
 		return NP_EXIT_USAGE;
 	}
 	if (np_bpf_pin_dir(dir, len, pin)) {
 		fprintf(stderr,
 			"numaplace violations: --pin-path: \"%s\" is too "
 			"long\n",
-			pin);
+			np_echo(pin));
 		return NP_EXIT_USAGE;
 	}
 	return -1;

@@ -174,6 +174,13 @@ struct np_workload_alloc {
 	/* ncontainers entries on the heap, owned by the allocation (as is
 	 * req.c): np_workload_alloc_free() releases both. */
 	struct np_container_alloc *c;
+	/* Pod-level resources exclusive to the pod whose containers all have
+	 * their own whole-CPU request: the pod keeps its whole budget, as
+	 * the kubelet's pod entry does, and the CPUs no container got out of
+	 * it are here (exclusive, the pod's, no container's). NULL when
+	 * there are none (pod_shared containers hold the rest otherwise).
+	 * Heap, owned by the allocation; saved as "pod_rest". */
+	np_cpuset *pod_rest;
 };
 
 /* The name of a's container k (its request's). */
@@ -304,7 +311,8 @@ int np_state_init_flags(struct np_node_state *st, const struct np_topology *t,
 void np_state_free(struct np_node_state *st);
 int np_state_copy(struct np_node_state *dst, const struct np_node_state *src);
 void np_state_pools(const struct np_node_state *st, struct np_pools *out);
-/* The CPUs of a's exclusive containers (shared ones hold none). */
+/* The CPUs of a's exclusive containers (shared ones hold none) and of
+ * its pod_rest. */
 void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
 				np_cpuset *out);
 /* The CPUs of workload i's exclusive sets that are offline now; false
@@ -322,6 +330,9 @@ int np_state_refresh(struct np_node_state *st);
 void np_state_cache_add(struct np_node_state *st,
 			const struct np_workload_alloc *a,
 			const struct np_container_alloc *c);
+/* a->pod_rest (if any) into the cached aggregates, as an exclusive set. */
+void np_state_cache_add_pod_rest(struct np_node_state *st,
+				 const struct np_workload_alloc *a);
 
 /*
  * Decide and, when admitted, record the allocation in st. A rejection

@@ -154,6 +154,8 @@ struct np_daemon {
 	/* for /metrics */
 	struct np_hist hist_admit, hist_reconcile;
 	struct np_rej_count rej_by[NP_REJ_RESOURCES];
+	/* the same by the kubelet's error kind (those that have one) */
+	struct np_rej_count rej_kind[NP_REJ_RESOURCES];
 	struct np_metrics *metrics; /* NULL: off or not listening */
 	char metrics_listen[NP_PATH_MAX]; /* what it listens on */
 	char metrics_error[512];          /* why it does not ("" = it does) */

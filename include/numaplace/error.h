@@ -73,4 +73,43 @@ np_errno(char *err, size_t errlen, int code, const char *fmt, ...)
 /* In a function with parameters `char *err, size_t errlen`. */
 #define NP_ERR(...) np_errmsg(err, errlen, __VA_ARGS__)
 
+/*
+ * Echoing what the user gave (a name, a path, a quantity, a key) in a
+ * message: whole up to NP_ECHO_MAX bytes, else its first NP_ECHO_MAX bytes
+ * (not splitting a UTF-8 character) and "...", so that a 10,000-byte
+ * value does not fill the terminal. The one way every message cuts an
+ * echoed value. Header only, as the rest of this file: the pure engine
+ * uses it too (it may call nothing of userspace/basic/).
+ *
+ *	NP_ERR("name: workload \"%s\" is already admitted", np_echo(name));
+ */
+#define NP_ECHO_MAX 128
+#define NP_ECHO_SIZE (NP_ECHO_MAX + 4) /* "..." and the NUL */
+
+/* s cut into buf (NP_ECHO_SIZE bytes), or s itself when short enough;
+ * NULL is "(null)". Not inlined: inlined with a short constant string,
+ * gcc's -Warray-bounds takes the cut path for reachable. */
+static __attribute__((noinline, unused)) const char *
+np_echo_into(char *buf, const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return "(null)";
+	n = strnlen(s, NP_ECHO_MAX + 1);
+	if (n <= NP_ECHO_MAX)
+		return s;
+	n = NP_ECHO_MAX;
+	/* back to the start of a UTF-8 character (at most 3 bytes) */
+	for (int k = 0; k < 3 && ((unsigned char)s[n] & 0xC0) == 0x80; k++)
+		n--;
+	memcpy(buf, s, n);
+	memcpy(buf + n, "...", 4);
+	return buf;
+}
+
+/* In an argument list: the buffer lives to the end of the enclosing
+ * block. */
+#define np_echo(s) np_echo_into((char[NP_ECHO_SIZE]){0}, (s))
+
 #endif

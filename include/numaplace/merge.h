@@ -37,6 +37,23 @@ enum np_hint_list_kind {
 	NP_HL_IMPOSSIBLE,
 };
 
+/* The most hints a merge request (planner kind "merge") may give for one
+ * resource of one provider: every node set of 16 NUMA nodes and a nil one
+ * (the kubelet lists each node set once; bench_merge's 16-node stress case
+ * is that). 3 x 300,000 hints ran for minutes in the CLI. */
+#define NP_MERGE_MAX_HINTS 65536
+
+/*
+ * Where the merge can only search (more than 20 nodes) its work is bounded
+ * all the same: random wide masks on several lists make the distinct
+ * partial ANDs grow with the product of the list sizes (5 lists of 4,096
+ * masks of 32 of 64 nodes ran over 120 s and 14 GiB). NP_MERGE_MAX_WORK
+ * masks visited or NP_MERGE_MAX_STATES partial ANDs in one layer (32 MiB of them)
+ * end it: np_merge returns -E2BIG.
+ */
+#define NP_MERGE_MAX_WORK (400ull * 1000 * 1000)
+#define NP_MERGE_MAX_STATES ((size_t)1 << 22)
+
 struct np_hint_list {
 	enum np_hint_list_kind kind;
 	int n;
@@ -63,7 +80,8 @@ struct np_merge_result {
  * Same answer as the kubelet's cross-product enumeration (the reference
  * implementation lives in tests/support/merge_bruteforce.c), without
  * enumerating it. Returns 0 or -errno (-EINVAL for a hint mask outside
- * `nodes` or an empty `nodes`, -ENOMEM).
+ * `nodes` or an empty `nodes`, -ENOMEM, -E2BIG for lists over more than
+ * 20 nodes too many and too wide to merge within a bounded work).
  */
 int np_merge(const struct np_merge_input *in, struct np_merge_result *out);
 

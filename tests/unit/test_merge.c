@@ -774,6 +774,42 @@ static void test_zero_lists_and_none(void **state)
 	free(t);
 }
 
+/*
+ * Above 20 nodes only the search merges, and its work is bounded: 5 lists
+ * of 4,096 random masks of about 32 of 64 nodes, none preferred, make more
+ * distinct partial ANDs than NP_MERGE_MAX_STATES. np_merge says so
+ * (-E2BIG) in about a second, where it ran for minutes and took 14 GiB.
+ */
+static void test_search_bound(void **state)
+{
+	enum { NL = 5, NH = 4096 };
+	struct np_hint *h = calloc(NL * NH, sizeof(*h));
+	struct np_hint_list lists[NL];
+	struct np_merge_input in = {.policy = NP_TM_BEST_EFFORT,
+				    .nodes = ~0ull,
+				    .nlists = NL,
+				    .lists = lists};
+	struct np_merge_result r;
+	uint64_t x = 35;
+
+	(void)state;
+	assert_non_null(h);
+	for (int i = 0; i < NL * NH; i++) {
+		x ^= x << 13; /* xorshift64: the same masks every run */
+		x ^= x >> 7;
+		x ^= x << 17;
+		h[i].mask = x;
+	}
+	for (int l = 0; l < NL; l++)
+		lists[l] = (struct np_hint_list){NP_HL_LIST, NH, &h[l * NH]};
+	assert_int_equal(np_merge(&in, &r), -E2BIG);
+	/* two of them merge within the bound */
+	in.nlists = 2;
+	assert_int_equal(np_merge(&in, &r), 0);
+	assert_false(r.best.any);
+	free(h);
+}
+
 static void test_64_nodes(void **state)
 {
 	struct tcase *t = malloc(sizeof(*t));
@@ -1003,6 +1039,7 @@ int main(void)
 	    cmocka_unit_test(test_snn_default_becomes_nil),
 	    cmocka_unit_test(test_zero_lists_and_none),
 	    cmocka_unit_test(test_64_nodes),
+	    cmocka_unit_test(test_search_bound),
 	    cmocka_unit_test(test_closest_ties),
 	    cmocka_unit_test(test_invalid),
 	    cmocka_unit_test(test_policy_names),

@@ -168,6 +168,11 @@ static void test_render_daemon(void **state)
 	json_decref(request(&x.d, "{\"op\":\"admit\",\"spec\":{\"name\":\"big\","
 				  "\"qos\":\"LSE\",\"containers\":[{\"name\":"
 				  "\"m\",\"cpu\":\"7\"}]}}"));
+	/* the pod shared pool would be empty: the kubelet's kind */
+	json_decref(request(&x.d, "{\"op\":\"admit\",\"spec\":{\"name\":"
+				  "\"pp\",\"qos\":\"Guaranteed\",\"resources\":"
+				  "{\"cpu\":\"2\"},\"containers\":[{\"name\":"
+				  "\"a\",\"cpu\":\"2\"},{\"name\":\"s\"}]}}"));
 	np_rej_count_add(x.d.rej_by, "a\"b\\c\nd");
 	t = np_metrics_render_daemon(&x.d, &len);
 	assert_non_null(t);
@@ -184,11 +189,15 @@ static void test_render_daemon(void **state)
 	assert_line(t, "numaplace_workloads{qos=\"LS\"} 1");
 	assert_line(t, "numaplace_workloads{qos=\"BE\"} 0");
 	assert_line(t, "numaplace_admissions_total{result=\"admitted\"} 2");
-	assert_line(t, "numaplace_admissions_total{result=\"rejected\"} 1");
-	assert_line(t, "numaplace_rejections_total{resource=\"cpu\"} 1");
+	assert_line(t, "numaplace_admissions_total{result=\"rejected\"} 2");
+	assert_line(t, "numaplace_rejections_total{resource=\"cpu\"} 2");
+	assert_line(t, "numaplace_rejections_by_kind_total{error_kind="
+		       "\"EmptyPodSharedPoolError\"} 1");
+	assert_line(t, "numaplace_rejections_by_kind_total{error_kind="
+		       "\"TopologyAffinityError\"} 1");
 	assert_line(t, "numaplace_rejections_total{resource=\"a\\\"b\\\\c\\nd\"} 1");
-	assert_line(t, "numaplace_admission_duration_seconds_count 3");
-	assert_line(t, "numaplace_admission_duration_seconds_bucket{le=\"+Inf\"} 3");
+	assert_line(t, "numaplace_admission_duration_seconds_count 4");
+	assert_line(t, "numaplace_admission_duration_seconds_bucket{le=\"+Inf\"} 4");
 	assert_line(t, "numaplace_verification_enabled 0");
 	assert_line(t, "# TYPE numaplace_reconcile_duration_seconds histogram");
 	free(t);

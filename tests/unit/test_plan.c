@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "numaplace/merge.h"
 #include "numaplace/plan.h"
 
 static int run_file(const char *path, const char *only_kind)
@@ -93,6 +94,47 @@ static void expect_bad(const char *json, const char *needle)
 
 #define TOPO "{\"cpus\":[{\"cpu\":0,\"core\":0,\"socket\":0,\"numa\":0}," \
 	     "{\"cpu\":1,\"core\":0,\"socket\":0,\"numa\":0}]}"
+
+/* A merge request whose provider gives n hints for "cpu" (each one node
+ * of 2, not preferred). */
+static char *merge_with(int n)
+{
+	size_t len = 128 + (size_t)n * 40;
+	char *s = malloc(len), *p = s;
+
+	assert_non_null(s);
+	p += sprintf(p, "{\"kind\":\"merge\",\"policy\":\"best-effort\","
+			"\"numa_nodes\":[0,1],\"providers\":[{\"cpu\":[");
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, "%s{\"mask\":[%d],\"preferred\":false}",
+			     i ? "," : "", i % 2);
+	strcpy(p, "]}]}");
+	return s;
+}
+
+/* A resource may give NP_MERGE_MAX_HINTS hints (every node set of 16
+ * NUMA nodes), not one more: refused naming it and the limit, before any
+ * merge (3 x 300,000 hints ran for minutes). */
+static void test_merge_hint_bound(void **state)
+{
+	json_error_t jerr;
+	json_t *req, *res = NULL;
+	char err[512] = "", *s;
+
+	(void)state;
+	s = merge_with(NP_MERGE_MAX_HINTS);
+	req = json_loads(s, 0, &jerr);
+	assert_non_null(req);
+	assert_int_equal(np_plan(req, &res, err, sizeof(err)), 0);
+	assert_true(json_is_true(json_object_get(res, "admit")));
+	json_decref(res);
+	json_decref(req);
+	free(s);
+	s = merge_with(NP_MERGE_MAX_HINTS + 1);
+	expect_bad(s, "providers[0].cpu: 65537 hints, more than the 65536 a "
+		      "resource may give");
+	free(s);
+}
 
 static void test_bad_requests(void **state)
 {
@@ -172,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_merge_vectors),
 		cmocka_unit_test(test_admit_cases),
 		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_merge_hint_bound),
 		cmocka_unit_test(test_unsatisfiable),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

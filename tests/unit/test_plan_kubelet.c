@@ -63,7 +63,7 @@ static void test_plan_files(void **state)
 	    run_file("tests/data/plan/kubelet_init_containers.json"), 6);
 	assert_int_equal(run_file("tests/data/plan/admit_hint.json"), 6);
 	assert_int_equal(
-	    run_file("tests/data/plan/kubelet_pod_resources.json"), 4);
+	    run_file("tests/data/plan/kubelet_pod_resources.json"), 6);
 }
 
 /* 8 CPUs, 2 nodes: node 0 = 0,1,4,5, node 1 = 2,3,6,7; c and c+4 are
@@ -171,6 +171,11 @@ static void test_default_cpuset_rules(void **state)
 		    "\"0-7\" doesn't match with CPUs in state \"0-6\" (rule: "
 		    "the default set and the assignments together are all "
 		    "CPUs)");
+	/* only the reserved CPUs in the default set are named, as the
+	 * kubelet's validateState names them (reserved are 0 and 4) */
+	default_bad(STRICT, "0,7",
+		    "state.default_cpuset: some of strictly reserved cpus: "
+		    "\"0\" are present in defaultCpuSet: \"0,7\"");
 	default_bad(STRICT, "0,4,7",
 		    "state.default_cpuset: some of strictly reserved cpus: "
 		    "\"0,4\" are present in defaultCpuSet: \"0,4,7\"");
@@ -552,6 +557,92 @@ static void test_pod_resources_state(void **state)
 	json_decref(res);
 }
 
+/* A pod of budget 4 whose only container a holds 2,6: 3,7 are the pod's
+ * (pod_rest REST). */
+#define PODREST(rest)                                                          \
+	"{\"spec\":{\"name\":\"pod\",\"qos\":\"Guaranteed\","       \
+	"\"resources\":{\"cpu\":\"4\"},\"containers\":["                  \
+	"{\"name\":\"a\",\"cpu\":\"2\"}]},\"class\":\"LSE\","          \
+	"\"pod_rest\":\"" rest "\",\"containers\":["                       \
+	"{\"name\":\"a\",\"exclusive\":true,\"cpus\":\"2,6\","        \
+	"\"mems\":\"1\"}]}"
+#define GUAR3                                                                  \
+	"{\"name\":\"n\",\"qos\":\"Guaranteed\",\"containers\":"             \
+	"[{\"name\":\"m\",\"cpu\":\"3\"}]}"
+
+/* A pod's rest (every container with its own request, the budget
+ * larger) is the pod's: saved, loaded back, out of the shared pool and
+ * out of reach of the next admission; checked when loaded. */
+static void test_pod_rest_state(void **state)
+{
+	json_t *res, *st, *w;
+	char req[8192];
+	char *sj;
+	(void)state;
+
+	/* the result's state carries it; the next request accepts it */
+	res = plan_ok("{\"kind\":\"admit\",\"topology\":" TOPO
+		      ",\"policy\":" POLICY ",\"workload\":{\"name\":\"pod\","
+		      "\"qos\":\"Guaranteed\",\"resources\":{\"cpu\":\"4\"},"
+		      "\"containers\":[{\"name\":\"a\",\"cpu\":\"2\"}]}}");
+	assert_true(json_is_true(json_object_get(res, "admitted")));
+	assert_string_equal(sget(res, "cpuset"), "2-3,6-7");
+	assert_string_equal(sget(res, "pod_rest"), "3,7");
+	st = json_object_get(res, "state");
+	w = json_array_get(json_object_get(st, "workloads"), 0);
+	assert_string_equal(json_string_value(json_object_get(w, "pod_rest")),
+			    "3,7");
+	sj = json_dumps(st, JSON_COMPACT);
+	snprintf(req, sizeof(req),
+		 "{\"kind\":\"admit\",\"topology\":" TOPO ",\"policy\":"
+		 POLICY ",\"state\":%s,\"workload\":" GUAR3 "}",
+		 sj);
+	free(sj);
+	json_decref(res);
+	/* node 0 has 1,5 free only: 3 CPUs do not fit, the rest is not
+	 * taken */
+	res = plan_ok(req);
+	assert_false(json_is_true(json_object_get(res, "admitted")));
+	assert_string_equal(sget(json_object_get(res, "pools"), "shared"),
+			    "0-1,4-5");
+	json_decref(res);
+	/* loaded from a state, no alignment: 1,5 are all that is free, 3
+	 * CPUs do not fit (the rest would make 4) */
+	res = plan_ok("{\"kind\":\"admit\",\"topology\":" TOPO
+		      ",\"policy\":{\"cpu_policy\":\"static\","
+		      "\"reserved_cpus\":\"0,4\"},\"state\":{\"workloads\":["
+		      PODREST("3,7") "]},\"workload\":" GUAR3 "}");
+	assert_false(json_is_true(json_object_get(res, "admitted")));
+	assert_string_equal(sget(json_object_get(res, "pools"), "shared"),
+			    "0-1,4-5");
+	json_decref(res);
+	/* the kubelet's validateState: the rest is assigned */
+	json_decref(plan_ok("{\"kind\":\"admit\",\"topology\":" TOPO
+			    ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+			    PODREST("3,7") "],\"default_cpuset\":\"0-1,4-5\"},"
+			    "\"workload\":" GUAR1 "}"));
+	plan_bad("{\"kind\":\"admit\",\"topology\":" TOPO
+		 ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		 PODREST("3,7") "],\"default_cpuset\":\"0-1,3-5\"},"
+		 "\"workload\":" GUAR1 "}",
+		 "pod: pod cpuset: \"3,7\" overlaps with default cpuset");
+	/* refused: another container's CPUs, too many, reserved ones */
+	plan_bad("{\"kind\":\"admit\",\"topology\":" TOPO
+		 ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		 PODREST("6-7") "]},\"workload\":" GUAR1 "}",
+		 "state.workloads[0].pod_rest: overlaps another exclusive "
+		 "allocation");
+	plan_bad("{\"kind\":\"admit\",\"topology\":" TOPO
+		 ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		 PODREST("1,3,7") "]},\"workload\":" GUAR1 "}",
+		 "state.workloads[0].pod_rest: holds 3 CPU(s), not the pod's "
+		 "resources.cpu less its containers' own");
+	plan_bad("{\"kind\":\"admit\",\"topology\":" TOPO
+		 ",\"policy\":" POLICY ",\"state\":{\"workloads\":["
+		 PODREST("3-4") "]},\"workload\":" GUAR1 "}",
+		 "state.workloads[0].pod_rest: includes reserved CPUs");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_error_kind),
 		cmocka_unit_test(test_init_containers_state),
 		cmocka_unit_test(test_pod_resources_state),
+		cmocka_unit_test(test_pod_rest_state),
 	};
 	return cmocka_run_group_tests_name("plan_kubelet", tests, NULL, NULL);
 }

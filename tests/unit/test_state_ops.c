@@ -289,12 +289,96 @@ static void test_release_cache(void **state)
 	np_topology_free(t);
 }
 
+/* Pod name (Guaranteed) with pod-level resources of budget CPUs and one
+ * container asking own: the rest of the budget is the pod's (pod_rest). */
+static int admit_pod(struct np_node_state *st, const char *name, int own,
+		     int budget, struct np_decision *d)
+{
+	static struct np_container_req c[1];
+	static char cgroup[64];
+	struct np_workload_req w;
+	char err[256];
+
+	memset(&w, 0, sizeof(w));
+	memset(c, 0, sizeof(c));
+	w.c = c;
+	snprintf(cgroup, sizeof(cgroup), "%s", name);
+	w.cgroup = cgroup;
+	snprintf(w.name, sizeof(w.name), "%s", name);
+	w.qos = NP_QOS_GUARANTEED;
+	w.ncontainers = 1;
+	w.has_pod_res = true;
+	w.pod_cpu_milli = 1000 * budget;
+	c[0].name = "main";
+	c[0].cpu_milli = 1000 * own;
+	return np_admit(st, &w, d, err, sizeof(err));
+}
+
+/* Pods whose budget is more than their container's request hold the rest
+ * (pod_rest): admitted, released, moved out and back in (np_release_keep,
+ * np_state_insert), the cache is what a refresh makes, the rest in it. */
+static void test_pod_rest_cache(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 2, 8, 2, true, 64 * GiB);
+	struct np_node_policy p;
+	struct np_node_state st;
+	json_t *pj = json_pack("{s:s,s:s}", "cpu_policy", "static",
+			       "reserved_cpus", "0,1");
+	uint32_t seed = 0x9d35;
+	char err[256], name[32];
+	int ops[3] = {0};
+	(void)state;
+
+	if (np_policy_from_json(&p, pj, "policy", err, sizeof(err)) ||
+	    np_state_init(&st, t, &p, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	json_decref(pj);
+	for (int step = 1; step <= 2000; step++) {
+		int k = (int)(rnd(&seed) % 40), op = (int)(rnd(&seed) % 3);
+		struct np_decision d;
+
+		snprintf(name, sizeof(name), "p%d", k);
+		if (scan(&st, name) < 0) {
+			assert_int_equal(admit_pod(&st, name, 1, 2 + k % 3, &d),
+					 0);
+			if (d.admitted) {
+				assert_non_null(d.alloc->pod_rest);
+				assert_int_equal(np_cpuset_count(d.alloc->pod_rest),
+						 1 + k % 3);
+				ops[0]++;
+			}
+		} else if (op == 0) {
+			assert_int_equal(np_release(&st, name), 0);
+			ops[1]++;
+		} else {
+			struct np_workload_alloc a;
+			int from = scan(&st, name);
+			assert_int_equal(np_release_keep(&st, from, &a), 0);
+			assert_int_equal(
+			    np_state_insert(&st,
+					    (int)(rnd(&seed) %
+						  (unsigned)(st.nworkloads + 1)),
+					    &a),
+			    0);
+			ops[2]++;
+		}
+		check(&st, "pod", step);
+		check_cache(&st, step);
+	}
+	print_message("  %d pods admitted, %d released, %d moved\n", ops[0],
+		      ops[1], ops[2]);
+	assert_true(ops[0] > 50 && ops[1] > 20 && ops[2] > 50);
+	np_state_free(&st);
+	np_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_index_random),
 	    cmocka_unit_test(test_index_unused),
 	    cmocka_unit_test(test_release_cache),
+	    cmocka_unit_test(test_pod_rest_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

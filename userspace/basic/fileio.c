@@ -83,6 +83,22 @@ int np_read_at(int dirfd, const char *name, unsigned flags, size_t max,
 	return np_read_fd(fd, max, out, outlen);
 }
 
+int np_fopen_read(const char *path, FILE **out)
+{
+	struct stat sb;
+	FILE *f = fopen(path, "re");
+
+	*out = NULL;
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fclose(f);
+		return -EISDIR;
+	}
+	*out = f;
+	return 0;
+}
+
 int np_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

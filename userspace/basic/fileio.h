@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <dirent.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Flags for np_read_at. */
@@ -26,6 +27,14 @@ int np_read_fd(int fd, size_t max, char **out, size_t *outlen);
 /* The same for name relative to dirfd (AT_FDCWD, or an absolute name). */
 int np_read_at(int dirfd, const char *name, unsigned flags, size_t max,
 	       char **out, size_t *outlen);
+
+/*
+ * fopen(path, "re") for a file to be read whole (a JSON document): a
+ * directory is -EISDIR, where fopen opens it and the first read fails, so
+ * that the caller says "is a directory", not that the content is wrong.
+ * 0 with *out open, or a negative errno.
+ */
+int np_fopen_read(const char *path, FILE **out);
 
 /* Write all of buf to fd (retrying short writes and EINTR). */
 int np_write_all(int fd, const void *buf, size_t len);

@@ -8,6 +8,8 @@
 
 #include "numaplace/enforcer.h"
 #include "numaplace/quantity.h"
+#include "numaplace/error.h"
+#include "basic/fileio.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -741,12 +743,20 @@ int np_config_load(struct np_config *c, const char *path, char *err,
 		   size_t errlen)
 {
 	json_error_t jerr;
-	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	int r;
+	json_t *j;
+	FILE *f;
+	int r = np_fopen_read(path, &f);
 
+	if (r)
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: %s", np_echo(path),
+			       r == -EISDIR ? "is a directory, not a file"
+					    : strerror(-r));
+	j = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+	fclose(f);
 	if (!j) {
-		snprintf(err, errlen, "%s: line %d column %d: %s", path,
-			 jerr.line, jerr.column, jerr.text);
+		snprintf(err, errlen, "%s: line %d column %d: %s",
+			 np_echo(path), jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
 	}
 	r = np_config_from_json(c, j, err, errlen);

@@ -5,6 +5,7 @@
  * human renderings of the answers are the CLI's (tools/status_render.c).
  */
 #include "numaplace/admit.h"
+#include "basic/fileio.h"
 #include "numaplace/error.h"
 #include "numaplace/ctl.h"
 
@@ -69,18 +70,20 @@ static int connect_error(int e, const char *path, char *err, size_t errlen)
 {
 	switch (e) {
 	case ENOENT:
-		NP_ERR("numaplaced is not running (no socket at %s)", path);
+		NP_ERR("numaplaced is not running (no socket at %s)",
+		       np_echo(path));
 		break;
 	case ECONNREFUSED:
-		NP_ERR("numaplaced is not running (stale socket %s)", path);
+		NP_ERR("numaplaced is not running (stale socket %s)",
+		       np_echo(path));
 		break;
 	case EACCES:
 	case EPERM:
-		NP_ERR("permission denied on %s: run as root", path);
+		NP_ERR("permission denied on %s: run as root", np_echo(path));
 		e = EACCES;
 		break;
 	default:
-		NP_ERR("cannot connect to numaplaced at %s: %s", path,
+		NP_ERR("cannot connect to numaplaced at %s: %s", np_echo(path),
 		    strerror(e));
 		break;
 	}
@@ -95,7 +98,7 @@ static int ctl_connect(const char *path, long long deadline, int *fdp,
 	int fd, r;
 
 	if (n == 0 || n >= sizeof(a.sun_path)) {
-		NP_ERR("socket path \"%s\": %s", path,
+		NP_ERR("socket path \"%s\": %s", np_echo(path),
 		    n ? "longer than 107 bytes" : "empty");
 		return n ? -ENAMETOOLONG : -EINVAL;
 	}
@@ -136,7 +139,8 @@ static int ctl_connect(const char *path, long long deadline, int *fdp,
 		}
 		r = wait_fd(fd, POLLOUT, deadline);
 		if (r == -ETIMEDOUT) {
-			NP_ERR("connecting to numaplaced at %s timed out", path);
+			NP_ERR("connecting to numaplaced at %s timed out",
+			       np_echo(path));
 			goto fail;
 		}
 		if (r) {
@@ -406,7 +410,8 @@ int np_ctl_check(const json_t *response, char *err, size_t errlen)
 int np_ctl_load_spec(const char *path, json_t **spec, char *err, size_t errlen)
 {
 	bool is_stdin = !strcmp(path, "-");
-	char label[224]; /* a path cut short: the reason must fit */
+	/* a path cut short: the reason must fit */
+	const char *label = is_stdin ? "stdin" : np_echo(path);
 	struct np_workload_req *w = NULL;
 	char verr[512];
 	json_error_t jerr;
@@ -415,12 +420,11 @@ int np_ctl_load_spec(const char *path, json_t **spec, char *err, size_t errlen)
 	int r;
 
 	*spec = NULL;
-	snprintf(label, sizeof(label), "%.200s%s", is_stdin ? "stdin" : path,
-		 strlen(path) > 200 ? "..." : "");
-	f = is_stdin ? stdin : fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		NP_ERR("%s: %s", label, strerror(-r));
+	f = stdin;
+	if (!is_stdin && (r = np_fopen_read(path, &f))) {
+		NP_ERR("%s: %s", label,
+		       r == -EISDIR ? "is a directory, not a file"
+				    : strerror(-r));
 		return r;
 	}
 	j = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);

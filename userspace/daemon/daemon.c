@@ -158,8 +158,10 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 		}
 		m->established = true;
 	}
-	np_daemon_load_origins(d, origins);
+	r = np_daemon_load_origins(d, origins, err, errlen);
 	json_decref(origins);
+	if (r)
+		return r;
 	/* Specs removed while we were down release their workloads. */
 	for (int i = 0; i < d->nmeta; i++)
 		if (S(d->meta[i].spec_file)[0] &&

@@ -158,7 +158,10 @@ int np_daemon_save_lazy(struct np_daemon *d);
 void np_daemon_state_close(struct np_daemon *d);
 /* placement_files.c: remove a released workload's file. */
 void np_daemon_placement_remove(struct np_daemon *d, const char *name);
-void np_daemon_load_origins(struct np_daemon *d, const json_t *o);
+/* The state's spec origins and pending cgroups; -EINVAL (err) for a spec
+ * file outside spec_dir, nothing applied. */
+int np_daemon_load_origins(struct np_daemon *d, const json_t *o, char *err,
+			   size_t errlen);
 
 /* specdir.c: admit new and changed spec files, release removed ones */
 int np_daemon_scan_specs(struct np_daemon *d);

@@ -17,6 +17,8 @@
 
 static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
 {
+	np_cpuset x;
+
 	np_cpuset_zero(out);
 	if (d->cfg.host_isolation == NP_HOSTISO_OFF)
 		return;
@@ -25,9 +27,8 @@ static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
 		if (d->cfg.host_isolation == NP_HOSTISO_PARTITION &&
 		    !a->req.partition)
 			continue;
-		for (int c = 0; c < a->ncontainers; c++)
-			if (a->c[c].exclusive)
-				np_cpuset_or(out, out, a->c[c].cpus);
+		np_workload_exclusive_cpus(a, &x);
+		np_cpuset_or(out, out, &x);
 	}
 }
 

@@ -160,6 +160,15 @@ static void counters(FILE *f, const struct np_daemon *d)
 		esc(f, d->rej_by[i].resource);
 		fprintf(f, "\"} %llu\n", (unsigned long long)d->rej_by[i].n);
 	}
+	family(f, "numaplace_rejections_by_kind_total", "counter",
+	       "Rejected admissions by the kubelet's reason for the same "
+	       "rejection (error_kind), those that have one.");
+	for (int i = 0; i < NP_REJ_RESOURCES && d->rej_kind[i].resource[0];
+	     i++) {
+		fputs("numaplace_rejections_by_kind_total{error_kind=\"", f);
+		esc(f, d->rej_kind[i].resource);
+		fprintf(f, "\"} %llu\n", (unsigned long long)d->rej_kind[i].n);
+	}
 	counter(f, "numaplace_releases_total", "Workloads released.",
 		d->n.released);
 	counter(f, "numaplace_drift_repairs_total",

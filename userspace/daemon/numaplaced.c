@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplaced: entry point of the node controller (see daemon.c). */
 #include "numaplace/config.h"
+#include "numaplace/error.h"
 #include "numaplace/daemon.h"
 #include "numaplace/enforcer.h"
 #include "numaplace/state_file.h"
@@ -165,8 +166,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "numaplaced: unexpected argument '%.200s'\n",
-			argv[optind]);
+		fprintf(stderr, "numaplaced: unexpected argument '%s'\n",
+			np_echo(argv[optind]));
 		usage(stderr);
 		return 2;
 	}

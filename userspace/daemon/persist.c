@@ -6,6 +6,7 @@
  * before anything is applied or acknowledged.
  */
 #include "daemon_internal.h"
+#include "numaplace/error.h"
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"
 
@@ -100,11 +101,51 @@ void np_daemon_state_close(struct np_daemon *d)
 	np_journal_fini(&d->journal);
 }
 
+/* A spec file the state may name: a *.json file of spec_dir, named as
+ * the scan names it (SPEC_DIR/FILE). Anything else (/etc/passwd) would be
+ * taken for a spec removed while stopped and its workload released. */
+static bool spec_file_ok(const struct np_daemon *d, const char *file)
+{
+	size_t n = strlen(d->cfg.spec_dir), len;
+	const char *base = file + n + 1;
+
+	if (strncmp(file, d->cfg.spec_dir, n) || file[n] != '/')
+		return false;
+	len = strlen(base);
+	return len >= 6 && base[0] != '.' && !strchr(base, '/') &&
+	       !strcmp(base + len - 5, ".json");
+}
+
+/* Every spec file of files is one of spec_dir's: -EINVAL naming the
+ * first that is not (nothing applied yet). */
+static int check_spec_files(const struct np_daemon *d, const json_t *files,
+			    const char *field, char *err, size_t errlen)
+{
+	const char *name;
+	json_t *v;
+
+	json_object_foreach((json_t *)files, name, v)
+	{
+		if (!json_is_string(v) || spec_file_ok(d, json_string_value(v)))
+			continue;
+		return np_errf(err, errlen, -EINVAL,
+			       "state: %s[\"%.127s\"]: \"%.300s\" is not a "
+			       "spec file of spec_dir %.300s; mend the state "
+			       "(or spec_dir), or drain the node's workloads "
+			       "and start with --reset-state",
+			       field, name, json_string_value(v),
+			       d->cfg.spec_dir);
+	}
+	return 0;
+}
+
 /* Applies what origins_json() saved. Names the state does not know are
  * ignored. An older numaplaced kept the spec files in a flat
  * STATE_DIR/origins.json {"NAME": "FILE"}: read when the state has no
- * daemon part. */
-void np_daemon_load_origins(struct np_daemon *d, const json_t *o)
+ * daemon part. A spec file outside spec_dir: -EINVAL (err says which),
+ * nothing applied. */
+int np_daemon_load_origins(struct np_daemon *d, const json_t *o, char *err,
+			   size_t errlen)
 {
 	char path[NP_PATH_MAX + 32];
 	json_error_t jerr;
@@ -112,6 +153,7 @@ void np_daemon_load_origins(struct np_daemon *d, const json_t *o)
 	const json_t *files, *pend;
 	const char *name;
 	size_t k;
+	int r;
 
 	if (!o) {
 		snprintf(path, sizeof(path), "%s/origins.json",
@@ -122,7 +164,7 @@ void np_daemon_load_origins(struct np_daemon *d, const json_t *o)
 				     "unknown, every loaded workload is taken "
 				     "as admitted through the socket",
 				     path, jerr.text, jerr.line);
-			return;
+			return 0;
 		}
 		o = legacy;
 	}
@@ -133,7 +175,14 @@ void np_daemon_load_origins(struct np_daemon *d, const json_t *o)
 		np_log(LOG_ERR, "state: daemon.spec_files must be an object and "
 		     "daemon.pending an array: spec origins unknown");
 		json_decref(legacy);
-		return;
+		return 0;
+	}
+	if (files && (r = check_spec_files(d, files,
+					   legacy ? "origins.json"
+						  : "daemon.spec_files",
+					   err, errlen))) {
+		json_decref(legacy);
+		return r;
 	}
 	json_object_foreach((json_t *)files, name, v)
 	{
@@ -152,5 +201,6 @@ void np_daemon_load_origins(struct np_daemon *d, const json_t *o)
 			m->established = false;
 	}
 	json_decref(legacy);
+	return 0;
 }
 

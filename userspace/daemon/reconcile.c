@@ -182,7 +182,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		wd->path = a->req.cgroup;
 		wd->wl = i;
 		wd->m = np_meta_find(d, a->req.name);
-		if (a->ncontainers > 1 &&
+		if ((a->ncontainers > 1 || a->pod_rest) &&
 		    !(wd->own_cpus = calloc(1, sizeof(*wd->own_cpus)))) {
 			free_desired(v, k);
 			return -ENOMEM;
@@ -222,6 +222,9 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 				cd->m = wd->m;
 			}
 		}
+		/* the pod's rest: its cgroup holds the whole budget */
+		if (a->pod_rest)
+			np_cpuset_or(wd->own_cpus, wd->own_cpus, a->pod_rest);
 		if (wd->own_cpus)
 			wd->cpus = wd->own_cpus;
 		wd->exclusive = excl;

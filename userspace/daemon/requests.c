@@ -4,6 +4,7 @@
  * op, and the status the daemon reports.
  */
 #include "daemon_internal.h"
+#include "numaplace/error.h"
 #include "daemon/ctl_server.h"
 #include "numaplace/plan.h"
 #include "numaplace/explain.h"
@@ -210,7 +211,8 @@ static json_t *op_release(struct np_daemon *d, const json_t *req)
 		return np_ctl_error("name: expected a string");
 	r = np_daemon_release(d, name, "requested");
 	if (r == -ENOENT)
-		return np_ctl_error("release: no workload named \"%s\"", name);
+		return np_ctl_error("release: no workload named \"%s\"",
+				    np_echo(name));
 	if (r < 0)
 		return np_ctl_error("release %s: the state could not be saved "
 				    "(%s); it stays admitted, nothing changed",

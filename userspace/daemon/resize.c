@@ -87,7 +87,7 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 
 	memset(dec, 0, sizeof(*dec));
 	if (i < 0) {
-		NP_ERR("resize: no workload named \"%s\"", name);
+		NP_ERR("resize: no workload named \"%s\"", np_echo(name));
 		return -ENOENT;
 	}
 	if (m && S(m->spec_file)[0]) {

@@ -33,6 +33,8 @@ static void unit_want(const struct np_daemon *d,
 		}
 		*mems |= a->c[i].mems;
 	}
+	if (a->pod_rest) /* the pod's: the unit holds its whole budget */
+		np_cpuset_or(cpus, cpus, a->pod_rest);
 	if (*shared)
 		np_cpuset_or(cpus, cpus,
 			     a->qos_class == NP_QOS_BE ? &p->be : &p->shared);

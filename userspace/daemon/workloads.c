@@ -106,6 +106,8 @@ static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
 	r->time = time(NULL);
 	d->n.rejected++;
 	np_rej_count_add(d->rej_by, dec->resource);
+	if (dec->error_kind[0])
+		np_rej_count_add(d->rej_kind, dec->error_kind);
 }
 
 struct np_spec_note *np_note_find(struct np_daemon *d, const char *file)

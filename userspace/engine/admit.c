@@ -488,9 +488,13 @@ static int place_container(struct np_node_state *st,
  * pod-level resource managers): the pod's CPUs are taken once under its
  * hint; a container with its own whole-CPU request gets its CPUs out of
  * them; the containers without one (or with a fraction) share the rest
- * (pod_shared). When every container has its own, the rest would serve
- * nobody: only their sum is taken. Memory: each container's own, and the
- * budget's rest on the first pod_shared container.
+ * (pod_shared). When every container has its own, the pod keeps the
+ * whole budget all the same, as the kubelet's TestStaticPolicyAllocatePod
+ * expects: the CPUs no container got are the pod's (wa->pod_rest). Own
+ * requests that take the whole budget while a container has none leave
+ * the pod shared pool empty: EmptyPodSharedPoolError, before any take.
+ * Memory: each container's own, and the budget's rest on the first
+ * pod_shared container.
  */
 static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 		     const struct np_hint *hint, struct np_workload_alloc *wa,
@@ -510,20 +514,19 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 		}
 		mem += w->c[i].memory;
 	}
-	np_cpuset_zero(&none);
-	if ((r = np_admit_take_cpus(st, w,
-				    nshared ? (int)(w->pod_cpu_milli / 1000)
-					    : own,
-				    hint, &none, &pod, d, ex)))
-		return r;
-	if (nshared && np_cpuset_count(&pod) == own) {
-		reject(d, "", "cpu",
+	if (nshared && own * 1000 >= w->pod_cpu_milli) {
+		reject(d, EMPTY_POD_SHARED_POOL, "cpu",
 		       "resources.cpu: the containers' own requests take all "
 		       "%d CPUs of the pod, none is left for the %d "
-		       "container(s) without one",
+		       "container(s) without one (the pod shared pool would "
+		       "be empty)",
 		       own, nshared);
 		return -ENOSPC;
 	}
+	np_cpuset_zero(&none);
+	if ((r = np_admit_take_cpus(st, w, (int)(w->pod_cpu_milli / 1000),
+				    hint, &none, &pod, d, ex)))
+		return r;
 	left = pod;
 	for (int i = 0; i < w->ncontainers; i++) {
 		struct np_container_alloc *a = &wa->c[i];
@@ -544,6 +547,13 @@ static int place_pod(struct np_node_state *st, const struct np_workload_req *w,
 			 (r = np_container_set_cpus(a, &got)))
 			return r;
 		np_cpuset_andnot(&left, &left, a->cpus);
+	}
+	/* no container shares the rest: it stays the pod's */
+	if (!nshared && !np_cpuset_empty(&left)) {
+		if (!(wa->pod_rest = malloc(sizeof(*wa->pod_rest))))
+			return -ENOMEM;
+		*wa->pod_rest = left;
+		np_state_cache_add_pod_rest(st, wa);
 	}
 	for (int i = 0; i < w->ncontainers; i++) {
 		struct np_container_alloc *a = &wa->c[i];
@@ -706,8 +716,9 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	d->alloc = wa;
 	return 0;
 out:
-	/* The slot past the end is not part of the state; drop its share. */
-	if (wa->ncontainers) {
+	/* The slot past the end is not part of the state; drop its share
+	 * (a pod's rest is in the cache before its first container). */
+	if (wa->ncontainers || wa->pod_rest) {
 		int rr = np_state_cache_refresh(st);
 		if (rr) {
 			wa->ncontainers = w->ncontainers;

@@ -15,6 +15,10 @@
 #define TOPOLOGY_AFFINITY "TopologyAffinityError"
 #define SMT_ALIGNMENT "SMTAlignmentError"
 #define UNEXPECTED "UnexpectedAdmissionError"
+/* The CPU manager's: a pod with pod-level resources whose containers'
+ * own exclusive CPUs take the whole budget while a container has none
+ * (the pod shared pool would be empty). */
+#define EMPTY_POD_SHARED_POOL "EmptyPodSharedPoolError"
 
 /* d rejected: kind is the kubelet's error kind, "" when it has none. */
 __attribute__((format(printf, 4, 5))) void

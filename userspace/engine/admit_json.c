@@ -134,6 +134,13 @@ json_t *np_workload_alloc_to_json_with(const struct np_node_state *st,
 				    json_string(a->req.container_id));
 	json_object_set_new(o, "qos", json_string(np_qos_name(a->req.qos)));
 	json_object_set_new(o, "class", json_string(np_qos_name(a->qos_class)));
+	/* the pod's CPUs that no container got are the pod's too */
+	if (a->pod_rest) {
+		np_cpuset_or(&all, &all, a->pod_rest);
+		np_cpuset_or(&excl, &excl, a->pod_rest);
+		json_object_set_new(o, "pod_rest",
+				    np_json_cpuset_str(a->pod_rest));
+	}
 	json_object_set_new(o, "cpuset", np_json_cpuset_str(&all));
 	json_object_set_new(o, "exclusive",
 			    json_boolean(!np_cpuset_empty(&excl)));
@@ -444,6 +451,50 @@ static int containers_from_json(const struct np_node_state *st,
 	return 0;
 }
 
+/* "pod_rest" of a saved workload (optional): the CPUs of a pod's budget
+ * that none of its containers, each with its own request, got. They are
+ * the budget less those requests, off the reserved CPUs, and overlap no
+ * exclusive set seen (this workload's containers included). */
+static int pod_rest_from_json(const struct np_node_state *st,
+			      struct np_workload_alloc *a, const json_t *wj,
+			      const char *wp, np_cpuset *seen, char *err,
+			      size_t errlen)
+{
+	np_cpuset rest;
+	long long own = 0;
+	int r = np_json_cpuset(wj, "pod_rest", wp, false, &rest, err, errlen);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	for (int k = 0; k < a->ncontainers; k++) {
+		if (!a->c[k].exclusive || a->c[k].pod_shared)
+			return np_json_fail(err, errlen, wp, "pod_rest",
+					    "only when every container has "
+					    "its own exclusive CPUs");
+		own += a->req.c[k].init ? 0 : a->req.c[k].cpu_milli;
+	}
+	if (!a->req.has_pod_res ||
+	    (long long)np_cpuset_count(&rest) * 1000 + own !=
+		(long long)a->req.pod_cpu_milli)
+		return np_json_fail(err, errlen, wp, "pod_rest",
+				    "holds %d CPU(s), not the pod's "
+				    "resources.cpu less its containers' own",
+				    np_cpuset_count(&rest));
+	if (np_cpuset_intersects(&rest, seen))
+		return np_json_fail(err, errlen, wp, "pod_rest",
+				    "overlaps another exclusive allocation");
+	if (np_cpuset_intersects(&rest, &st->reserved))
+		return np_json_fail(err, errlen, wp, "pod_rest",
+				    "includes reserved CPUs");
+	if (!(a->pod_rest = malloc(sizeof(*a->pod_rest))))
+		return -ENOMEM;
+	*a->pod_rest = rest;
+	np_cpuset_or(seen, seen, &rest);
+	return 0;
+}
+
 int np_state_load_json(struct np_node_state *st, const json_t *j,
 		       const char *path, char *err, size_t errlen)
 {
@@ -513,7 +564,9 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 		a->excl = a->req.excl;
 		if ((r = partitioned_by_from_json(a, wj, wp, err, errlen)) ||
 		    (r = containers_from_json(st, a, wj, wp, &seen, err,
-					      errlen)))
+					      errlen)) ||
+		    (r = pod_rest_from_json(st, a, wj, wp, &seen, err,
+					    errlen)))
 			goto fail;
 	}
 	np_strmap_free(&names);

@@ -186,7 +186,7 @@ int np_explain_workload(const struct np_node_state *st, const char *name,
 	int i = np_state_find(st, name), r;
 
 	if (i < 0) {
-		NP_ERR("no workload named %s", name);
+		NP_ERR("no workload named %s", np_echo(name));
 		return -ENOENT;
 	}
 	np_workload_exclusive_cpus(&st->w[i], &held);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Validated field access on jansson objects, with JSON paths in errors. */
 #include "engine/json_util.h"
+#include "numaplace/error.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@ int np_json_fail(char *err, size_t errlen, const char *path, const char *key,
 
 	if (!err || !errlen)
 		return -EINVAL;
-	if (key)
-		np_json_path(where, sizeof(where), path, key, 0);
+	if (key) /* an unknown field's key is the user's */
+		np_json_path(where, sizeof(where), path, np_echo(key), 0);
 	else
 		snprintf(where, sizeof(where), "%s", path && *path ? path : "input");
 	snprintf(err, errlen, "%s: ", where);

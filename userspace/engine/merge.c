@@ -326,7 +326,10 @@ static int merge_nonpreferred(struct mctx *c, const struct view *v, int nv,
 	}
 	if (c->nnodes > MERGE_TRANSFORM_MAX_NODES ||
 	    path == MERGE_PATH_SEARCH) {
-		r = np_merge_search(c, L, nl, inc, UINT64_MAX);
+		/* no transform to fall back on: a bound, then -E2BIG */
+		r = np_merge_search(c, L, nl, inc, NP_MERGE_MAX_WORK);
+		if (r == -EAGAIN)
+			r = -E2BIG;
 		goto out;
 	}
 	if (path == MERGE_PATH_AUTO) {
@@ -335,7 +338,7 @@ static int merge_nonpreferred(struct mctx *c, const struct view *v, int nv,
 		    !tiny_transform_wins(c, L, nl, tr)) {
 			r = np_merge_search(c, L, nl, inc,
 					    (uint64_t)(tr / 8) + 64);
-			if (r != -EAGAIN)
+			if (r != -EAGAIN && r != -E2BIG)
 				goto out;
 			*inc = (struct cand){0};
 		}

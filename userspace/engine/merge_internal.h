@@ -200,7 +200,8 @@ struct dlist {
 /*
  * The best non-preferred result (order 2) over the lists L[0..nl-1], into
  * inc (empty on entry). Both return 0 or -ENOMEM; the search also -EAGAIN
- * when it visited more than `budget` masks (inc is then meaningless).
+ * when it visited more than `budget` masks, and -E2BIG past
+ * NP_MERGE_MAX_STATES partial ANDs (inc is then meaningless).
  */
 int np_merge_transform(const struct mctx *c, const struct dlist *L, int nl,
 		       struct cand *inc);

@@ -201,6 +201,8 @@ struct states {
 
 static int states_push(struct states *st, np_nodemask m)
 {
+	if (st->n == NP_MERGE_MAX_STATES)
+		return -E2BIG; /* the request is too large to merge */
 	if (st->n == st->cap) {
 		size_t cap = st->cap ? 2 * st->cap : 64;
 		np_nodemask *v = realloc(st->v, cap * sizeof(*v));

@@ -432,9 +432,19 @@ static int count_lists(const json_t *providers, size_t *nl, size_t *nh,
 		}
 		json_object_foreach((json_t *)p, res, hl)
 		{
+			char path[32];
 			(*nl)++;
-			if (json_is_array(hl))
-				*nh += json_array_size(hl);
+			if (!json_is_array(hl))
+				continue;
+			*nh += json_array_size(hl);
+			if (json_array_size(hl) <= NP_MERGE_MAX_HINTS)
+				continue;
+			snprintf(path, sizeof(path), "providers[%zu]", i);
+			return np_json_fail(err, errlen, path, res,
+					    "%zu hints, more than the %d a "
+					    "resource may give",
+					    json_array_size(hl),
+					    NP_MERGE_MAX_HINTS);
 		}
 	}
 	return 0;
@@ -553,6 +563,15 @@ static int plan_merge(const json_t *req, json_t **result, char *err,
 		if (r == -EINVAL)
 			np_json_fail(err, errlen, "", "providers",
 				     "rejected by the merge");
+		if (r == -E2BIG) /* bad input, as an over-long list */
+			r = np_json_fail(err, errlen, "", "providers",
+					 "too many wide hints to merge on %d "
+					 "nodes (more than %llu masks to visit "
+					 "or %zu partial node sets); give "
+					 "fewer or narrower hints",
+					 nids,
+					 (unsigned long long)NP_MERGE_MAX_WORK,
+					 NP_MERGE_MAX_STATES);
 		goto out;
 	}
 	*result = json_pack(

@@ -60,6 +60,8 @@ int np_state_check_default(const struct np_node_state *st,
 			    nassigned);
 		return 0; /* the kubelet initialises it to all CPUs */
 	}
+	/* strict: the kubelet names only the reserved CPUs that are in the
+	 * default set (reserved ∩ default), not all reserved ones */
 	np_cpuset_and(&in, &st->reserved, &def);
 	if (st->policy.opt.strict_cpu_reservation && !np_cpuset_empty(&in))
 		return np_json_fail(
@@ -67,7 +69,7 @@ int np_state_check_default(const struct np_node_state *st,
 		    "some of strictly reserved cpus: \"%s\" are present in "
 		    "defaultCpuSet: \"%s\" (rule: with strict-cpu-reservation "
 		    "the reserved CPUs are outside the default set)",
-		    cpus_str(&st->reserved, b1, sizeof(b1)),
+		    cpus_str(&in, b1, sizeof(b1)),
 		    cpus_str(&def, b2, sizeof(b2)));
 	if (!st->policy.opt.strict_cpu_reservation &&
 	    !np_cpuset_equal(&in, &st->reserved))
@@ -96,6 +98,21 @@ int np_state_check_default(const struct np_node_state *st,
 				    cpus_str(&def, b2, sizeof(b2)));
 			np_cpuset_or(&known, &known, ca->cpus);
 		}
+	/* a pod's rest is assigned (the kubelet's pod entry holds it) */
+	for (int i = 0; i < n; i++) {
+		if (!w[i].pod_rest)
+			continue;
+		if (np_cpuset_intersects(w[i].pod_rest, &def))
+			return np_json_fail(
+			    err, errlen, path, "default_cpuset",
+			    "pod: %s cpuset: \"%s\" overlaps with default "
+			    "cpuset \"%s\" (rule: the default set and the "
+			    "assignments are disjoint)",
+			    w[i].req.name,
+			    cpus_str(w[i].pod_rest, b1, sizeof(b1)),
+			    cpus_str(&def, b2, sizeof(b2)));
+		np_cpuset_or(&known, &known, w[i].pod_rest);
+	}
 	if (!np_cpuset_equal(&known, &all))
 		return np_json_fail(
 		    err, errlen, path, "default_cpuset",

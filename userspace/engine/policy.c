@@ -561,6 +561,8 @@ void np_workload_alloc_free(struct np_workload_alloc *a)
 	free(a->c);
 	a->c = NULL;
 	a->ncontainers = 0;
+	free(a->pod_rest);
+	a->pod_rest = NULL;
 }
 
 int np_workload_alloc_copy(struct np_workload_alloc *dst,
@@ -570,12 +572,23 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 
 	*dst = *src;
 	dst->c = NULL;
-	if ((r = np_workload_req_copy(&dst->req, &src->req)))
+	dst->pod_rest = NULL;
+	if (src->pod_rest &&
+	    !(dst->pod_rest = malloc(sizeof(*dst->pod_rest))))
+		return -ENOMEM;
+	if (src->pod_rest)
+		*dst->pod_rest = *src->pod_rest;
+	if ((r = np_workload_req_copy(&dst->req, &src->req))) {
+		free(dst->pod_rest);
+		dst->pod_rest = NULL;
 		return r;
+	}
 	if (src->ncontainers > 0) {
 		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
 		if (!dst->c) {
 			np_workload_req_free(&dst->req);
+			free(dst->pod_rest);
+			dst->pod_rest = NULL;
 			return -ENOMEM;
 		}
 		memcpy(dst->c, src->c,
@@ -599,6 +612,8 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 				free(dst->c);
 				dst->c = NULL;
 				np_workload_req_free(&dst->req);
+				free(dst->pod_rest);
+				dst->pod_rest = NULL;
 				return -ENOMEM;
 			}
 			if (c->charge)
@@ -641,6 +656,17 @@ void np_state_cache_add(struct np_node_state *st,
 			k->dev_taken[c->dev[d]] = true;
 }
 
+void np_state_cache_add_pod_rest(struct np_node_state *st,
+				 const struct np_workload_alloc *a)
+{
+	struct np_container_alloc rest = {.exclusive = true};
+
+	if (!a->pod_rest)
+		return;
+	rest.cpus = a->pod_rest;
+	np_state_cache_add(st, a, &rest);
+}
+
 int np_state_refresh(struct np_node_state *st)
 {
 	int r = np_state_cache_refresh(st);
@@ -664,9 +690,11 @@ int np_state_cache_refresh(struct np_node_state *st)
 	memset(taken, 0, sizeof(bool) * (size_t)nd);
 	st->cache.dev_taken = taken;
 	st->cache.ndevices = nd;
-	for (int i = 0; i < st->nworkloads; i++)
+	for (int i = 0; i < st->nworkloads; i++) {
 		for (int c = 0; c < st->w[i].ncontainers; c++)
 			np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+		np_state_cache_add_pod_rest(st, &st->w[i]);
+	}
 	return 0;
 }
 
@@ -694,6 +722,8 @@ void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
 	for (int c = 0; c < a->ncontainers; c++)
 		if (a->c[c].exclusive)
 			np_cpuset_or(out, out, a->c[c].cpus);
+	if (a->pod_rest)
+		np_cpuset_or(out, out, a->pod_rest);
 }
 
 bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out)

@@ -39,7 +39,7 @@ static int parse(const char *s, bool allow_milli, uint64_t scale,
 	while (isdigit((unsigned char)*p)) {
 		ip = ip * 10 + (unsigned)(*p++ - '0');
 		if (ip > ((unsigned __int128)1 << 64)) {
-			NP_ERR("quantity \"%s\" is too large", s);
+			NP_ERR("quantity \"%s\" is too large", np_echo(s));
 			return -ERANGE;
 		}
 		nd++;
@@ -56,7 +56,8 @@ static int parse(const char *s, bool allow_milli, uint64_t scale,
 		}
 	}
 	if (nd == 0) {
-		NP_ERR("quantity \"%s\" does not start with a number", s);
+		NP_ERR("quantity \"%s\" does not start with a number",
+		       np_echo(s));
 		return -EINVAL;
 	}
 	if (*p == 'm' && p[1] == '\0' && allow_milli) {
@@ -68,8 +69,8 @@ static int parse(const char *s, bool allow_milli, uint64_t scale,
 			if (!strcmp(p, suffixes[i].sfx))
 				break;
 		if (i == sizeof(suffixes) / sizeof(suffixes[0])) {
-			NP_ERR("quantity \"%s\" has an unknown suffix \"%s\"", s,
-			    p);
+			NP_ERR("quantity \"%s\" has an unknown suffix \"%s\"",
+			       np_echo(s), np_echo(p));
 			return -EINVAL;
 		}
 		mul = suffixes[i].mul;
@@ -77,21 +78,21 @@ static int parse(const char *s, bool allow_milli, uint64_t scale,
 	/* v = (ip * pow10 + fp) * mul * scale / (pow10 * (milli ? 1000 : 1)) */
 	v = (ip * pow10 + fp) * mul;
 	if (v / mul != ip * pow10 + fp || v > ((unsigned __int128)1 << 100)) {
-		NP_ERR("quantity \"%s\" is too large", s);
+		NP_ERR("quantity \"%s\" is too large", np_echo(s));
 		return -ERANGE;
 	}
 	v *= scale;
 	{
 		unsigned __int128 div = pow10 * (milli ? 1000 : 1);
 		if (v % div) {
-			NP_ERR("quantity \"%s\" is not a whole number of %s", s,
-			    scale == 1000 ? "millicores" : "bytes");
+			NP_ERR("quantity \"%s\" is not a whole number of %s",
+			       np_echo(s), scale == 1000 ? "millicores" : "bytes");
 			return -EINVAL;
 		}
 		v /= div;
 	}
 	if (v > (unsigned __int128)INT64_MAX) {
-		NP_ERR("quantity \"%s\" is too large", s);
+		NP_ERR("quantity \"%s\" is too large", np_echo(s));
 		return -ERANGE;
 	}
 	*out = (uint64_t)v;

@@ -78,8 +78,12 @@ json_t *np_workload_state_json(const struct np_node_state *st,
 		}
 	wo = json_pack("{s:o,s:s,s:o}", "spec", np_workload_req_to_json(&a->req),
 		       "class", np_qos_name(a->qos_class), "containers", cs);
-	if (wo && a->partition_by_verify &&
-	    json_object_set_new(wo, "partitioned_by", json_string("verify"))) {
+	if (wo && ((a->partition_by_verify &&
+		    json_object_set_new(wo, "partitioned_by",
+					json_string("verify"))) ||
+		   (a->pod_rest &&
+		    json_object_set_new(wo, "pod_rest",
+					np_json_cpuset_str(a->pod_rest))))) {
 		json_decref(wo);
 		return NULL;
 	}
@@ -236,5 +240,7 @@ uint64_t np_workload_alloc_fp(const struct np_workload_alloc *a)
 	h = val(h, (uint64_t)a->ncontainers);
 	for (int k = 0; a->c && k < a->ncontainers; k++)
 		h = container(h, np_container_name(a, k), &a->c[k]);
-	return h;
+	if (a->pod_rest)
+		h = absorb(h, a->pod_rest, sizeof(*a->pod_rest));
+	return val(h, a->pod_rest != NULL);
 }

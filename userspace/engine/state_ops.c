@@ -246,7 +246,7 @@ static bool adds_to_cache(const struct np_workload_alloc *a)
 	for (int k = 0; k < a->ncontainers; k++)
 		if (a->c[k].exclusive || a->c[k].charge || a->c[k].ndev)
 			return true;
-	return false;
+	return a->pod_rest != NULL;
 }
 
 int np_release_keep(struct np_node_state *st, int i,
@@ -307,5 +307,6 @@ int np_state_insert(struct np_node_state *st, int i,
 		np_state_index_build(st); /* the ones after i moved */
 	for (int c = 0; c < a->ncontainers; c++)
 		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
+	np_state_cache_add_pod_rest(st, &st->w[i]);
 	return 0;
 }

@@ -3,6 +3,7 @@
  * Verification maps from userspace (see include/numaplace/bpf_maps.h).
  */
 #include "numaplace/bpf_maps.h"
+#include "numaplace/error.h"
 #include "numaplace/names.h"
 
 #include <bpf/bpf.h>
@@ -93,7 +94,7 @@ int np_bpf_maps_open_pinned(struct np_bpf_maps *m, const char *dir, char *err,
 		if (fd < 0) {
 			r = -errno;
 			snprintf(err, errlen,
-				 "%s: %s (%s)", path, strerror(-r),
+				 "%s: %s (%s)", np_echo(path), strerror(-r),
 				 r == -ENOENT ? "numaplaced has not loaded its "
 						"BPF programs on this node, or "
 						"bpf_pin_path differs"

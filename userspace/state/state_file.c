@@ -411,13 +411,14 @@ static int read_at(int dfd, const char *dir, const char *name, char **out,
 	int r;
 
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return -ENOENT;
-		return np_errf(
-		    err, errlen, -errno, "opening %s/%s: %s", dir, name,
-		    errno == ELOOP ? "is a symbolic link" : strerror(errno));
-	}
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (fd < 0) /* a symbolic link is bad input: -EINVAL, exit 2 */
+		return np_errf(err, errlen, errno == ELOOP ? -EINVAL : -errno,
+			       "opening %s/%s: %s", dir, name,
+			       errno == ELOOP ? "is a symbolic link, not a "
+						"regular file"
+					      : strerror(errno));
 	if (fstat(fd, &sb))
 		return np_errf(err, errlen, -errno, "%s/%s: %s", dir, name,
 			       strerror(errno));

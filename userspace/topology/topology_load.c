@@ -12,6 +12,7 @@
  */
 #include "numaplace/topology.h"
 #include "numaplace/error.h"
+#include "basic/fileio.h"
 #include "numaplace/topology_json.h"
 
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 static bool has_prefix(const char *s, const char *p)
 {
@@ -42,30 +42,19 @@ int np_topology_from_json_file(struct np_topology **out, const char *path,
 			       char *err, size_t errlen)
 {
 	bool is_stdin = !strcmp(path, "-");
-	char name[300], jerrbuf[512];
+	/* said in messages: a long path is cut, the reason comes first */
+	const char *name = is_stdin ? "<stdin>" : np_echo(path);
+	char jerrbuf[512];
 	const json_t *body;
 	json_error_t je;
-	struct stat st;
 	json_t *j;
-	FILE *f;
+	FILE *f = stdin;
 	int r;
 
-	/* said in messages: a long path is cut, the reason comes first */
-	if (is_stdin)
-		snprintf(name, sizeof(name), "<stdin>");
-	else
-		snprintf(name, sizeof(name), "%.256s%s", path,
-			 strlen(path) > 256 ? "..." : "");
-	f = is_stdin ? stdin : fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		NP_ERR("topology file %s: %s", name, strerror(errno));
+	if (!is_stdin && (r = np_fopen_read(path, &f))) {
+		NP_ERR("topology file %s: %s", name,
+		       r == -EISDIR ? "is a directory" : strerror(-r));
 		return r;
-	}
-	if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		NP_ERR("topology file %s: is a directory", name);
-		return -EISDIR;
 	}
 	j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
 	if (!is_stdin)
