@@ -22,6 +22,31 @@
 #                         again (default 150)
 #   --boot-attempts N     default 3
 #   --quiet               print only the results
+#   --tcg-threads single|multi  qemu -accel tcg,thread=... (default single;
+#                         multi gives each vCPU a host thread: see
+#                         tests/vm/README.md "Timings and TCG threading")
+#   --mem MB              guest memory (default 2048), split over the nodes
+#   --disk MB             a blank raw virtio-blk disk of MB (/dev/vda in
+#                         the guest once virtio_blk is loaded)
+#   --hostfwd HP:GP       user-mode network (restrict=on: the guest reaches
+#                         nothing) with host 127.0.0.1:HP forwarded to guest
+#                         port GP (repeatable); a virtio-net device
+#   --ctl PATH            a third serial port (ttyS2 in the guest) as a unix
+#                         socket server at PATH on the host, for a host
+#                         program that talks with a scenario
+#   --module NAME         a kernel module of the guest kernel's package, with
+#                         its dependencies, into /usr/lib/modules (repeatable;
+#                         the guest loads it with modprobe)
+#   --file SRC:DEST       a file or directory for the guest (repeatable)
+#   --extra-pkgs LIST     Debian packages added to the base root (mkroot.sh
+#                         EXTRA_PKGS: a base of its own, cached by the list)
+#   --extra-skip LIST     packages left out of that closure (EXTRA_SKIP)
+#   --pin V:HOSTCPUS      run vCPU V's thread on these host CPUs only
+#                         (repeatable; with --tcg-threads multi)
+#   --pin-rest HOSTCPUS   every other qemu thread (the other vCPUs, the
+#                         main loop, I/O workers) on these host CPUs
+#   --log-name NAME       keep the logs as build/vm/NAME.log and
+#                         NAME.console.log (default last-sd-<topology>)
 # Logs: build/vm/last-sd-<topology>.log (the test channel, ttyS1) and
 # build/vm/last-sd-<topology>.console.log (kernel and systemd, ttyS0).
 set -euo pipefail
@@ -39,8 +64,9 @@ die() { echo "systemd/run.sh: $*" >&2; exit 2; }
 
 topo= scen=$HERE/scenarios hard_timeout=900 scen_timeout=300
 boot_timeout=${NP_VM_BOOT_TIMEOUT:-150} boot_attempts=${NP_VM_BOOT_ATTEMPTS:-3}
-only= quiet=0
-bins=()
+only= quiet=0 tcg_threads=single mem=2048 disk_mb=0 ctl= log_name=
+extra_pkgs= extra_skip=
+bins=() hostfwd=() modules=() files=() pins=() pin_rest=
 while (($#)); do
 	case $1 in
 	--topology) topo=${2:-}; shift 2 ;;
@@ -52,6 +78,18 @@ while (($#)); do
 	--boot-timeout) boot_timeout=${2:-}; shift 2 ;;
 	--boot-attempts) boot_attempts=${2:-}; shift 2 ;;
 	--quiet) quiet=1; shift ;;
+	--tcg-threads) tcg_threads=${2:-}; shift 2 ;;
+	--mem) mem=${2:-}; shift 2 ;;
+	--disk) disk_mb=${2:-}; shift 2 ;;
+	--hostfwd) hostfwd+=("${2:-}"); shift 2 ;;
+	--ctl) ctl=${2:-}; shift 2 ;;
+	--module) modules+=("${2:-}"); shift 2 ;;
+	--file) files+=("${2:-}"); shift 2 ;;
+	--extra-pkgs) extra_pkgs=${2:-}; shift 2 ;;
+	--extra-skip) extra_skip=${2:-}; shift 2 ;;
+	--log-name) log_name=${2:-}; shift 2 ;;
+	--pin) pins+=("${2:-}"); shift 2 ;;
+	--pin-rest) pin_rest=${2:-}; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "systemd/run.sh: unknown argument: $1" >&2; usage ;;
 	esac
@@ -60,15 +98,32 @@ for n in "$hard_timeout" "$scen_timeout" "$boot_timeout" "$boot_attempts"; do
 	[[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || die "timeouts and counts are positive integers"
 done
 [[ -d $scen ]] || die "--scenarios $scen: not a directory"
+[[ $tcg_threads == single || $tcg_threads == multi ]] || die "--tcg-threads wants single or multi"
+[[ $mem =~ ^[0-9]+$ && $mem -ge 256 ]] || die "--mem wants MB, at least 256"
+[[ $disk_mb =~ ^[0-9]+$ ]] || die "--disk wants MB"
+for f in "${hostfwd[@]}"; do
+	[[ $f =~ ^[0-9]+:[0-9]+$ ]] || die "--hostfwd wants HOSTPORT:GUESTPORT, not '$f'"
+done
+for f in "${files[@]}"; do
+	[[ $f == *:/* && -e ${f%%:*} ]] || die "--file wants SRC:/DEST with SRC existing, not '$f'"
+done
+[[ -z $log_name || $log_name =~ ^[A-Za-z0-9._-]+$ ]] || die "--log-name: letters, digits, . _ - only"
+for f in "${pins[@]}"; do
+	[[ $f =~ ^[0-9]+:[0-9,-]+$ ]] || die "--pin wants VCPU:HOSTCPUS, not '$f'"
+done
+[[ -z $pin_rest || $pin_rest =~ ^[0-9,-]+$ ]] || die "--pin-rest wants a host CPU list"
+if ((${#pins[@]})) && [[ $tcg_threads != multi ]]; then
+	die "--pin needs --tcg-threads multi (one thread per vCPU)"
+fi
 [[ -n $topo ]] || die "--topology is required (2node or 4node)"
 # shellcheck source=../topology.sh
 . "$VMHERE/topology.sh"
-np_vm_topology "$topo" || die "unknown topology '$topo' (2node or 4node)"
+np_vm_topology "$topo" "$mem" || die "unknown topology '$topo' (2node, 4node or 2node-2cpu)"
 
 "$VMHERE/deps.sh"
 kernel=$("$VMHERE/fetch-kernel.sh")
 [[ -f $kernel ]] || die "kernel $kernel not found"
-base=$("$HERE/mkroot.sh")
+base=$(EXTRA_PKGS=$extra_pkgs EXTRA_SKIP=$extra_skip "$HERE/mkroot.sh")
 
 mkdir -p "$VMDIR"
 run=$(mktemp -d "$VMDIR/sdrun-$topo.XXXXXX")
@@ -122,6 +177,31 @@ install -m 0644 "$VMHERE/lib.sh" "$HERE/sdlib.sh" "$st/sdtest/"
 cp -a "$scen"/. "$st/sdtest/scenarios/"
 # the OCI hook's install files (hooks.d JSON, crun snippet) for 80-containers
 if [[ -d $ROOT/tools/oci ]]; then cp -a "$ROOT/tools/oci" "$st/sdtest/oci"; fi
+for f in "${files[@]}"; do
+	mkdir -p "$st$(dirname "${f#*:}")"
+	cp -a "${f%%:*}" "$st${f#*:}"
+done
+# Kernel modules: each with what modules.dep says it needs, and depmod's
+# files, so that the guest's modprobe finds them.
+if ((${#modules[@]})); then
+	moddir=$(dirname "$kernel")/modules
+	[[ -f $moddir/modules.dep ]] || die "--module: no $moddir/modules.dep (fetch-kernel.sh makes it)"
+	krel=$(awk '{print $3}' "$(dirname "$kernel")/package")
+	dst=$st/usr/lib/modules/$krel
+	mkdir -p "$dst"
+	cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$dst/" 2>/dev/null || true
+	for m in "${modules[@]}"; do
+		re=${m//_/-}
+		re=${re//-/[-_]}
+		line=$(grep -E "(^|/)$re\.ko(\.[a-z]+)?:" "$moddir/modules.dep" | head -n1) ||
+			die "module $m not in $moddir/modules.dep"
+		for rel in ${line/:/}; do
+			mkdir -p "$dst/$(dirname "$rel")"
+			cp "$moddir/$rel" "$dst/$rel"
+		done
+	done
+	depmod -b "$st/usr" "$krel"
+fi
 # The kernel makes no missing parents: directories come too (the base's
 # bin, lib, ... are links, hence the usr/ paths above).
 (cd "$st" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort |
@@ -134,15 +214,56 @@ cmdline+=" np.topo=$topo np.nodes=$nnodes np.cpus=$ncpus np.smt=$smt"
 cmdline+=" np.nodecpus=$nodecpus_param np.dist=$dist np.timeout=$scen_timeout"
 [[ -n $only ]] && cmdline+=" np.only=$only"
 
+# pin_threads: qemu's threads where --pin and --pin-rest say (all of them
+# first, then each named vCPU thread, "CPU N/TCG"); threads made later
+# (I/O workers) inherit the main thread's set
+pin_threads() {
+	local q= i t f
+	for ((i = 0; i < 200; i++)); do
+		q=$(pgrep -P "$qpid" | head -n 1)
+		[[ -n $q ]] && break
+		sleep 0.05
+	done
+	[[ -n $q ]] || { echo "systemd/run.sh: --pin: no qemu process under $qpid" >&2; return 1; }
+	for ((i = 0; i < 200; i++)); do
+		grep -q "^CPU $((ncpus - 1))/TCG" /proc/"$q"/task/*/comm 2>/dev/null && break
+		sleep 0.05
+	done
+	if [[ -n $pin_rest ]]; then taskset -a -p -c "$pin_rest" "$q" >/dev/null; fi
+	for f in "${pins[@]}"; do
+		for t in /proc/"$q"/task/*; do
+			if [[ $(cat "$t/comm" 2>/dev/null) == "CPU ${f%%:*}/TCG" ]]; then
+				taskset -p -c "${f#*:}" "${t##*/}" >/dev/null
+			fi
+		done
+	done
+	return 0
+}
+
 # ---- boot -----------------------------------------------------------------------------
 res=$run/results.log
 con=$run/console.log
 # shellcheck disable=SC2054 # qemu's option syntax
-qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu Skylake-Server
-	-m 2048 -smp "$smp" "${numa[@]}"
+qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu Skylake-Server
+	-m "$mem" -smp "$smp" "${numa[@]}"
 	-kernel "$kernel" -initrd "$run/initrd.gz" -append "$cmdline" -no-reboot
 	-display none -monitor none -serial "file:$con" -serial "file:$res")
-echo "systemd/run.sh: booting $topo with systemd as PID 1 ($ncpus CPUs, $nnodes nodes), timeout ${hard_timeout}s" >&2
+[[ -n $ctl ]] && qemu+=(-serial "unix:$ctl,server=on,wait=off")
+# threads named after what they run ("CPU 1/TCG"), for --pin
+((${#pins[@]})) && qemu+=(-name "sdvm-$topo,debug-threads=on")
+if ((disk_mb)); then
+	truncate -s "${disk_mb}M" "$run/disk.img"
+	# cache=unsafe: the guest's flushes reach qemu's block layer (the guest
+	# sees an fsync'd virtio disk) without waiting for the host's disk
+	qemu+=(-drive "file=$run/disk.img,if=none,id=d0,format=raw,cache=unsafe"
+		-device virtio-blk-pci,drive=d0)
+fi
+if ((${#hostfwd[@]})); then
+	net=user,id=n0,restrict=on
+	for f in "${hostfwd[@]}"; do net+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f#*:}"; done
+	qemu+=(-netdev "$net" -device virtio-net-pci,netdev=n0)
+fi
+echo "systemd/run.sh: booting $topo with systemd as PID 1 ($ncpus CPUs, $nnodes nodes, tcg thread=$tcg_threads), timeout ${hard_timeout}s" >&2
 start=$(date +%s.%N)
 deadline=$(($(date +%s) + hard_timeout))
 attempt=0 stalled=0 qrc=0
@@ -154,6 +275,7 @@ while :; do
 	((remaining > 0)) || { qrc=124; break; }
 	timeout -k 10 "$remaining" "${qemu[@]}" </dev/null >"$run/qemu.out" 2>&1 &
 	qpid=$!
+	if ((${#pins[@]})) || [[ -n $pin_rest ]]; then pin_threads; fi
 	if ((!quiet)); then
 		tail -n +1 --pid="$qpid" -f "$res" | tr -d '\r' &
 		tpid=$!
@@ -184,9 +306,10 @@ while :; do
 	((attempt < boot_attempts)) || break
 done
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e - s}')
-clog=$VMDIR/last-sd-$topo.log
+log_name=${log_name:-last-sd-$topo}
+clog=$VMDIR/$log_name.log
 tr -d '\r' <"$res" >"$clog"
-tr -d '\r' <"$con" >"$VMDIR/last-sd-$topo.console.log"
+tr -d '\r' <"$con" >"$VMDIR/$log_name.console.log"
 
 # ---- report ---------------------------------------------------------------------------
 results=$(grep -E '^NP-RESULT [^ ]+ (PASS|FAIL|SKIP)' "$clog" || true)
