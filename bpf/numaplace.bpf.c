@@ -224,30 +224,45 @@ np_cpu_intrude_of(__u32 cpu, const struct np_bpf_owner *own, __u64 now)
 		ci->kthread_ns = 0;
 		ci->run_start_ns = 0;
 		ci->run_kind = NP_BPF_RUN_NONE;
+		ci->run_pid = 0;
 	}
 	return ci;
 }
 
-/* A switch on `cpu`, which `own` owns, to a task of run kind `kind`
- * (NP_BPF_RUN_NONE for idle and the owner's own): the foreign run that
- * ends here is added to its kind's time, and one of `kind` starts. */
+/*
+ * A switch on `cpu`, which `own` owns, from `prev` to `next`, a task of
+ * run kind `kind` (NP_BPF_RUN_NONE for idle and the owner's own): the
+ * foreign run that ends here is added to its kind's time, and one of
+ * `kind` starts. A run's time is the task's own se.sum_exec_runtime
+ * across it, the kernel's accounting of that task (put_prev_task has
+ * brought prev's up to date before the tracepoint), so that the sum is
+ * in the same terms as /proc/schedstat and cgroup cpu.stat: a wakeup that
+ * preempts charges the woken task from the wakeup's clock update, not
+ * from this switch (the scheduler skips a second clock update).
+ */
 static __always_inline void np_foreign_run(const struct np_bpf_owner *own,
-					   __u32 cpu, __u32 kind)
+					   __u32 cpu, struct task_struct *prev,
+					   struct task_struct *next, __u32 kind)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct np_bpf_cpu_intrude *ci = np_cpu_intrude_of(cpu, own, now);
+	struct np_bpf_cpu_intrude *ci =
+	    np_cpu_intrude_of(cpu, own, bpf_ktime_get_ns());
+	__u64 end;
 
 	if (!ci)
 		return;
-	if (ci->run_kind != NP_BPF_RUN_NONE && ci->run_start_ns &&
-	    now > ci->run_start_ns) {
-		if (ci->run_kind == NP_BPF_RUN_KTHREAD)
-			ci->kthread_ns += now - ci->run_start_ns;
-		else
-			ci->user_ns += now - ci->run_start_ns;
+	if (ci->run_kind != NP_BPF_RUN_NONE && ci->run_pid == (__u32)prev->pid) {
+		end = prev->se.sum_exec_runtime;
+		if (end > ci->run_start_ns) {
+			if (ci->run_kind == NP_BPF_RUN_KTHREAD)
+				ci->kthread_ns += end - ci->run_start_ns;
+			else
+				ci->user_ns += end - ci->run_start_ns;
+		}
 	}
 	ci->run_kind = kind;
-	ci->run_start_ns = kind != NP_BPF_RUN_NONE ? now : 0;
+	ci->run_pid = kind != NP_BPF_RUN_NONE ? (__u32)next->pid : 0;
+	ci->run_start_ns =
+	    kind != NP_BPF_RUN_NONE ? next->se.sum_exec_runtime : 0;
 }
 
 /* A violation sample, rate-limited per CPU per workload; the counters
@@ -404,7 +419,7 @@ int BPF_PROG(np_sched_switch, bool preempt, struct task_struct *prev,
 	if (next->pid == 0) {
 		/* idle: a foreign run on an owned CPU ends */
 		if (own)
-			np_foreign_run(own, cpu, NP_BPF_RUN_NONE);
+			np_foreign_run(own, cpu, prev, next, NP_BPF_RUN_NONE);
 		return 0;
 	}
 	pol = np_workload_of(next, &cg);
@@ -424,7 +439,7 @@ int BPF_PROG(np_sched_switch, bool preempt, struct task_struct *prev,
 		else
 			kind = NP_BPF_RUN_USER;
 	}
-	np_foreign_run(own, cpu, kind);
+	np_foreign_run(own, cpu, prev, next, kind);
 	return 0;
 }
 

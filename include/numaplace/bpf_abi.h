@@ -214,18 +214,22 @@ struct np_bpf_cpu_intrude {
 	__u64 softirq_ns;
 	__u64 hardirq_start_ns; /* in flight: entry time (0: none) */
 	__u64 softirq_start_ns;
-	/* Run time of tasks other than the owner's here, from the switch in
-	 * to the next switch on this CPU (bpf_ktime_get_ns): every run, with
-	 * no grace time and no settle window, so that it can be checked
-	 * against the kernel's own accounting (/proc/schedstat's rq_cpu_time
-	 * less the owner's cpu.stat usage; bench/outcome does). A run still
-	 * going is not in them yet, as it is not in rq_cpu_time. Best-effort
-	 * tasks on an LSR CPU (allowed there) are not counted. */
+	/* Run time of tasks other than the owner's here: for each run from a
+	 * switch in to the next switch on this CPU, the task's own
+	 * se.sum_exec_runtime across it (the kernel's accounting of the
+	 * task). Every run, with no grace time and no settle window, so that
+	 * it can be checked against the kernel's per-CPU accounting
+	 * (/proc/schedstat's rq_cpu_time less the owner's cpu.stat usage;
+	 * bench/outcome does). A run still going is not in them yet, as it is
+	 * not in rq_cpu_time. Best-effort tasks on an LSR CPU (allowed there)
+	 * are not counted. */
 	__u64 user_ns;
 	__u64 kthread_ns;
-	__u64 run_start_ns; /* the foreign run going on now (0: none) */
-	__u32 run_kind;     /* its kind: NP_BPF_RUN_USER or _KTHREAD */
-	__u32 pad2;
+	__u64 run_start_ns; /* the running foreign task's sum_exec_runtime
+			     * when it came in */
+	__u32 run_kind;     /* its kind: NP_BPF_RUN_USER or _KTHREAD (0:
+			     * none) */
+	__u32 run_pid;      /* its thread id */
 };
 
 /* np_bpf_cpu_intrude.run_kind */
