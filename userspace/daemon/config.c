@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplaced configuration: defaults, parsing, validation. */
 #include "numaplace/config.h"
+#include "basic/trust.h"
 #include "daemon/config_names.h"
 #include "daemon/metrics.h"
 #include "numaplace/export.h"
 #include "engine/json_util.h"
 
+#include "numaplace/cleanup.h"
 #include "numaplace/enforcer.h"
 #include "numaplace/quantity.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A configuration is a page or two; anything this long is not one. */
+#define NP_CONFIG_MAX_SIZE (1024 * 1024)
 
 void np_config_defaults(struct np_config *c)
 {
@@ -740,11 +745,17 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 int np_config_load(struct np_config *c, const char *path, char *err,
 		   size_t errlen)
 {
+	_cleanup_free_ char *text = NULL;
 	json_error_t jerr;
-	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	size_t len;
+	json_t *j;
 	int r;
 
-	if (!j) {
+	/* a configuration anyone but root may write could grant anything */
+	if ((r = np_trust_read("", path, NP_CONFIG_MAX_SIZE, &text, &len, err,
+			       errlen)))
+		return r == -EPERM ? r : -EINVAL; /* as a file not JSON */
+	if (!(j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr))) {
 		snprintf(err, errlen, "%s: line %d column %d: %s", path,
 			 jerr.line, jerr.column, jerr.text);
 		return -EINVAL;

@@ -7,13 +7,16 @@
 #include "daemon_internal.h"
 #include "basic/failpoint.h"
 #include "basic/fileio.h"
+#include "basic/trust.h"
 #include "daemon/ctl_server.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
+#include "numaplace/state_journal.h"
 #include "numaplace/strmap.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -124,6 +127,35 @@ static int same_place(const struct np_daemon *d, const json_t *origins,
 		       d->st.nworkloads, was, drv ? drv : "?",
 		       d->cfg.cgroup_parent, d->enf ? d->enf->ops->name : "?",
 		       drv ? drv : "?");
+}
+
+/* What numaplaced reads back from its state directory: the directory, the
+ * state and its journal (not read at --reset-state, which moves them
+ * aside), and the originals of host isolation and of the systemd units it
+ * confined, which it writes back to the system. Each must be trusted
+ * (basic/trust.h) before anything is read: -EPERM naming the file
+ * otherwise, and nothing is changed. A missing one is fine. */
+static int state_trusted(const struct np_daemon *d, unsigned flags,
+			 char *err, size_t errlen)
+{
+	static const char *const files[] = {NP_STATEFILE_NAME, NP_JOURNAL_NAME,
+					    NP_HOSTISO_FILE,
+					    "host-units.json"};
+	char path[NP_PATH_MAX + 64];
+	int r = np_trust_path("state directory", d->cfg.state_dir, err,
+			      errlen);
+
+	if (r == -ENOENT)
+		return 0; /* made at the first start */
+	for (size_t i = (flags & NP_DAEMON_RESET_STATE) ? 2 : 0;
+	     !r && i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir,
+			 files[i]);
+		if ((r = np_trust_path("state file", path, err, errlen)) ==
+		    -ENOENT)
+			r = 0;
+	}
+	return r;
 }
 
 /* The state file: allocations, and the daemon's part (spec origins,
@@ -252,7 +284,8 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 		return np_errf(err, errlen, -EINVAL,
 			       "config.cgroup_root: %.200s: %s",
 			       d->cfg.cgroup_root, strerror(errno));
-	if (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen)))
+	if ((r = state_trusted(d, flags, err, errlen)) ||
+	    (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen))))
 		return r;
 	if ((r = load_state(d, flags, err, errlen)))
 		return r;
