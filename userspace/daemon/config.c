@@ -50,6 +50,7 @@ void np_config_defaults(struct np_config *c)
 	c->defrag.max_moves = 2;
 	c->oci_hook.timeout_ms = 2000;
 	c->oci_hook.on_failure = NP_OCI_FAIL_OPEN;
+	np_oci_policy_defaults(&c->oci_hook.policy);
 	snprintf(c->oci_hook.log_file, sizeof(c->oci_hook.log_file),
 		 "/run/numaplace/oci-hook.log");
 	c->placement_files = true; /* run_dir: the socket's directory */
@@ -489,7 +490,7 @@ static int oci_hook_from_json(struct np_config *n, const json_t *j,
 			      char *err, size_t errlen)
 {
 	static const char *const keys[] = {"timeout_ms", "on_failure",
-					   "log_file", NULL};
+					   "log_file", "policy", NULL};
 	const json_t *o = json_object_get(j, "oci_hook"), *t;
 	const char *s;
 	int r;
@@ -516,7 +517,10 @@ static int oci_hook_from_json(struct np_config *n, const json_t *j,
 		return np_json_fail(err, errlen, "config.oci_hook",
 				    "on_failure",
 				    "\"%s\" is not fail-open or fail-closed", s);
-	if (r && r != -ENOENT)
+	if ((r && r != -ENOENT) ||
+	    (r = np_oci_policy_from_json(&n->oci_hook.policy,
+					 json_object_get(o, "policy"),
+					 "config.oci_hook.policy", err, errlen)))
 		return r;
 	return abs_path_in(o, "config.oci_hook", "log_file",
 			   n->oci_hook.log_file, sizeof(n->oci_hook.log_file),

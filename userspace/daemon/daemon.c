@@ -416,6 +416,12 @@ static void reload(struct np_daemon *d)
 		 c.metrics_listen);
 	d->cfg.export_ = c.export_; /* written anew by the next publish */
 	d->cfg.defrag = c.defrag;   /* auto and max_moves, at the next one */
+	/* who may ask for what: the next container admission, and the
+	 * host isolation of the next cycle */
+	d->cfg.oci_hook = c.oci_hook;
+	if (strcmp(c.socket_read_group, d->cfg.socket_read_group))
+		np_log(LOG_WARNING, "reload: socket_read_group takes effect at "
+				  "the next restart");
 	d->export_file[0].done = d->export_file[1].done = false;
 	d->metrics_retry_us = 0;
 	np_log(LOG_INFO, "configuration reloaded");

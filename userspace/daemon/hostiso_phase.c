@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
+static void isolated_cpus(struct np_daemon *d, np_cpuset *out)
 {
 	np_cpuset_zero(out);
 	if (d->cfg.host_isolation == NP_HOSTISO_OFF)
@@ -24,6 +24,10 @@ static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
 		const struct np_workload_alloc *a = &d->st.w[i];
 		if (d->cfg.host_isolation == NP_HOSTISO_PARTITION &&
 		    !a->req.partition)
+			continue;
+		/* a container whose rule of oci_hook.policy does not give
+		 * it host isolation keeps the host's IRQs and threads */
+		if (!np_daemon_container_hostiso(d, a))
 			continue;
 		for (int c = 0; c < a->ncontainers; c++)
 			if (a->c[c].exclusive)
