@@ -642,7 +642,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
 		"reconcile_full_scan_s", "run_dir",    "placement_files",
-		"be_suppress",	    "proc_stat_file",  NULL};
+		"be_suppress",	    "proc_stat_file",  "socket_read_group",
+		NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -730,6 +731,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	    (r = export_from_json(&n, j, err, errlen)) ||
 	    (r = defrag_from_json(&n, j, err, errlen)) ||
 	    (r = oci_hook_from_json(&n, j, err, errlen)) ||
+	    (r = np_config_read_group_from_json(&n, j, err, errlen)) ||
 	    (r = np_suppress_config_from_json(&n.be_suppress,
 					      json_object_get(j, "be_suppress"),
 					      "config.be_suppress", err,

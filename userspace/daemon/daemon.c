@@ -241,6 +241,32 @@ static int start_verify(struct np_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* config.socket_read_group: its gid (a name through NSS, or a number). */
+static int read_group(struct np_daemon *d, char *err, size_t errlen)
+{
+	const char *g = d->cfg.socket_read_group;
+	struct group gr, *res = NULL;
+	char buf[16384], *end;
+	unsigned long n;
+	int r;
+
+	if (!g[0])
+		return 0;
+	n = strtoul(g, &end, 10);
+	if (g[0] >= '0' && g[0] <= '9' && !*end && n < (gid_t)-1) {
+		d->read_gid = (gid_t)n;
+	} else if ((r = getgrnam_r(g, &gr, buf, sizeof(buf), &res)) || !res) {
+		return np_errf(err, errlen, -EINVAL,
+			       "config.socket_read_group: %s%s%s", g,
+			       r ? ": " : ": no such group",
+			       r ? strerror(r) : "");
+	} else {
+		d->read_gid = gr.gr_gid;
+	}
+	d->read_group = true;
+	return 0;
+}
+
 int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 			unsigned flags, struct np_enforcer *enf, char *err,
 			size_t errlen)
@@ -252,7 +278,8 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 	d->enf = enf;
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	d->failpoint_admit_saved = np_failpoint("admit-saved");
-	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
+	if ((r = np_config_load(&d->cfg, config_path, err, errlen)) ||
+	    (r = read_group(d, err, errlen)))
 		return r;
 	raise_nofile();
 	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen))) {
@@ -476,6 +503,18 @@ static void publish(struct np_daemon *d)
 	np_daemon_placement_files(d);
 }
 
+/* The control socket's limits: root may ask anything, the members of
+ * config.socket_read_group read only. */
+static struct np_ctl_limits ctl_limits(const struct np_daemon *d)
+{
+	struct np_ctl_limits lim = NP_CTL_SERVER_DEFAULT_LIMITS;
+
+	lim.read_group = d->read_group;
+	lim.read_gid = d->read_gid;
+	lim.read_ops = np_daemon_read_ops;
+	return lim;
+}
+
 int np_daemon_run(struct np_daemon *d)
 {
 	struct np_ctl_limits lim;
@@ -508,7 +547,7 @@ int np_daemon_run(struct np_daemon *d)
 		np_log(LOG_WARNING, "cannot watch %s: %s (specs are picked up "
 				  "each period)",
 		     d->cfg.spec_dir, strerror(errno));
-	lim = NP_CTL_SERVER_DEFAULT_LIMITS;
+	lim = ctl_limits(d);
 	if ((r = np_ctl_server_open(&d->ctl, d->cfg.socket_path, &lim,
 				    handle_request, d, err, sizeof(err)))) {
 		np_log(LOG_ERR, "%s", err);
