@@ -74,7 +74,8 @@ int np_trust_read(const char *what, const char *path, size_t max, char **out,
 
 	what = what ? what : "";
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+	/* O_NONBLOCK: a FIFO put there must not hold the caller in open() */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
 		return np_errno(err, errlen, -errno, "%s%s%.400s", what, sp,
 				path);
 	if (fstat(fd, &sb))
