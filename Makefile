@@ -224,6 +224,13 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 	$(Q)tests/export-host.sh $(BUILD)
 	$(Q)tests/containers-host.sh $(BUILD)
 
+# Trust boundaries (tests/trust-host.sh): hostile container requests on the
+# socket and through the OCI hook, the files numaplaced trusts, the socket's
+# read group, the shipped unit's exposure (systemd-analyze security).
+.PHONY: check-trust
+check-trust: all
+	$(Q)tests/trust-host.sh $(BUILD)
+
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
 .PHONY: check-badinput
@@ -257,7 +264,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-bpf check-clang check-asan fuzz check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-bpf check-clang check-asan fuzz check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 

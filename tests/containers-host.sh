@@ -26,8 +26,10 @@ sock=$tmp/np.sock
 setup "$tmp"
 # what is saved: state.json and its journal, byte for byte
 saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
-# host.slice is confined to the shared pool (as system.slice is on a node)
-sed -i 's|"metrics": {"listen": ""}|"metrics": {"listen": ""}, "shared_cgroups": ["host.slice", "other.slice"]|' "$tmp/np.json"
+# host.slice is confined to the shared pool (as system.slice is on a node);
+# this node lets its containers ask for any class (oci_hook.policy;
+# tests/trust-host.sh has the hostile ones)
+sed -i 's|"metrics": {"listen": ""}|"metrics": {"listen": ""}, "shared_cgroups": ["host.slice", "other.slice"], "oci_hook": {"policy": {"default": {"qos": ["LSE", "LSR", "LS", "BE"]}}}|' "$tmp/np.json"
 VG=()
 command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
@@ -60,9 +62,9 @@ stop() {
 	dpid=
 	return $rc
 }
-spec() { # NAME ID CGROUP QOS CPU
-	printf '{"name":"%s","qos":"%s","containers":[{"name":"main","cpu":"%s"}],"container":{"id":"%s","cgroup":"%s"}}' \
-		"$1" "$4" "$5" "$2" "$3" >"$tmp/$1.json"
+spec() { # NAME ID CGROUP QOS CPU: a container given CPU (its limit and request)
+	printf '{"name":"%s","qos":"%s","containers":[{"name":"main","cpu":"%s"}],"container":{"id":"%s","cgroup":"%s","limits":{"cpu":"%s"},"requests":{"cpu":"%s"}}}' \
+		"$1" "$4" "$5" "$2" "$3" "$5" "$5" >"$tmp/$1.json"
 }
 admit() { "$build/numaplace" admit -f "$tmp/$1.json" --socket "$sock"; }
 cpus() { cat "$cg/$1/cpuset.cpus" 2>/dev/null; }
@@ -173,14 +175,20 @@ if [ -z "$hookpid" ]; then
 	echo "skip the OCI hook cases: this shell is in the root cgroup and cannot make a group"
 else
 	mkcg "${hookcg#/}"
-	mkdir -p "$tmp/bundle"
-	printf '{"ociVersion":"1.0.2","linux":{"cgroupsPath":"%s"}}' "$hookcg" >"$tmp/bundle/config.json"
-	# the socket and cgroup root from numaplaced's config, the log in $tmp
-	jq --arg log "$tmp/hook.log" '.oci_hook = {"timeout_ms": 20000, "log_file": $log}' \
+	# a Guaranteed container of 2 CPUs (the kubelet's quota and shares),
+	# and one of 7 (more than the node's unreserved CPUs)
+	for n in 2 7; do
+		mkdir -p "$tmp/bundle$n"
+		printf '{"ociVersion":"1.0.2","linux":{"cgroupsPath":"%s","resources":{"cpu":{"quota":%d,"period":100000,"shares":%d}}}}' \
+			"$hookcg" $((n * 100000)) $((n * 1024)) >"$tmp/bundle$n/config.json"
+	done
+	# the socket, cgroup root and policy from numaplaced's config, the
+	# log in $tmp
+	jq --arg log "$tmp/hook.log" '.oci_hook += {"timeout_ms": 20000, "log_file": $log}' \
 		"$tmp/np.json" >"$tmp/hook.json"
-	ocistate() { # ID ANNOTATIONS
+	ocistate() { # ID ANNOTATIONS [CPUS]
 		printf '{"ociVersion":"1.0.2","id":"%s","pid":%d,"bundle":"%s","status":"created","annotations":%s}' \
-			"$1" "$hookpid" "$tmp/bundle" "$2"
+			"$1" "$hookpid" "$tmp/bundle${3:-2}" "$2"
 	}
 	lean=("$build/numaplace-oci-hook")
 	cli=("$build/numaplace" oci-hook)
@@ -196,7 +204,7 @@ else
 			jqs --arg id "$id" --arg cg "$hookcg" --arg n "oh-$h" \
 			'.workloads[] | select(.name == $n and .container_id == $id and .cgroup == $cg)' <<<"$(status)"
 		check "  the shared cgroup gave them up" waitfor host.slice 0,2-4,6-7
-		printf '{"ociVersion":"1.0.2","id":"%s","pid":null,"bundle":"%s","status":"stopped"}' "$id" "$tmp/bundle" >"$tmp/st.json"
+		printf '{"ociVersion":"1.0.2","id":"%s","pid":null,"bundle":"%s","status":"stopped"}' "$id" "$tmp/bundle2" >"$tmp/st.json"
 		"${hk[@]}" poststop -c "$tmp/hook.json" <"$tmp/st.json" >"$tmp/oh.out" 2>&1
 		check "$h hook poststop: exit 0, nothing said (exit $?: $(head -c 300 "$tmp/oh.out"))" \
 			test $? -eq 0 -a ! -s "$tmp/oh.out"
@@ -207,7 +215,7 @@ else
 	done
 	# fail-closed: rejected, exit 1, the reason said and logged, nothing changed
 	before=$(saved) cpus0=$(cpus "${hookcg#/}")
-	ocistate oh-closed '{"numaplace.io/qos":"LSE","numaplace.io/cpus":"7","numaplace.io/on-failure":"fail-closed"}' >"$tmp/st.json"
+	ocistate oh-closed '{"numaplace.io/qos":"LSE","numaplace.io/cpus":"7","numaplace.io/on-failure":"fail-closed"}' 7 >"$tmp/st.json"
 	for h in lean cli; do
 		declare -n hk=$h
 		"${hk[@]}" createRuntime -c "$tmp/hook.json" <"$tmp/st.json" >"$tmp/oh-$h.out" 2>&1

@@ -15,6 +15,7 @@
 #include "numaplace/error.h"
 #include "numaplace/ctl.h"
 #include "numaplace/oci.h"
+#include "numaplace/oci_policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -328,6 +329,69 @@ static int admit(struct hook *h, const struct np_oci_request *rq)
 	return hook_fail(h, why, "numaplaced still places it");
 }
 
+/* oci_hook.policy and the container's resources, checked before
+ * numaplaced is asked (numaplaced checks them again, with the CPUs each
+ * rule's containers hold: this is the early, friendlier refusal). 0, or
+ * -EPERM with why. */
+static int policy_check(const struct hook *h, const struct np_oci_request *rq,
+			char *why, size_t len)
+{
+	const struct np_oci_policy *p = &h->cfg.oci_hook.policy;
+	struct np_workload_req w = {0};
+	struct np_oci_bounds b;
+	int r;
+
+	if (!(r = np_workload_req_from_json(&w, rq->spec, "spec", why, len))) {
+		np_oci_bounds_of(&b, &w, "config.json linux.resources");
+		r = np_oci_policy_check(
+		    p, np_oci_policy_match(p, w.container_ns, h->cgroup), &w,
+		    &b, h->cfg.policy.cpu_policy == NP_CPU_POLICY_STATIC, 0,
+		    why, len);
+	}
+	np_workload_req_free(&w);
+	return r;
+}
+
+/* Refused by the policy before numaplaced was asked: as a rejection (in
+ * fail-open the container is admitted on what its resources give). */
+static int refused(struct hook *h, const struct np_oci_request *rq,
+		   const char *reason)
+{
+	char why[1400], note[1400] = "";
+
+	snprintf(why, sizeof(why), "%s rejected (resource policy): %s",
+		 rq->name, reason);
+	if (h->mode == NP_OCI_FAIL_OPEN)
+		admit_shared(h, rq->spec, note, sizeof(note));
+	return hook_fail(h, why, note[0] ? note : NULL);
+}
+
+/* numaplace.io/isolation "partition" under a rule that does not allow it:
+ * refused by the rule before the spec is made (a container workload can
+ * never be a partition, which the spec says, but the rule says it first
+ * and the container's on-failure applies). 0, or -EPERM with why. */
+static int partition_check(const struct hook *h, const char *cgroup,
+			   char *why, size_t len)
+{
+	const char *iso =
+	    np_oci_annotation(&h->st, &h->oc, "numaplace.io/isolation");
+	const struct np_oci_policy *p = &h->cfg.oci_hook.policy;
+	char rn[320];
+	int i;
+
+	if (!iso || strcmp(iso, "partition"))
+		return 0;
+	i = np_oci_policy_match(p, np_oci_namespace(&h->st, &h->oc), cgroup);
+	if (np_oci_policy_rule(p, i)->partition)
+		return 0;
+	np_oci_rule_name(p, i, rn, sizeof(rn));
+	return np_errf(why, len, -EPERM,
+		       "%s rejected (resource policy): %s: isolation "
+		       "\"partition\" is not allowed for this container "
+		       "(numaplace.io/isolation)",
+		       h->st.id, rn);
+}
+
 /* createRuntime / prestart after the state is read. */
 static int place(struct hook *h)
 {
@@ -352,8 +416,14 @@ static int place(struct hook *h)
 		h->mode = h->cfg.oci_hook.on_failure;
 	if ((r && r != -ENOENT) ||
 	    (h->oc.cgroups_path[0] &&
-	     np_oci_cgroups_path(h->oc.cgroups_path, &exp, err, sizeof(err))) ||
-	    np_oci_request_build(&rq, &h->st, &h->oc,
+	     np_oci_cgroups_path(h->oc.cgroups_path, &exp, err, sizeof(err)))) {
+		fprintf(stderr, CMD ": %s: %s\n", h->st.id, err);
+		return NP_EXIT_USAGE;
+	}
+	if (partition_check(h, h->oc.cgroups_path[0] ? exp.path : NULL, err,
+			    sizeof(err)))
+		return hook_fail(h, err, NULL);
+	if (np_oci_request_build(&rq, &h->st, &h->oc,
 				 h->oc.cgroups_path[0] ? exp.path : NULL, err,
 				 sizeof(err))) {
 		fprintf(stderr, CMD ": %s: %s\n", h->st.id, err);
@@ -365,6 +435,11 @@ static int place(struct hook *h)
 		rc = hook_fail(h, err, NULL);
 	} else if (np_oci_request_set_cgroup(&rq, h->cgroup)) {
 		rc = hook_fail(h, "out of memory", NULL);
+	} else if ((r = policy_check(h, &rq, err, sizeof(err))) == -EPERM) {
+		rc = refused(h, &rq, err);
+	} else if (r) {
+		fprintf(stderr, CMD ": %s: %s\n", h->st.id, err);
+		rc = NP_EXIT_USAGE;
 	} else {
 		rc = admit(h, &rq);
 	}

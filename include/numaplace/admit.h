@@ -90,6 +90,22 @@ struct np_container_req {
 	bool init, restartable;
 };
 
+/*
+ * What the runtime was given for an OCI container ("container": {"limits":
+ * {"cpu", "memory", "hugepages-<size>"}, "requests": {"cpu"}}): its
+ * config.json's linux.resources in the kubelet's encoding, as numaplace
+ * oci-hook reads them. Not what the pod's annotations ask: what bounds it
+ * (numaplace/oci_policy.h).
+ */
+struct np_container_res {
+	int64_t cpu_limit;    /* millicores, -1: none */
+	int64_t cpu_request;  /* millicores, -1: none */
+	int64_t memory_limit; /* bytes, -1: none */
+	int nhuge;            /* hugepage sizes with a limit */
+	uint64_t huge_size_kb[NP_MAX_HUGEPAGE_SIZES];
+	uint64_t huge_limit[NP_MAX_HUGEPAGE_SIZES]; /* bytes */
+};
+
 struct np_workload_req {
 	char name[NP_NAME_MAX];
 	/* Heap string owned by the request, < NP_PATH_MAX bytes (set by
@@ -104,6 +120,12 @@ struct np_workload_req {
 	 * container's own cgroup from the hierarchy root ("/np/ctr1"), the
 	 * runtime's: never created or removed by numaplace. */
 	char *container_id;
+	/* The container's Kubernetes namespace ("container.namespace", from
+	 * io.kubernetes.pod.namespace) and what its runtime gave it
+	 * ("container.limits", "container.requests"): heap, NULL when not
+	 * given. */
+	char *container_ns;
+	struct np_container_res *container_res;
 	enum np_qos qos;
 	int ncontainers;
 	/* ncontainers entries on the heap, owned by the request (or by the

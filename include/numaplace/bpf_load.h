@@ -57,18 +57,19 @@ int np_bpf_poll_events(struct np_bpf_loader *l, np_bpf_event_cb cb, void *ctx);
 int np_bpf_prog_stats(const struct np_bpf_loader *l, const char *name,
 		      uint64_t *run_ns, uint64_t *run_cnt);
 
-/* A loaded program by name and kernel id (another thread can read its
- * run_cnt/run_time_ns through the id, whatever happens to the loader). */
+/* A loaded program by name and kernel id, with its run_time_ns / run_cnt
+ * when listed: a copy another thread can read whatever happens to the
+ * loader (reading them there by id would take CAP_SYS_ADMIN, which the
+ * confined unit does not give). */
 struct np_bpf_prog_ref {
 	char name[64];
 	uint32_t id;
+	uint64_t run_ns, run_cnt;
 };
 
-/* The loaded programs, up to max; their number. */
+/* The loaded programs, up to max, and their run stats now; their number. */
 int np_bpf_prog_list(const struct np_bpf_loader *l, struct np_bpf_prog_ref *out,
 		     int max);
-/* run_time_ns / run_cnt of a program by its kernel id. */
-int np_bpf_prog_stats_by_id(uint32_t id, uint64_t *run_ns, uint64_t *run_cnt);
 
 /* Update np_info (signals, daemon pid, parent, times). */
 int np_bpf_info_update(struct np_bpf_loader *l, uint32_t daemon_pid);

@@ -6,6 +6,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/be_suppress.h"
 #include "numaplace/oci.h"
+#include "numaplace/oci_policy.h"
 
 #define NP_CONFIG_DEFAULT_PATH "/etc/numaplace/numaplace.json"
 #define NP_MAX_SHARED_CGROUPS 16
@@ -104,7 +105,15 @@ struct np_config {
 		unsigned timeout_ms;
 		enum np_oci_failure on_failure;
 		char log_file[NP_PATH_MAX];
+		/* "policy": who may ask for what (numaplace/oci_policy.h),
+		 * applied by numaplaced to every container admission and
+		 * by the hook before it asks; SIGHUP applies it */
+		struct np_oci_policy policy;
 	} oci_hook;
+	/* "socket_read_group": a group (name or number) whose members may
+	 * read through the control socket (status, events, export,
+	 * explain); "" = root only. Resolved when the socket is made. */
+	char socket_read_group[33];
 	/* "run_dir" (default /run/numaplace): each admitted workload's
 	 * placement is in RUN_DIR/workloads/NAME.json, replaced atomically
 	 * when it changes and removed on release; "placement_files": false

@@ -17,6 +17,7 @@
 #include "numaplace/strmap.h"
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define NP_MAX_REJECTIONS 16
@@ -203,6 +204,12 @@ struct np_daemon {
 	bool quiet_ok;
 	uint64_t quiet_saves, quiet_errors;
 	unsigned long spec_scan; /* scans of the spec directory so far */
+	/* config.socket_read_group resolved: its members may read */
+	bool read_group;
+	gid_t read_gid;
+	/* why the spec directory is not trusted (logged when it changes;
+	 * "" = it is) */
+	char spec_dir_refused[1024];
 	/* test only: NUMAPLACED_FAILPOINT=admit-saved exits (code 86) right
 	 * after an admission is saved, before its cgroup is created */
 	bool failpoint_admit_saved;

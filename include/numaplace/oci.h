@@ -63,13 +63,19 @@ struct np_oci_config {
 	int64_t limit_milli;   /* cpu.quota*1000/period (rounded up), -1 none */
 	int64_t request_milli; /* from cpu.shares (kubelet encoding), -1 none */
 	int64_t memory;        /* memory.limit in bytes, -1 none */
+	/* hugepageLimits: the limit in bytes of each page size given */
+	int nhuge;
+	uint64_t huge_size_kb[NP_MAX_HUGEPAGE_SIZES];
+	uint64_t huge_limit[NP_MAX_HUGEPAGE_SIZES];
 	json_t *annotations;   /* an object of strings, owned, never NULL */
 };
 
 /*
  * config.json: linux.cgroupsPath, linux.resources.cpu {shares, quota,
- * period, cpus}, linux.resources.memory.limit, annotations. A quota <= 0
- * or a memory limit <= 0 is no limit; period defaults to 100000 us.
+ * period, cpus}, linux.resources.memory.limit, linux.resources.
+ * hugepageLimits [{"pageSize": "2MB", "limit": BYTES}], annotations. A
+ * quota <= 0 or a memory limit <= 0 is no limit; period defaults to
+ * 100000 us.
  * Shares are the kubelet's encoding of the request (shares = milliCPU *
  * 1024 / 1000, at least 2): the request is ceil(shares * 1000 / 1024),
  * which inverts it exactly; shares <= 2 is no request (0). 0 or -EINVAL
@@ -122,6 +128,15 @@ int np_oci_failure_annotation(const struct np_oci_state *st,
 			      enum np_oci_failure *out, char *err,
 			      size_t errlen);
 
+/* An annotation's value (the state's, else config.json's), NULL when
+ * absent; the pod's namespace: io.kubernetes.pod.namespace (CRI-O), else
+ * io.kubernetes.cri.sandbox-namespace (containerd), as the runtime set
+ * them. */
+const char *np_oci_annotation(const struct np_oci_state *st,
+			      const struct np_oci_config *c, const char *key);
+const char *np_oci_namespace(const struct np_oci_state *st,
+			     const struct np_oci_config *c);
+
 struct np_oci_request {
 	json_t *spec; /* the workload spec, "container" included */
 	char name[NP_NAME_MAX];
@@ -145,6 +160,12 @@ struct np_oci_request {
  *   scheduling.koordinator.sh/resource-spec (a JSON object of
  *   preferredCPUBindPolicy, requiredCPUBindPolicy,
  *   preferredCPUExclusivePolicy) becomes resourceSpec.
+ * - "container" gets the resources as "limits" (cpu, memory,
+ *   hugepages-<size>) and "requests" (cpu), and the pod's namespace
+ *   (io.kubernetes.pod.namespace, else containerd's
+ *   io.kubernetes.cri.sandbox-namespace) as "namespace": what bounds the
+ *   annotations (numaplace/oci_policy.h, checked by the hook and again
+ *   by numaplaced).
  * An unknown numaplace.io/ key, a value over NP_OCI_ANNOTATION_MAX
  * bytes, or a bad value is refused naming the annotation. cgroup (the
  * container's, from the root) may be NULL: the spec is checked with
@@ -159,8 +180,10 @@ int np_oci_request_build(struct np_oci_request *rq,
 int np_oci_request_set_cgroup(struct np_oci_request *rq, const char *cgroup);
 void np_oci_request_free(struct np_oci_request *rq);
 
-/* The same workload as LS (the shared pool, the same CPU request; no
- * isolation or resourceSpec): what fail-open asks after a rejection. */
+/* The same workload as LS on what its resources give (the shared pool;
+ * the CPU request and memory limit of its "container", nothing an
+ * annotation chose; no isolation or resourceSpec): what fail-open asks
+ * after a rejection. */
 json_t *np_oci_shared_spec(const json_t *spec);
 
 struct np_oci_decision {

@@ -171,6 +171,40 @@ static void test_partition_mode(void **state)
 	assert_true(save_exists(x));
 }
 
+#define ADMIT_CTR(name, ns)                                                    \
+	"{\"op\": \"admit\", \"spec\": {\"name\": \"" name "\", \"qos\": "     \
+	"\"LSE\", \"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}], "     \
+	"\"container\": {\"id\": \"" name "\", \"cgroup\": \"/np/" name "\", "   \
+	"\"namespace\": \"" ns "\", \"limits\": {\"cpu\": \"2\"}, "            \
+	"\"requests\": {\"cpu\": \"2\"}}}}"
+
+/* "exclusive" and containers (oci_hook.policy): a container whose rule
+ * says host_isolation false keeps the host's IRQs and workqueues on its
+ * CPUs; one whose rule says true gets them moved, as a spec's would. */
+static void test_container_rule(void **state)
+{
+	struct fx *x = *state;
+	struct np_oci_policy *p = &x->fd.d.cfg.oci_hook.policy;
+
+	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
+	p->def.qos |= 1u << NP_QOS_LSE; /* host_isolation false */
+	p->nrules = 1;
+	p->rule[0] = p->def;
+	snprintf(p->rule[0].ns, sizeof(p->rule[0].ns), "iso");
+	p->rule[0].host_isolation = true;
+	fake_cg(x->fd.f, 'm', "/np/c1", true)->exists = true;
+	fake_cg(x->fd.f, 'm', "/np/c2", true)->exists = true;
+	request(x, ADMIT_CTR("c1", "web"));
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_originals(x);
+	assert_false(save_exists(x));
+	request(x, ADMIT_CTR("c2", "iso"));
+	/* c2 has 2,6 (c1 has 1,5): only c2's CPUs are isolated */
+	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-1,3-5,7");
+	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+			    "bb");
+}
+
 /* "off": nothing, whatever the workloads. */
 static void test_off(void **state)
 {
@@ -221,6 +255,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_partition_mode, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_container_rule, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fake_without_root, setup,
 						teardown),

@@ -556,13 +556,71 @@ static void test_spec_name_and_shared(void **unused)
 			    "/np/ctr1/container");
 	ls = np_oci_shared_spec(rq.spec);
 	assert_string_equal(str(ls, "qos"), "LS");
-	assert_string_equal(str(ctr0(ls), "cpu"), "2");
+	/* the annotation's 2 CPUs are not what the resources give (none) */
+	assert_string_equal(str(ctr0(ls), "cpu"), "(none)");
 	assert_string_equal(str(json_object_get(ls, "container"), "id"), "ctr1");
 	assert_string_equal(str(rq.spec, "qos"), "LSE");
 	json_decref(ls);
 	np_oci_request_free(&rq);
 	np_oci_config_free(&c);
 	np_oci_state_free(&st);
+}
+
+/* "container" carries what bounds the annotations: the resources as
+ * limits and requests, the pod's namespace; the fail-open spec asks what
+ * the resources give, not what the annotations asked. */
+static void test_spec_container_resources(void **unused)
+{
+	const char *ann = "{\"numaplace.io/qos\":\"LSE\",\"numaplace.io/cpus\":"
+			  "\"6\",\"numaplace.io/memory\":\"64Gi\","
+			  "\"io.kubernetes.pod.namespace\":\"team-a\"}";
+	json_t *j, *ctr, *ls;
+	(void)unused;
+
+	/* 0.1 CPU (quota 10000 / period 100000, shares 102), 1Gi, 2Mi pages:
+	 * the issue's example */
+	j = spec_ok(ann, "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":10000,"
+			 "\"period\":100000,\"shares\":102},\"memory\":{"
+			 "\"limit\":1073741824},\"hugepageLimits\":[{"
+			 "\"pageSize\":\"2MB\",\"limit\":4194304},{"
+			 "\"pageSize\":\"1GB\",\"limit\":0}]}}}");
+	ctr = json_object_get(j, "container");
+	assert_string_equal(str(ctr, "namespace"), "team-a");
+	assert_string_equal(str(json_object_get(ctr, "limits"), "cpu"), "100m");
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(ctr, "limits"), "memory")),
+			 1073741824);
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(ctr, "limits"), "hugepages-2Mi")),
+			 4194304);
+	/* a size the kubelet did not grant: a limit of 0, kept */
+	assert_non_null(json_object_get(json_object_get(ctr, "limits"),
+					"hugepages-1Gi"));
+	assert_string_equal(str(json_object_get(ctr, "requests"), "cpu"),
+			    "100m");
+	/* what the annotations asked is in the spec (numaplaced bounds it) */
+	assert_string_equal(str(ctr0(j), "cpu"), "6");
+	ls = np_oci_shared_spec(j);
+	assert_string_equal(str(ctr0(ls), "cpu"), "100m");
+	assert_int_equal(json_integer_value(json_object_get(ctr0(ls), "memory")),
+			 1073741824);
+	json_decref(ls);
+	json_decref(j);
+	/* no resources, containerd's namespace annotation */
+	j = spec_ok("{\"io.kubernetes.cri.sandbox-namespace\":\"kube-system\"}",
+		    "{}");
+	ctr = json_object_get(j, "container");
+	assert_string_equal(str(ctr, "namespace"), "kube-system");
+	assert_int_equal(json_object_size(json_object_get(ctr, "limits")), 0);
+	assert_int_equal(json_object_size(json_object_get(ctr, "requests")), 0);
+	json_decref(j);
+	/* a namespace that is not one is refused, naming the field */
+	bad_spec("{\"io.kubernetes.pod.namespace\":\"Team_A\"}", "{}",
+		 "spec.container.namespace: \"Team_A\" is not a Kubernetes "
+		 "namespace");
+	bad_config("{\"linux\":{\"resources\":{\"hugepageLimits\":[{"
+		   "\"pageSize\":\"2XB\",\"limit\":1}]}}}",
+		   "config.json: linux.resources.hugepageLimits[0]: expected");
 }
 
 static void test_failure_mode(void **unused)
@@ -814,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_spec_annotations_bad),
 		cmocka_unit_test(test_spec_koordinator),
 		cmocka_unit_test(test_spec_name_and_shared),
+		cmocka_unit_test(test_spec_container_resources),
 		cmocka_unit_test(test_failure_mode),
 		cmocka_unit_test(test_cgroups_path),
 		cmocka_unit_test(test_proc_cgroup),

@@ -129,7 +129,8 @@ static int replace_at(int dirfd, const char *name, const void *data,
 				       O_NOFOLLOW, mode);
 	if (fd < 0)
 		return -errno;
-	r = np_write_all(fd, data, len);
+	/* the mode asked, whatever the umask (the unit's is 0077) */
+	r = fchmod(fd, mode) ? -errno : np_write_all(fd, data, len);
 	if (r == 0 && durable && fsync(fd))
 		r = -errno;
 	if (close(fd) && r == 0)

@@ -43,6 +43,7 @@ int np_write_all(int fd, const void *buf, size_t len);
  * Replace name in dirfd with data atomically: write "name.tmp", fsync it,
  * rename it over name, fsync the directory. After 0 the new content is
  * durable; on an error the old file is untouched (and no .tmp is left).
+ * The file has mode exactly, whatever the umask.
  */
 int np_write_atomic_at(int dirfd, const char *name, const void *data,
 		       size_t len, mode_t mode);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplaced configuration: defaults, parsing, validation. */
 #include "numaplace/config.h"
+#include "basic/trust.h"
 #include "daemon/config_names.h"
 #include "daemon/metrics.h"
 #include "numaplace/export.h"
 #include "engine/json_util.h"
 
+#include "numaplace/cleanup.h"
 #include "numaplace/enforcer.h"
 #include "numaplace/quantity.h"
 #include "numaplace/error.h"
@@ -14,6 +16,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A configuration is a page or two; anything this long is not one. */
+#define NP_CONFIG_MAX_SIZE (1024 * 1024)
 
 void np_config_defaults(struct np_config *c)
 {
@@ -47,6 +52,7 @@ void np_config_defaults(struct np_config *c)
 	c->defrag.max_moves = 2;
 	c->oci_hook.timeout_ms = 2000;
 	c->oci_hook.on_failure = NP_OCI_FAIL_OPEN;
+	np_oci_policy_defaults(&c->oci_hook.policy);
 	snprintf(c->oci_hook.log_file, sizeof(c->oci_hook.log_file),
 		 "/run/numaplace/oci-hook.log");
 	c->placement_files = true; /* run_dir: the socket's directory */
@@ -486,7 +492,7 @@ static int oci_hook_from_json(struct np_config *n, const json_t *j,
 			      char *err, size_t errlen)
 {
 	static const char *const keys[] = {"timeout_ms", "on_failure",
-					   "log_file", NULL};
+					   "log_file", "policy", NULL};
 	const json_t *o = json_object_get(j, "oci_hook"), *t;
 	const char *s;
 	int r;
@@ -513,7 +519,10 @@ static int oci_hook_from_json(struct np_config *n, const json_t *j,
 		return np_json_fail(err, errlen, "config.oci_hook",
 				    "on_failure",
 				    "\"%s\" is not fail-open or fail-closed", s);
-	if (r && r != -ENOENT)
+	if ((r && r != -ENOENT) ||
+	    (r = np_oci_policy_from_json(&n->oci_hook.policy,
+					 json_object_get(o, "policy"),
+					 "config.oci_hook.policy", err, errlen)))
 		return r;
 	return abs_path_in(o, "config.oci_hook", "log_file",
 			   n->oci_hook.log_file, sizeof(n->oci_hook.log_file),
@@ -635,7 +644,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"on_cpu_offline",   "cpu_online_file", "metrics",
 		"export",	    "defrag",	       "oci_hook",
 		"reconcile_full_scan_s", "run_dir",    "placement_files",
-		"be_suppress",	    "proc_stat_file",  NULL};
+		"be_suppress",	    "proc_stat_file",  "socket_read_group",
+		NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -723,6 +733,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 	    (r = export_from_json(&n, j, err, errlen)) ||
 	    (r = defrag_from_json(&n, j, err, errlen)) ||
 	    (r = oci_hook_from_json(&n, j, err, errlen)) ||
+	    (r = np_config_read_group_from_json(&n, j, err, errlen)) ||
 	    (r = np_suppress_config_from_json(&n.be_suppress,
 					      json_object_get(j, "be_suppress"),
 					      "config.be_suppress", err,
@@ -742,19 +753,17 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 int np_config_load(struct np_config *c, const char *path, char *err,
 		   size_t errlen)
 {
+	_cleanup_free_ char *text = NULL;
 	json_error_t jerr;
+	size_t len;
 	json_t *j;
-	FILE *f;
-	int r = np_fopen_read(path, &f);
+	int r;
 
-	if (r)
-		return np_errf(err, errlen, -EINVAL,
-			       "%s: %s", np_echo(path),
-			       r == -EISDIR ? "is a directory, not a file"
-					    : strerror(-r));
-	j = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-	fclose(f);
-	if (!j) {
+	/* a configuration anyone but root may write could grant anything */
+	if ((r = np_trust_read("", path, NP_CONFIG_MAX_SIZE, &text, &len, err,
+			       errlen)))
+		return r == -EPERM ? r : -EINVAL; /* as a file not JSON */
+	if (!(j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr))) {
 		snprintf(err, errlen, "%s: line %d column %d: %s",
 			 np_echo(path), jerr.line, jerr.column, jerr.text);
 		return -EINVAL;

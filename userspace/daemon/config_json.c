@@ -58,10 +58,13 @@ json_t *np_config_to_json(const struct np_config *c)
 					   c->defrag.max_moves)) ||
 	     json_object_set_new(
 		     out, "oci_hook",
-		     json_pack("{s:i,s:s,s:s}", "timeout_ms",
+		     json_pack("{s:i,s:s,s:s,s:o}", "timeout_ms",
 			       (int)c->oci_hook.timeout_ms, "on_failure",
 			       np_oci_failure_name(c->oci_hook.on_failure),
-			       "log_file", c->oci_hook.log_file)) ||
+			       "log_file", c->oci_hook.log_file, "policy",
+			       np_oci_policy_to_json(&c->oci_hook.policy))) ||
+	     json_object_set_new(out, "socket_read_group",
+				 json_string(c->socket_read_group)) ||
 	     json_object_set_new(out, "reconcile_full_scan_s",
 				 json_real(c->full_scan_ms / 1000.0)) ||
 	     json_object_set_new(out, "run_dir", json_string(c->run_dir)) ||

@@ -59,6 +59,7 @@ struct conn {
 	bool rd_eof;	   /* the peer shut down its sending side */
 	bool closing;	   /* close once the output is written */
 	bool backlog;	   /* complete lines left after its batch */
+	bool read_only;	   /* served for lim.read_gid: lim.read_ops only */
 };
 
 struct np_ctl_server {
@@ -196,6 +197,51 @@ static int queue_response(struct conn *c, json_t *resp)
 	return 0;
 }
 
+/* May a read-only peer ask req (an op of lim.read_ops)? */
+static bool read_op(const struct np_ctl_server *s, const json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	for (int i = 0; op && s->lim.read_ops && s->lim.read_ops[i]; i++)
+		if (!strcmp(op, s->lim.read_ops[i]))
+			return true;
+	return false;
+}
+
+static json_t *read_only_error(const struct np_ctl_server *s,
+			       const json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	char ops[256] = "";
+
+	for (int i = 0; s->lim.read_ops && s->lim.read_ops[i]; i++)
+		snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops), "%s%s",
+			 i ? ", " : "", s->lim.read_ops[i]);
+	return np_ctl_error("permission denied: %s%.64s%s is not a read; "
+			    "group %u may only read (%s)",
+			    op ? "\"" : "", op ? op : "a request without op",
+			    op ? "\"" : "", (unsigned)s->lim.read_gid, ops);
+}
+
+/* Is the peer of fd (primary group gid) in lim.read_gid? */
+static bool in_read_group(const struct np_ctl_server *s, int fd, gid_t gid)
+{
+	gid_t groups[1024];
+	socklen_t len = sizeof(groups);
+
+	if (!s->lim.read_group)
+		return false;
+	if (gid == s->lim.read_gid)
+		return true;
+	/* more than 1024 groups: ERANGE, not in it */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == s->lim.read_gid)
+			return true;
+	return false;
+}
+
 /* Answer one request line (without its '\n'). */
 static void handle_line(struct np_ctl_server *s, struct conn *c,
 			const char *line, size_t len)
@@ -224,6 +270,8 @@ static void handle_line(struct np_ctl_server *s, struct conn *c,
 	if (!req)
 		resp = np_ctl_error("request: invalid JSON at column %d: %s",
 				    jerr.column, jerr.text);
+	else if (c->read_only && !read_op(s, req))
+		resp = read_only_error(s, req);
 	else
 		resp = s->h(s->ctx, req);
 answer:
@@ -421,14 +469,29 @@ static void conn_add(struct np_ctl_server *s, int fd)
 	s->conns = c;
 	s->nconns++;
 	update_listen(s);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) ||
-	    cred.uid != s->lim.allow_uid) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
+		cred.uid = (uid_t)-1;
+	} else if (cred.uid != s->lim.allow_uid &&
+		   in_read_group(s, fd, cred.gid)) {
+		c->read_only = true;
+	} else if (cred.uid != s->lim.allow_uid) {
 		np_log(LOG_WARNING,
 		       "refused control request from uid %u pid %d",
 		       (unsigned)cred.uid, (int)cred.pid);
-		conn_fail(c, np_ctl_error("permission denied: numaplaced "
-					  "accepts requests from root only"));
+		if (s->lim.read_group)
+			conn_fail(c, np_ctl_error(
+					 "permission denied: numaplaced accepts "
+					 "requests from root only, and reads "
+					 "from group %u",
+					 (unsigned)s->lim.read_gid));
+		else
+			conn_fail(c, np_ctl_error("permission denied: numaplaced "
+						  "accepts requests from root "
+						  "only"));
 	}
+	if (cred.uid == (uid_t)-1)
+		conn_fail(c, np_ctl_error("permission denied: the peer's "
+					  "credentials cannot be read"));
 	conn_run(s, c);
 }
 
@@ -540,7 +603,7 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if ((r = np_mkdir_p(dir, 0700)))
+		if ((r = np_mkdir_p(dir, lim->read_group ? 0755 : 0700)))
 			return np_errno(err, errlen, r, "socket directory %s",
 					dir);
 	}
@@ -559,7 +622,9 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	}
 	unlink(a.sun_path);
 	if (bind(s->lfd, (struct sockaddr *)&a, sizeof(a)) ||
-	    chmod(a.sun_path, 0600) || listen(s->lfd, 128)) {
+	    (lim->read_group && chown(a.sun_path, (uid_t)-1, lim->read_gid)) ||
+	    chmod(a.sun_path, lim->read_group ? 0660 : 0600) ||
+	    listen(s->lfd, 128)) {
 		r = np_errno(err, errlen, -errno, "control socket %s", path);
 		goto fail;
 	}

@@ -13,9 +13,14 @@
  * a time; it returns the response object (a new reference).
  *
  * What clients get besides the handler's answers ({"ok":false,"error":..}):
- *   - a peer whose uid is not lim.allow_uid: "permission denied: numaplaced
- *     accepts requests from root only", then the connection is closed
- *     (nothing is read);
+ *   - a peer whose uid is not lim.allow_uid, nor in lim.read_gid (its
+ *     group or one of its supplementary groups, when lim.read_group):
+ *     "permission denied: numaplaced accepts requests from root only"
+ *     (with a read group: "... and reads from group G"), then the
+ *     connection is closed (nothing is read);
+ *   - a peer served for lim.read_gid only, asking an op not in
+ *     lim.read_ops: "permission denied: OP changes numaplaced; group G
+ *     may only read (status, ...)" (the connection stays open);
  *   - a line that is not JSON: "request: invalid JSON at column N: TEXT";
  *   - max_request bytes without a newline: "request: longer than N bytes",
  *     then the connection is closed (nothing of that line is handled);
@@ -38,6 +43,7 @@
 #include "numaplace/ctl.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -50,7 +56,13 @@ struct np_ctl_limits {
 	int idle_ms;         /* a connection with no progress this long is
 				closed (a partial request is answered with
 				an error first) */
-	uid_t allow_uid;     /* the only peer uid served (SO_PEERCRED) */
+	uid_t allow_uid;     /* the peer uid served (SO_PEERCRED) */
+	/* Peers of this group (primary or supplementary: SO_PEERGROUPS)
+	 * may ask the ops of read_ops (NULL-ended) only. The socket file
+	 * is mode 0660 and of this group then, 0600 otherwise. */
+	bool read_group;
+	gid_t read_gid;
+	const char *const *read_ops;
 };
 
 #define NP_CTL_SERVER_DEFAULT_LIMITS                                           \
@@ -61,7 +73,9 @@ struct np_ctl_limits {
 
 struct np_ctl_server;
 
-/* Bind path (creating its directory, mode 0600), listen. */
+/* Bind path (creating its directory, mode 0700; 0755 with a read
+ * group), the socket mode 0600 (0660 and lim->read_gid's with a read
+ * group), listen. */
 int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 		       const struct np_ctl_limits *lim, np_ctl_handler h,
 		       void *ctx, char *err, size_t errlen);

@@ -7,13 +7,16 @@
 #include "daemon_internal.h"
 #include "basic/failpoint.h"
 #include "basic/fileio.h"
+#include "basic/trust.h"
 #include "daemon/ctl_server.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
+#include "numaplace/state_journal.h"
 #include "numaplace/strmap.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -126,6 +129,35 @@ static int same_place(const struct np_daemon *d, const json_t *origins,
 		       drv ? drv : "?");
 }
 
+/* What numaplaced reads back from its state directory: the directory, the
+ * state and its journal (not read at --reset-state, which moves them
+ * aside), and the originals of host isolation and of the systemd units it
+ * confined, which it writes back to the system. Each must be trusted
+ * (basic/trust.h) before anything is read: -EPERM naming the file
+ * otherwise, and nothing is changed. A missing one is fine. */
+static int state_trusted(const struct np_daemon *d, unsigned flags,
+			 char *err, size_t errlen)
+{
+	static const char *const files[] = {NP_STATEFILE_NAME, NP_JOURNAL_NAME,
+					    NP_HOSTISO_FILE,
+					    "host-units.json"};
+	char path[NP_PATH_MAX + 64];
+	int r = np_trust_path("state directory", d->cfg.state_dir, err,
+			      errlen);
+
+	if (r == -ENOENT)
+		return 0; /* made at the first start */
+	for (size_t i = (flags & NP_DAEMON_RESET_STATE) ? 2 : 0;
+	     !r && i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir,
+			 files[i]);
+		if ((r = np_trust_path("state file", path, err, errlen)) ==
+		    -ENOENT)
+			r = 0;
+	}
+	return r;
+}
+
 /* The state file: allocations, and the daemon's part (spec origins,
  * pending cgroups); then what changed while the daemon was down. */
 static int load_state(struct np_daemon *d, unsigned flags, char *err,
@@ -211,6 +243,32 @@ static int start_verify(struct np_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* config.socket_read_group: its gid (a name through NSS, or a number). */
+static int read_group(struct np_daemon *d, char *err, size_t errlen)
+{
+	const char *g = d->cfg.socket_read_group;
+	struct group gr, *res = NULL;
+	char buf[16384], *end;
+	unsigned long n;
+	int r;
+
+	if (!g[0])
+		return 0;
+	n = strtoul(g, &end, 10);
+	if (g[0] >= '0' && g[0] <= '9' && !*end && n < (gid_t)-1) {
+		d->read_gid = (gid_t)n;
+	} else if ((r = getgrnam_r(g, &gr, buf, sizeof(buf), &res)) || !res) {
+		return np_errf(err, errlen, -EINVAL,
+			       "config.socket_read_group: %s%s%s", g,
+			       r ? ": " : ": no such group",
+			       r ? strerror(r) : "");
+	} else {
+		d->read_gid = gr.gr_gid;
+	}
+	d->read_group = true;
+	return 0;
+}
+
 int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 			unsigned flags, struct np_enforcer *enf, char *err,
 			size_t errlen)
@@ -222,7 +280,8 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 	d->enf = enf;
 	snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	d->failpoint_admit_saved = np_failpoint("admit-saved");
-	if ((r = np_config_load(&d->cfg, config_path, err, errlen)))
+	if ((r = np_config_load(&d->cfg, config_path, err, errlen)) ||
+	    (r = read_group(d, err, errlen)))
 		return r;
 	raise_nofile();
 	if ((r = np_topology_load(&d->topo, d->cfg.topology, err, errlen))) {
@@ -254,7 +313,8 @@ int np_daemon_init_with(struct np_daemon *d, const char *config_path,
 		return np_errf(err, errlen, -EINVAL,
 			       "config.cgroup_root: %.200s: %s",
 			       d->cfg.cgroup_root, strerror(errno));
-	if (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen)))
+	if ((r = state_trusted(d, flags, err, errlen)) ||
+	    (!d->enf && (r = np_daemon_open_enforcer(d, err, errlen))))
 		return r;
 	if ((r = load_state(d, flags, err, errlen)))
 		return r;
@@ -385,6 +445,12 @@ static void reload(struct np_daemon *d)
 		 c.metrics_listen);
 	d->cfg.export_ = c.export_; /* written anew by the next publish */
 	d->cfg.defrag = c.defrag;   /* auto and max_moves, at the next one */
+	/* who may ask for what: the next container admission, and the
+	 * host isolation of the next cycle */
+	d->cfg.oci_hook = c.oci_hook;
+	if (strcmp(c.socket_read_group, d->cfg.socket_read_group))
+		np_log(LOG_WARNING, "reload: socket_read_group takes effect at "
+				  "the next restart");
 	d->export_file[0].done = d->export_file[1].done = false;
 	d->metrics_retry_us = 0;
 	np_log(LOG_INFO, "configuration reloaded");
@@ -439,6 +505,18 @@ static void publish(struct np_daemon *d)
 	np_daemon_placement_files(d);
 }
 
+/* The control socket's limits: root may ask anything, the members of
+ * config.socket_read_group read only. */
+static struct np_ctl_limits ctl_limits(const struct np_daemon *d)
+{
+	struct np_ctl_limits lim = NP_CTL_SERVER_DEFAULT_LIMITS;
+
+	lim.read_group = d->read_group;
+	lim.read_gid = d->read_gid;
+	lim.read_ops = np_daemon_read_ops;
+	return lim;
+}
+
 int np_daemon_run(struct np_daemon *d)
 {
 	struct np_ctl_limits lim;
@@ -471,7 +549,7 @@ int np_daemon_run(struct np_daemon *d)
 		np_log(LOG_WARNING, "cannot watch %s: %s (specs are picked up "
 				  "each period)",
 		     d->cfg.spec_dir, strerror(errno));
-	lim = NP_CTL_SERVER_DEFAULT_LIMITS;
+	lim = ctl_limits(d);
 	if ((r = np_ctl_server_open(&d->ctl, d->cfg.socket_path, &lim,
 				    handle_request, d, err, sizeof(err)))) {
 		np_log(LOG_ERR, "%s", err);

@@ -79,6 +79,24 @@ int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 int np_daemon_container_check(struct np_daemon *d,
 			      const struct np_workload_req *w, char *why,
 			      size_t len);
+/* requests.c: the ops config.socket_read_group may ask (NULL-ended). */
+extern const char *const np_daemon_read_ops[];
+/* containers_policy.c: who may ask for what (numaplace/oci_policy.h) for
+ * a container workload admitted through the socket: bounded by its stated
+ * and its cgroup's limits, under the first rule of oci_hook.policy that
+ * matches it. 0, or -EPERM with why naming the rule and the values. */
+int np_daemon_container_policy(struct np_daemon *d,
+			       const struct np_workload_req *w, char *why,
+			       size_t len);
+/* The same for workload i's container (NULL: its exclusive one) resized
+ * to cpus (0 for a workload that is not a container of the socket). */
+int np_daemon_container_resize_check(struct np_daemon *d, int i,
+				     const char *container, int cpus,
+				     char *why, size_t len);
+/* Does config.host_isolation apply to a's CPUs? Not for a container whose
+ * rule says host_isolation false. */
+bool np_daemon_container_hostiso(struct np_daemon *d,
+				 const struct np_workload_alloc *a);
 /* The workload of an OCI container id, or -1. */
 int np_daemon_find_container(const struct np_daemon *d, const char *id);
 /* The same workload or container admitted again with the same request:

@@ -30,8 +30,10 @@ void np_daemon_defrag_remember(struct np_daemon *d, const json_t *spec,
 {
 	char *canon;
 
+	/* refused before the engine was asked: moves cannot make room */
 	if (!strcmp(dec->resource, "cgroup") || !strcmp(dec->resource, "unit") ||
-	    !strcmp(dec->resource, "isolation"))
+	    !strcmp(dec->resource, "isolation") ||
+	    !strcmp(dec->resource, "policy"))
 		return;
 	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
 	if (canon && strlen(canon) < sizeof(d->defrag.last_spec)) {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
+static void isolated_cpus(struct np_daemon *d, np_cpuset *out)
 {
 	np_cpuset x;
 
@@ -26,6 +26,10 @@ static void isolated_cpus(const struct np_daemon *d, np_cpuset *out)
 		const struct np_workload_alloc *a = &d->st.w[i];
 		if (d->cfg.host_isolation == NP_HOSTISO_PARTITION &&
 		    !a->req.partition)
+			continue;
+		/* a container whose rule of oci_hook.policy does not give
+		 * it host isolation keeps the host's IRQs and threads */
+		if (!np_daemon_container_hostiso(d, a))
 			continue;
 		np_workload_exclusive_cpus(a, &x);
 		np_cpuset_or(out, out, &x);

@@ -343,8 +343,6 @@ static void bpf_workloads(FILE *f, const struct np_bpf_slot_row *rows, int n,
 static void bpf_programs(FILE *f, const struct np_bpf_prog_ref *progs,
 			 int nprogs)
 {
-	uint64_t ns[32], cnt[32];
-	bool ok[32];
 	int stats = -1;
 	FILE *s = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
 
@@ -353,26 +351,22 @@ static void bpf_programs(FILE *f, const struct np_bpf_prog_ref *progs,
 			stats = -1;
 		fclose(s);
 	}
-	if (nprogs > 32)
-		nprogs = 32;
-	for (int i = 0; i < nprogs; i++)
-		ok[i] = !np_bpf_prog_stats_by_id(progs[i].id, &ns[i], &cnt[i]);
 	family(f, "numaplace_bpf_stats_enabled", "gauge",
 	       "kernel.bpf_stats_enabled (run counts and time count only "
 	       "while it is 1).");
 	fprintf(f, "numaplace_bpf_stats_enabled %d\n", stats > 0);
+	/* as of the last snapshot (np_bpf_prog_list after the last cycle
+	 * or batch of requests), read by fd: by id needs CAP_SYS_ADMIN */
 	family(f, "numaplace_bpf_program_runs_total", "counter",
 	       "Runs of each verification program.");
 	for (int i = 0; i < nprogs; i++)
-		if (ok[i])
-			fprintf(f, "numaplace_bpf_program_runs_total{program=\"%s\"} %llu\n",
-				progs[i].name, (unsigned long long)cnt[i]);
+		fprintf(f, "numaplace_bpf_program_runs_total{program=\"%s\"} %llu\n",
+			progs[i].name, (unsigned long long)progs[i].run_cnt);
 	family(f, "numaplace_bpf_program_run_seconds_total", "counter",
 	       "Time spent in each verification program.");
 	for (int i = 0; i < nprogs; i++)
-		if (ok[i])
-			fprintf(f, "numaplace_bpf_program_run_seconds_total{program=\"%s\"} %.9g\n",
-				progs[i].name, (double)ns[i] / 1e9);
+		fprintf(f, "numaplace_bpf_program_run_seconds_total{program=\"%s\"} %.9g\n",
+			progs[i].name, (double)progs[i].run_ns / 1e9);
 }
 
 void np_metrics_render_bpf(FILE *f, const char *pin_dir, unsigned tick_hz,

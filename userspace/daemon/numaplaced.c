@@ -184,7 +184,8 @@ int main(int argc, char **argv)
 				       r == NP_STATEFILE_EPOLICY ||
 				       r == NP_STATEFILE_ETOPOLOGY ||
 				       r == NP_STATEFILE_EVERSION ||
-				       r == -EOPNOTSUPP || r == -EMEDIUMTYPE
+				       r == -EOPNOTSUPP || r == -EMEDIUMTYPE ||
+				       r == -EPERM /* a file not trusted */
 			       ? 2
 			       : 1;
 	}

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SUBDIR "/workloads"
@@ -58,8 +59,10 @@ static int open_dir(struct np_daemon *d)
 	snprintf(path, sizeof(path), "%s" SUBDIR, d->cfg.run_dir);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
-		if ((r = np_mkdir_p(path, 0755))) {
-			errno = -r;
+		/* 0755 whatever the umask (the unit's is 0077): workloads
+		 * read their placement here */
+		if ((r = np_mkdir_p(path, 0755)) || chmod(path, 0755)) {
+			errno = r ? -r : errno;
 		} else {
 			fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}

@@ -369,6 +369,11 @@ static const struct {
 	{"resize", op_resize, {"name", "container", "cpus"}},
 };
 
+/* What reads and changes nothing: what a member of
+ * config.socket_read_group may ask. */
+const char *const np_daemon_read_ops[] = {"status", "events", "export",
+					  "explain", NULL};
+
 /* A key the op does not take (a misspelt one would change the request
  * silently); NULL when there is none. */
 static const char *unknown_key(const json_t *req, size_t i)

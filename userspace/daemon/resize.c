@@ -98,6 +98,17 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 		    name, m->spec_file);
 		return -EINVAL;
 	}
+	/* a container may not grow past what its resources and its rule
+	 * of oci_hook.policy allow: refused, nothing changed */
+	if (np_daemon_container_resize_check(d, i, container, cpus,
+					     dec->reason,
+					     sizeof(dec->reason))) {
+		snprintf(dec->workload, sizeof(dec->workload), "%s", name);
+		snprintf(dec->resource, sizeof(dec->resource), "policy");
+		np_log(LOG_WARNING, "resize of %s refused: %s", name,
+		       dec->reason);
+		return 0;
+	}
 	if ((r = resize_all(d, i, &one, 1, dec, err, errlen)))
 		return r;
 	if (!dec->admitted) {

@@ -7,6 +7,7 @@
  * changes.
  */
 #include "daemon_internal.h"
+#include "basic/trust.h"
 #include "numaplace/cleanup.h"
 
 #include <dirent.h>
@@ -16,6 +17,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A spec is a few hundred bytes; anything this long is not one. */
+#define NP_SPEC_MAX_SIZE (1024 * 1024)
 
 static char *canonical(const json_t *spec)
 {
@@ -138,15 +142,42 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* A spec file that is not trusted (basic/trust.h) is not read: refused,
+ * said once per reason, and nothing changes for the workload it gave
+ * (kept as it is, not released as a removed file would be). False then. */
+static bool read_spec(struct np_daemon *d, const char *path, char **text,
+		      size_t *len)
+{
+	char err[1024];
+	const char *why = err;
+	size_t n = strlen(path);
+	int r = np_trust_read("", path, NP_SPEC_MAX_SIZE, text, len, err,
+			      sizeof(err));
+
+	if (!r)
+		return true;
+	if (!strncmp(err, path, n) && err[n] == ':')
+		why = err + n + 2; /* note_invalid names the file */
+	note_invalid(d, path, NULL, why);
+	for (int i = 0; r == -EPERM && i < d->nmeta; i++)
+		if (!strcmp(S(d->meta[i].spec_file), path))
+			d->meta[i].seen_scan = d->spec_scan;
+	return false;
+}
+
 static void scan_one(struct np_daemon *d, const char *path)
 {
 	_cleanup_json_ json_t *spec = NULL;
+	_cleanup_free_ char *text = NULL;
 	struct np_decision dec;
 	json_error_t jerr;
 	const char *name;
 	char err[512];
+	size_t len;
 
-	spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!read_spec(d, path, &text, &len))
+		return;
+	spec = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!spec) {
 		snprintf(err, sizeof(err), "line %d: %s", jerr.line, jerr.text);
 		note_invalid(d, path, NULL, err);
@@ -189,6 +220,7 @@ int np_daemon_scan_specs(struct np_daemon *d)
 {
 	DIR *dir = opendir(d->cfg.spec_dir);
 	struct dirent *e;
+	char err[1024];
 
 	if (!dir) {
 		if (errno != ENOENT)
@@ -196,6 +228,20 @@ int np_daemon_scan_specs(struct np_daemon *d)
 			       d->cfg.spec_dir, strerror(errno));
 		return 0;
 	}
+	/* Whoever may write the directory may put a file of theirs in it:
+	 * then no file is read and nothing changes (nothing released). */
+	if (np_trust_fd(dirfd(dir), "spec directory", d->cfg.spec_dir, err,
+			sizeof(err))) {
+		if (strcmp(err, d->spec_dir_refused))
+			np_log(LOG_ERR, "%s; its spec files are not read, and "
+					"their workloads stay as they are",
+			       err);
+		snprintf(d->spec_dir_refused, sizeof(d->spec_dir_refused),
+			 "%s", err);
+		closedir(dir);
+		return 0;
+	}
+	d->spec_dir_refused[0] = '\0';
 	/* workloads named by a spec file of this scan are marked with it */
 	d->spec_scan++;
 	d->scan_more = false;

@@ -236,10 +236,18 @@ static void refuse(struct np_decision *dec, const char *name,
 /* What this daemon refuses whatever the engine would say; true when
  * refused (dec filled). */
 static bool refused_here(struct np_daemon *d, const struct np_workload_req *w,
-			 struct np_decision *dec)
+			 const char *spec_file, struct np_decision *dec)
 {
 	char why[sizeof(dec->reason)];
 	const char *clash;
+
+	/* a container through the socket asks what its pod's annotations
+	 * say: bounded by its resources and oci_hook.policy (a spec file's
+	 * is the node's own) */
+	if (!spec_file && np_daemon_container_policy(d, w, why, sizeof(why))) {
+		refuse(dec, w->name, "policy", why);
+		return true;
+	}
 
 	if (np_daemon_unit_check(d, w, why, sizeof(why))) {
 		refuse(dec, w->name, "unit", why);
@@ -300,7 +308,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		return -ENOMEM;
 	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
 		goto out;
-	if (refused_here(d, w, dec)) {
+	if (refused_here(d, w, spec_file, dec)) {
 		/* dec says why */
 	} else if ((r = np_admit(&d->st, w, dec, err, errlen))) {
 		goto out;

@@ -168,7 +168,7 @@ int np_spec_get_bytes(const json_t *o, const char *key, const char *path,
 }
 
 /* "hugepages-2Mi" -> 2048 kB */
-static int hugepage_key(const char *key, uint64_t *size_kb)
+int np_spec_hugepage_key(const char *key, uint64_t *size_kb)
 {
 	uint64_t b;
 	if (strncmp(key, "hugepages-", 10) ||
@@ -230,7 +230,7 @@ static int container_from_json(struct np_container_req *c, const json_t *o,
 		    !strcmp(key, "devices") ||
 		    (init && !strcmp(key, "restartPolicy")))
 			continue;
-		if (hugepage_key(key, &kb) == 0) {
+		if (np_spec_hugepage_key(key, &kb) == 0) {
 			if (c->nhuge >= NP_MAX_HUGEPAGE_SIZES)
 				return np_json_fail(err, errlen, path, key,
 						    "too many hugepage sizes");
@@ -388,7 +388,8 @@ bool np_container_id_ok(const char *s)
 static int get_container(const json_t *j, const char *path,
 			 struct np_workload_req *w, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"id", "cgroup", NULL};
+	static const char *const keys[] = {"id",     "cgroup",	 "namespace",
+					   "limits", "requests", NULL};
 	const json_t *o = json_object_get(j, "container");
 	const char *id, *cg;
 	char cp[160];
@@ -426,7 +427,7 @@ static int get_container(const json_t *j, const char *path,
 	if (!(w->container_id = strdup(id)) ||
 	    !(w->cgroup = strndup(cg, NP_PATH_MAX - 1)))
 		return -ENOMEM;
-	return 0;
+	return np_spec_container_extra(w, o, cp, err, errlen);
 }
 
 static int get_target(const json_t *j, const char *path,
@@ -626,9 +627,7 @@ json_t *np_workload_req_to_json(const struct np_workload_req *w)
 	json_object_set_new(o, "name", json_string(w->name));
 	if (w->container_id)
 		json_object_set_new(o, "container",
-				    json_pack("{s:s,s:s}", "id",
-					      w->container_id, "cgroup",
-					      w->cgroup));
+				    np_spec_container_to_json(w));
 	else if (w->unit)
 		json_object_set_new(o, "unit", json_string(w->unit));
 	else

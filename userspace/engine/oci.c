@@ -293,6 +293,57 @@ static int config_cpu(struct np_oci_config *c, const json_t *cpu, char *err,
 	return r == -ENOENT ? 0 : r;
 }
 
+/* A hugepageLimits pageSize ("2MB", "1GB", "64KB": binary units, as the
+ * kernel's hugetlb.<size>.* files name them) in KiB; 0 if it is none. */
+static uint64_t page_size_kb(const char *s)
+{
+	static const char *const units[] = {"KB", "MB", "GB"};
+	unsigned long long n;
+	char unit[3];
+	int used = 0;
+
+	if (sscanf(s, "%10llu%2[KMGB]%n", &n, unit, &used) != 2 ||
+	    s[used] || !n)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(unit, units[i]))
+			return (uint64_t)n << (10 * i);
+	return 0;
+}
+
+/* linux.resources.hugepageLimits: [{"pageSize": "2MB", "limit": N}]. */
+static int config_huge(struct np_oci_config *c, const json_t *res, char *err,
+		       size_t errlen)
+{
+	const char *p = "config.json: linux.resources.hugepageLimits";
+	const json_t *a = json_object_get(res, "hugepageLimits"), *v;
+	size_t i;
+
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > NP_MAX_HUGEPAGE_SIZES)
+		return np_errf(err, errlen, -EINVAL,
+			       "%s: expected an array of at most %d "
+			       "{\"pageSize\", \"limit\"}",
+			       p, NP_MAX_HUGEPAGE_SIZES);
+	json_array_foreach(a, i, v)
+	{
+		const char *ps = json_string_value(json_object_get(v, "pageSize"));
+		const json_t *l = json_object_get(v, "limit");
+		uint64_t kb = ps ? page_size_kb(ps) : 0;
+		if (!kb || !json_is_integer(l) || json_integer_value(l) < 0)
+			return np_errf(err, errlen, -EINVAL,
+				       "%s[%zu]: expected {\"pageSize\": "
+				       "\"2MB\", \"limit\": BYTES}",
+				       p, i);
+		/* 0 too: the kubelet gives every size it does not grant 0,
+		 * so that the container uses none of them */
+		c->huge_size_kb[c->nhuge] = kb;
+		c->huge_limit[c->nhuge++] = (uint64_t)json_integer_value(l);
+	}
+	return 0;
+}
+
 int np_oci_config_parse(struct np_oci_config *c, const char *buf, size_t len,
 			char *err, size_t errlen)
 {
@@ -327,6 +378,7 @@ int np_oci_config_parse(struct np_oci_config *c, const char *buf, size_t len,
 		return r;
 	if ((r = sub(res, "cpu", rp, &cpu, err, errlen)) ||
 	    (cpu && (r = config_cpu(c, cpu, err, errlen))) ||
+	    (r = config_huge(c, res, err, errlen)) ||
 	    (r = sub(res, "memory", rp, &mem, err, errlen)))
 		return r;
 	if (!mem)

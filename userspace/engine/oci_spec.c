@@ -30,6 +30,19 @@ static const char *annot(const struct np_oci_state *st,
 	return json_string_value(v);
 }
 
+const char *np_oci_annotation(const struct np_oci_state *st,
+			      const struct np_oci_config *c, const char *key)
+{
+	return annot(st, c, key);
+}
+
+const char *np_oci_namespace(const struct np_oci_state *st,
+			     const struct np_oci_config *c)
+{
+	const char *ns = annot(st, c, "io.kubernetes.pod.namespace");
+	return ns ? ns : annot(st, c, "io.kubernetes.cri.sandbox-namespace");
+}
+
 static int check_annotation_set(const json_t *a, char *err, size_t errlen)
 {
 	static const char *const known[] = {"qos", "cpus", "memory",
@@ -270,6 +283,52 @@ static json_t *container_json(int64_t cpu, int64_t mem)
 	return o;
 }
 
+static json_t *cpu_quantity(int64_t milli)
+{
+	char buf[32];
+
+	if (milli % 1000)
+		snprintf(buf, sizeof(buf), "%lldm", (long long)milli);
+	else
+		snprintf(buf, sizeof(buf), "%lld", (long long)(milli / 1000));
+	return json_string(buf);
+}
+
+/* The container's namespace and resources (what bounds the annotations)
+ * into its "container" object. */
+static int container_resources(json_t *ctr, const struct np_oci_state *st,
+			       const struct np_oci_config *c)
+{
+	const char *ns = np_oci_namespace(st, c);
+	json_t *l = json_object(), *q = json_object();
+	int64_t req = c->request_milli;
+	int bad = !l || !q;
+
+	if (ns)
+		bad |= json_object_set_new(ctr, "namespace", json_string(ns));
+	if (req < 0 && c->limit_milli >= 0)
+		req = c->limit_milli; /* as pick_cpu: the request defaults */
+	if (c->limit_milli > 0)
+		bad |= json_object_set_new(l, "cpu", cpu_quantity(c->limit_milli));
+	if (c->memory > 0)
+		bad |= json_object_set_new(l, "memory", json_integer(c->memory));
+	for (int h = 0; h < c->nhuge; h++) {
+		char key[64], sz[32];
+		np_quantity_format_bytes(c->huge_size_kb[h] * 1024, sz,
+					 sizeof(sz));
+		snprintf(key, sizeof(key), "hugepages-%s", sz);
+		bad |= json_object_set_new(
+		    l, key, json_integer((json_int_t)c->huge_limit[h]));
+	}
+	if (req > 0)
+		bad |= json_object_set_new(q, "cpu", cpu_quantity(req));
+	bad |= json_object_set(ctr, "limits", l);
+	bad |= json_object_set(ctr, "requests", q);
+	json_decref(l);
+	json_decref(q);
+	return bad ? -ENOMEM : 0;
+}
+
 int np_oci_request_set_cgroup(struct np_oci_request *rq, const char *cgroup)
 {
 	json_t *ct = json_object_get(rq->spec, "container");
@@ -301,7 +360,8 @@ int np_oci_request_build(struct np_oci_request *rq,
 			     "qos", qos, "containers", container_json(cpu, mem),
 			     "container", "id", st->id, "cgroup",
 			     cgroup ? cgroup : fallback);
-	if (!rq->spec)
+	if (!rq->spec ||
+	    container_resources(json_object_get(rq->spec, "container"), st, c))
 		return -ENOMEM;
 	if ((r = add_options(rq->spec, st, c, err, errlen)))
 		return r;
@@ -323,7 +383,11 @@ void np_oci_request_free(struct np_oci_request *rq)
 
 json_t *np_oci_shared_spec(const json_t *spec)
 {
-	json_t *s = json_deep_copy(spec);
+	json_t *s = json_deep_copy(spec), *cs, *c, *v;
+	const json_t *ctr;
+	const char *key;
+	void *tmp;
+	size_t i;
 
 	if (!s || json_object_set_new(s, "qos", json_string("LS"))) {
 		json_decref(s);
@@ -331,6 +395,24 @@ json_t *np_oci_shared_spec(const json_t *spec)
 	}
 	json_object_del(s, "isolation");
 	json_object_del(s, "resourceSpec");
+	/* what the resources give, not what an annotation asked */
+	ctr = json_object_get(s, "container");
+	cs = json_object_get(s, "containers");
+	json_array_foreach(cs, i, c)
+	{
+		json_object_foreach_safe(c, tmp, key, v)
+		{
+			if (strcmp(key, "name"))
+				json_object_del(c, key);
+		}
+		if (i)
+			continue;
+		if ((v = json_object_get(json_object_get(ctr, "requests"), "cpu")))
+			json_object_set(c, "cpu", v);
+		if ((v = json_object_get(json_object_get(ctr, "limits"),
+					 "memory")))
+			json_object_set(c, "memory", v);
+	}
 	return s;
 }
 

@@ -477,6 +477,10 @@ void np_workload_req_free(struct np_workload_req *w)
 	w->unit = NULL;
 	free(w->container_id);
 	w->container_id = NULL;
+	free(w->container_ns);
+	w->container_ns = NULL;
+	free(w->container_res);
+	w->container_res = NULL;
 }
 
 int np_workload_req_copy(struct np_workload_req *dst,
@@ -487,13 +491,21 @@ int np_workload_req_copy(struct np_workload_req *dst,
 	dst->ncontainers = 0;
 	dst->unit = NULL;
 	dst->container_id = NULL;
+	dst->container_ns = NULL;
+	dst->container_res = NULL;
 	if (!(dst->cgroup = strdup(src->cgroup ? src->cgroup : "")) ||
 	    (src->unit && !(dst->unit = strdup(src->unit))) ||
 	    (src->container_id &&
-	     !(dst->container_id = strdup(src->container_id)))) {
+	     !(dst->container_id = strdup(src->container_id))) ||
+	    (src->container_ns &&
+	     !(dst->container_ns = strdup(src->container_ns))) ||
+	    (src->container_res &&
+	     !(dst->container_res = malloc(sizeof(*dst->container_res))))) {
 		np_workload_req_free(dst);
 		return -ENOMEM;
 	}
+	if (src->container_res)
+		*dst->container_res = *src->container_res;
 	if (src->ncontainers <= 0)
 		return 0;
 	dst->c = calloc((size_t)src->ncontainers, sizeof(*dst->c));

@@ -189,6 +189,15 @@ static uint64_t request(uint64_t h, const struct np_workload_req *q)
 	h = absorb_str(h, q->cgroup);
 	h = absorb_str(h, q->unit);
 	h = absorb_str(h, q->container_id);
+	h = absorb_str(h, q->container_ns);
+	if (q->container_res) { /* every field set, arrays to nhuge */
+		const struct np_container_res *x = q->container_res;
+		h = val(val(h, (uint64_t)x->cpu_limit), (uint64_t)x->cpu_request);
+		h = val(val(h, (uint64_t)x->memory_limit), (uint64_t)x->nhuge);
+		for (int i = 0; i < x->nhuge && i < NP_MAX_HUGEPAGE_SIZES; i++)
+			h = val(val(h, x->huge_size_kb[i]), x->huge_limit[i]);
+	}
+	h = val(h, q->container_res != NULL);
 	h = val(h, (uint64_t)q->qos);
 	h = val(h, (uint64_t)q->bind);
 	h = val(h, (uint64_t)q->excl);

@@ -607,26 +607,9 @@ int np_bpf_prog_list(const struct np_bpf_loader *l, struct np_bpf_prog_ref *out,
 			continue;
 		snprintf(out[n].name, sizeof(out[n].name), "%s",
 			 bpf_program__name(p));
+		out[n].run_ns = info.run_time_ns;
+		out[n].run_cnt = info.run_cnt;
 		out[n++].id = info.id;
 	}
 	return n;
-}
-
-int np_bpf_prog_stats_by_id(uint32_t id, uint64_t *run_ns, uint64_t *run_cnt)
-{
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		r = -errno;
-	close(fd);
-	if (!r) {
-		*run_ns = info.run_time_ns;
-		*run_cnt = info.run_cnt;
-	}
-	return r;
 }

@@ -17,7 +17,8 @@ mkdir -p $W
 [ -x "$NPHOOK" ] || fail "no $NPHOOK in the image (run.sh --bin BUILD/numaplace-oci-hook)"
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 10,
   "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
-  "verify": {"enabled": "off"}'
+  "verify": {"enabled": "off"},
+  "oci_hook": {"policy": {"rules": [{"cgroup_parent": "np", "qos": ["LSE", "LS"]}]}}'
 start_numaplaced
 
 cat >$W/hook <<EOF
@@ -39,6 +40,7 @@ ln -s busybox $B/rootfs/bin/true
 jq --arg h $W/hook '.process.terminal = false | .process.args = ["/bin/true"] |
 	.annotations = {"numaplace.io/qos": "LSE", "numaplace.io/cpus": "1", "numaplace.io/workload": "bench"} |
 	.linux.cgroupsPath = "/np/bench" |
+	.linux.resources.cpu = {"quota": 100000, "period": 100000, "shares": 1024} |
 	.hooks = {"createRuntime": [{"path": $h, "args": ["hook", "createRuntime"]}],
 	          "poststop": [{"path": $h, "args": ["hook", "poststop"]}]}' \
 	$B/config.json >$W/with.json || fail jq

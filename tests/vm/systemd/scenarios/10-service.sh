@@ -25,6 +25,18 @@ assert_eq "$(prop numaplaced.service Type)" notify "unit type"
 # READY=1 came through: a notify unit is active only after it.
 pid=$(prop numaplaced.service MainPID)
 [ "$pid" -gt 0 ] || fail "no MainPID"
+# The confined unit is in force (tools/numaplaced.service), in the
+# kernel's own view of the process: CAP_CHOWN (0), CAP_SYS_PTRACE (19),
+# CAP_SYS_NICE (23), CAP_PERFMON (38), CAP_BPF (39) and no other, a
+# system call filter, no new privileges, umask 0077.
+st=$(cat /proc/$pid/status)
+capv() { awk -v k="$1:" '$1 == k {print $2}' <<<"$st"; }
+assert_eq "$(capv CapEff)" 000000c000880001 "numaplaced's effective capabilities"
+assert_eq "$(capv CapBnd)" 000000c000880001 "numaplaced's bounding set"
+assert_eq "$(capv Seccomp)" 2 "numaplaced's seccomp mode (a filter)"
+assert_eq "$(capv NoNewPrivs)" 1 "numaplaced's no_new_privs"
+assert_eq "$(capv Umask)" 0077 "numaplaced's umask"
+log "confined: CapEff $(capv CapEff), Seccomp $(capv Seccomp), Umask $(capv Umask); $(prop numaplaced.service IPAddressAllow | head -c 80)"
 
 # The systemd driver: the workloads' scope is a transient unit with
 # Delegate=yes in numaplace.slice, numaplaced did not mkdir it.

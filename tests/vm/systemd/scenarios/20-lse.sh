@@ -28,6 +28,10 @@ W_CPUS=$(cat $SCOPE/web/cpuset.cpus)
 assert_eq "$(cpulist_count "$W_CPUS")" 2 "web's cpuset.cpus ($W_CPUS)"
 cpus_same "$(cat $SCOPE/web/cpuset.cpus.effective)" "$W_CPUS" || fail "web effective $(cat $SCOPE/web/cpuset.cpus.effective), cpus $W_CPUS"
 cpus_disjoint "$W_CPUS" 0 || fail "web got the reserved CPU 0: $W_CPUS"
+# its placement file keeps its documented mode under the unit's UMask=0077
+try_for 10 test -f /run/numaplace/workloads/web.json || fail "no /run/numaplace/workloads/web.json"
+assert_eq "$(stat -c %a /run/numaplace/workloads/web.json)" 644 "web.json's mode"
+assert_eq "$(stat -c %a /run/numaplace/workloads)" 755 "/run/numaplace/workloads's mode"
 # a task in web runs on its CPUs
 W=$(busy_in $SCOPE/web np-web)
 try_for 5 cpus_is $W "$W_CPUS" || fail "web's task: Cpus_allowed_list $(pid_cpus $W), want $W_CPUS"

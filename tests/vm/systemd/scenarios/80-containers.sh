@@ -14,7 +14,14 @@
 #    4. malformed annotations and hook input (truncated state, missing
 #       bundle): a clear error, numaplaced's state and the cgroups unchanged;
 #    5. numaplaced stopped: fail-open starts the container and says so,
-#       fail-closed refuses the start with the reason in crun's output.
+#       fail-closed refuses the start with the reason in crun's output;
+#    6. who may ask for what (oci_hook.policy, issue 29): LSE for a
+#       container given a tenth of a CPU is refused by the hook naming
+#       both values; a request sent straight to the socket that states 6
+#       CPUs for a cgroup whose cpu.max gives 0.1 is refused by numaplaced
+#       naming the kernel's file; nothing changed.
+#    The containers are Guaranteed (quota and shares as the kubelet sets
+#    them) and their parents' rule lets them ask for LSE.
 #    The root is the initramfs: crun runs with --no-pivot (systemd_vm.md 5).
 # np-timeout: 600
 . /sdtest/sdlib.sh
@@ -34,7 +41,9 @@ conf() { # ON_FAILURE
 	write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": '$PERIOD',
   "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
   "verify": {"enabled": "off"},
-  "oci_hook": {"on_failure": "'$1'"}'
+  "oci_hook": {"on_failure": "'$1'", "policy": {"rules": [
+    {"cgroup_parent": "np", "qos": ["LSE", "LSR", "LS", "BE"]},
+    {"cgroup_parent": "numaplace.slice", "qos": ["LSE", "LSR", "LS", "BE"]}]}}'
 }
 conf fail-closed
 start_numaplaced
@@ -105,6 +114,9 @@ mkbundle() { # ID CG ANN [RES] [PROG]
 		.linux.resources = ((.linux.resources // {}) * $res)' \
 		"$b/config.json" >"$b/c.json" && mv "$b/c.json" "$b/config.json" || fail "jq on $b/config.json"
 }
+# linux.resources of a Guaranteed container of N CPUs, as the kubelet
+# writes them (quota/period = N, shares = N * 1024)
+guar() { echo '{"cpu": {"quota": '$(($1 * 100000))', "period": 100000, "shares": '$(($1 * 1024))'}}'; }
 lse() { # NAME CPUS [MORE-ANNOTATIONS]
 	echo '{"numaplace.io/qos": "LSE", "numaplace.io/cpus": "'$2'", "numaplace.io/workload": "'$1'"'${3:+, $3}'}'
 }
@@ -161,8 +173,8 @@ released() {
 }
 
 # ---- 1. crun, cgroupfs driver: two LSE containers and a shared one -----------------
-mkbundle ctr1 /np/ctr1 "$(lse ctr1 2)"
-mkbundle ctr2 /np/ctr2 "$(lse ctr2 2)"
+mkbundle ctr1 /np/ctr1 "$(lse ctr1 2)" "$(guar 2)"
+mkbundle ctr2 /np/ctr2 "$(lse ctr2 2)" "$(guar 2)"
 run_bg ctr1
 started ctr1
 check_exclusive ctr1 ctr1 /sys/fs/cgroup/np/ctr1 2
@@ -191,7 +203,7 @@ log "ctr4 (no annotations, quota 0.5): printed $P4 = shared pool; workload ctr4s
 
 # crun --systemd-cgroup: the scope numaplace.slice/np-ctr3.scope, the
 # container's cgroup its sub-cgroup "container"
-mkbundle ctr3 numaplace.slice:np:ctr3 "$(lse ctr3 1)"
+mkbundle ctr3 numaplace.slice:np:ctr3 "$(lse ctr3 1)" "$(guar 1)"
 run_bg ctr3 --systemd-cgroup
 started ctr3
 check_exclusive ctr3 ctr3 /sys/fs/cgroup/numaplace.slice/np-ctr3.scope/container 1
@@ -232,6 +244,7 @@ log "podman hooks.d: $(cat /etc/containers/oci/hooks.d/50-numaplace-* | jq -c '{
 mkbundle pod1 x '{}'
 rm -f $W/pod1.out
 podman run --rm --name pod1 --network none --cgroup-parent numaplace.slice \
+	--cpus 2 --cpu-shares 2048 \
 	--annotation numaplace.io/qos=LSE --annotation numaplace.io/cpus=2 \
 	--annotation numaplace.io/workload=pod1 \
 	--rootfs $W/b-pod1/rootfs /bin/sh -c "$PROG" >$W/pod1.out 2>&1 &
@@ -254,7 +267,7 @@ log "podman: released ${dtp} s after podman returned; part 2 took $((SECONDS - T
 # ---- 3. kill -9 of the runtime and of the container: no poststop -----------------------
 T2=$SECONDS
 # systemd driver: the scope empties and systemd removes it
-mkbundle ctr5 numaplace.slice:np:ctr5 "$(lse ctr5 2)"
+mkbundle ctr5 numaplace.slice:np:ctr5 "$(lse ctr5 2)" "$(guar 2)"
 run_bg ctr5 --systemd-cgroup
 started ctr5
 C5=$(printed ctr5)
@@ -271,7 +284,7 @@ rm -rf /run/crun/ctr5 # crun's state (no delete: it would run poststop)
 log "ctr5 (systemd): crun and the container killed; scope gone after ${dcg} s, released ${dt5} s later (period $PERIOD s)"
 # cgroupfs: the runtime's cgroup is removed by hand (what a runtime's
 # garbage collection does), crun's state too, no poststop
-mkbundle ctr6 /np/ctr6 "$(lse ctr6 2)"
+mkbundle ctr6 /np/ctr6 "$(lse ctr6 2)" "$(guar 2)"
 run_bg ctr6
 started ctr6
 C6=$(printed ctr6)
@@ -298,8 +311,8 @@ T3=$SECONDS
 before=$(snapshot)
 tree0=$(cgtree)
 BIG=$(head -c 10240 /dev/zero | tr '\0' 7)
-bad_run() { # ID ANNOTATIONS ERE-EXPECTED-IN-OUTPUT
-	mkbundle "$1" "/np/$1" "$2"
+bad_run() { # ID ANNOTATIONS ERE-EXPECTED-IN-OUTPUT [RES]
+	mkbundle "$1" "/np/$1" "$2" "${4:-}"
 	: >"$W/$1.out"
 	crun run --no-pivot -b "$W/b-$1" "$1" >>"$W/$1.out" 2>&1 && fail "$1: crun run succeeded with $3 (fail-closed): $(tr '\n' ' ' <$W/$1.out)"
 	! has_printed "$1" || fail "$1: the program ran: $(cat $W/$1.out)"
@@ -312,8 +325,12 @@ bad_run bad1 "$(lse bad1 -2)" 'numaplace\.io/cpus'
 bad_run bad2 '{"numaplace.io/qos": "GOLD", "numaplace.io/cpus": "1"}' 'numaplace\.io/qos'
 bad_run bad3 '{"numaplace.io/qos": "LSE", "numaplace.io/cpus": "'$BIG'"}' 'numaplace\.io/cpus'
 bad_run bad4 '{"numaplace.io/qos": "LSE", "numaplace.io/cpus": "1", "numaplace.io/workload": "'$BIG'"}' 'numaplace\.io/workload'
+# the issue's tenant: six exclusive CPUs for a container given a tenth of
+# one (quota 10000 / period 100000, shares 102)
+bad_run bad5 "$(lse bad5 6)" 'bad5 rejected \(resource policy\): oci_hook\.policy\.rules\[0\] \(cgroup_parent /np\): cpu 6 is above the container.s CPU limit of 100m' \
+	'{"cpu": {"quota": 10000, "period": 100000, "shares": 102}}'
 # the hook by hand: a truncated state, a bundle that does not exist
-mkbundle hand /np/hand "$(lse hand 1)"
+mkbundle hand /np/hand "$(lse hand 1)" "$(guar 1)"
 st='{"ociVersion":"1.0.2","id":"hand","pid":'$$',"root":"rootfs","bundle":"'$W/b-hand'","status":"created","annotations":{"numaplace.io/qos":"LSE"'
 hand() { # WHAT STDIN ERE
 	local rc=0
@@ -325,6 +342,19 @@ hand() { # WHAT STDIN ERE
 hand "a truncated state" "$st" 'state|json|stdin'
 hand "an empty stdin" "" 'state|json|stdin'
 hand "a missing bundle" '{"ociVersion":"1.0.2","id":"hand","pid":'$$',"bundle":"/nonexistent/b","status":"created","annotations":{}}' '/nonexistent/b'
+# the same sent straight to the socket, as a client that bypasses the hook
+# would, stating 6 CPUs for a cgroup whose cpu.max gives 0.1: numaplaced
+# refuses, naming the kernel's file
+echo +cpu >/sys/fs/cgroup/np/cgroup.subtree_control 2>/dev/null
+mkdir /sys/fs/cgroup/np/hostile || fail "mkdir /sys/fs/cgroup/np/hostile"
+echo "10000 100000" >/sys/fs/cgroup/np/hostile/cpu.max ||
+	fail "cpu.max of /np/hostile (np's subtree_control: $(cat /sys/fs/cgroup/np/cgroup.subtree_control))"
+printf '{"name":"hostile","qos":"LSE","containers":[{"name":"main","cpu":"6"}],"container":{"id":"hostile","cgroup":"/np/hostile","limits":{"cpu":"6"},"requests":{"cpu":"6"}}}' >$W/hostile.json
+out=$("$NPC" admit -f $W/hostile.json --socket "$SOCK" 2>&1) && fail "a request stating 6 CPUs for a cgroup of 0.1 was admitted: $out"
+grep -q 'cpu 6 is above the container.s CPU limit of 100m (cpu.max of /np/hostile: 10000 100000)' <<<"$out" ||
+	fail "the socket's refusal does not name the kernel's limit: $out"
+log "socket, stated 6 CPUs, cpu.max 0.1: $out"
+rmdir /sys/fs/cgroup/np/hostile
 after=$(snapshot)
 [ "$before" = "$after" ] || fail "numaplaced's state changed by refused requests: before $before, after $after"
 [ "$tree0" = "$(cgtree)" ] || fail "cgroups changed by refused requests: before $tree0, after $(cgtree)"
@@ -335,7 +365,7 @@ log "part 4 took $((SECONDS - T3)) s"
 T4=$SECONDS
 systemctl stop numaplaced
 open_run() { # ID ANNOTATIONS
-	mkbundle "$1" "/np/$1" "$2" '{}' 'grep Cpus_allowed_list /proc/self/status'
+	mkbundle "$1" "/np/$1" "$2" "$(guar 1)" 'grep Cpus_allowed_list /proc/self/status'
 	: >"$W/$1.out"
 	crun run --no-pivot -b "$W/b-$1" "$1" >>"$W/$1.out" 2>&1 || fail "$1: crun run failed under fail-open: $(tr '\n' ' ' <$W/$1.out)"
 	has_printed "$1" || fail "$1: the program did not run: $(cat $W/$1.out)"
@@ -343,7 +373,7 @@ open_run() { # ID ANNOTATIONS
 	log "$1: started in $(printed "$1") (fail-open): $(grep -Ei 'fail-open' "$W/$1.out" | head -n 1 | head -c 300)"
 }
 closed_run() { # ID ANNOTATIONS
-	mkbundle "$1" "/np/$1" "$2" '{}' 'grep Cpus_allowed_list /proc/self/status'
+	mkbundle "$1" "/np/$1" "$2" "$(guar 1)" 'grep Cpus_allowed_list /proc/self/status'
 	: >"$W/$1.out"
 	crun run --no-pivot -b "$W/b-$1" "$1" >>"$W/$1.out" 2>&1 && fail "$1: crun run succeeded under fail-closed: $(tr '\n' ' ' <$W/$1.out)"
 	! has_printed "$1" || fail "$1: the program ran under fail-closed: $(cat $W/$1.out)"
