@@ -8,6 +8,10 @@
 #   make fuzz       the libFuzzer harnesses (FUZZ_SECONDS=3600 for a long run,
 #                   FUZZ_JOBS=N at a time, FUZZ_NICE=N)
 #   make bench      benchmarks (figures printed, nothing asserted)
+#   make bench-outcome  what numaplace buys a latency-critical service on a
+#                   node full of noise, in the systemd VM (bench/outcome;
+#                   about 25 minutes; OUTCOME_ARGS="--rounds N ..." passes
+#                   options; results in build/outcome/)
 #   make demo       the narrated VM scenario (see README)
 
 CC ?= gcc
@@ -81,7 +85,7 @@ MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOUCH)
 .PHONY: fuzz fuzz-bins check-fuzz-replay
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
-	check-vm soak bench bench-systemd demo clean format
+	check-vm soak bench bench-systemd bench-outcome demo clean format
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -293,6 +297,13 @@ soak: all
 # bench/summary.sh; the log in build/bench.log).
 bench: $(BENCHES) all
 	$(Q)bench/run.sh $(BUILD) $(BENCHES)
+
+# The outcome benchmark (bench/outcome/run.sh --help): redis and cyclictest
+# under five configurations, interleaved, in two VM layouts; --host runs it
+# on this machine instead.
+OUTCOME_ARGS ?=
+bench-outcome: deps all
+	$(Q)bench/outcome/run.sh --build $(BUILD) $(OUTCOME_ARGS)
 
 demo: deps all
 	$(Q)tools/demo.sh $(BUILD)

@@ -9,6 +9,7 @@ pkgs=(
 	libbpf-dev bpftool libcgroup-dev cgroup-tools libsystemd-dev
 	libmicrohttpd-dev libyaml-dev prometheus python3-jsonschema
 	qemu-system-x86 busybox-static cpio kmod valgrind python3
+	redis-tools gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# bench/outcome/run.sh [--layouts "L ..."] [--rounds N] [--smoke] [--build DIR]
+# bench/outcome/run.sh --host [--rounds N] [--probe-cpus N] [--reserved LIST]
+#                      [--client-cpus LIST] [--io-target PATH] [--build DIR]
+#
+# What numaplace does to a latency-critical service on a node full of
+# noise: redis (GETs from a client off its CPUs) and cyclictest, under five
+# configurations interleaved round by round (bench/outcome/node.sh says
+# which). Results in build/outcome/: outcome.json (per layout and
+# configuration, each figure's median over the rounds with min and max),
+# outcome.md (the table and the targets), the pictures (latency CDF,
+# foreign time: PNG and SVG), and raw/ (every slot's record and output).
+#
+# In the systemd VM (the default), one boot per layout:
+#   oversubscribed  2node: 8 vCPUs on the host's cores (multi-threaded
+#                   TCG), the probe 2 exclusive CPUs: comparative figures
+#   uncontended     2node-2cpu: 2 vCPUs, one per node, no more vCPU threads
+#                   than a 2-core host has; the probe 1 exclusive CPU
+#   4node           the 4-node topology (16 vCPUs), the probe 2 CPUs
+# The redis client runs on the host (user-mode network), outside the VM.
+# --host runs node.sh on this machine instead (root, cgroup v2, systemd as
+# PID 1, numaplaced not running: a node you can disturb), with the client
+# on its last CPU (--client-cpus); see README "What numaplace buys".
+#
+# Options:
+#   --layouts "L ..."  VM layouts [oversubscribed uncontended]
+#   --rounds N         rounds [5]
+#   --smoke            one round, short windows: checks the pipeline only
+#   --build DIR        where numaplaced and numaplace are [build]
+#   --out DIR          results [build/outcome]
+# Environment: OUTCOME_* (node.sh's), passed through to the node.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out=
+probe_cpus= reserved= client_cpus= io_target=
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+die() { echo "outcome: $*" >&2; exit 2; }
+while (($#)); do
+	case $1 in
+	--layouts) layouts=${2:-}; shift 2 ;;
+	--rounds) rounds=${2:-}; shift 2 ;;
+	--smoke) smoke=1; shift ;;
+	--host) host=1; shift ;;
+	--build) build=${2:-}; shift 2 ;;
+	--out) out=${2:-}; shift 2 ;;
+	--probe-cpus) probe_cpus=${2:-}; shift 2 ;;
+	--reserved) reserved=${2:-}; shift 2 ;;
+	--client-cpus) client_cpus=${2:-}; shift 2 ;;
+	--io-target) io_target=${2:-}; shift 2 ;;
+	-h | --help) usage ;;
+	*) echo "outcome: unknown argument: $1" >&2; usage ;;
+	esac
+done
+[[ $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || die "--rounds wants a positive integer"
+((smoke)) && rounds=1
+build=$(cd "$build" && pwd) || die "--build: no such directory"
+out=${out:-$ROOT/build/outcome}
+for b in numaplaced numaplace; do
+	[[ -x $build/$b ]] || die "$build/$b missing (make first)"
+done
+command -v python3 >/dev/null || die "python3 not found (the analysis)"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# the short form: every configuration once, short phases
+if ((smoke)); then
+	export OUTCOME_REQUESTS=${OUTCOME_REQUESTS:-300} OUTCOME_CT_SECONDS=${OUTCOME_CT_SECONDS:-1}
+	export OUTCOME_WINDOW=${OUTCOME_WINDOW:-6} OUTCOME_KEYS=${OUTCOME_KEYS:-5000}
+fi
+export OUTCOME_ROUNDS=$rounds
+
+if ((host)); then
+	[[ -z $probe_cpus ]] || export OUTCOME_PROBE_CPUS=$probe_cpus
+	[[ -z $reserved ]] || export OUTCOME_RESERVED=$reserved
+	[[ -z $client_cpus ]] || export OUTCOME_CLIENT_CPUS=$client_cpus
+	[[ -z $io_target ]] || export OUTCOME_IO_TARGET=$io_target
+	rm -rf "$out/host"
+	mkdir -p "$out/host"
+	OUTCOME_LAYOUT=host OUTCOME_CLIENT=local OUTCOME_OUT="$out/host" \
+		NUMAPLACED=$build/numaplaced NUMAPLACE=$build/numaplace "$HERE/node.sh"
+	exec python3 "$HERE/analyze.py" "$out" host
+fi
+
+# ---- the VM layouts ----------------------------------------------------------------
+sdrun=$ROOT/tests/vm/systemd/run.sh
+port=$((16379 + $$ % 1000))
+for layout in $layouts; do
+	# per layout: topology, the probe's CPUs, and what cannot be there
+	lenv=() vmargs=()
+	case $layout in
+	oversubscribed) topo=2node pcpus=2 ;;
+	uncontended)
+		topo=2node-2cpu pcpus=1
+		# one CPU reserved, one the probe's: a BE pool (all less
+		# exclusive less reserved) would be empty, so the BE hog joins
+		# the system ones; and Linux 6.1 lets no partition take all of
+		# its parent's CPUs (the delegated scope would hold CPU 1 only)
+		lenv=(OUTCOME_HOGS_BE=0 OUTCOME_HOGS_SYSTEM=2
+			OUTCOME_CONFIGS="${OUTCOME_CONFIGS:-idle none cpusets isolated}")
+		# each vCPU thread on a host core of its own: the probe's vCPU
+		# has a core as an exclusive CPU has (qemu's other threads and
+		# the client go where the host scheduler finds room)
+		vmargs=(--pin 0:0 --pin 1:1)
+		;;
+	4node) topo=4node pcpus=2 ;;
+	*) die "unknown layout '$layout' (oversubscribed, uncontended, 4node)" ;;
+	esac
+	d=$out/$layout
+	rm -rf "$d"
+	mkdir -p "$d/raw" "$d/scen"
+	# the scenario: the guest's network, then node.sh with this layout's
+	# settings (the OUTCOME_* of this shell go along)
+	{
+		echo '#!/bin/bash'
+		echo '# np-timeout: 3000'
+		env "${lenv[@]}" | grep '^OUTCOME_' | sed 's/^/export /; s/=\(.*\)$/="\1"/'
+		cat <<SCEN
+export OUTCOME_LAYOUT=$layout OUTCOME_CLIENT=remote OUTCOME_CTL_TTY=/dev/ttyS2
+export OUTCOME_PROBE_CPUS=\${OUTCOME_PROBE_CPUS:-$pcpus} OUTCOME_IO_TARGET=/dev/vda
+export OUTCOME_OUT=/var/tmp/np-outcome NUMAPLACED=/usr/local/sbin/numaplaced NUMAPLACE=/usr/local/sbin/numaplace
+modprobe virtio_pci && modprobe virtio_blk && modprobe virtio_net || exit 1
+for i in \$(seq 50); do [ -b /dev/vda ] && [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
+ip link set lo up && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 || exit 1
+/sdtest/outcome/node.sh
+rc=\$?
+echo "# node.sh exit \$rc"
+exit \$rc
+SCEN
+	} >"$d/scen/50-outcome.sh"
+	sock=$d/ctl.sock
+	rm -f "$sock"
+	echo "outcome: $layout ($topo), $rounds round(s); log build/vm/outcome-$layout.log" >&2
+	OUTCOME_KEYS=${OUTCOME_KEYS:-50000} python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
+	cpid=$!
+	t0=$(date +%s)
+	set +e
+	"$sdrun" --topology "$topo" --tcg-threads multi --scenarios "$d/scen" \
+		--bin "$build/numaplaced" --bin "$build/numaplace" \
+		--file "$HERE/node.sh:/sdtest/outcome/node.sh" \
+		--disk 256 --hostfwd "$port:6379" --ctl "$sock" \
+		--module virtio_pci --module virtio_blk --module virtio_net \
+		--extra-pkgs "redis-server rt-tests stress-ng" --extra-skip "python3 lsb-base" \
+		--log-name "outcome-$layout" --timeout 3600 --scenario-timeout 3000 --quiet "${vmargs[@]}"
+	rc=$?
+	set -e
+	kill "$cpid" 2>/dev/null || true
+	wait "$cpid" 2>/dev/null || true
+	echo "outcome: $layout: VM run ${rc:+exit $rc, }$(($(date +%s) - t0)) s" >&2
+	log=$ROOT/build/vm/outcome-$layout.log
+	sed -n 's/^\[50-outcome\] NP-OUTCOME-START //p' "$log" >"$d/start.json"
+	sed -n 's/^\[50-outcome\] NP-OUTCOME //p' "$log" >"$d/slots.jsonl"
+	((rc == 0)) || die "$layout: the VM run failed (see $log)"
+done
+exec python3 "$HERE/analyze.py" "$out" $layouts
