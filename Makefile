@@ -268,7 +268,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-bpf check-clang check-asan fuzz check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-bpf check-clang check-asan fuzz check-vm check-outcome
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
@@ -304,6 +304,13 @@ bench: $(BENCHES) all
 OUTCOME_ARGS ?=
 bench-outcome: deps all
 	$(Q)bench/outcome/run.sh --build $(BUILD) $(OUTCOME_ARGS)
+
+# Its smoke in make check: one short round in the uncontended layout, held
+# to what the kernel's files show (no latency is checked).
+.PHONY: check-outcome
+check-outcome: all
+	$(Q)bench/outcome/run.sh --smoke --check --layouts uncontended --build $(BUILD) \
+		--out $(BUILD)/outcome-smoke
 
 demo: deps all
 	$(Q)tools/demo.sh $(BUILD)

@@ -42,7 +42,7 @@ def main():
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
         return 2
     path, port, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
-    keys = os.environ.get("OUTCOME_KEYS", "50000")
+    keys = os.environ.get("OUTCOME_KEYS", "20000")
     os.makedirs(outdir, exist_ok=True)
     s = connect(path)
     if s is None:

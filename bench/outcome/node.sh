@@ -35,9 +35,9 @@
 #   OUTCOME_CONFIGS     [idle none cpusets isolated partition]
 #   OUTCOME_PROBE_CPUS  the probe's exclusive CPUs [2]
 #   OUTCOME_RESERVED    numaplace's reserved CPUs [0]
-#   OUTCOME_REQUESTS    redis GETs per slot [2000]
-#   OUTCOME_CT_SECONDS  each cyclictest run [3]
-#   OUTCOME_WINDOW      the measurement window, seconds [20]
+#   OUTCOME_REQUESTS    redis GETs per slot [1000]
+#   OUTCOME_CT_SECONDS  each cyclictest run [2]
+#   OUTCOME_WINDOW      the measurement window, seconds [15]
 #   OUTCOME_CLIENT      local (redis-benchmark here, on OUTCOME_CLIENT_CPUS,
 #                       default the last CPU) or remote (a host program
 #                       answers "CLIENT slot n" on OUTCOME_CTL_TTY
@@ -45,7 +45,7 @@
 #   OUTCOME_IO_TARGET   block device or file for the write noise [a file
 #                       in /var/tmp]
 #   OUTCOME_HOGS_SYSTEM / _USER / _BE  CPU hogs [CPUs-2 / 1 / 1, at least 1]
-#   OUTCOME_KEYS        keys loaded into redis [50000] (100-byte values)
+#   OUTCOME_KEYS        keys loaded into redis [20000] (100-byte values)
 #   NUMAPLACED NUMAPLACE  the programs [numaplaced, numaplace in PATH]
 #   OUTCOME_OUT         where slots.jsonl and raw files go [/var/tmp/np-outcome]
 # Exit: 0 done, 1 a slot could not be set up (the reason on stderr), 2 a
@@ -57,12 +57,12 @@ ROUNDS=${OUTCOME_ROUNDS:-5}
 CONFIGS=${OUTCOME_CONFIGS:-idle none cpusets isolated partition}
 PROBE_CPUS=${OUTCOME_PROBE_CPUS:-2}
 RESERVED=${OUTCOME_RESERVED:-0}
-REQUESTS=${OUTCOME_REQUESTS:-2000}
-CT_SECONDS=${OUTCOME_CT_SECONDS:-3}
-WINDOW=${OUTCOME_WINDOW:-20}
+REQUESTS=${OUTCOME_REQUESTS:-1000}
+CT_SECONDS=${OUTCOME_CT_SECONDS:-2}
+WINDOW=${OUTCOME_WINDOW:-15}
 CLIENT=${OUTCOME_CLIENT:-local}
 CTL_TTY=${OUTCOME_CTL_TTY:-/dev/ttyS2}
-KEYS=${OUTCOME_KEYS:-50000}
+KEYS=${OUTCOME_KEYS:-20000}
 NPD=${NUMAPLACED:-$(command -v numaplaced || echo numaplaced)}
 NPC=${NUMAPLACE:-$(command -v numaplace || echo numaplace)}
 OUT=${OUTCOME_OUT:-/var/tmp/np-outcome}
@@ -260,12 +260,14 @@ exec "$@"
 SH
 	cat >"$W/io.sh" <<SH
 #!/bin/bash
+trap 'exit 0' INT TERM
 while :; do
 	dd if=/dev/zero of=$IO_TARGET bs=4k count=16 seek=\$((RANDOM * 7 % ($IO_BLOCKS - 16))) oflag=dsync conv=notrunc status=none
 done
 SH
 	cat >"$W/console.sh" <<'SH'
 #!/bin/bash
+trap 'exit 0' INT TERM
 while :; do
 	echo "np-outcome console noise $SECONDS .................................................." >/dev/console
 	sleep 0.02
@@ -298,7 +300,7 @@ SH
 unit() {
 	local name=$1 slice=$2 cg=${3:--}
 	shift 3
-	local props=(-p KillSignal=SIGINT -p TimeoutStopSec=20 -p WorkingDirectory=/var/tmp --slice="$slice")
+	local props=(-p KillSignal=SIGINT -p TimeoutStopSec=60 -p WorkingDirectory=/var/tmp --slice="$slice")
 	[[ -n $CLIENT_CPUS ]] && props+=(-p AllowedCPUs="$NODE_CPUS")
 	systemd-run --quiet --unit="$name" "${props[@]}" "$W/join.sh" "$cg" "$@"
 }
@@ -345,14 +347,16 @@ stop_units() {
 # YAML, written when SIGINT stopped it)
 noise_json() {
 	local f n out=
+	local one
 	for n in sys user be; do
 		f=$W/noise-$n.yaml
 		[[ -s $f ]] || continue
-		out+=$(awk -v n="$n" '$1 == "bogo-ops:" { o = $2 } $1 == "wall-clock-time:" { t = $2 }
-			END { if (o != "") printf "%s\"%s\": {\"ops\": %s, \"wall_s\": %s}", "", n, o, t }' "$f")
-		out+=,
+		# a hog that did not stop in time (SIGKILL) wrote no metrics
+		one=$(awk -v n="$n" '$1 == "bogo-ops:" { o = $2 } $1 == "wall-clock-time:" { t = $2 }
+			END { if (o != "" && t != "") printf "\"%s\": {\"ops\": %s, \"wall_s\": %s}", n, o, t }' "$f")
+		[[ -n $one ]] && out+="${out:+, }$one"
 	done
-	echo "{${out%,}}"
+	echo "{$out}"
 }
 
 # ---- the kernel's accounting --------------------------------------------------
@@ -360,8 +364,30 @@ noise_json() {
 # CPUs P (all the probe may use, when no controller confines it) and the
 # probe's cgroup PCG.
 snapshot() {
-	local pl t sched= usage= kth irq bpf=null rd l f
+	local pl t sched= usage= irq bpf=null rd f scan= tid pin= lse= kind k name allowed
 	pl=$(join $(expand "$P"))
+	# which threads outside the probe may run on P: allowed there only
+	# ("pinned": per-CPU kernel threads, anything pinned) or there and
+	# elsewhere ("loose"). Not when P is every CPU (no controller). This
+	# scan is slow; their run times are read below with the rest.
+	if [[ $pl != "$(join $(expand "$ONLINE"))" ]]; then
+		scan=$(cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null |
+			awk -v P="$pl" -v T=",$(tr '\n' ',' <"$PCG/cgroup.threads" 2>/dev/null)" '
+			BEGIN { n = split(P, a, ","); for (i = 1; i <= n; i++) w[a[i]] = 1 }
+			function where(list,   n, r, i, ab, x, y, j, all, any) {
+				n = split(list, r, ","); all = 1; any = 0
+				for (i = 1; i <= n; i++) {
+					if (split(r[i], ab, "-") == 2) { x = ab[1]; y = ab[2] } else { x = y = r[i] }
+					for (j = x + 0; j <= y + 0; j++) { if (j in w) any = 1; else all = 0 }
+				}
+				return any ? (all ? 1 : 2) : 0
+			}
+			$1 == "Name:" { name = $2 } $1 == "Pid:" { pid = $2 } $1 == "PPid:" { pp = $2 }
+			$1 == "Cpus_allowed_list:" && index(T, "," pid ",") == 0 {
+				k = where($2)
+				# kernel threads are children of kthreadd (pid 2)
+				if (k) print pid, (k == 1 ? "pinned" : "loose"), ((pp == 2 || pid == 2) ? 1 : 0), $2, name }')
+	fi
 	# numaplace's BPF run times first, then at once (shell builtins, no
 	# process started in between) the kernel's: the two are compared over
 	# the same interval
@@ -380,46 +406,23 @@ snapshot() {
 	while read -r -a f; do
 		[[ ${f[0]} == usage_usec ]] && usage=${f[1]}
 	done <"$PCG/cpu.stat"
+	while read -r tid kind k allowed name; do
+		[[ -n $tid ]] || continue
+		read -r -a f 2>/dev/null <"/proc/$tid/schedstat" || continue
+		if [[ $kind == pinned ]]; then
+			pin+="${pin:+, }\"$tid\": [\"$name\", \"$allowed\", ${f[0]}, $k]"
+		else
+			lse+="${lse:+, }\"$tid\": [\"$name\", \"$allowed\", ${f[0]}, $k]"
+		fi
+	done <<<"$scan"
 	[[ $bpf != null ]] && { bpf=$(jq -c '.workloads[0].cpus // null' <<<"$bpf" 2>/dev/null); [[ -n $bpf ]] || bpf=null; }
-	# every thread outside the probe allowed on P's CPUs only (per-CPU
-	# kernel threads, anything pinned there), with its own run time, and
-	# how many outside the probe may run on P and elsewhere too ("loose":
-	# when none, the pinned ones' run time is all the foreign time there
-	# is, by the kernel's per-task accounting). Not when P is every CPU
-	# (no controller). cat skips a thread that exits meanwhile.
-	kth= loose=null
-	if [[ $pl != "$(join $(expand "$ONLINE"))" ]]; then
-		read -r -d '' kth < <(cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null |
-			awk -v P="$pl" -v T=",$(tr '\n' ',' <"$PCG/cgroup.threads" 2>/dev/null)" '
-			BEGIN { n = split(P, a, ","); for (i = 1; i <= n; i++) w[a[i]] = 1 }
-			function where(list,   n, r, i, ab, x, y, j, all, any) {
-				n = split(list, r, ","); all = 1; any = 0
-				for (i = 1; i <= n; i++) {
-					if (split(r[i], ab, "-") == 2) { x = ab[1]; y = ab[2] } else { x = y = r[i] }
-					for (j = x + 0; j <= y + 0; j++) { if (j in w) any = 1; else all = 0 }
-				}
-				return any ? (all ? 1 : 2) : 0
-			}
-			$1 == "Name:" { name = $2 } $1 == "Pid:" { pid = $2 } $1 == "PPid:" { pp = $2 }
-			$1 == "Cpus_allowed_list:" && index(T, "," pid ",") == 0 {
-				k = where($2)
-				if (k == 2) { nl++; if (nl <= 5) ln = ln (ln == "" ? "" : ",") "\"" name "\"" }
-				if (k != 1) next
-				s = ""
-				if ((getline l < ("/proc/" pid "/schedstat")) > 0) { split(l, x, " "); s = x[1] }
-				close("/proc/" pid "/schedstat")
-				# kernel threads are children of kthreadd (pid 2)
-				if (s != "") { printf "%s\"%s\": [\"%s\", \"%s\", %s, %d]", c, pid, name, $2, s, pp == 2 || pid == 2; c = ", " } }
-			END { printf "\n{\"n\": %d, \"names\": [%s]}", nl, ln }')
-		loose=${kth##*$'\n'}
-		kth=${kth%$'\n'*}
-	fi
 	irq=$(awk -v P="$pl" 'NR == 1 { for (i = 1; i <= NF; i++) col[i] = substr($i, 4); next }
 		$1 ~ /^[0-9]+:$/ { n = 0; for (i = 2; i <= NF; i++) { if ($i !~ /^[0-9]+$/) break; if (index("," P ",", "," col[i - 1] ",")) n += $i }
 			name = $NF; sub(":", "", $1); printf "%s\"%s\": [%.0f, \"%s\"]", s, $1, n, name; s = ", " }' /proc/interrupts)
 	rd=$(cat /proc/"$RPID"/task/*/schedstat 2>/dev/null | awk '{ e += $1; d += $2 } END { printf "[%.0f, %.0f]", e, d }')
-	printf '{"t_ns": %s, "rq_cpu_ns": %s, "probe_usage_us": %s, "pinned": {%s}, "loose": %s, "irqs": {%s}, "bpf": %s, "redis_exec_delay_ns": %s}' \
-		"$t" "$sched" "${usage:-null}" "$kth" "$loose" "$irq" "$bpf" "$rd"
+	if [[ -n $scan || $pl != "$(join $(expand "$ONLINE"))" ]]; then pin="{$pin}" lse="{$lse}"; else pin=null lse=null; fi
+	printf '{"t_ns": %s, "rq_cpu_ns": %s, "probe_usage_us": %s, "pinned": %s, "loose": %s, "irqs": {%s}, "bpf": %s, "redis_exec_delay_ns": %s}' \
+		"$t" "$sched" "${usage:-null}" "$pin" "$lse" "$irq" "$bpf" "$rd"
 }
 
 # numa_json: the probe's anonymous pages per node (numa_maps: mappings
@@ -550,8 +553,14 @@ slot() { # SLOT CONFIG ROUND
 		'{layout: $layout, config: $config, round: $round, slot: $slot, probe_cpus: $cpus,
 		  node_cpus: $node_cpus, window_s: $window, overrun_ms: $overrun_ms, phases_ms: $phases_ms, setup_ms: $setup_ms,
 		  client: $client, redis_rc: $redis_rc, requests: $requests, a0: $a0, a1: $a1, numa: $numa,
-		  noise: $noise, cyclictest: {other: $ct_other, fifo: $ct_fifo}, irqs_managed: $managed}') ||
-		{ say "slot $k: could not make its record"; return 1; }
+		  noise: $noise, cyclictest: {other: $ct_other, fifo: $ct_fifo}, irqs_managed: $managed}' 2>"$W/jq.err") || {
+		local part
+		say "slot $k: could not make its record ($(head -c 300 "$W/jq.err"))"
+		for part in phases a0 a1 numa noise managed ct_other ct_fifo; do
+			jq -e . >/dev/null 2>&1 <<<"${!part}" || say "  $part is not JSON: ${!part:0:600}"
+		done
+		return 1
+	}
 	[[ $CLIENT == local ]] && rec=$(jq -c --rawfile r "$OUT/raw/$k.redis.txt" '. + {redis_out: $r}' <<<"$rec")
 	echo "$rec" >>"$OUT/slots.jsonl"
 	echo "NP-OUTCOME $rec"

@@ -26,6 +26,9 @@
 #   --layouts "L ..."  VM layouts [oversubscribed uncontended]
 #   --rounds N         rounds [5]
 #   --smoke            one round, short windows: checks the pipeline only
+#   --check            exit 1 unless what the kernel's files show holds (see
+#                      analyze.py: IRQs, BPF against the kernel, pages);
+#                      never a latency
 #   --build DIR        where numaplaced and numaplace are [build]
 #   --out DIR          results [build/outcome]
 # Environment: OUTCOME_* (node.sh's), passed through to the node.
@@ -33,7 +36,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out=
+layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check=
 probe_cpus= reserved= client_cpus= io_target=
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -43,6 +46,7 @@ while (($#)); do
 	--layouts) layouts=${2:-}; shift 2 ;;
 	--rounds) rounds=${2:-}; shift 2 ;;
 	--smoke) smoke=1; shift ;;
+	--check) check=--check; shift ;;
 	--host) host=1; shift ;;
 	--build) build=${2:-}; shift 2 ;;
 	--out) out=${2:-}; shift 2 ;;
@@ -67,8 +71,8 @@ out=$(cd "$out" && pwd)
 
 # the short form: every configuration once, short phases
 if ((smoke)); then
-	export OUTCOME_REQUESTS=${OUTCOME_REQUESTS:-300} OUTCOME_CT_SECONDS=${OUTCOME_CT_SECONDS:-1}
-	export OUTCOME_WINDOW=${OUTCOME_WINDOW:-6} OUTCOME_KEYS=${OUTCOME_KEYS:-5000}
+	export OUTCOME_REQUESTS=${OUTCOME_REQUESTS:-200} OUTCOME_CT_SECONDS=${OUTCOME_CT_SECONDS:-1}
+	export OUTCOME_WINDOW=${OUTCOME_WINDOW:-5} OUTCOME_KEYS=${OUTCOME_KEYS:-2000}
 fi
 export OUTCOME_ROUNDS=$rounds
 
@@ -81,7 +85,7 @@ if ((host)); then
 	mkdir -p "$out/host"
 	OUTCOME_LAYOUT=host OUTCOME_CLIENT=local OUTCOME_OUT="$out/host" \
 		NUMAPLACED=$build/numaplaced NUMAPLACE=$build/numaplace "$HERE/node.sh"
-	exec python3 "$HERE/analyze.py" "$out" host
+	exec python3 "$HERE/analyze.py" $check "$out" host
 fi
 
 # ---- the VM layouts ----------------------------------------------------------------
@@ -91,7 +95,11 @@ for layout in $layouts; do
 	# per layout: topology, the probe's CPUs, and what cannot be there
 	lenv=() vmargs=()
 	case $layout in
-	oversubscribed) topo=2node pcpus=2 ;;
+	oversubscribed)
+		topo=2node pcpus=2
+		# idle is measured where it can be compared (uncontended)
+		lenv=(OUTCOME_CONFIGS="${OUTCOME_CONFIGS:-none cpusets isolated partition}")
+		;;
 	uncontended)
 		topo=2node-2cpu pcpus=1
 		# one CPU reserved, one the probe's: a BE pool (all less
@@ -133,7 +141,7 @@ SCEN
 	sock=$d/ctl.sock
 	rm -f "$sock"
 	echo "outcome: $layout ($topo), $rounds round(s); log build/vm/outcome-$layout.log" >&2
-	OUTCOME_KEYS=${OUTCOME_KEYS:-50000} python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
+	OUTCOME_KEYS=${OUTCOME_KEYS:-20000} python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
 	cpid=$!
 	t0=$(date +%s)
 	set +e
@@ -154,4 +162,4 @@ SCEN
 	sed -n 's/^\[50-outcome\] NP-OUTCOME //p' "$log" >"$d/slots.jsonl"
 	((rc == 0)) || die "$layout: the VM run failed (see $log)"
 done
-exec python3 "$HERE/analyze.py" "$out" $layouts
+exec python3 "$HERE/analyze.py" $check "$out" $layouts
