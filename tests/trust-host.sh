@@ -73,6 +73,19 @@ stop() {
 saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
 cgsnap() { (cd "$cg" && find . -name 'cpuset.*' -type f | LC_ALL=C sort | xargs cat | md5sum); }
 snap() { echo "$(saved) $(cgsnap)"; }
+# settled: the snapshot once two taken half a second apart agree (the
+# daemon may still be saving what the last check saw it log)
+settled() {
+	local a b
+	a=$(snap)
+	for _ in $(seq 20); do
+		sleep 0.5
+		b=$(snap)
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
+	echo "$b"
+}
 status() { "$np" status --json --socket "$sock"; }
 jqs() { jq -e "$@" >/dev/null; } # quiet: check's own "ok" line is on stdout
 cpus() { cat "$cg/$1/cpuset.cpus" 2>/dev/null; }
@@ -97,7 +110,7 @@ print(s.makefile().readline().strip())' "$sock" "$1"
 # refused (exit 1) with ERE in the answer, nothing changed
 refused_sock() {
 	local before rc
-	before=$(snap)
+	before=$(settled)
 	admit "$2"
 	rc=$?
 	check "socket, $1: refused (exit $rc)" test $rc -eq 1
@@ -152,7 +165,7 @@ ctr s9 s9 /numaplace.slice/web LS 100m "" '"limits":{"cpu":"100m"}'
 refused_sock "the spec file's workload's cgroup" s9 "is inside numaplace's managed parent"
 ctr s10 s10 /np/ok1 LS 100m "" '"limits":{"cpu":"100m"}'
 refused_sock "another container's cgroup" s10 'cgroup /np/ok1 is workload ok1.s already'
-before=$(snap)
+before=$(settled)
 ans=$(raw '{"op":"admit","spec":{"name":"s11","qos":"LS","containers":[{"name":"m","cpu":"99999999"}],"container":{"id":"s11","cgroup":"/np/h1"}}}')
 check "socket, a huge count: refused naming the field ($ans)" grep -q 'spec.containers\[0\].cpu' <<<"$ans"
 ans=$(raw '{"op":"admit","spec":{"name":"s12","qos":"LS","containers":[{"name":"m","cpu":"1"}],"container":{"id":"s12","cgroup":"/np/h1","limits":{"cpu":"-1"}}}}')
@@ -207,7 +220,7 @@ else
 	# refused_hook CASE ID BUNDLE ANNOTATIONS ERE [CONFIG]
 	refused_hook() {
 		local before rc
-		before=$(snap)
+		before=$(settled)
 		hook "$2" "$3" "$4" "${6:-}"
 		rc=$?
 		check "hook, $1: refused, fail-closed (exit $rc)" test $rc -eq 1
@@ -248,7 +261,7 @@ else
 		'{"numaplace.io/workload":"web","numaplace.io/qos":"LS",'"$closed"'}' \
 		'numaplaced refused web: name: workload "web" is already admitted'
 	for v in -2 99999999 1e400; do
-		before=$(snap)
+		before=$(settled)
 		hook h-bad one '{"numaplace.io/qos":"LS","numaplace.io/cpus":"'$v'",'"$closed"'}'
 		rc=$?
 		check "hook, cpus \"$v\": refused, exit 2 ($rc), naming the annotation" \
@@ -290,7 +303,7 @@ if [ "$(id -u)" = 0 ]; then
 		inlog "spec $tmp/specs/web3.json: owned by uid 65534, not root"
 	rm "$tmp/specs/web3.json"
 fi
-before=$(snap)
+before=$(settled)
 chmod 0666 "$tmp/specs/web.json"
 check "an admitted spec file made writable by anyone: refused" \
 	inlog "spec $tmp/specs/web.json: mode 0666 lets anyone write it"
