@@ -49,6 +49,19 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 SKEL := $(BPF_BUILD)/numaplace.skel.h
 NP_CFLAGS += -I$(BPF_BUILD)
 
+# The version (tools/version.sh: from git, or the VERSION file of a
+# tarball) in a generated header, BUILD/gen/np_version.h. Made at every
+# make, but rewritten only when the version changed, so that the few
+# objects that include it (numaplace/version.h) are rebuilt only then.
+VERSION_H := $(BUILD)/gen/np_version.h
+NP_CFLAGS += -I$(BUILD)/gen
+$(VERSION_H): FORCE
+	@mkdir -p $(dir $@)
+	$(Q)tools/version.sh --header >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
+FORCE:
+
 # The library, one folder per part (see README "Architecture"). Each folder
 # is built into its own archive; programs link them in layer order, highest
 # first, so a call against the arrows (engine -> daemon, say) does not link.
@@ -87,7 +100,7 @@ all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOU
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm soak bench bench-systemd bench-outcome demo clean format
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(NP_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -142,7 +155,7 @@ $(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)
 # numaplaced with its failpoints armed (basic/failpoint.h): the daemon's
 # folder built again with -DNP_FAILPOINTS, for tests/daemon-host.sh only.
 FP_OBJS := $(patsubst %.c,$(BUILD)/fp/%.o,$(daemon_SRCS) $(MAINS))
-$(BUILD)/fp/%.o: %.c
+$(BUILD)/fp/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(NP_CFLAGS) -DNP_FAILPOINTS $(CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS))
@@ -235,6 +248,12 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 check-trust: all
 	$(Q)tests/trust-host.sh $(BUILD)
 
+# How numaplace is shipped (issue 34): the version everywhere it is
+# reported (tests/version-host.sh).
+.PHONY: check-install
+check-install: all
+	$(Q)tests/version-host.sh $(BUILD)
+
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
 .PHONY: check-badinput
@@ -268,7 +287,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-bpf check-clang check-asan fuzz check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-install check-bpf check-clang check-asan fuzz check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
