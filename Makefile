@@ -2,6 +2,9 @@
 #
 #   make            library, daemon, CLI (gcc by default; CC=clang works too)
 #   make deps       install build/test dependencies with apt-get (idempotent)
+#   make install    the programs, unit, hooks.d files, man pages, completion
+#                   (PREFIX=/usr/local, DESTDIR=; see "make install" below);
+#                   make uninstall removes them
 #   make check      build with gcc and clang, unit + vector tests, sanitizers,
 #                   the BPF programs on this kernel, each fuzz harness for
 #                   FUZZ_SECONDS (10), then the VM end-to-end tests
@@ -219,6 +222,33 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SUPPORT_OBJS) $(LIB)
 deps:
 	$(Q)tools/install-deps.sh
 
+# make install / make uninstall (tools/install.sh: what goes where). The
+# systemd unit goes where systemd looks (pkg-config's systemdsystemunitdir),
+# the configuration to /etc whatever the PREFIX (the programs' built-in
+# path is /etc/numaplace/numaplace.json). MAN=no installs without the man
+# pages; INSTALL_CONFIG=no without the example configuration.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/numaplace
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),$(PREFIX)/lib/systemd/system)
+HOOKSDIR ?= $(DATADIR)/containers/oci/hooks.d
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+INSTALL_CONFIG ?= yes
+MAN ?= yes
+INSTALL_ENV = DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' SBINDIR='$(SBINDIR)' \
+	MANDIR='$(MANDIR)' DOCDIR='$(DOCDIR)' SYSCONFDIR='$(SYSCONFDIR)' \
+	UNITDIR='$(UNITDIR)' HOOKSDIR='$(HOOKSDIR)' BASHCOMPDIR='$(BASHCOMPDIR)' \
+	INSTALL_CONFIG='$(INSTALL_CONFIG)' MAN='$(MAN)'
+.PHONY: install uninstall
+install: all
+	$(Q)$(INSTALL_ENV) tools/install.sh install $(BUILD)
+uninstall:
+	$(Q)$(INSTALL_ENV) tools/install.sh uninstall $(BUILD)
+
 # Unit tests (cmocka) and the vector runner; tests find data relative to
 # the repository root.
 check-unit: $(TESTS) $(BUILD)/numaplace $(FUZZ_REPLAYS)
@@ -249,10 +279,12 @@ check-trust: all
 	$(Q)tests/trust-host.sh $(BUILD)
 
 # How numaplace is shipped (issue 34): the version everywhere it is
-# reported (tests/version-host.sh).
+# reported (tests/version-host.sh); make install and uninstall into a
+# DESTDIR, the bash completion (tests/install-host.sh).
 .PHONY: check-install
 check-install: all
 	$(Q)tests/version-host.sh $(BUILD)
+	$(Q)tests/install-host.sh $(BUILD)
 
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
