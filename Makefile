@@ -98,7 +98,24 @@ BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 # a chosen node from a chosen CPU, like numatop's mgen).
 MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
-all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOUCH)
+# Man pages (man/*.scd, scdoc) into BUILD/man. Without scdoc, make says so
+# and goes on; make install then needs MAN=no, make check-install fails.
+SCDOC ?= scdoc
+MAN_PAGES := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
+HAVE_SCDOC := $(shell command -v $(SCDOC) 2>/dev/null)
+# the pages' date: the last commit's, so that a build is reproducible
+MAN_DATE := $(shell git log -1 --format=%ct 2>/dev/null)
+
+all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOUCH) \
+	$(if $(HAVE_SCDOC),$(MAN_PAGES),no-scdoc)
+.PHONY: no-scdoc
+no-scdoc:
+	@echo "make: $(SCDOC) not found: the man pages are not built (apt-get install scdoc, or make deps)"
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	$(Q)SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$(MAN_DATE)} $(SCDOC) <$< >$@.tmp || \
+		{ rm -f $@.tmp; echo "$<: scdoc refused it (above)"; exit 1; }
+	$(Q)mv $@.tmp $@
 .PHONY: fuzz fuzz-bins check-fuzz-replay
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm soak bench bench-systemd bench-outcome demo clean format
@@ -199,6 +216,11 @@ check-fuzz-replay: $(FUZZ_REPLAYS)
 $(BUILD)/np-ctl-latency: $(BUILD)/bench/daemon/np_ctl_latency.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# The keys the configuration and spec parsers accept, probed by running
+# them (tests/man-host.sh).
+$(BUILD)/np-probe-keys: $(BUILD)/tests/docs/np_probe_keys.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+
 # The control socket stress client of tests/socket-host.sh.
 $(BUILD)/np-ctl-stress: $(BUILD)/tests/socket/np_ctl_stress.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS) -pthread
@@ -280,11 +302,14 @@ check-trust: all
 
 # How numaplace is shipped (issue 34): the version everywhere it is
 # reported (tests/version-host.sh); make install and uninstall into a
-# DESTDIR, the bash completion (tests/install-host.sh).
+# DESTDIR, the bash completion (tests/install-host.sh); the man pages
+# render and name every configuration and spec key the parsers accept,
+# every command, option, socket op and signal (tests/man-host.sh).
 .PHONY: check-install
-check-install: all
+check-install: all $(BUILD)/np-probe-keys
 	$(Q)tests/version-host.sh $(BUILD)
 	$(Q)tests/install-host.sh $(BUILD)
+	$(Q)tests/man-host.sh $(BUILD)
 
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
