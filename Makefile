@@ -66,7 +66,7 @@ $(VERSION_H): FORCE
 .PHONY: FORCE
 FORCE:
 
-# The library, one folder per part (see README "Architecture"). Each folder
+# The library, one folder per part (docs/architecture.md). Each folder
 # is built into its own archive; programs link them in layer order, highest
 # first, so a call against the arrows (engine -> daemon, say) does not link.
 LAYERS := daemon enforce observe state cgroup topology basic engine
@@ -316,6 +316,12 @@ check-install: all $(BUILD)/np-probe-keys
 	$(Q)tests/install-host.sh $(BUILD)
 	$(Q)tests/man-host.sh $(BUILD)
 
+# README and docs/: every relative link resolves, the old README's sections
+# have their homes, README's examples run as written (tests/docs-host.sh).
+.PHONY: check-docs
+check-docs: all
+	$(Q)tests/docs-host.sh $(BUILD)
+
 # The Debian package built by make deb and inspected: its files, lintian,
 # its maintainer scripts (tests/deb-host.sh; 30-60 s on 2 CPUs; skipped,
 # and said, without dpkg-buildpackage and debhelper).
@@ -356,7 +362,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-install check-deb check-bpf check-clang check-asan fuzz check-vm
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-install check-deb check-docs check-bpf check-clang check-asan fuzz check-vm
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
@@ -402,4 +408,5 @@ format:
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not below BUILD/deb: make deb's copy of the tree builds there)
+-include $(shell find $(BUILD) -path '$(BUILD)/deb' -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -13,7 +13,7 @@
 # group (needs a cgroup2 mount and root; skipped otherwise), whose path
 # the fake tree mirrors. Every other start is LSE (2 CPUs, written and
 # checked in force), the others LS. Prints p50/p99/max of each stage and
-# the load average; asserts nothing (see README "Performance"; target
+# the load average; asserts nothing (see docs/performance.md; target
 # p99 < 5 ms).
 set -uo pipefail
 build=${1:-build}

@@ -4,7 +4,7 @@
  * its own (cmd_oci_hook.c: same options, messages and exit codes), for
  * runtimes that start it for every container. It links jansson and libc
  * only, not the CLI's hwloc, libbpf and libsystemd, whose loading would
- * cost the hook milliseconds at each start (README "Performance").
+ * cost the hook milliseconds at each start (docs/performance.md).
  */
 #include "cli.h"
 #include "numaplace/version.h"
