@@ -2,6 +2,10 @@
 #
 #   make            library, daemon, CLI (gcc by default; CC=clang works too)
 #   make deps       install build/test dependencies with apt-get (idempotent)
+#   make install    the programs, unit, hooks.d files, man pages, completion
+#                   (PREFIX=/usr/local, DESTDIR=; see "make install" below);
+#                   make uninstall removes them
+#   make deb        the Debian package, BUILD/deb/numaplace_VERSION_ARCH.deb
 #   make check      build with gcc and clang, unit + vector tests, sanitizers,
 #                   the BPF programs on this kernel, each fuzz harness for
 #                   FUZZ_SECONDS (10), then the VM end-to-end tests
@@ -49,7 +53,20 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 SKEL := $(BPF_BUILD)/numaplace.skel.h
 NP_CFLAGS += -I$(BPF_BUILD)
 
-# The library, one folder per part (see README "Architecture"). Each folder
+# The version (tools/version.sh: from git, or the VERSION file of a
+# tarball) in a generated header, BUILD/gen/np_version.h. Made at every
+# make, but rewritten only when the version changed, so that the few
+# objects that include it (numaplace/version.h) are rebuilt only then.
+VERSION_H := $(BUILD)/gen/np_version.h
+NP_CFLAGS += -I$(BUILD)/gen
+$(VERSION_H): FORCE
+	@mkdir -p $(dir $@)
+	$(Q)tools/version.sh --header >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
+FORCE:
+
+# The library, one folder per part (docs/architecture.md). Each folder
 # is built into its own archive; programs link them in layer order, highest
 # first, so a call against the arrows (engine -> daemon, say) does not link.
 LAYERS := daemon enforce observe state cgroup topology basic engine
@@ -82,14 +99,31 @@ BENCHES := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 # a chosen node from a chosen CPU, like numatop's mgen).
 MEMTOUCH := $(if $(wildcard tools/memtouch/*.c),$(BUILD)/np-memtouch)
 
-all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOUCH)
+# Man pages (man/*.scd, scdoc) into BUILD/man. Without scdoc, make says so
+# and goes on; make install then needs MAN=no, make check-install fails.
+SCDOC ?= scdoc
+MAN_PAGES := $(patsubst man/%.scd,$(BUILD)/man/%,$(wildcard man/*.scd))
+HAVE_SCDOC := $(shell command -v $(SCDOC) 2>/dev/null)
+# the pages' date: the last commit's, so that a build is reproducible
+MAN_DATE := $(shell git log -1 --format=%ct 2>/dev/null)
+
+all: $(BUILD)/numaplace $(BUILD)/numaplace-oci-hook $(BUILD)/numaplaced $(MEMTOUCH) \
+	$(if $(HAVE_SCDOC),$(MAN_PAGES),no-scdoc)
+.PHONY: no-scdoc
+no-scdoc:
+	@echo "make: $(SCDOC) not found: the man pages are not built (apt-get install scdoc, or make deps)"
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	$(Q)SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$(MAN_DATE)} $(SCDOC) <$< >$@.tmp || \
+		{ rm -f $@.tmp; echo "$<: scdoc refused it (above)"; exit 1; }
+	$(Q)mv $@.tmp $@
 .PHONY: fuzz fuzz-bins check-fuzz-replay
 .PHONY: all deps check check-layout check-unit check-asan check-clang check-vectors check-daemon check-bpf \
 	check-vm soak bench bench-systemd bench-outcome demo clean format
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(NP_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(NP_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # Test programs, benchmarks and their support code.
 $(BUILD)/tests/%.o $(BUILD)/bench/%.o: NP_CFLAGS += $(TEST_CFLAGS)
@@ -142,9 +176,9 @@ $(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)
 # numaplaced with its failpoints armed (basic/failpoint.h): the daemon's
 # folder built again with -DNP_FAILPOINTS, for tests/daemon-host.sh only.
 FP_OBJS := $(patsubst %.c,$(BUILD)/fp/%.o,$(daemon_SRCS) $(MAINS))
-$(BUILD)/fp/%.o: %.c
+$(BUILD)/fp/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(NP_CFLAGS) -DNP_FAILPOINTS $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(NP_CFLAGS) -DNP_FAILPOINTS $(CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS))
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS)) $(NP_LDLIBS) $(LDLIBS)
 
@@ -183,6 +217,11 @@ check-fuzz-replay: $(FUZZ_REPLAYS)
 $(BUILD)/np-ctl-latency: $(BUILD)/bench/daemon/np_ctl_latency.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
+# The keys the configuration and spec parsers accept, probed by running
+# them (tests/man-host.sh).
+$(BUILD)/np-probe-keys: $(BUILD)/tests/docs/np_probe_keys.o $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
+
 # The control socket stress client of tests/socket-host.sh.
 $(BUILD)/np-ctl-stress: $(BUILD)/tests/socket/np_ctl_stress.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS) -pthread
@@ -205,6 +244,37 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(SUPPORT_OBJS) $(LIB)
 
 deps:
 	$(Q)tools/install-deps.sh
+
+# make install / make uninstall (tools/install.sh: what goes where). The
+# systemd unit goes where systemd looks (pkg-config's systemdsystemunitdir),
+# the configuration to /etc whatever the PREFIX (the programs' built-in
+# path is /etc/numaplace/numaplace.json). MAN=no installs without the man
+# pages; INSTALL_CONFIG=no without the example configuration.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/numaplace
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),$(PREFIX)/lib/systemd/system)
+HOOKSDIR ?= $(DATADIR)/containers/oci/hooks.d
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+INSTALL_CONFIG ?= yes
+MAN ?= yes
+INSTALL_ENV = DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' SBINDIR='$(SBINDIR)' \
+	MANDIR='$(MANDIR)' DOCDIR='$(DOCDIR)' SYSCONFDIR='$(SYSCONFDIR)' \
+	UNITDIR='$(UNITDIR)' HOOKSDIR='$(HOOKSDIR)' BASHCOMPDIR='$(BASHCOMPDIR)' \
+	INSTALL_CONFIG='$(INSTALL_CONFIG)' MAN='$(MAN)'
+# The Debian package (debian/, tools/make-deb.sh): BUILD/deb/numaplace_VERSION_ARCH.deb,
+# checked by lintian.
+.PHONY: install uninstall deb
+deb:
+	$(Q)tools/make-deb.sh $(BUILD)
+install: all
+	$(Q)$(INSTALL_ENV) tools/install.sh install $(BUILD)
+uninstall:
+	$(Q)$(INSTALL_ENV) tools/install.sh uninstall $(BUILD)
 
 # Unit tests (cmocka) and the vector runner; tests find data relative to
 # the repository root.
@@ -234,6 +304,30 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 .PHONY: check-trust
 check-trust: all
 	$(Q)tests/trust-host.sh $(BUILD)
+
+# How numaplace is shipped (issue 34): the version everywhere it is
+# reported (tests/version-host.sh); make install and uninstall into a
+# DESTDIR, the bash completion (tests/install-host.sh); the man pages
+# render and name every configuration and spec key the parsers accept,
+# every command, option, socket op and signal (tests/man-host.sh).
+.PHONY: check-install
+check-install: all $(BUILD)/np-probe-keys
+	$(Q)tests/version-host.sh $(BUILD)
+	$(Q)tests/install-host.sh $(BUILD)
+	$(Q)tests/man-host.sh $(BUILD)
+
+# README and docs/: every relative link resolves, the old README's sections
+# have their homes, README's examples run as written (tests/docs-host.sh).
+.PHONY: check-docs
+check-docs: all
+	$(Q)tests/docs-host.sh $(BUILD)
+
+# The Debian package built by make deb and inspected: its files, lintian,
+# its maintainer scripts (tests/deb-host.sh; 30-60 s on 2 CPUs; skipped,
+# and said, without dpkg-buildpackage and debhelper).
+.PHONY: check-deb
+check-deb:
+	$(Q)tests/deb-host.sh $(BUILD)
 
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
@@ -268,7 +362,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-bpf check-clang check-asan fuzz check-vm check-outcome
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-install check-deb check-docs check-bpf check-clang check-asan fuzz check-vm check-outcome
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
@@ -321,4 +415,5 @@ format:
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not below BUILD/deb: make deb's copy of the tree builds there)
+-include $(shell find $(BUILD) -path '$(BUILD)/deb' -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One line per figure of the performance targets (README "Performance",
+ * One line per figure of the performance targets (docs/performance.md,
  * issue 14's table), for bench/summary.sh to gather into one table:
  *   figure<TAB>NAME<TAB>VALUE<TAB>UNIT<TAB>< TARGET UNIT<TAB>met|not met
  * The shell benchmarks print the same line with printf.

@@ -5,7 +5,7 @@
 # container starts and stops: the hook's createRuntime and poststop run as
 # a runtime runs them, against numaplaced on a fake cgroup tree. The hook
 # is NP_HOOKBENCH_HOOK=lean (the default: BUILD_DIR/numaplace-oci-hook, as
-# tools/oci/ installs it), cli (`BUILD_DIR/numaplace oci-hook`) or both
+# dist/oci/ installs it), cli (`BUILD_DIR/numaplace oci-hook`) or both
 # (each start and stop once with each, in alternating order, so that both
 # see the same machine: N of each). Each time is taken by this shell ($EPOCHREALTIME) just before it forks the
 # hook and just after the hook has exited: fork, exec, the dynamic linker
@@ -13,7 +13,7 @@
 # group (needs a cgroup2 mount and root; skipped otherwise), whose path
 # the fake tree mirrors. Every other start is LSE (2 CPUs, written and
 # checked in force), the others LS. Prints p50/p99/max of each stage and
-# the load average; asserts nothing (see README "Performance"; target
+# the load average; asserts nothing (see docs/performance.md; target
 # p99 < 5 ms).
 set -uo pipefail
 build=${1:-build}

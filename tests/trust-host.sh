@@ -372,11 +372,11 @@ stop
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 
 # ---- 4. the shipped unit's exposure --------------------------------------------------------
-unit=$(dirname "$0")/../tools/numaplaced.service
+unit=$(dirname "$0")/../dist/numaplaced.service
 if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 	out=$(systemd-analyze security --offline=true "$unit" 2>&1)
 	fig=$(sed -n 's/.*Overall exposure level for numaplaced.service: \([0-9.]*\).*/\1/p' <<<"$out")
-	echo "info exposure of tools/numaplaced.service: $fig"
+	echo "info exposure of dist/numaplaced.service: $fig"
 	check "systemd-analyze security --offline: exposure $fig is at most 4.0" \
 		awk -v f="$fig" 'BEGIN { exit !(f != "" && f + 0 <= 4.0) }'
 	for k in CapabilityBoundingSet SystemCallFilter RestrictAddressFamilies LockPersonality \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shape of the code, checked (README "Architecture"):
+# The shape of the code, checked (docs/architecture.md, CONTRIBUTING.md):
 #   - no file under userspace/ or tools/ over 800 lines, no function over 120
 #     (a function: from a '{' in column 0 to the next '}' in column 0);
 #   - folders include and call only folders below them in the layer order

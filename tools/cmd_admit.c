@@ -17,7 +17,7 @@ static void admit_usage(FILE *f)
 	    "usage: numaplace admit -f SPEC [--wait WHAT] [--json] [--socket "
 	    "PATH]\n"
 	    "\n"
-	    "Validates the workload spec SPEC (README, \"Workload spec\"),\n"
+	    "Validates the workload spec SPEC (numaplace-workload(5)),\n"
 	    "asks numaplaced to admit it and prints the decision:\n"
 	    "  admitted web: cpuset 1,5 mems 0 (LSE, hint 0 preferred)\n"
 	    "  rejected web: REASON (resource cpu)\n"

@@ -10,6 +10,7 @@ pkgs=(
 	libmicrohttpd-dev libyaml-dev prometheus python3-jsonschema
 	qemu-system-x86 busybox-static cpio kmod valgrind python3
 	redis-tools gnuplot-nox
+	scdoc bash-completion dpkg-dev debhelper lintian
 )
 
 missing=()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* numaplace: command-line front end of libnumaplace and the daemon. */
 #include "cli.h"
+#include "numaplace/version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +46,7 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-21s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n'numaplace COMMAND --help' shows the options of one "
-		   "command.\n");
+		   "command; --version the version. See numaplace(1).\n");
 }
 
 int main(int argc, char **argv)
@@ -57,6 +58,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return NP_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("numaplace %s\n", NP_VERSION);
 		return NP_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

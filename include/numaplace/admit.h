@@ -391,7 +391,7 @@ int np_release_keep(struct np_node_state *st, int i,
 int np_state_insert(struct np_node_state *st, int i,
 		    const struct np_workload_alloc *a);
 
-/* JSON forms (spec and status; see README "Workload spec").
+/* JSON forms (spec and status; see numaplace-workload(5)).
  * np_workload_req_from_json() initialises w (whatever it held is not
  * freed) and gives it its containers array, also on failure: free it
  * with np_workload_req_free(). */

@@ -114,7 +114,7 @@ int np_suppress_config_from_json(struct np_suppress_config *c,
 				 size_t errlen);
 json_t *np_suppress_config_to_json(const struct np_suppress_config *c);
 
-/* Planner kind "be_suppress" (README "kind be_suppress"), and its check of
+/* Planner kind "be_suppress" (docs/planner.md, "kind be_suppress"), and its check of
  * a result against the request's "expect" (0 match, -1 mismatch). */
 int np_plan_be_suppress(const json_t *req, json_t **result, char *err,
 			size_t errlen);

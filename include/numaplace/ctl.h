@@ -20,7 +20,7 @@
  *
  * Requests and their answers:
  *
- *   {"op":"admit","spec":{...workload spec, README "Workload spec"...}}
+ *   {"op":"admit","spec":{...workload spec, numaplace-workload(5)...}}
  *     -> {"ok":true,"decision":D}
  *        D is np_decision_to_json(): when admitted, the workload status
  *        (np_workload_alloc_to_json: name, cgroup, qos, class, cpuset,
@@ -55,7 +55,7 @@
  *        Further counters may be added; clients show the ones they do not
  *        know by name.
  *
- *   {"op":"plan","request":{...planner request, README "Planner"...}}
+ *   {"op":"plan","request":{...planner request, docs/planner.md...}}
  *     -> {"ok":true,"result":{...np_plan() result...}}
  *
  *   {"op":"reload"}

@@ -74,7 +74,7 @@ struct np_hints_query {
  * Best merged hint over the providers: the kubelet's answer (explicit lists
  * + np_merge) up to NP_HINTS_EXPLICIT_MAX_NODES nodes; above that, a width
  * search that finds the kubelet's preferred answer whenever one exists and
- * otherwise the narrowest node set feasible for every provider (see README,
+ * otherwise the narrowest node set feasible for every provider (see docs/semantics.md,
  * "Beyond 8 NUMA nodes").
  */
 int np_hints_best(const struct np_hints_query *q, struct np_merge_result *out);

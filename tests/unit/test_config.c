@@ -17,7 +17,7 @@ static void test_example(void **state)
 	struct np_config c;
 	char err[256];
 	(void)state;
-	if (np_config_load(&c, "tools/numaplace.example.json", err, sizeof(err)))
+	if (np_config_load(&c, "dist/numaplace.example.json", err, sizeof(err)))
 		fail_msg("example config: %s", err);
 	assert_int_equal(c.reconcile_period_ms, 10000);
 	assert_int_equal(c.policy.cpu_policy, NP_CPU_POLICY_STATIC);
@@ -287,7 +287,7 @@ static void test_oci_hook(void **state)
 			 100);
 	json_decref(out);
 	json_decref(j);
-	if (np_config_load(&c, "tools/numaplace.example.json", err, sizeof(err)))
+	if (np_config_load(&c, "dist/numaplace.example.json", err, sizeof(err)))
 		fail_msg("example config: %s", err);
 	assert_int_equal(c.oci_hook.timeout_ms, 2000);
 	assert_int_equal(c.oci_hook.on_failure, NP_OCI_FAIL_OPEN);

@@ -571,7 +571,7 @@ static void test_load_spec(void **state)
 	json_t *spec = NULL;
 	(void)state;
 
-	assert_int_equal(np_ctl_load_spec("tools/examples/web-lse.json", &spec,
+	assert_int_equal(np_ctl_load_spec("dist/examples/web-lse.json", &spec,
 					  err, sizeof(err)),
 			 0);
 	assert_string_equal(json_string_value(json_object_get(spec, "name")),

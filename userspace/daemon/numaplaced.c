@@ -6,6 +6,7 @@
 #include "numaplace/enforcer.h"
 #include "numaplace/state_file.h"
 #include "numaplace/topology_json.h"
+#include "numaplace/version.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -20,13 +21,16 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: numaplaced [--config FILE] [--check-config] [--reset-state] "
 		"[--once]\n"
+		"       numaplaced --version\n"
 		"\n"
 		"  -c, --config FILE   configuration (default %s)\n"
 		"      --check-config  validate the configuration (and the CPU\n"
 		"                      pools it gives on this machine), then exit\n"
 		"      --reset-state   move the state file aside (never deleted)\n"
 		"                      and start with no allocations\n"
-		"      --once          run one reconcile cycle and exit\n",
+		"      --once          run one reconcile cycle and exit\n"
+		"      --version       print the version and exit\n"
+		"See numaplaced(8) and numaplace.json(5).\n",
 		NP_CONFIG_DEFAULT_PATH);
 }
 
@@ -131,6 +135,7 @@ int main(int argc, char **argv)
 		{"check-config", no_argument, NULL, 'C'},
 		{"reset-state", no_argument, NULL, 'R'},
 		{"once", no_argument, NULL, 'O'},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -157,6 +162,9 @@ int main(int argc, char **argv)
 		case 'O':
 			once = true;
 			break;
+		case 'V':
+			printf("numaplaced %s\n", NP_VERSION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -2,7 +2,7 @@
 /*
  * Quiet cycles: a reconcile cycle skips the managed cgroups (no read, no
  * plan, no write) when nothing can have changed since the last cycle that
- * went through them and found nothing to do (README "Quiet cycles").
+ * went through them and found nothing to do (docs/architecture.md, "Quiet cycles").
  */
 #include "daemon_internal.h"
 #include "numaplace/be_suppress.h"

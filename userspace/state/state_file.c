@@ -182,17 +182,17 @@ json_t *np_statefile_document_seq(const struct np_node_state *st,
 		json_decref(body);
 		body = NULL;
 	}
-	if (body && seq &&
-	    json_object_set_new(body, "journal_seq",
-				json_integer((json_int_t)seq))) {
+	if (body && seq && json_object_set_new(body, "journal_seq",
+					       json_integer((json_int_t)seq))) {
 		json_decref(body);
 		body = NULL;
 	}
 	if (!body || !(hb = np_json_fnv1a64(body)))
 		goto out;
-	doc = json_pack("{s:s,s:i,s:o,s:O}", "format", NP_STATEFILE_FORMAT,
+	doc = json_pack("{s:s,s:i,s:o,s:O,s:s}", "format", NP_STATEFILE_FORMAT,
 			"version", NP_STATEFILE_VERSION, "checksum",
-			hash_json(hb), "body", body);
+			hash_json(hb), "body", body, "numaplace_version",
+			NP_VERSION);
 out:
 	json_decref(policy);
 	json_decref(topo);

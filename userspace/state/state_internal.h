@@ -11,6 +11,8 @@
 
 struct np_node_state;
 
+#include "numaplace/version.h"
+
 /* "fnv1a64:" and 16 hex digits: the checksum and the fingerprints. */
 #define NP_STATEFILE_HASH_PREFIX "fnv1a64:"
 

@@ -260,14 +260,16 @@ int np_statefile_stream(int fd, const struct np_node_state *st,
 			bool *io)
 {
 	_cleanup_free_ struct out *o = malloc(sizeof(*o));
-	char tail[160];
+	char tail[256];
 	int r;
 
 	*io = false;
 	if (!o)
 		return -ENOMEM;
 	*o = (struct out){.fd = fd, .hash = NP_FNV1A64_INIT};
-	/* the document's keys, sorted: body, checksum, format, version */
+	/* the document's keys, sorted: body, checksum, format,
+	 * numaplace_version (the writer's; tools/version.sh allows no
+	 * character JSON would escape), version */
 	put(o, "{", 1);
 	newline(o, 1);
 	put(o, "\"body\": ", 8);
@@ -278,6 +280,7 @@ int np_statefile_stream(int fd, const struct np_node_state *st,
 	snprintf(tail, sizeof(tail),
 		 ",\n \"checksum\": \"" NP_STATEFILE_HASH_PREFIX "%016" PRIx64
 		 "\",\n \"format\": \"" NP_STATEFILE_FORMAT
+		 "\",\n \"numaplace_version\": \"" NP_VERSION
 		 "\",\n \"version\": %d\n}\n",
 		 o->hash, NP_STATEFILE_VERSION);
 	put(o, tail, strlen(tail));

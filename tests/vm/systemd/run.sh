@@ -6,8 +6,8 @@
 # transient unit of the test unit sdtest.service.  The root is the cached
 # Debian base of mkroot.sh plus a small archive made here with the
 # project's files: each --bin into /usr/local/sbin (with the libraries ldd
-# lists), tools/numaplaced.service installed (not enabled), the scenarios
-# under /sdtest, tools/oci (the OCI hook's install files) in /sdtest/oci.
+# lists), dist/numaplaced.service installed (not enabled), the scenarios
+# under /sdtest, dist/oci (the OCI hook's install files) in /sdtest/oci.
 # Exit 0 only if the guest printed NP-DONE with no failure and at least one
 # PASS; 1 otherwise; 2 on a usage error.
 #
@@ -168,15 +168,15 @@ for b in "${bins[@]}"; do
 	install -m 0755 "$b" "$st/usr/local/sbin/$(basename "$b")"
 	copy_libs "$b"
 done
-install -m 0644 "$ROOT/tools/numaplaced.service" "$st/etc/systemd/system/"
-install -m 0644 "$ROOT/tools/numaplace.example.json" "$st/etc/numaplace/example.json"
+install -m 0644 "$ROOT/dist/numaplaced.service" "$st/etc/systemd/system/"
+install -m 0644 "$ROOT/dist/numaplace.example.json" "$st/etc/numaplace/example.json"
 install -m 0644 "$HERE/sdtest.service" "$st/etc/systemd/system/"
 ln -s ../sdtest.service "$st/etc/systemd/system/multi-user.target.wants/sdtest.service"
 install -m 0755 "$HERE/runner.sh" "$st/sdtest/"
 install -m 0644 "$VMHERE/lib.sh" "$HERE/sdlib.sh" "$st/sdtest/"
 cp -a "$scen"/. "$st/sdtest/scenarios/"
 # the OCI hook's install files (hooks.d JSON, crun snippet) for 80-containers
-if [[ -d $ROOT/tools/oci ]]; then cp -a "$ROOT/tools/oci" "$st/sdtest/oci"; fi
+if [[ -d $ROOT/dist/oci ]]; then cp -a "$ROOT/dist/oci" "$st/sdtest/oci"; fi
 for f in "${files[@]}"; do
 	mkdir -p "$st$(dirname "${f#*:}")"
 	cp -a "${f%%:*}" "$st${f#*:}"

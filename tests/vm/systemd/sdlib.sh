@@ -8,7 +8,7 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin
 NPD=/usr/local/sbin/numaplaced
 NPC=/usr/local/sbin/numaplace
-# the OCI hook as runtimes run it (tools/oci): `numaplace oci-hook` alone
+# the OCI hook as runtimes run it (dist/oci): `numaplace oci-hook` alone
 NPHOOK=/usr/local/sbin/numaplace-oci-hook
 CONF=/etc/numaplace/numaplace.json
 STATE=/var/lib/numaplace

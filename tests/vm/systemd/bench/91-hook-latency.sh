@@ -1,6 +1,6 @@
 #!/bin/bash
 # Benchmark (make bench-systemd; nothing asserted but that it ran): the
-# latency of numaplace-oci-hook (tools/oci) as crun's createRuntime and poststop
+# latency of numaplace-oci-hook (dist/oci) as crun's createRuntime and poststop
 # hooks, numaplaced under the systemd driver. N container starts (an LSE
 # container of one CPU, cgroupfs driver, its program `true`); the hook is
 # run by a wrapper that takes bash's clock ($EPOCHREALTIME, no fork) just

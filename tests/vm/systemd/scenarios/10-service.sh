@@ -6,7 +6,7 @@
 journal_on_fail numaplaced
 on_exit "systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
 
-# The shipped example (tools/numaplace.example.json) is valid here, with
+# The shipped example (dist/numaplace.example.json) is valid here, with
 # user.slice and machine.slice not there (pending, not an error).
 out=$($NPD --check-config --config /etc/numaplace/example.json 2>&1) || fail "example config: $out"
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 30'
@@ -25,7 +25,7 @@ assert_eq "$(prop numaplaced.service Type)" notify "unit type"
 # READY=1 came through: a notify unit is active only after it.
 pid=$(prop numaplaced.service MainPID)
 [ "$pid" -gt 0 ] || fail "no MainPID"
-# The confined unit is in force (tools/numaplaced.service), in the
+# The confined unit is in force (dist/numaplaced.service), in the
 # kernel's own view of the process: CAP_CHOWN (0), CAP_SYS_PTRACE (19),
 # CAP_SYS_NICE (23), CAP_PERFMON (38), CAP_BPF (39) and no other, a
 # system call filter, no new privileges, umask 0077.

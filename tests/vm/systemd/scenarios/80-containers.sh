@@ -8,7 +8,7 @@
 #       prints Cpus_allowed_list prints exactly its exclusive set; two LSE
 #       containers never share a CPU; no annotations and a fractional quota
 #       get the shared pool; exit releases (CPUs back in the shared pool);
-#    2. podman with the hooks.d files of tools/oci: the same check;
+#    2. podman with the hooks.d files of dist/oci: the same check;
 #    3. kill -9 of the runtime and of the container (no poststop): released
 #       within one reconcile period, nothing left (status, cgroups);
 #    4. malformed annotations and hook input (truncated state, missing
@@ -93,10 +93,10 @@ cgtree() {
 # RES merged into linux.resources. The program: print Cpus_allowed_list
 # (its first action), then wait for /stop in its rootfs.
 PROG='grep Cpus_allowed_list /proc/self/status; while [ ! -e /stop ]; do sleep 0.1; done'
-# the hooks: tools/oci/config-snippet.json (the file users merge into a
+# the hooks: dist/oci/config-snippet.json (the file users merge into a
 # bundle), the hook's path changed to where the image has it
 SNIP=/sdtest/oci/config-snippet.json
-[ -f $SNIP ] || fail "no tools/oci/config-snippet.json in the image: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
+[ -f $SNIP ] || fail "no dist/oci/config-snippet.json in the image: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
 HOOKS=$(jq -c --arg p "$NPHOOK" '.hooks | map_values(map(.path = $p))' $SNIP) || fail "jq on $SNIP"
 assert_eq "$(jq -r '.hooks | keys | sort | join(",")' $SNIP)" "createRuntime,poststop" "stages of $SNIP"
 mkbundle() { # ID CG ANN [RES] [PROG]
@@ -230,7 +230,7 @@ try_for 10 prop_cpus_is system.slice "$ALL" || fail "system.slice AllowedCPUs $(
 log "exit released ctr1/ctr2/ctr3 (${dt1}/${dt2}/${dt3} s after crun returned); shared pool $(shared); system.slice $(prop_cpus system.slice)"
 log "part 1 (crun) took $((SECONDS - T0)) s"
 
-# ---- 2. podman with the hooks.d files of tools/oci -----------------------------------
+# ---- 2. podman with the hooks.d files of dist/oci -----------------------------------
 T1=$SECONDS
 n=0
 for f in /sdtest/oci/*.json; do
@@ -239,7 +239,7 @@ for f in /sdtest/oci/*.json; do
 	jq --arg p "$NPHOOK" '.hook.path = $p' "$f" >/etc/containers/oci/hooks.d/50-numaplace-$(basename "$f")
 	n=$((n + 1))
 done
-((n > 0)) || fail "no podman hooks.d file (a JSON with hook.path and stages) in tools/oci: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
+((n > 0)) || fail "no podman hooks.d file (a JSON with hook.path and stages) in dist/oci: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
 log "podman hooks.d: $(cat /etc/containers/oci/hooks.d/50-numaplace-* | jq -c '{s: .stages, a: .hook.args, w: .when}' | tr '\n' ' ')"
 mkbundle pod1 x '{}'
 rm -f $W/pod1.out
