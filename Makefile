@@ -347,11 +347,11 @@ check-asan:
 check-clang:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/clang CC=clang all $(TESTS:$(BUILD)/%=build/clang/%)
 
-# The busybox VM (cgroup v2 without an init system), then the VM whose PID 1
-# is systemd (tests/vm/systemd).
+# The busybox VM (cgroup v2 without an init system) and the VM whose PID 1
+# is systemd (tests/vm/systemd), both topologies, in two lanes at once
+# (tests/vm/check-vm.sh; NP_VM_LANES=1 for one after the other).
 check-vm: all
-	$(Q)tests/vm/run-all.sh $(BUILD)
-	$(Q)tests/vm/systemd/run-all.sh $(BUILD)
+	$(Q)tests/vm/check-vm.sh $(BUILD)
 
 # The shape of the code: sizes, arrows between folders, one cgroup writer.
 check-layout: all

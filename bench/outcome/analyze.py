@@ -457,8 +457,9 @@ def plots(outdir, layout, slots):
             if not s:
                 continue
             med = lambda k: statistics.median([x.get(k) or 0 for x in s]) / 1e7
-            f.write(f"{c} {med('foreign_ns_kernel_other'):.5f} {med('percpu_kthread_ns'):.5f} "
-                    f"{med('foreign_ns_bpf') if any('foreign_ns_bpf' in x for x in s) else 0:.5f}\n")
+            # no numaplaced, no BPF figure: NaN, which gnuplot leaves out
+            bpf = f"{med('foreign_ns_bpf'):.5f}" if any("foreign_ns_bpf" in x for x in s) else "NaN"
+            f.write(f"{c} {med('foreign_ns_kernel_other'):.5f} {med('percpu_kthread_ns'):.5f} {bpf}\n")
     for term, ext in (("pngcairo size 900,560", "png"), ("svg size 900,560", "svg")):
         cdf = os.path.join(outdir, f"{layout}-cdf.{ext}")
         plot = ", ".join(f"'{data}' index {i} with steps lw 2 title '{c}'" for i, c in names)

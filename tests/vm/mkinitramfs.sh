@@ -134,20 +134,9 @@ if ((${#modules[@]})); then
 		[[ $moddir == */lib/modules/$krel ]] || die "$moddir: no modules.dep"
 		depmod -b "${moddir%/lib/modules/"$krel"}" "$krel"
 	fi
-	dst=$stage/lib/modules/$krel
-	mkdir -p "$dst"
-	cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$dst/" 2>/dev/null || true
-	for m in "${modules[@]}"; do
-		# modules.dep: "kernel/x/y.ko[.xz]: dep1 dep2"
-		re=${m//_/-}
-		re=${re//-/[-_]}
-		line=$(grep -E "(^|/)$re\.ko(\.[a-z]+)?:" "$moddir/modules.dep" | head -n1) ||
-			die "module $m not in $moddir/modules.dep"
-		for rel in ${line/:/}; do
-			mkdir -p "$dst/$(dirname "$rel")"
-			cp "$moddir/$rel" "$dst/$rel"
-		done
-	done
+	# shellcheck source=modules.sh
+	. "$HERE/modules.sh"
+	np_vm_copy_modules "$moddir" "$stage/lib/modules/$krel" "${modules[@]}" || die "--module: see above"
 	depmod -b "$stage" "$krel"
 fi
 

@@ -35,6 +35,11 @@ EXTRA_PKGS=${EXTRA_PKGS:-}
 EXTRA_SKIP=${EXTRA_SKIP:-}
 key=$( (cat "${BASH_SOURCE[0]}"; echo "$EXTRA_PKGS/$EXTRA_SKIP") | sha256sum | cut -c1-12)
 out=${out:-$cache/base-$key.cpio.gz}
+# One builder at a time (make check-vm runs two VM lanes at once): the
+# second waits, then finds the first one's archive.
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
 if [[ -s $out && ${NP_SDVM_REBUILD:-0} != 1 ]]; then
 	echo "$out"
 	exit 0

@@ -21,6 +21,13 @@
 #   --boot-timeout S      no NP-BOOT S seconds after qemu started: boot
 #                         again (default 150)
 #   --boot-attempts N     default 3
+#   --silence-timeout S   after NP-BOOT, a test channel silent for S seconds
+#                         is a hung guest: qemu is stopped and the run fails
+#                         saying so (default 0: off; a long, quiet scenario
+#                         would trip it). For runs whose scenario prints
+#                         regularly: multi-threaded TCG can hang a guest
+#                         whole (tests/vm/README.md "Timings and TCG
+#                         threading"), and the hard --timeout is long.
 #   --quiet               print only the results
 #   --tcg-threads single|multi  qemu -accel tcg,thread=... (default single;
 #                         multi gives each vCPU a host thread: see
@@ -64,7 +71,7 @@ die() { echo "systemd/run.sh: $*" >&2; exit 2; }
 
 topo= scen=$HERE/scenarios hard_timeout=900 scen_timeout=300
 boot_timeout=${NP_VM_BOOT_TIMEOUT:-150} boot_attempts=${NP_VM_BOOT_ATTEMPTS:-3}
-only= quiet=0 tcg_threads=single mem=2048 disk_mb=0 ctl= log_name=
+silence_timeout=0 only= quiet=0 tcg_threads=single mem=2048 disk_mb=0 ctl= log_name=
 extra_pkgs= extra_skip=
 bins=() hostfwd=() modules=() files=() pins=() pin_rest=
 while (($#)); do
@@ -77,6 +84,7 @@ while (($#)); do
 	--scenario-timeout) scen_timeout=${2:-}; shift 2 ;;
 	--boot-timeout) boot_timeout=${2:-}; shift 2 ;;
 	--boot-attempts) boot_attempts=${2:-}; shift 2 ;;
+	--silence-timeout) silence_timeout=${2:-}; shift 2 ;;
 	--quiet) quiet=1; shift ;;
 	--tcg-threads) tcg_threads=${2:-}; shift 2 ;;
 	--mem) mem=${2:-}; shift 2 ;;
@@ -98,6 +106,7 @@ for n in "$hard_timeout" "$scen_timeout" "$boot_timeout" "$boot_attempts"; do
 	[[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || die "timeouts and counts are positive integers"
 done
 [[ -d $scen ]] || die "--scenarios $scen: not a directory"
+[[ $silence_timeout =~ ^[0-9]+$ ]] || die "--silence-timeout wants seconds (0: off)"
 [[ $tcg_threads == single || $tcg_threads == multi ]] || die "--tcg-threads wants single or multi"
 [[ $mem =~ ^[0-9]+$ && $mem -ge 256 ]] || die "--mem wants MB, at least 256"
 [[ $disk_mb =~ ^[0-9]+$ ]] || die "--disk wants MB"
@@ -187,19 +196,9 @@ if ((${#modules[@]})); then
 	moddir=$(dirname "$kernel")/modules
 	[[ -f $moddir/modules.dep ]] || die "--module: no $moddir/modules.dep (fetch-kernel.sh makes it)"
 	krel=$(awk '{print $3}' "$(dirname "$kernel")/package")
-	dst=$st/usr/lib/modules/$krel
-	mkdir -p "$dst"
-	cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$dst/" 2>/dev/null || true
-	for m in "${modules[@]}"; do
-		re=${m//_/-}
-		re=${re//-/[-_]}
-		line=$(grep -E "(^|/)$re\.ko(\.[a-z]+)?:" "$moddir/modules.dep" | head -n1) ||
-			die "module $m not in $moddir/modules.dep"
-		for rel in ${line/:/}; do
-			mkdir -p "$dst/$(dirname "$rel")"
-			cp "$moddir/$rel" "$dst/$rel"
-		done
-	done
+	# shellcheck source=../modules.sh
+	. "$VMHERE/modules.sh"
+	np_vm_copy_modules "$moddir" "$st/usr/lib/modules/$krel" "${modules[@]}" || die "--module: see above"
 	depmod -b "$st/usr" "$krel"
 fi
 # The kernel makes no missing parents: directories come too (the base's
@@ -266,7 +265,7 @@ fi
 echo "systemd/run.sh: booting $topo with systemd as PID 1 ($ncpus CPUs, $nnodes nodes, tcg thread=$tcg_threads), timeout ${hard_timeout}s" >&2
 start=$(date +%s.%N)
 deadline=$(($(date +%s) + hard_timeout))
-attempt=0 stalled=0 qrc=0
+attempt=0 stalled=0 silent=0 qrc=0
 while :; do
 	attempt=$((attempt + 1))
 	: >"$res"
@@ -280,13 +279,21 @@ while :; do
 		tail -n +1 --pid="$qpid" -f "$res" | tr -d '\r' &
 		tpid=$!
 	fi
-	t0=$(date +%s) booted=0 stalled=0
+	t0=$(date +%s) booted=0 stalled=0 size=-1 heard=$t0
 	while kill -0 "$qpid" 2>/dev/null; do
 		if ((!booted)); then
 			if grep -q '^NP-BOOT' "$res"; then
 				booted=1
 			elif (($(date +%s) - t0 >= boot_timeout)); then
 				stalled=1
+				kill "$qpid" 2>/dev/null || true
+				break
+			fi
+		elif ((silence_timeout > 0)); then
+			now=$(date +%s) s=$(stat -c %s "$res")
+			((s != size)) && size=$s heard=$now
+			if ((now - heard >= silence_timeout)); then
+				silent=1
 				kill "$qpid" 2>/dev/null || true
 				break
 			fi
@@ -323,6 +330,8 @@ echo "== systemd $topo results"
 ok=1 why=
 if ((stalled)); then
 	ok=0 why="guest did not boot within ${boot_timeout}s in $attempt attempt(s)"
+elif ((silent)); then
+	ok=0 why="the test channel was silent for ${silence_timeout}s: the guest hung (see the console log)"
 elif ((qrc == 124 || qrc == 137)); then
 	ok=0 why="hard timeout after ${hard_timeout}s"
 elif [[ -z $done_line ]]; then
@@ -344,7 +353,7 @@ if [[ -z $done_line ]]; then
 	echo "-- last lines of the test channel:" >&2
 	tail -n 20 "$clog" >&2
 	echo "-- last console lines:" >&2
-	tail -n 20 "$VMDIR/last-sd-$topo.console.log" >&2
+	tail -n 20 "$VMDIR/$log_name.console.log" >&2
 fi
 echo "systemd/run.sh: FAILED ($why) $summary" >&2
 exit 1

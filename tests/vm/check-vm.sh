@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# tests/vm/check-vm.sh [BUILD_DIR]
+#
+# `make check-vm`: the busybox scenarios (run-all.sh) and the systemd ones
+# (systemd/run-all.sh) on both topologies, in two lanes at once. Each VM is
+# single-threaded TCG, so it keeps one host core busy; on a 2-core host two
+# lanes halve the wall time. The four runs are paired so the lanes take
+# about as long (measured 2026-11-29, one lane each, in seconds):
+#   lane 1: systemd 2node (~1100), then busybox 4node (~180)
+#   lane 2: busybox 2node (~580), then systemd 4node (~600)
+# Environment:
+#   NP_VM_LANES=1   one after the other, as before (a 1-core host, or to
+#                   time a scenario alone)
+#   NP_VM_ARGS, NP_VM_APPEND_*, NP_SDVM_ARGS, NP_SDVM_4NODE_ONLY,
+#   NP_SDVM_TIMEOUT are passed on to the two run-all.sh.
+# Each lane's output goes to BUILD_DIR/vm/lane-N.out and is printed whole
+# when the lane ends; the exit status is 1 when any run failed.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:-build}
+lanes=${NP_VM_LANES:-2}
+[[ $lanes == 1 || $lanes == 2 ]] || { echo "check-vm.sh: NP_VM_LANES is 1 or 2, not '$lanes'" >&2; exit 2; }
+vmdir=$HERE/../../build/vm
+mkdir -p "$vmdir"
+
+# What both lanes share is made once, before they start: the kernel and
+# the systemd base archive (both also lock, should a lane get there first).
+"$HERE/deps.sh"
+"$HERE/fetch-kernel.sh" >/dev/null
+"$HERE/systemd/mkroot.sh" >/dev/null
+
+lane1() {
+	local rc=0
+	NP_SDVM_TOPOLOGIES=2node "$HERE/systemd/run-all.sh" "$build" || rc=1
+	NP_VM_TOPOLOGIES=4node "$HERE/run-all.sh" "$build" || rc=1
+	return "$rc"
+}
+lane2() {
+	local rc=0
+	NP_VM_TOPOLOGIES=2node "$HERE/run-all.sh" "$build" || rc=1
+	NP_SDVM_TOPOLOGIES=4node "$HERE/systemd/run-all.sh" "$build" || rc=1
+	return "$rc"
+}
+
+start=$SECONDS
+if [[ $lanes == 1 ]]; then
+	rc=0
+	lane1 || rc=1
+	lane2 || rc=1
+	echo "== check-vm: one lane, $((SECONDS - start)) s"
+	exit "$rc"
+fi
+
+pids=()
+for n in 1 2; do
+	(
+		t0=$SECONDS
+		r=0
+		"lane$n" >"$vmdir/lane-$n.out" 2>&1 || r=1
+		echo "== lane $n: $((SECONDS - t0)) s, $([[ $r == 0 ]] && echo OK || echo FAILED)" >>"$vmdir/lane-$n.out"
+		exit "$r"
+	) &
+	pids+=($!)
+done
+# shellcheck disable=SC2317 # invoked via trap
+stop_lanes() {
+	local p
+	for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; done
+	kill "${pids[@]}" 2>/dev/null || true
+}
+trap 'stop_lanes; exit 130' INT TERM
+rc=0
+for n in 1 2; do
+	wait "${pids[$((n - 1))]}" || rc=1
+done
+for n in 1 2; do
+	echo "== check-vm lane $n ($([[ $n == 1 ]] && echo "systemd 2node, busybox 4node" || echo "busybox 2node, systemd 4node")):"
+	cat "$vmdir/lane-$n.out"
+done
+echo "== check-vm: two lanes, $((SECONDS - start)) s"
+exit "$rc"
