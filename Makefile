@@ -85,7 +85,7 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 # jansson and libc only (the archives give it only the objects it calls;
 # one that needs hwloc, libbpf or libsystemd makes its link fail).
 HOOK_OBJS := $(patsubst %.c,$(BUILD)/%.o,tools/oci_hook_main.c \
-	tools/cmd_oci_hook.c tools/cli_args.c)
+	tools/cmd_oci_hook.c tools/oci_hook.c tools/oci_hook_nri.c tools/cli_args.c)
 HOOK_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null) -lm
 
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
