@@ -305,6 +305,13 @@ check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
 check-trust: all
 	$(Q)tests/trust-host.sh $(BUILD)
 
+# containerd's NRI v0.1 plugin (tests/nri-host.sh): `numaplace-oci-hook
+# invoke` driven with containerd 1.6's Requests against numaplaced on a fake
+# tree mirroring real cgroups (root and cgroup2 needed, else skipped).
+.PHONY: check-nri
+check-nri: all
+	$(Q)tests/nri-host.sh $(BUILD)
+
 # How numaplace is shipped (issue 34): the version everywhere it is
 # reported (tests/version-host.sh); make install and uninstall into a
 # DESTDIR, the bash completion (tests/install-host.sh); the man pages
@@ -362,7 +369,7 @@ check-layout: all
 check: export NP_SUMMARY_FILE := $(abspath $(BUILD))/check-summary.txt
 check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
-	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-install check-deb check-docs check-bpf check-clang check-asan fuzz check-vm check-outcome
+	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-nri check-install check-deb check-docs check-bpf check-clang check-asan fuzz check-vm check-outcome
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
 		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
 
