@@ -2,7 +2,8 @@
 #
 #   make            library, daemon, CLI (gcc by default; CC=clang works too)
 #   make deps       install build/test dependencies with apt-get (idempotent)
-#   make install    the programs, unit, hooks.d files, man pages, completion
+#   make install    the programs, unit, hooks.d files, containerd's NRI
+#                   plugin (/opt/nri/bin, /etc/nri/conf.json), man pages, completion
 #                   (PREFIX=/usr/local, DESTDIR=; see "make install" below);
 #                   make uninstall removes them
 #   make deb        the Debian package, BUILD/deb/numaplace_VERSION_ARCH.deb
@@ -259,13 +260,19 @@ DOCDIR ?= $(DATADIR)/doc/numaplace
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),$(PREFIX)/lib/systemd/system)
 HOOKSDIR ?= $(DATADIR)/containers/oci/hooks.d
+# containerd's NRI v0.1 plugin: where containerd looks, whatever the PREFIX
+# (INSTALL_NRI=no: neither the link nor the conf.json entry)
+NRIDIR ?= /opt/nri/bin
+NRICONF ?= /etc/nri/conf.json
+INSTALL_NRI ?= yes
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 INSTALL_CONFIG ?= yes
 MAN ?= yes
 INSTALL_ENV = DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' SBINDIR='$(SBINDIR)' \
 	MANDIR='$(MANDIR)' DOCDIR='$(DOCDIR)' SYSCONFDIR='$(SYSCONFDIR)' \
 	UNITDIR='$(UNITDIR)' HOOKSDIR='$(HOOKSDIR)' BASHCOMPDIR='$(BASHCOMPDIR)' \
-	INSTALL_CONFIG='$(INSTALL_CONFIG)' MAN='$(MAN)'
+	INSTALL_CONFIG='$(INSTALL_CONFIG)' MAN='$(MAN)' \
+	NRIDIR='$(NRIDIR)' NRICONF='$(NRICONF)' INSTALL_NRI='$(INSTALL_NRI)'
 # The Debian package (debian/, tools/make-deb.sh): BUILD/deb/numaplace_VERSION_ARCH.deb,
 # checked by lintian.
 .PHONY: install uninstall deb
