@@ -291,6 +291,10 @@ invoke "$(H fail-closed tenant 2 LSE 2000)"
 check "LSE from a namespace whose rule does not allow it: refused ($(said))" \
 	res_err 1 "fail-closed: hostile rejected (resource policy): "
 check "  naming the qos rule" jqs '.error | test("LSE")' "$tmp/out"
+HC=$(H fail-closed tenant 2 LSE 2000 | jq -c '.spec.annotations["io.kubernetes.pod.namespace"] = "trading"')
+invoke "$HC"
+check "a pod of tenant claiming io.kubernetes.pod.namespace trading: still tenant's rule ($(said))" \
+	res_err 1 "fail-closed: hostile rejected (resource policy): oci_hook.policy.default: qos LSE is not allowed"
 invoke "$(H fail-open trading 6 LS 100)"
 check "6 CPUs asked by a container of 0.1, fail-open: the start goes on ($(said))" res_ok
 check "  admitted as LS on what its resources give (100m, the shared pool)" \

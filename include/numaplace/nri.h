@@ -78,7 +78,11 @@ struct np_nri_request {
  * others take the pid stale or absent. The ids are container ids (1..128
  * of [A-Za-z0-9_.+-]); spec.resources is checked as config.json's
  * linux.resources, spec.cgroupsPath in either driver's form; labels and
- * namespaces are objects of strings, results an array of objects. Keys
+ * namespaces are objects of strings, results an array of objects.
+ * io.kubernetes.pod.namespace is dropped from the annotations: under
+ * containerd only a pod's own annotation can carry it, and the namespace
+ * that picks the oci_hook.policy rule is the one containerd sets
+ * (io.kubernetes.cri.sandbox-namespace). Keys
  * the v0.1 types do not have are ignored (a later version may add some).
  * 0 or -EINVAL/-ENOMEM with the field named; free with
  * np_nri_request_free either way.

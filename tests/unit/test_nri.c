@@ -115,6 +115,26 @@ static void test_container_systemd(void **state)
 	np_nri_request_free(&rq);
 }
 
+/* A pod annotation claiming CRI-O's namespace key does not choose the
+ * policy rule: containerd's own key does. */
+static void test_namespace_claim(void **state)
+{
+	struct np_nri_request rq;
+	(void)state;
+
+	good(&rq, req("", "{\"annotations\":{\"io.kubernetes.pod.namespace\":"
+			  "\"trading\",\"io.kubernetes.cri.sandbox-namespace\":"
+			  "\"tenant\",\"numaplace.io/qos\":\"LSE\"}}"));
+	assert_null(json_object_get(rq.st.annotations,
+				    "io.kubernetes.pod.namespace"));
+	assert_string_equal(np_oci_namespace(&rq.st, &rq.oc), "tenant");
+	np_nri_request_free(&rq);
+	good(&rq, req("", "{\"annotations\":{\"io.kubernetes.pod.namespace\":"
+			  "\"trading\"}}"));
+	assert_null(np_oci_namespace(&rq.st, &rq.oc));
+	np_nri_request_free(&rq);
+}
+
 static void test_container_cgroupfs(void **state)
 {
 	struct np_nri_request rq;
@@ -356,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_container_systemd),
 		cmocka_unit_test(test_container_cgroupfs),
+		cmocka_unit_test(test_namespace_claim),
 		cmocka_unit_test(test_pause_and_delete),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_bad_top),

@@ -297,6 +297,10 @@ static int parse_spec(struct np_nri_request *rq, const json_t *j, char *err,
 	rq->st.annotations = r ? json_object() : json_incref((json_t *)an);
 	if (!rq->st.annotations)
 		return -ENOMEM;
+	/* containerd names the pod's namespace io.kubernetes.cri.sandbox-
+	 * namespace; CRI-O's key can only be a pod's own annotation let
+	 * through by pod_annotations, which must not choose the policy rule */
+	json_object_del(rq->st.annotations, "io.kubernetes.pod.namespace");
 	if (!spec) {
 		rq->oc.annotations = json_object();
 		return rq->oc.annotations ? 0 : -ENOMEM;
