@@ -4,8 +4,8 @@
 # api.proto, shared/reference/containerd_nri_v01.md section 3) and sent
 # with Debian's python3-grpcio as raw bytes, no generated code. One
 # process runs the whole pod (python's start costs about 20 s under TCG):
-#   cri.py NUMAPLACE SOCKET
-# a pod (host network, cgroup_parent /np/pod1, numaplace.io/ annotations
+#   cri.py NUMAPLACE SOCKET CGROUP_PARENT NAME
+# a pod NAME (host network, CGROUP_PARENT, numaplace.io/ annotations
 # asking LSE for 2 CPUs) and a Guaranteed 2-CPU container whose first
 # action writes its Cpus_allowed_list to /out/cpus; prints what it saw,
 # what numaplaced placed and the container cgroup's effective cpuset, then
@@ -74,9 +74,9 @@ def workloads():
 
 ann = {"numaplace.io/qos": "LSE", "numaplace.io/cpus": "2",
        "numaplace.io/workload": "ctrd-web"}
-meta = s(1, "web") + s(2, "uid-1") + s(3, "default") + i(4, 0)
+meta = s(1, sys.argv[4]) + s(2, "uid-" + sys.argv[4]) + s(3, "default") + i(4, 0)
 node_net = s(2, s(1, i(1, 2)))  # security_context.namespace_options.network = NODE
-sandbox_cfg = s(1, meta) + m(7, ann) + s(8, s(1, "/np/pod1") + node_net)
+sandbox_cfg = s(1, meta) + m(7, ann) + s(8, s(1, sys.argv[3]) + node_net)
 sb = first_string(call("RunPodSandbox", s(1, sandbox_cfg)))
 print("sandbox", sb, flush=True)
 # the kubelet's encoding of 2 CPUs: period 100000, quota 200000, shares 2048
@@ -101,8 +101,9 @@ print("placed", w[0]["cpuset"] if w else "none",
       w[0]["cgroup"] if w else "none", flush=True)
 print("pause-placed", len([x for x in workloads()
                            if x.get("container_id") == sb]), flush=True)
-eff = open("/sys/fs/cgroup/np/pod1/%s/cpuset.cpus.effective" % cid).read()
-print("effective", eff.strip(), flush=True)
+if w:
+    eff = open("/sys/fs/cgroup%s/cpuset.cpus.effective" % w[0]["cgroup"])
+    print("effective", eff.read().strip(), flush=True)
 call("StopContainer", s(1, cid) + i(2, 0))
 call("RemoveContainer", s(1, cid))
 call("StopPodSandbox", s(1, sb))
