@@ -7,7 +7,10 @@
 # is NP_HOOKBENCH_HOOK=lean (the default: BUILD_DIR/numaplace-oci-hook, as
 # dist/oci/ installs it), cli (`BUILD_DIR/numaplace oci-hook`) or both
 # (each start and stop once with each, in alternating order, so that both
-# see the same machine: N of each). Each time is taken by this shell ($EPOCHREALTIME) just before it forks the
+# see the same machine: N of each), or nri (`BUILD_DIR/numaplace-oci-hook
+# invoke`, containerd's NRI v0.1 plugin: a create and a delete Request as
+# containerd 1.6 writes them, the same container), or lean,nri (the two
+# alternating as both does). Each time is taken by this shell ($EPOCHREALTIME) just before it forks the
 # hook and just after the hook has exited: fork, exec, the dynamic linker
 # and the hook's work. The container is a sleeper moved into a cgroup v2
 # group (needs a cgroup2 mount and root; skipped otherwise), whose path
@@ -20,10 +23,12 @@ build=${1:-build}
 n=${2:-200}
 lean=("$build/numaplace-oci-hook")
 cli=("$build/numaplace" oci-hook)
+nri=("$build/numaplace-oci-hook")
 case ${NP_HOOKBENCH_HOOK:-lean} in
-lean | cli) hooks=("${NP_HOOKBENCH_HOOK:-lean}") ;;
+lean | cli | nri) hooks=("${NP_HOOKBENCH_HOOK:-lean}") ;;
 both) hooks=(lean cli) ;;
-*) echo "hook latency: NP_HOOKBENCH_HOOK is lean, cli or both" >&2; exit 2 ;;
+lean,nri) hooks=(lean nri) ;;
+*) echo "hook latency: NP_HOOKBENCH_HOOK is lean, cli, both, nri or lean,nri" >&2; exit 2 ;;
 esac
 cg2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 if [ -z "$cg2" ] || [ "$(id -u)" != 0 ]; then
@@ -49,6 +54,9 @@ trap cleanup EXIT
 . "$(dirname "$0")/../tests/host-lib.sh"
 setup "$tmp"
 sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$sdir\"|" "$tmp/np.json"
+# the bench's namespace may ask for LSE (oci_hook.policy); the hook's log
+# of failures in $tmp
+sed -i "s|\"metrics\": {\"listen\": \"\"}|\"metrics\": {\"listen\": \"\"}, \"oci_hook\": {\"log_file\": \"$tmp/hook.log\", \"policy\": {\"rules\": [{\"namespace\": \"bench\", \"qos\": [\"LSE\", \"LS\"]}]}}|" "$tmp/np.json"
 mkdir "$grp" || exit 1
 sleep 3600 &
 spid=$!
@@ -60,7 +68,9 @@ for f in cgroup.controllers cgroup.subtree_control cgroup.procs cpuset.cpus \
 	: >"$tmp/cg$rel/$f"
 done
 mkdir -p "$tmp/bundle"
-printf '{"ociVersion":"1.0.2","linux":{"cgroupsPath":"%s"}}' "$rel" >"$tmp/bundle/config.json"
+# a Guaranteed container of 2 CPUs (quota and shares as the kubelet sets
+# them), within which its annotations ask
+printf '{"ociVersion":"1.0.2","linux":{"cgroupsPath":"%s","resources":{"cpu":{"quota":200000,"period":100000,"shares":2048}}}}' "$rel" >"$tmp/bundle/config.json"
 # the hook reads its socket and cgroup root from numaplaced's config
 "$build/numaplaced" -c "$tmp/np.json" 2>"$tmp/log" &
 dpid=$!
@@ -76,14 +86,26 @@ for i in $(seq "$n"); do
 	for k in "${order[@]}"; do
 		declare -n hook=$k
 		id=bench$i$k
-		st=$(printf '{"ociVersion":"1.0.2","id":"%s","pid":%d,"bundle":"%s","status":"created","annotations":{"numaplace.io/qos":"%s","numaplace.io/cpus":"2"}}' \
-			"$id" "$spid" "$tmp/bundle" "$q")
+		if [ "$k" = nri ]; then
+			nreq() { # STATE: a Request as containerd 1.6 writes it
+				printf '{"conf":{"config":"%s"},"version":"0.1","state":"%s","id":"%s","sandboxID":"benchpod","pid":%d,"spec":{"resources":{"cpu":{"shares":2048,"quota":200000,"period":100000}},"cgroupsPath":"%s","annotations":{"io.kubernetes.cri.container-type":"container","io.kubernetes.cri.sandbox-namespace":"bench","numaplace.io/qos":"%s","numaplace.io/cpus":"2"}}}' \
+					"$tmp/np.json" "$1" "$id" "$spid" "$rel" "$q"
+			}
+			nreq create >"$tmp/start.json"
+			nreq delete >"$tmp/stop.json"
+			args=(invoke) sargs=(invoke)
+		else
+			printf '{"ociVersion":"1.0.2","id":"%s","pid":%d,"bundle":"%s","status":"created","annotations":{"io.kubernetes.pod.namespace":"bench","numaplace.io/qos":"%s","numaplace.io/cpus":"2"}}' \
+				"$id" "$spid" "$tmp/bundle" "$q" >"$tmp/start.json"
+			printf '{"ociVersion":"1.0.2","id":"%s","pid":null,"bundle":"%s","status":"stopped"}' "$id" "$tmp/bundle" >"$tmp/stop.json"
+			args=(createRuntime -c "$tmp/np.json") sargs=(poststop -c "$tmp/np.json")
+		fi
 		t0=${EPOCHREALTIME/[.,]/}
-		"${hook[@]}" createRuntime -c "$tmp/np.json" <<<"$st" >/dev/null 2>>"$tmp/hook.err" || fails=$((fails + 1))
+		"${hook[@]}" "${args[@]}" <"$tmp/start.json" >"$tmp/out" 2>>"$tmp/hook.err" || fails=$((fails + 1))
 		t1=${EPOCHREALTIME/[.,]/}
-		printf '{"ociVersion":"1.0.2","id":"%s","pid":null,"bundle":"%s","status":"stopped"}' "$id" "$tmp/bundle" >"$tmp/stop.json"
-		"${hook[@]}" poststop -c "$tmp/np.json" <"$tmp/stop.json" >/dev/null 2>>"$tmp/hook.err" || fails=$((fails + 1))
+		"${hook[@]}" "${sargs[@]}" <"$tmp/stop.json" >>"$tmp/out" 2>>"$tmp/hook.err" || fails=$((fails + 1))
 		t2=${EPOCHREALTIME/[.,]/}
+		grep -q '"error"' "$tmp/out" && fails=$((fails + 1))
 		echo $((t1 - t0)) >>"$tmp/create-$k.us"
 		echo $((t2 - t1)) >>"$tmp/stop-$k.us"
 		unset -n hook
@@ -103,10 +125,15 @@ for k in "${hooks[@]}"; do
 	declare -n hook=$k
 	# the line bench/summary.sh gathers (bench/figure.h's format)
 	p=$(p99ms "$tmp/create-$k.us")
-	printf 'figure\tOCI hook createRuntime (%s), start to return, p99\t%s\tms\t< 5 ms\t%s\n' \
-		"${hook[*]#"$build/"}" "$p" "$(awk -v p="$p" 'BEGIN { print (p < 5 ? "met" : "not met") }')"
-	echo "hook latency, ${hook[*]#"$build/"} createRuntime (admit, written, in force): $(stats "$tmp/create-$k.us")"
-	echo "hook latency, ${hook[*]#"$build/"} poststop (release): $(stats "$tmp/stop-$k.us")"
+	if [ "$k" = nri ]; then
+		what="NRI v0.1 plugin create (numaplace-oci-hook invoke)" cr=create st=delete
+	else
+		what="OCI hook createRuntime (${hook[*]#"$build/"})" cr=createRuntime st=poststop
+	fi
+	printf 'figure\t%s, start to return, p99\t%s\tms\t< 5 ms\t%s\n' \
+		"$what" "$p" "$(awk -v p="$p" 'BEGIN { print (p < 5 ? "met" : "not met") }')"
+	echo "hook latency, ${hook[*]#"$build/"} $cr (admit, written, in force): $(stats "$tmp/create-$k.us")"
+	echo "hook latency, ${hook[*]#"$build/"} $st (release): $(stats "$tmp/stop-$k.us")"
 	unset -n hook
 done
 echo "hook latency: $placed admitted by numaplaced, $fo fail-open, $fails hook failures; target p99 < 5 ms; load average $(cut -d' ' -f1-3 /proc/loadavg)"

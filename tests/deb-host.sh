@@ -66,6 +66,7 @@ dpkg-deb -x "$deb" "$tmp/root"
 		echo "usr/share/doc/numaplace/examples/oci/$f"
 	done
 	echo usr/share/doc/numaplace/examples/oci/config-snippet.json
+	echo usr/share/doc/numaplace/examples/nri/conf.json
 	echo usr/share/doc/numaplace/examples/numaplace.example.json
 	for f in dist/examples/*.json; do echo "usr/share/doc/numaplace/examples/workloads/${f##*/}"; done
 	echo usr/share/doc/numaplace/README.md.gz
@@ -91,6 +92,9 @@ check "  and starts only once the configuration exists" \
 	grep -qx 'ConditionPathExists=/etc/numaplace/numaplace.json' "$tmp/root/lib/systemd/system/numaplaced.service"
 check "  the hooks.d files run /usr/bin/numaplace-oci-hook" \
 	test "$(jq -r .hook.path "$tmp"/root/usr/share/containers/oci/hooks.d/*.json | sort -u)" = /usr/bin/numaplace-oci-hook
+check "  containerd's NRI conf.json as an example, its plugin /usr/bin/numaplace-oci-hook (nothing in /opt or /etc/nri)" \
+	test "$(jq -c '[.version, [.plugins[].type]]' "$tmp/root/usr/share/doc/numaplace/examples/nri/conf.json")" = '["0.1",["/usr/bin/numaplace-oci-hook"]]' \
+	-a ! -e "$tmp/root/opt" -a ! -e "$tmp/root/etc/nri"
 for p in usr/bin/numaplace usr/bin/numaplace-oci-hook usr/sbin/numaplaced; do
 	check "  $p --version: ${p##*/} $version" test "$("$tmp/root/$p" --version)" = "${p##*/} $version"
 done

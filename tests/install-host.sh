@@ -12,6 +12,11 @@
 #     the hooks' --config).
 #  3. make uninstall leaves no file behind (an edited configuration and
 #     workload specs are kept, and said).
+#  5. containerd's NRI plugin: the link /opt/nri/bin/numaplace to the hook,
+#     /etc/nri/conf.json made when there is none, numaplace's plugin added
+#     to one that is there (its other plugins, version and mode kept; once;
+#     a malformed one left as it is, and said), and uninstall taking only
+#     numaplace's plugin out.
 #  4. bash completion: every command of numaplace and every long option
 #     of each (read from the code: the command table of tools/numaplace.c
 #     and the struct option arrays), of numaplaced and of the hook.
@@ -40,6 +45,9 @@ unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo
 mk install DESTDIR="$D" >"$tmp/install.out"
 {
 	echo "etc/numaplace/numaplace.json 644 f"
+	echo "etc/nri/conf.json 644 f"
+	echo "opt/nri/bin/numaplace 777 l"
+	echo "usr/local/share/doc/numaplace/examples/nri/conf.json 644 f"
 	echo "${unitdir#/}/numaplaced.service 644 f"
 	echo "usr/local/bin/numaplace 755 f"
 	echo "usr/local/bin/numaplace-oci-hook 755 f"
@@ -100,6 +108,11 @@ for f in numaplace-createRuntime numaplace-poststop; do
 done
 check "  the crun snippet names the installed hook" \
 	test "$(jq -r '[.hooks[][].path] | unique | join(" ")' "$D/usr/local/share/doc/numaplace/examples/oci/config-snippet.json")" = /usr/local/bin/numaplace-oci-hook
+check "  /opt/nri/bin/numaplace is a link to the installed hook" \
+	test "$(readlink "$D/opt/nri/bin/numaplace")" = /usr/local/bin/numaplace-oci-hook
+check "  /etc/nri/conf.json: version 0.1, numaplace's plugin by its path, pause ignored, annotated containers" \
+	test "$(jq -c . "$D/etc/nri/conf.json")" = '{"version":"0.1","plugins":[{"type":"/opt/nri/bin/numaplace","conf":{"pause":"ignore","containers":"annotated"}}]}'
+check "  the example is the same" cmp -s "$D/etc/nri/conf.json" "$D/usr/local/share/doc/numaplace/examples/nri/conf.json"
 check "  the configuration is the example" cmp -s dist/numaplace.example.json "$D/etc/numaplace/numaplace.json"
 check "  the installed configuration is valid for numaplaced (--check-config on a file topology)" \
 	bash -c "jq '.topology = \"$root/tests/data/topology/vm-2node.json\" | .cpu_online_file = \"\"' '$D/etc/numaplace/numaplace.json' >'$tmp/c.json' && chmod 0644 '$tmp/c.json' && '$D/usr/local/sbin/numaplaced' --check-config -c '$tmp/c.json' >/dev/null"
@@ -109,7 +122,7 @@ echo '{"name": "w", "qos": "LS", "containers": [{"name": "m", "cpu": "1"}]}' >"$
 mk install DESTDIR="$D" >"$tmp/install2.out"
 check "a second install keeps a changed configuration, and says so" \
 	test "$(cat "$D/etc/numaplace/numaplace.json")" = '{"topology": "live"}'
-check "  said: $(grep 'kept' "$tmp/install2.out")" grep -q "numaplace.json is there: kept" "$tmp/install2.out"
+check "  said: $(grep 'numaplace.json is there: kept' "$tmp/install2.out")" grep -q "numaplace.json is there: kept" "$tmp/install2.out"
 
 # ---- 2. PREFIX=/usr, SYSCONFDIR=/opt/np/etc -------------------------------------------------
 E=$tmp/b
@@ -126,7 +139,10 @@ check "  the hook is given --config, the programs' built-in path being /etc's" \
 	test "$(jq -c '.hook.args' "$E/usr/share/containers/oci/hooks.d/numaplace-poststop.json")" = \
 	'["numaplace-oci-hook","poststop","--config","/opt/np/etc/numaplace/numaplace.json"]'
 check "  the configuration in /opt/np/etc/numaplace" test -f "$E/opt/np/etc/numaplace/numaplace.json"
-check "  nothing under /usr/local or /etc" test ! -e "$E/usr/local" -a ! -e "$E/etc"
+check "  NRI's conf gives the plugin that configuration" \
+	test "$(jq -c '.plugins[0].conf.config' "$E/etc/nri/conf.json")" = '"/opt/np/etc/numaplace/numaplace.json"'
+check "  nothing under /usr/local, under /etc only containerd's nri/conf.json" \
+	test ! -e "$E/usr/local" -a "$(cd "$E/etc" && find . -type f)" = ./nri/conf.json
 mk install DESTDIR="$tmp/c" INSTALL_CONFIG=no >/dev/null
 check "INSTALL_CONFIG=no: no configuration, workloads.d still made" \
 	test ! -e "$tmp/c/etc/numaplace/numaplace.json" -a -d "$tmp/c/etc/numaplace/workloads.d"
@@ -141,6 +157,35 @@ check "uninstall keeps a changed configuration and the workload specs, and says 
 	test "$(files "$D")" = "$(printf 'etc/numaplace/numaplace.json 644 f\netc/numaplace/workloads.d/w.json 644 f')"
 check "  said ($(tr '\n' ' ' <"$tmp/un.out"))" \
 	test "$(grep -c 'differs from the example: kept\|holds workload specs: kept' "$tmp/un.out")" = 2
+
+# ---- 5. containerd's conf.json, merged ------------------------------------------------------
+F=$tmp/f
+mkdir -p "$F/etc/nri"
+echo '{"version": "0.1", "plugins": [{"type": "other", "conf": {"a": 1}}]}' >"$F/etc/nri/conf.json"
+chmod 0640 "$F/etc/nri/conf.json"
+mk install DESTDIR="$F" INSTALL_CONFIG=no >"$tmp/f.out"
+check "NRI: an /etc/nri/conf.json there gets numaplace's plugin after its own" \
+	test "$(jq -c '[.version, [.plugins[].type], .plugins[0].conf]' "$F/etc/nri/conf.json")" = '["0.1",["other","/opt/nri/bin/numaplace"],{"a":1}]'
+check "  its mode kept (0640)" test "$(stat -c %a "$F/etc/nri/conf.json")" = 640
+check "  said ($(grep conf.json "$tmp/f.out"))" grep -q "conf.json: numaplace's plugin added after the 1 there" "$tmp/f.out"
+cp "$F/etc/nri/conf.json" "$tmp/f.conf"
+mk install DESTDIR="$F" INSTALL_CONFIG=no >"$tmp/f2.out"
+check "  installed again: unchanged, numaplace's plugin once, said" \
+	bash -c "cmp -s '$tmp/f.conf' '$F/etc/nri/conf.json' && grep -q \"has numaplace's plugin already: kept\" '$tmp/f2.out'"
+mk uninstall DESTDIR="$F" INSTALL_CONFIG=no >"$tmp/f3.out"
+check "  uninstall takes numaplace's plugin out and keeps the other" \
+	test "$(jq -c . "$F/etc/nri/conf.json")" = '{"version":"0.1","plugins":[{"type":"other","conf":{"a":1}}]}'
+check "  and the link" test ! -e "$F/opt/nri/bin/numaplace" -a ! -L "$F/opt/nri/bin/numaplace"
+G=$tmp/g
+mkdir -p "$G/etc/nri"
+printf '{"plugins": [' >"$G/etc/nri/conf.json"
+mk install DESTDIR="$G" INSTALL_CONFIG=no >"$tmp/g.out" 2>&1
+check "NRI: a malformed conf.json is left as it is, and said" \
+	bash -c "[ \"\$(cat '$G/etc/nri/conf.json')\" = '{\"plugins\": [' ] && grep -q 'is not a JSON object with a \"plugins\" array: kept as it is' '$tmp/g.out'"
+mk install DESTDIR="$tmp/h" INSTALL_CONFIG=no INSTALL_NRI=no >/dev/null
+check "INSTALL_NRI=no: nothing in /opt or /etc/nri; the example names the hook itself" \
+	test ! -e "$tmp/h/opt" -a ! -e "$tmp/h/etc/nri" -a \
+	"$(jq -r '.plugins[0].type' "$tmp/h/usr/local/share/doc/numaplace/examples/nri/conf.json")" = /usr/local/bin/numaplace-oci-hook
 
 # ---- 4. bash completion ------------------------------------------------------------------------
 comp=dist/bash-completion/numaplace
@@ -175,7 +220,7 @@ done
 check "  and numaplaced's ($(longopts userspace/daemon/numaplaced.c | tr '\n' ' '))${missing:+, not:$missing}" \
 	test -z "$missing"
 got=$(complete_words numaplace-oci-hook "")
-check "  the hook's stages" test "$(tr '\n' ' ' <<<"$got")" = "createRuntime poststop prestart "
+check "  the hook's stages, and NRI's invoke" test "$(tr '\n' ' ' <<<"$got")" = "createRuntime invoke poststop prestart "
 check "  'numaplace admit --wait ' offers enforced and durable" \
 	test "$(complete_words numaplace admit --wait "" | tr '\n' ' ')" = "durable enforced "
 

@@ -3,55 +3,43 @@
  * numaplace oci-hook STAGE: an OCI runtime hook (crun, runc, podman,
  * CRI-O). createRuntime/prestart asks numaplaced to admit the container
  * for its own cgroup and returns once the cpuset is in force; poststop
- * releases it. The parsing is numaplace/oci.h; here is the I/O: stdin,
- * the bundle's config.json, /proc/PID/cgroup, the container's cgroup (read
- * only: this hook writes no cgroup file), the control socket and the log.
+ * releases it. STAGE invoke is containerd's NRI v0.1 plugin instead
+ * (oci_hook_nri.c). The parsing is numaplace/oci.h, the admission
+ * oci_hook.c; here is the OCI input: the state on stdin and the bundle's
+ * config.json.
  */
 #include "cli.h"
+#include "oci_hook.h"
 #include "basic/fileio.h"
-#include "numaplace/cgroup.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/config.h"
 #include "numaplace/error.h"
-#include "numaplace/ctl.h"
 #include "numaplace/oci.h"
-#include "numaplace/oci_policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CMD "numaplace oci-hook"
-#define POLL_MS 2
-
-struct hook {
-	enum np_oci_stage stage;
-	struct np_config cfg;
-	const char *sock;
-	struct np_oci_state st;
-	struct np_oci_config oc;
-	enum np_oci_failure mode;
-	struct timespec t0;
-	char cgroup[NP_PATH_MAX]; /* the pid's, from the hierarchy root */
-	char root[NP_PATH_MAX];   /* the cgroup2 mount */
-};
 
 static void oci_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: numaplace oci-hook STAGE [--config PATH] [--socket PATH]"
 		" [--state FILE]\n"
+		"       numaplace oci-hook invoke [--config PATH] [--socket PATH]\n"
 		"\n"
 		"An OCI runtime hook. STAGE is createRuntime (or prestart for\n"
 		"older runtimes): the OCI state on stdin, the bundle's\n"
 		"config.json and the numaplace.io/ annotations make a workload\n"
 		"that numaplaced admits for the container's cgroup; the hook\n"
 		"returns once its cpuset is in force. poststop releases it.\n"
+		"invoke is containerd's NRI v0.1 plugin (/opt/nri/bin/numaplace):\n"
+		"the Request on stdin, the Result on stdout; create admits as\n"
+		"createRuntime does, delete releases.\n"
 		"\n"
 		"  -c, --config PATH    numaplaced's configuration (default %s;\n"
 		"                       oci_hook, socket and cgroup_root are read)\n"
@@ -66,64 +54,6 @@ static void oci_usage(FILE *f)
 		"Exit: 0 placed (or fail-open); 1 fail-closed; 2 bad usage or\n"
 		"      bad input (state, bundle, annotations).\n",
 		NP_CONFIG_DEFAULT_PATH);
-}
-
-static long elapsed_ms(const struct hook *h)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - h->t0.tv_sec) * 1000 +
-	       (t.tv_nsec - h->t0.tv_nsec) / 1000000;
-}
-
-static int remaining_ms(const struct hook *h)
-{
-	long r = (long)h->cfg.oci_hook.timeout_ms - elapsed_ms(h);
-	return r > 0 ? (int)r : 0;
-}
-
-/* One line per failure, best effort ("a": appended, never truncated). */
-static void hook_log(const struct hook *h, const char *what)
-{
-	const char *path = h->cfg.oci_hook.log_file;
-	char when[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	FILE *f;
-
-	if (!path[0])
-		return;
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ",
-		 gmtime_r(&now, &tm));
-	if (!(f = fopen(path, "ae"))) {
-		fprintf(stderr, CMD ": %s: cannot log to %s: %s\n", h->st.id,
-			path, strerror(errno));
-		return;
-	}
-	fprintf(f, "%s %s %s %s\n", when, np_oci_stage_name(h->stage),
-		h->st.id, what);
-	if (fclose(f))
-		fprintf(stderr, CMD ": %s: cannot log to %s: %s\n", h->st.id,
-			path, strerror(errno));
-}
-
-/* A failure under the container's mode: the exit code. */
-static int hook_fail(const struct hook *h, const char *reason,
-		     const char *open_note)
-{
-	char line[2048];
-
-	snprintf(line, sizeof(line), "%s: %s",
-		 np_oci_failure_name(h->mode), reason);
-	hook_log(h, line);
-	if (h->mode == NP_OCI_FAIL_CLOSED) {
-		fprintf(stderr, CMD ": %s: fail-closed: %s\n", h->st.id, reason);
-		return NP_EXIT_FAIL;
-	}
-	fprintf(stderr, CMD ": %s: fail-open: %s; %s\n", h->st.id, reason,
-		open_note ? open_note : "the container runs in the shared pool");
-	return NP_EXIT_OK;
 }
 
 /* path ("-" = stdin) into *buf: 0, or NP_EXIT_USAGE with the message. */
@@ -148,255 +78,10 @@ static int read_input(const char *id, const char *what, const char *path,
 	return NP_EXIT_USAGE;
 }
 
-/* --config: an explicit file must load; the default may be missing. */
-static int load_config(struct hook *h, const char *path, bool given)
-{
-	char err[1024];
-
-	np_config_defaults(&h->cfg);
-	if (!given && access(path, F_OK) && errno == ENOENT)
-		return 0;
-	if (!given && access(path, R_OK))
-		return 0; /* not root: a hook runs as root; defaults */
-	if (np_config_load(&h->cfg, path, err, sizeof(err))) {
-		fprintf(stderr, CMD ": %s\n", err);
-		return NP_EXIT_USAGE;
-	}
-	return 0;
-}
-
-static int poststop(struct hook *h)
-{
-	_cleanup_json_ json_t *req = NULL, *resp = NULL;
-	char err[1024];
-
-	req = json_pack("{s:s,s:s}", "op", "release", "container", h->st.id);
-	if (!req)
-		return NP_EXIT_FAIL;
-	if (np_ctl_call_timeout(h->sock, req, &resp, err, sizeof(err),
-				remaining_ms(h))) {
-		fprintf(stderr,
-			CMD ": %s: poststop: %s; numaplaced releases the "
-			    "container when its cgroup is gone\n",
-			h->st.id, err);
-		return NP_EXIT_OK;
-	}
-	if (np_ctl_check(resp, err, sizeof(err)))
-		fprintf(stderr, CMD ": %s: poststop: numaplaced: %s\n",
-			h->st.id, err);
-	return NP_EXIT_OK;
-}
-
-/* The pid's cgroup, checked against cgroupsPath and to exist: 0, or -1
- * with the reason in err. */
-static int find_cgroup(struct hook *h, const struct np_oci_cgroup *exp,
-		       char *err, size_t errlen)
-{
-	_cleanup_free_ char *text = NULL;
-	char p[64], e2[512], dir[2 * NP_PATH_MAX];
-	struct stat sb;
-	size_t len;
-	int r;
-
-	snprintf(p, sizeof(p), "/proc/%d/cgroup", h->st.pid);
-	if ((r = np_read_at(AT_FDCWD, p, 0, 64 * 1024, &text, &len)) < 0)
-		return np_errno(err, errlen, -1, "pid %d: reading %s",
-				h->st.pid, p);
-	if (np_oci_proc_cgroup(text, len, h->cgroup, sizeof(h->cgroup), e2,
-			       sizeof(e2)))
-		return np_errf(err, errlen, -1, "pid %d: %s: %s", h->st.pid, p,
-			       e2);
-	if (exp && np_oci_cgroup_holds(exp, h->cgroup, e2, sizeof(e2)))
-		return np_errf(err, errlen, -1, "pid %d: %s", h->st.pid, e2);
-	if (h->cfg.cgroup_root[0])
-		snprintf(h->root, sizeof(h->root), "%s", h->cfg.cgroup_root);
-	else if ((r = np_cgroup2_mount_find(NULL, h->root, sizeof(h->root))))
-		return np_errno(err, errlen, -1,
-				"finding the cgroup2 mount in "
-				"/proc/self/mountinfo");
-	snprintf(dir, sizeof(dir), "%s%s", h->root, h->cgroup);
-	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
-		return np_errf(err, errlen, -1,
-			       "the container's cgroup %s does not exist", dir);
-	return 0;
-}
-
-/* Polled until the decision's cpuset is the cgroup's effective one. */
-static int wait_in_force(struct hook *h, const char *want, char *err,
-			 size_t errlen)
-{
-	char p[2 * NP_PATH_MAX + 32], e2[2048] = "";
-	struct timespec nap = {0, POLL_MS * 1000000L};
-
-	/* a fake tree (tests) has no kernel computing the effective set */
-	snprintf(p, sizeof(p), "%s%s/%s", h->root, h->cgroup,
-		 h->cfg.fake_cgroup_root ? "cpuset.cpus"
-					 : "cpuset.cpus.effective");
-	for (;;) {
-		_cleanup_free_ char *text = NULL;
-		bool equal = false;
-		int r = np_read_at(AT_FDCWD, p, 0, 64 * 1024, &text, NULL);
-
-		if (r < 0)
-			np_errno(e2, sizeof(e2), r, "reading %s", p);
-		else if (!np_oci_cpuset_in_force(text, want, &equal, e2,
-						 sizeof(e2)) && equal)
-			return 0;
-		else if (!e2[0])
-			snprintf(e2, sizeof(e2), "%.1100s is \"%.*s\"", p,
-				 (int)(strcspn(text, "\n") & 0xff), text);
-		if (remaining_ms(h) <= 0)
-			return np_errf(err, errlen, -1,
-				       "cpuset %s not in force after %u ms: %s",
-				       want, h->cfg.oci_hook.timeout_ms, e2);
-		e2[0] = '\0';
-		nanosleep(&nap, NULL);
-	}
-}
-
-/* After a rejection in fail-open: the same container as LS, once. */
-static void admit_shared(struct hook *h, const json_t *spec, char *note,
-			 size_t len)
-{
-	_cleanup_json_ json_t *req = NULL, *resp = NULL;
-	struct np_oci_decision d;
-	char err[1024];
-
-	req = json_pack("{s:s,s:o}", "op", "admit", "spec",
-			np_oci_shared_spec(spec));
-	if (!req) {
-		snprintf(note, len, "out of memory");
-		return;
-	}
-	if (np_ctl_call_timeout(h->sock, req, &resp, err, sizeof(err),
-				remaining_ms(h) ? remaining_ms(h) : 1) ||
-	    np_ctl_check(resp, err, sizeof(err)) ||
-	    np_oci_decision_parse(resp, &d, err, sizeof(err)))
-		snprintf(note, len,
-			 "the container runs in the shared pool (admitting it "
-			 "as LS failed too: %s)", err);
-	else if (!d.admitted)
-		snprintf(note, len,
-			 "the container runs in the shared pool (as LS it was "
-			 "rejected too: %s)", d.reason);
-	else
-		snprintf(note, len,
-			 "the container runs in the shared pool, admitted as LS "
-			 "(cpuset %s)", d.cpuset);
-}
-
-static int admit(struct hook *h, const struct np_oci_request *rq)
-{
-	_cleanup_json_ json_t *req = NULL, *resp = NULL;
-	struct np_oci_decision d;
-	char err[1024], why[1400], note[1400] = "";
-
-	req = json_pack("{s:s,s:O}", "op", "admit", "spec", rq->spec);
-	if (!req)
-		return hook_fail(h, "out of memory", NULL);
-	if (np_ctl_call_timeout(h->sock, req, &resp, err, sizeof(err),
-				remaining_ms(h) ? remaining_ms(h) : 1)) {
-		snprintf(why, sizeof(why), "numaplaced: %s", err);
-		return hook_fail(h, why, NULL);
-	}
-	if (np_ctl_check(resp, err, sizeof(err)) ||
-	    np_oci_decision_parse(resp, &d, err, sizeof(err))) {
-		snprintf(why, sizeof(why), "numaplaced refused %s: %s",
-			 rq->name, err);
-		return hook_fail(h, why, NULL);
-	}
-	if (!d.admitted) {
-		snprintf(why, sizeof(why), "%s rejected (resource %s): %s",
-			 rq->name, d.resource[0] ? d.resource : "?", d.reason);
-		if (h->mode == NP_OCI_FAIL_OPEN)
-			admit_shared(h, rq->spec, note, sizeof(note));
-		return hook_fail(h, why, note[0] ? note : NULL);
-	}
-	if (wait_in_force(h, d.cpuset, err, sizeof(err)) == 0)
-		return NP_EXIT_OK;
-	snprintf(why, sizeof(why), "%s admitted but %s", rq->name, err);
-	if (h->mode == NP_OCI_FAIL_CLOSED) {
-		/* the start is aborted: give the CPUs back now (numaplaced
-		 * would when the cgroup goes) */
-		json_t *rel = json_pack("{s:s,s:s}", "op", "release",
-					"container", h->st.id), *r2 = NULL;
-		if (rel)
-			np_ctl_call_timeout(h->sock, rel, &r2, err, sizeof(err),
-					    500);
-		json_decref(rel);
-		json_decref(r2);
-	}
-	return hook_fail(h, why, "numaplaced still places it");
-}
-
-/* oci_hook.policy and the container's resources, checked before
- * numaplaced is asked (numaplaced checks them again, with the CPUs each
- * rule's containers hold: this is the early, friendlier refusal). 0, or
- * -EPERM with why. */
-static int policy_check(const struct hook *h, const struct np_oci_request *rq,
-			char *why, size_t len)
-{
-	const struct np_oci_policy *p = &h->cfg.oci_hook.policy;
-	struct np_workload_req w = {0};
-	struct np_oci_bounds b;
-	int r;
-
-	if (!(r = np_workload_req_from_json(&w, rq->spec, "spec", why, len))) {
-		np_oci_bounds_of(&b, &w, "config.json linux.resources");
-		r = np_oci_policy_check(
-		    p, np_oci_policy_match(p, w.container_ns, h->cgroup), &w,
-		    &b, h->cfg.policy.cpu_policy == NP_CPU_POLICY_STATIC, 0,
-		    why, len);
-	}
-	np_workload_req_free(&w);
-	return r;
-}
-
-/* Refused by the policy before numaplaced was asked: as a rejection (in
- * fail-open the container is admitted on what its resources give). */
-static int refused(struct hook *h, const struct np_oci_request *rq,
-		   const char *reason)
-{
-	char why[1400], note[1400] = "";
-
-	snprintf(why, sizeof(why), "%s rejected (resource policy): %s",
-		 rq->name, reason);
-	if (h->mode == NP_OCI_FAIL_OPEN)
-		admit_shared(h, rq->spec, note, sizeof(note));
-	return hook_fail(h, why, note[0] ? note : NULL);
-}
-
-/* numaplace.io/isolation "partition" under a rule that does not allow it:
- * refused by the rule before the spec is made (a container workload can
- * never be a partition, which the spec says, but the rule says it first
- * and the container's on-failure applies). 0, or -EPERM with why. */
-static int partition_check(const struct hook *h, const char *cgroup,
-			   char *why, size_t len)
-{
-	const char *iso =
-	    np_oci_annotation(&h->st, &h->oc, "numaplace.io/isolation");
-	const struct np_oci_policy *p = &h->cfg.oci_hook.policy;
-	char rn[320];
-	int i;
-
-	if (!iso || strcmp(iso, "partition"))
-		return 0;
-	i = np_oci_policy_match(p, np_oci_namespace(&h->st, &h->oc), cgroup);
-	if (np_oci_policy_rule(p, i)->partition)
-		return 0;
-	np_oci_rule_name(p, i, rn, sizeof(rn));
-	return np_errf(why, len, -EPERM,
-		       "%s rejected (resource policy): %s: isolation "
-		       "\"partition\" is not allowed for this container "
-		       "(numaplace.io/isolation)",
-		       h->st.id, rn);
-}
-
 /* createRuntime / prestart after the state is read. */
 static int place(struct hook *h)
 {
 	_cleanup_free_ char *buf = NULL;
-	struct np_oci_request rq = {0};
 	struct np_oci_cgroup exp;
 	char path[NP_PATH_MAX + 16], err[1024];
 	size_t len;
@@ -406,49 +91,21 @@ static int place(struct hook *h)
 	if ((rc = read_input(h->st.id, path, path, NP_OCI_CONFIG_MAX, &buf,
 			     &len)))
 		return rc;
-	if (np_oci_config_parse(&h->oc, buf, len, err, sizeof(err))) {
-		fprintf(stderr, CMD ": %s: %s: %s\n", h->st.id, path, err);
-		return NP_EXIT_USAGE;
-	}
+	if (np_oci_config_parse(&h->oc, buf, len, err, sizeof(err)))
+		return hook_bad(h, "%s: %s", path, err);
 	r = np_oci_failure_annotation(&h->st, &h->oc, &h->mode, err,
 				      sizeof(err));
 	if (r == -ENOENT)
 		h->mode = h->cfg.oci_hook.on_failure;
 	if ((r && r != -ENOENT) ||
 	    (h->oc.cgroups_path[0] &&
-	     np_oci_cgroups_path(h->oc.cgroups_path, &exp, err, sizeof(err)))) {
-		fprintf(stderr, CMD ": %s: %s\n", h->st.id, err);
-		return NP_EXIT_USAGE;
-	}
-	if (partition_check(h, h->oc.cgroups_path[0] ? exp.path : NULL, err,
-			    sizeof(err)))
-		return hook_fail(h, err, NULL);
-	if (np_oci_request_build(&rq, &h->st, &h->oc,
-				 h->oc.cgroups_path[0] ? exp.path : NULL, err,
-				 sizeof(err))) {
-		fprintf(stderr, CMD ": %s: %s\n", h->st.id, err);
-		np_oci_request_free(&rq);
-		return NP_EXIT_USAGE;
-	}
-	if (find_cgroup(h, h->oc.cgroups_path[0] ? &exp : NULL, err,
-			sizeof(err))) {
-		rc = hook_fail(h, err, NULL);
-	} else if (np_oci_request_set_cgroup(&rq, h->cgroup)) {
-		rc = hook_fail(h, "out of memory", NULL);
-	} else if ((r = policy_check(h, &rq, err, sizeof(err))) == -EPERM) {
-		rc = refused(h, &rq, err);
-	} else if (r) {
-		fprintf(stderr, CMD ": %s: %s\n", h->st.id, err);
-		rc = NP_EXIT_USAGE;
-	} else {
-		rc = admit(h, &rq);
-	}
-	np_oci_request_free(&rq);
-	return rc;
+	     np_oci_cgroups_path(h->oc.cgroups_path, &exp, err, sizeof(err))))
+		return hook_bad(h, "%s", err);
+	return hook_place(h, h->oc.cgroups_path[0] ? &exp : NULL);
 }
 
 static int parse_args(struct hook *h, int argc, char **argv,
-		      const char **state_path)
+		      const char **state_path, bool *nri)
 {
 	static const struct option opts[] = {
 	    {"config", required_argument, NULL, 'c'},
@@ -458,6 +115,7 @@ static int parse_args(struct hook *h, int argc, char **argv,
 	    {0},
 	};
 	const char *config = NP_CONFIG_DEFAULT_PATH, *sock = NULL;
+	enum np_oci_stage stage;
 	bool config_given = false;
 	int c, rc;
 
@@ -477,8 +135,11 @@ static int parse_args(struct hook *h, int argc, char **argv,
 			return cli_usage(oci_usage, c) ? NP_EXIT_USAGE : -1;
 		}
 	}
+	*nri = argc - optind == 1 && !strcmp(argv[optind], "invoke");
+	if (*nri) /* the configuration is read after the request */
+		return hook_nri_invoke(h, config_given ? config : NULL, sock);
 	if (argc - optind != 1 ||
-	    np_oci_stage_parse(argv[optind], &h->stage) < 0) {
+	    np_oci_stage_parse(argv[optind], &stage) < 0) {
 		fprintf(stderr,
 			CMD ": %s (createRuntime, prestart or poststop; see "
 			    "'numaplace oci-hook --help')\n",
@@ -487,7 +148,8 @@ static int parse_args(struct hook *h, int argc, char **argv,
 					     : "give one STAGE");
 		return NP_EXIT_USAGE;
 	}
-	if ((rc = load_config(h, config, config_given)))
+	h->stage = np_oci_stage_name(stage);
+	if ((rc = hook_load_config(h, config, config_given)))
 		return rc;
 	h->sock = sock ? sock : h->cfg.socket_path;
 	return 0;
@@ -499,24 +161,29 @@ int cmd_oci_hook(int argc, char **argv)
 	_cleanup_free_ char *buf = NULL;
 	const char *state_path = "-";
 	char err[1024];
+	enum np_oci_stage stage;
 	size_t len;
+	bool nri = false;
 	int rc;
 
 	memset(&h, 0, sizeof(h));
+	h.cmd = CMD;
+	h.res_label = "config.json linux.resources";
 	clock_gettime(CLOCK_MONOTONIC, &h.t0);
-	if ((rc = parse_args(&h, argc, argv, &state_path)))
+	rc = parse_args(&h, argc, argv, &state_path, &nri);
+	if (nri || rc)
 		return rc < 0 ? NP_EXIT_OK : rc;
 	if ((rc = read_input("", strcmp(state_path, "-") ? state_path : "state",
 			     state_path, NP_OCI_STATE_MAX, &buf,
 			     &len)))
 		return rc;
-	if (np_oci_state_parse(&h.st, buf, len, h.stage, err, sizeof(err))) {
-		fprintf(stderr, CMD ": %s: %s\n", np_oci_stage_name(h.stage),
-			err);
+	np_oci_stage_parse(h.stage, &stage); /* parse_args checked it */
+	if (np_oci_state_parse(&h.st, buf, len, stage, err, sizeof(err))) {
+		fprintf(stderr, CMD ": %s: %s\n", h.stage, err);
 		np_oci_state_free(&h.st);
 		return NP_EXIT_USAGE;
 	}
-	rc = h.stage == NP_OCI_POSTSTOP ? poststop(&h) : place(&h);
+	rc = stage == NP_OCI_POSTSTOP ? hook_release(&h) : place(&h);
 	np_oci_state_free(&h.st);
 	np_oci_config_free(&h.oc);
 	return rc;

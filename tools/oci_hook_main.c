@@ -2,9 +2,12 @@
 /*
  * numaplace-oci-hook STAGE [OPTIONS]: `numaplace oci-hook` as a program of
  * its own (cmd_oci_hook.c: same options, messages and exit codes), for
- * runtimes that start it for every container. It links jansson and libc
- * only, not the CLI's hwloc, libbpf and libsystemd, whose loading would
- * cost the hook milliseconds at each start (docs/performance.md).
+ * runtimes that start it for every container. Also containerd's NRI v0.1
+ * plugin, as /opt/nri/bin/numaplace (a link here): containerd runs it as
+ * `TYPE invoke`, and the STAGE invoke picks that mode whatever argv[0]
+ * is. It links jansson and libc only, not the CLI's hwloc, libbpf and
+ * libsystemd, whose loading would cost the hook milliseconds at each start
+ * (docs/performance.md).
  */
 #include "cli.h"
 #include "numaplace/version.h"
