@@ -143,8 +143,8 @@ bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
 	} else {
 		/* only one admitted through the socket: a spec file's
 		 * workload is not the socket's to answer for */
-		const struct np_wl_meta *m = name ? np_meta_find(d, name) : NULL;
-		i = m && !S(m->spec_file)[0] ? np_state_find(&d->st, name) : -1;
+		const struct np_wl_meta *m = name ? np_daemon_meta_find(d, name) : NULL;
+		i = m && !strempty(m->spec_file)[0] ? np_state_find(&d->st, name) : -1;
 	}
 	if (i < 0)
 		return false;

@@ -131,8 +131,8 @@ static void container_bounds(struct np_daemon *d,
 /* Admitted from a spec file (the node's own): not under the policy. */
 static bool from_spec_file(struct np_daemon *d, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name);
-	return m && S(m->spec_file)[0];
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
+	return m && strempty(m->spec_file)[0];
 }
 
 /* The exclusive CPUs held by the container workloads (not from a spec

@@ -183,7 +183,7 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 	/* Loaded workloads are established (their cgroups exist already),
 	 * except those the state lists as pending. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_meta_add(d, d->st.w[i].req.name);
+		struct np_wl_meta *m = np_daemon_meta_add(d, d->st.w[i].req.name);
 		if (!m) {
 			json_decref(origins);
 			return -ENOMEM;
@@ -196,7 +196,7 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 		return r;
 	/* Specs removed while we were down release their workloads. */
 	for (int i = 0; i < d->nmeta; i++)
-		if (S(d->meta[i].spec_file)[0] &&
+		if (strempty(d->meta[i].spec_file)[0] &&
 		    access(d->meta[i].spec_file, F_OK) && errno == ENOENT) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->meta[i].name);

@@ -19,17 +19,21 @@
 #include "basic/log.h"
 #include "numaplace/daemon.h"
 
-#define S(s) ((s) ? (s) : "")
+/* s, or "" for NULL (systemd's strempty()) */
+static inline const char *strempty(const char *s)
+{
+	return s ? s : "";
+}
 
 /* workloads.c: bookkeeping and the decisions of one change */
-bool np_set_str(char **dst, const char *src);
-struct np_wl_meta *np_meta_find(struct np_daemon *d, const char *name);
-struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name);
-void np_meta_del(struct np_daemon *d, const char *name);
-struct np_spec_note *np_note_find(struct np_daemon *d, const char *file);
-struct np_spec_note *np_note_set(struct np_daemon *d, const char *file,
+bool np_daemon_set_str(char **dst, const char *src);
+struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name);
+struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name);
+void np_daemon_meta_del(struct np_daemon *d, const char *name);
+struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file);
+struct np_spec_note *np_daemon_note_set(struct np_daemon *d, const char *file,
 				 const char *canon);
-void np_note_del(struct np_daemon *d, const char *file);
+void np_daemon_note_del(struct np_daemon *d, const char *file);
 /* Admit one spec (spec_file NULL: from the socket): decided, saved, its
  * cgroup prepared; 0 with dec->admitted false when rejected. */
 int np_daemon_admit(struct np_daemon *d, const json_t *spec,
@@ -125,7 +129,7 @@ int np_daemon_suppress_quota(struct np_daemon *d);
 int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 			      size_t errlen);
 
-/* metrics_render.c: /metrics listening per config (retried), the
+/* metrics_daemon.c: /metrics listening per config (retried), the
  * snapshot published (after each cycle and batch of requests) */
 void np_daemon_metrics(struct np_daemon *d);
 void np_daemon_metrics_stop(struct np_daemon *d);

@@ -40,7 +40,7 @@ void np_daemon_defrag_remember(struct np_daemon *d, const json_t *spec,
 		snprintf(d->defrag.last_spec, sizeof(d->defrag.last_spec), "%s",
 			 canon);
 		snprintf(d->defrag.last_file, sizeof(d->defrag.last_file),
-			 "%s", S(spec_file));
+			 "%s", strempty(spec_file));
 	}
 	free(canon);
 }

@@ -90,7 +90,7 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 
 static void migrate(struct np_daemon *d, const struct np_finding *f)
 {
-	struct np_wl_meta *m = np_meta_find(d, f->workload);
+	struct np_wl_meta *m = np_daemon_meta_find(d, f->workload);
 	struct np_migrate_result res;
 	np_nodemask from = d->topo->numa_mask & ~f->mems;
 	time_t now = time(NULL);
