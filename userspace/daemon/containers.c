@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Decide: workloads that are OCI containers ("container": {"id",
  * "cgroup"} in the spec; `numaplace oci-hook` sends them). Their cgroup is

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Decide: who may ask for what (numaplace/oci_policy.h), as numaplaced
  * applies it to every container workload it is asked to admit or resize

@@ -486,8 +486,7 @@ static void enforcer_events(struct np_daemon *d)
 	fd = d->enf->ops->event_fd(d->enf);
 	d->efd = fd;
 	if (fd >= 0 && add_fd(d, fd))
-		np_log(LOG_ERR, "cannot watch the enforcer's events: %s",
-		       strerror(errno));
+		np_log_errno(LOG_ERR, -errno, "cannot watch the enforcer's events");
 }
 
 static json_t *handle_request(void *ctx, const json_t *req)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * What verification's findings lead to. Verification only reports; here the
  * daemon decides, per the configuration, and asks the enforcer:

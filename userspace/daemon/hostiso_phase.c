@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host isolation in the cycle (numaplace/hostiso.h): the CPUs of the
  * workloads config.host_isolation names ("partition": those with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Collect: CPU hotplug. The online CPU list (config.cpu_online_file) is read
  * every cycle. A CPU of the topology that is offline leaves every pool, so

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Persist: the state file (numaplace/state_file.h) with the daemon's own
  * part in the same atomic, checksummed write; between two such writes a

@@ -68,8 +68,7 @@ static int open_dir(struct np_daemon *d)
 		}
 	}
 	if (fd < 0 && !d->placement_said) {
-		np_log(LOG_ERR, "placement files: %s: %s", path,
-		       strerror(errno));
+		np_log_errno(LOG_ERR, -errno, "placement files: %s", path);
 		d->placement_said = true;
 	}
 	return fd;
@@ -213,5 +212,5 @@ void np_daemon_placement_remove(struct np_daemon *d, const char *name)
 	snprintf(path, sizeof(path), "%s" SUBDIR "/%s.json", d->cfg.run_dir,
 		 name);
 	if (unlink(path) && errno != ENOENT)
-		np_log(LOG_ERR, "placement file %s: %s", path, strerror(errno));
+		np_log_errno(LOG_ERR, -errno, "placement file %s", path);
 }

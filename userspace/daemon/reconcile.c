@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The reconcile cycle: the desired cpuset of every managed cgroup (a
  * workload's exclusive set, the shared or BE pool), compared with what the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Collect: control requests (protocol: numaplace/ctl.h), one handler per
  * op, and the status the daemon reports.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Collect: the spec directory. Every *.json file is a workload spec; new
  * and changed files are admitted, removed ones released. Rejected and
@@ -224,8 +224,8 @@ int np_daemon_scan_specs(struct np_daemon *d)
 
 	if (!dir) {
 		if (errno != ENOENT)
-			np_log(LOG_ERR, "spec directory %s: %s",
-			       d->cfg.spec_dir, strerror(errno));
+			np_log_errno(LOG_ERR, -errno, "spec directory %s",
+				     d->cfg.spec_dir);
 		return 0;
 	}
 	/* Whoever may write the directory may put a file of theirs in it:

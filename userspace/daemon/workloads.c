@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Workload bookkeeping (names, spec origins, notes about spec files,
  * rejections) and the decision of one change: admit or release a workload

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The systemd enforcer backend. Under systemd, PID 1 owns every cgroup: at
  * daemon-reload or set-property it rewrites cpuset.cpus of units from their

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * systemd's D-Bus API, the calls the systemd enforcer backend makes
  * (see systemd_bus.h). Property types as systemd 252 sends them:

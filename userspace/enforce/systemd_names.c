@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * systemd unit names and where systemd puts their cgroups: no bus call
  * here, so that what only checks names (the configuration, which the OCI

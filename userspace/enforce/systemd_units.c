@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The systemd backend's memory of units: what each unit it changed had
  * before (host-units.json in the state directory, written before the

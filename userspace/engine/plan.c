@@ -8,6 +8,7 @@
  * plan_internal.h.
  */
 #include "numaplace/plan.h"
+#include "numaplace/cleanup.h"
 #include "engine/json_util.h"
 #include "engine/plan_internal.h"
 #include "numaplace/admit.h"
@@ -29,10 +30,9 @@ static json_t *error_result(const char *msg)
 
 static json_t *cpus_result(const np_cpuset *s)
 {
-	char *str = np_cpuset_str(s);
-	json_t *r = str ? json_pack("{s:s}", "cpus", str) : NULL;
-	free(str);
-	return r;
+	_cleanup_free_ char *str = np_cpuset_str(s);
+
+	return str ? json_pack("{s:s}", "cpus", str) : NULL;
 }
 
 /* Optional fields: 0 (read, or absent and left as they were) or -EINVAL. */

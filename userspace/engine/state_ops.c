@@ -15,6 +15,7 @@
  * is checked against the entry's name.
  */
 #include "admit_internal.h"
+#include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 #include "numaplace/strmap.h"
 #include "numaplace/take.h"
@@ -334,14 +335,14 @@ int np_state_init_flags(struct np_node_state *st, const struct np_topology *t,
 	st->policy = *p;
 	if (p->reserved_explicit) {
 		if (!np_cpuset_subset(&p->reserved_cpus, &t->online)) {
+			_cleanup_free_ char *s = NULL;
 			np_cpuset bad;
-			char *s;
+
 			np_cpuset_andnot(&bad, &p->reserved_cpus, &t->online);
 			s = np_cpuset_str(&bad);
-			NP_ERR("policy.reserved_cpus: CPUs %s do not exist or are "
-			    "offline",
-			    s ? s : "?");
-			free(s);
+			NP_ERR("policy.reserved_cpus: CPUs %s do not exist or "
+			       "are offline",
+			       s ? s : "?");
 			return -EINVAL;
 		}
 		st->reserved = p->reserved_cpus;
