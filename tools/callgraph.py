@@ -59,7 +59,7 @@ def run(*args):
 class Obj:
     def __init__(self, path, src):
         self.path = path
-        self.src = src  # userspace/daemon/reconcile.c
+        self.src = src  # userspace/daemon/apply/reconcile.c
         self.defs = {}  # name -> (global?, kind F/O)
         self.bysec = {}  # section -> [(start, end, name)]
         self.refs = []  # (from name, target name or (section, addr))
@@ -149,6 +149,8 @@ def load(build):
         src = os.path.relpath(path, build)[:-2] + '.c'
         if os.path.basename(src) == 'numaplaced.c':
             continue  # the program's main, not the library
+        if not os.path.exists(src):
+            continue  # left in the build directory by a file moved
         objs.append(Obj(path, src))
     return objs
 

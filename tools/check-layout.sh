@@ -87,12 +87,16 @@ done)
 if [ -n "$build" ] && [ -d "$build/userspace" ]; then
 	out=$(for l in "${layers[@]}"; do
 		find "$build/userspace/$l" -name '*.o' 2>/dev/null | sort | while read -r o; do
+			src=${o#"$build"/}
+			[ -e "${src%.o}.c" ] || continue # left by a file moved
 			nm "$o" | awk -v l="$l" '$2 ~ /^[TDBR]$/ { print l, $3 }'
 		done
 	done >"$build/layout-defs.txt"
 	for l in "${layers[@]}"; do
 		rl=$(rank "$l")
 		find "$build/userspace/$l" -name '*.o' 2>/dev/null | sort | while read -r o; do
+			src=${o#"$build"/}
+			[ -e "${src%.o}.c" ] || continue
 			nm -u "$o" | awk '{ print $2 }' | while read -r sym; do
 				def=$(awk -v s="$sym" '$2 == s { print $1; exit }' "$build/layout-defs.txt")
 				[ -z "$def" ] || [ "$def" = "$l" ] && continue

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What verification's findings lead to (userspace/daemon/findings.c,
+ * What verification's findings lead to (userspace/daemon/observe/findings.c,
  * np_daemon_act_on_findings), on a fake enforcer (tests/support): findings
  * are built by hand the way verification fills them (the workload's
  * desired cpus and mems in the finding), and the exact enforcer calls, the

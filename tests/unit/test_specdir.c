@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The spec directory stage (userspace/daemon/specdir.c), driven through
+ * The spec directory stage (userspace/daemon/collect/specdir.c), driven through
  * np_daemon_reconcile() with files written into the config's spec_dir, on a
  * fake enforcer (tests/support): what new, unchanged, changed, removed,
  * invalid, rejected and retired spec files lead to (the exact enforcer

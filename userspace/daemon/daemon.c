@@ -8,7 +8,7 @@
 #include "basic/failpoint.h"
 #include "basic/fileio.h"
 #include "basic/trust.h"
-#include "daemon/ctl_server.h"
+#include "daemon/serve/ctl_server.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"

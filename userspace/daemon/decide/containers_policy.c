@@ -10,7 +10,7 @@
  * counts the exclusive CPUs its containers hold now. A spec file's
  * workload is the node's own and is not checked.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/oci_policy.h"

@@ -6,8 +6,8 @@
  * numaplace_ prefix, base units, counters end in _total. Served by
  * metrics.c; the daemon listens and publishes in metrics_daemon.c.
  */
-#include "daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/metrics.h"
 #include "numaplace/bpf_maps.h"
 #include "numaplace/version.h"
 

@@ -10,7 +10,7 @@
  * writes (build_desired) is narrowed to np_suppress_pick's set of that
  * size; writes go through the enforcer like every other cpuset.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 

@@ -8,7 +8,7 @@
  * releases the workload when the runtime removed it (reconcile.c,
  * release_vanished). What may be admitted is checked here.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What the daemon counts for /metrics (daemon/metrics.h): the buckets of
+ * What the daemon counts for /metrics (daemon/serve/metrics.h): the buckets of
  * its histograms and an observation added to one, and rejections counted
  * by the resource that was short. Rendered by metrics_render.c.
  */
-#include "daemon/metrics.h"
+#include "daemon/serve/metrics.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * handler. What is said is in metrics_render.c; what the daemon counts
  * for it, metrics_count.c.
  */
-#include "daemon/metrics.h"
+#include "daemon/serve/metrics.h"
 #include "basic/log.h"
 
 #include <arpa/inet.h>

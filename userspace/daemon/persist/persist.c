@@ -5,7 +5,7 @@
  * journal record of what changed (numaplace/state_journal.h). Saved
  * before anything is applied or acknowledged.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"

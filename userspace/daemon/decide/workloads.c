@@ -4,8 +4,8 @@
  * rejections) and the decision of one change: admit or release a workload
  * through the engine, saved before it is applied or acknowledged.
  */
-#include "daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/metrics.h"
 #include "numaplace/error.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@
  * the snapshot rendered (metrics_render.c) and published to the server
  * (metrics.c) after each cycle and batch of requests, its status.
  */
-#include "daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/metrics.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  *     verify.on_remote_memory = "migrate" its pages are migrated, at most
  *     once per verify.migrate_interval_s.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

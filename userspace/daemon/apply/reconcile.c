@@ -5,8 +5,8 @@
  * kernel holds, and the differences handed to the enforcer; host cgroups
  * and partitions around it; verification synced before and checked after.
  */
-#include "daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/metrics.h"
 #include "numaplace/bpf_abi.h"
 
 #include <errno.h>

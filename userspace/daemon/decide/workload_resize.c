@@ -8,7 +8,7 @@
  * shared cgroups yield the CPUs before the workload's cpuset widens, a
  * shrink's workload narrows before the shared cgroups widen.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 

@@ -12,7 +12,7 @@
  * an admission's path) and not fsynced: /run does not outlive a reboot,
  * and a restarted daemon writes every file again.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/admit.h"
 #include "numaplace/state_file.h"

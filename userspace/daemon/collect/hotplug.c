@@ -13,7 +13,7 @@
  * them (Linux drops an offline CPU's topology from sysfs), so that a restart
  * while a CPU is offline loads the state instead of refusing it.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/state_file.h"

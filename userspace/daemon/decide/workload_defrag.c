@@ -12,8 +12,8 @@
  *     once the cycle has written its cpuset (the enforcer's
  *     migrate_memory, as verify.on_remote_memory = "migrate" does).
  */
-#include "daemon_internal.h"
-#include "daemon/ctl_server.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/ctl_server.h"
 #include "numaplace/defrag.h"
 #include "numaplace/error.h"
 

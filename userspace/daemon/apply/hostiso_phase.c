@@ -9,7 +9,7 @@
  * hostiso.json left by a crash is adopted: its originals are kept, and
  * given back once no workload needs isolation.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * every cycle; a file whose cgroup was removed by hand is retired until it
  * changes.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/trust.h"
 #include "numaplace/cleanup.h"
 

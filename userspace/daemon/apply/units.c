@@ -8,7 +8,7 @@
  * appears. Shared ones follow their pool: narrowed before the main plan
  * (with the host cgroups), set after it.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
 
 #include <errno.h>
