@@ -65,6 +65,11 @@ done)
 [ -z "$out" ] && ok "folder includes follow the layers (${layers[*]})" ||
 	bad "includes against the layers:"$'\n'"$out"
 
+# verification (observe/) has its own configuration type
+out=$(grep -n '#include "numaplace/config.h"' include/numaplace/verify.h include/numaplace/verify_config.h)
+[ -z "$out" ] && ok "numaplace/verify.h does not include the daemon's configuration" ||
+	bad "verification depends on the daemon's configuration:"$'\n'"$out"
+
 # 3. the engine is pure
 out=$(grep -nE '\b(open|openat|fopen|read|write|pread|close|fclose|socket|syscall|mkdir|mkdirat|unlink|unlinkat|rename|opendir|fstat|stat|ioctl|json_load_file|json_dump_file|getenv|np_log)\(' \
 	userspace/engine/*.c | grep -v '^\S*:\s*\*\|//')
