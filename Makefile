@@ -72,7 +72,7 @@ FORCE:
 # first, so a call against the arrows (engine -> daemon, say) does not link.
 LAYERS := daemon enforce observe state cgroup topology basic engine
 MAINS := userspace/daemon/numaplaced.c
-$(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(filter-out $(MAINS),$(wildcard userspace/$(l)/*.c))))
+$(foreach l,$(LAYERS),$(eval $(l)_SRCS := $(filter-out $(MAINS),$(wildcard userspace/$(l)/*.c userspace/$(l)/*/*.c))))
 $(foreach l,$(LAYERS),$(eval $(l)_LIB := $(BUILD)/libnp-$(l).a))
 LAYER_LIBS := $(foreach l,$(LAYERS),$($(l)_LIB))
 LIB_SRCS := $(foreach l,$(LAYERS),$($(l)_SRCS))

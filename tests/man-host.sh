@@ -151,7 +151,7 @@ for o in $(longopts tools/cmd_oci_hook.c) --version; do
 done
 check "numaplace-oci-hook(1): every option of cmd_oci_hook.c and --version in OPTIONS${missing:+; not:$missing}" \
 	test -z "$missing"
-ops=$(sed -n '/^} ops\[\] = {/,/^};/p' userspace/daemon/requests.c | grep -o '{"[a-z]*", [a-z_]*op_' | sed 's/{"//; s/".*//')
+ops=$(sed -n '/^} ops\[\] = {/,/^};/p' userspace/daemon/serve/requests.c | grep -o '{"[a-z]*", [a-z_]*op_' | sed 's/{"//; s/".*//')
 missing=
 for op in $ops; do
 	grep -qF -- "\"op\": \"$op\"" <<<"$(section numaplaced.8 "CONTROL SOCKET")" || missing+=" $op"

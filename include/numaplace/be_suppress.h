@@ -118,7 +118,7 @@ json_t *np_suppress_config_to_json(const struct np_suppress_config *c);
  * a result against the request's "expect" (0 match, -1 mismatch). */
 int np_plan_be_suppress(const json_t *req, json_t **result, char *err,
 			size_t errlen);
-int np_suppress_check(const json_t *expect, const json_t *result, char *why,
-		      size_t len);
+int np_plan_be_suppress_check(const json_t *expect, const json_t *result,
+			      char *why, size_t len);
 
 #endif

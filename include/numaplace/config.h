@@ -7,28 +7,10 @@
 #include "numaplace/be_suppress.h"
 #include "numaplace/oci.h"
 #include "numaplace/oci_policy.h"
+#include "numaplace/verify_config.h"
 
 #define NP_CONFIG_DEFAULT_PATH "/etc/numaplace/numaplace.json"
 #define NP_MAX_SHARED_CGROUPS 16
-
-/* Placement verification with eBPF ("verify" in the config file). */
-enum np_verify_mode { NP_VERIFY_AUTO, NP_VERIFY_ON, NP_VERIFY_OFF };
-enum np_verify_action { NP_ACT_REPORT, NP_ACT_PARTITION, NP_ACT_MIGRATE };
-
-struct np_verify_config {
-	enum np_verify_mode enabled; /* auto: load if the kernel lets us */
-	unsigned max_workloads;      /* slots in the BPF maps */
-	unsigned tick_hz;            /* cpu-clock sampler, 0 = off */
-	unsigned settle_ms;          /* after a policy change: "transition" */
-	unsigned grace_ms;           /* a task must stay outside this long */
-	unsigned sample_burst;       /* ring buffer samples/s/CPU/workload */
-	enum np_verify_action on_intrusion;     /* report | partition */
-	enum np_verify_action on_remote_memory; /* report | migrate */
-	double remote_fault_ratio;   /* remote / all hinting-fault pages */
-	uint64_t min_fault_pages;    /* per cycle, before the ratio counts */
-	uint64_t outside_mems_bytes; /* memory.numa_stat outside cpuset.mems */
-	unsigned migrate_interval_s; /* at most one page migration per period */
-};
 
 /* How cgroups are changed ("cgroup_driver"): auto picks systemd when PID 1
  * is systemd and its bus answers. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Control socket: the protocol between numaplaced and its clients, and the
- * client side (userspace/daemon/ctl_client.c). The human renderings of
+ * client side (userspace/daemon/serve/ctl_client.c). The human renderings of
  * the answers are the CLI's (tools/status_render.h).
  *
  * ---- Protocol (the contract numaplaced implements) ------------------------

@@ -42,7 +42,7 @@ struct np_counters {
 	uint64_t quiet_cycles;
 };
 
-/* A histogram for /metrics (userspace/daemon/metrics.c): counts per
+/* A histogram for /metrics (userspace/daemon/serve/metrics.c): counts per
  * bucket, upper bounds in seconds given by its user. */
 #define NP_HIST_BUCKETS 16
 struct np_hist {
@@ -59,7 +59,7 @@ struct np_rej_count {
 	uint64_t n;
 };
 
-/* A file of config.export (userspace/daemon/export_files.c). */
+/* A file of config.export (userspace/daemon/serve/export_files.c). */
 struct np_export_file {
 	char path[NP_PATH_MAX]; /* where last written or tried */
 	char *last;             /* what was written (heap), NULL: nothing */
@@ -119,8 +119,8 @@ struct np_written {
 };
 
 struct np_verify;     /* userspace/observe/verify.c */
-struct np_ctl_server; /* userspace/daemon/ctl_server.c */
-struct np_metrics;    /* userspace/daemon/metrics.c */
+struct np_ctl_server; /* userspace/daemon/serve/ctl_server.c */
+struct np_metrics;    /* userspace/daemon/serve/metrics.c */
 
 struct np_daemon {
 	struct np_config cfg;
@@ -164,10 +164,11 @@ struct np_daemon {
 	struct np_export_file export_file[2]; /* nrt, koordinator */
 	struct np_rejection rej[NP_MAX_REJECTIONS];
 	int nrej;
-	/* Defragmentation (userspace/daemon/defrag.c): the last admission
-	 * the engine rejected (canonical spec, "" = none; its spec file, ""
-	 * = the socket), and moved workloads whose memory nodes changed:
-	 * their pages are migrated once the cycle has written the cpusets. */
+	/* Defragmentation (userspace/daemon/decide/workload_defrag.c): the
+	 * last admission the engine rejected (canonical spec, "" = none; its
+	 * spec file, "" = the socket), and moved workloads whose memory
+	 * nodes changed: their pages are migrated once the cycle has written
+	 * the cpusets. */
 	struct {
 		char last_spec[8192];
 		char last_file[2 * NP_PATH_MAX];

@@ -11,7 +11,8 @@
 #define NUMAPLACE_VERIFY_H
 
 #include "numaplace/bpf_abi.h"
-#include "numaplace/config.h"
+#include "numaplace/admit.h"
+#include "numaplace/verify_config.h"
 #include "numaplace/topology.h"
 
 #include <jansson.h>

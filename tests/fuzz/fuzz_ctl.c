@@ -2,7 +2,7 @@
 /*
  * numaplaced's control socket (protocol: numaplace/ctl.h): the input is
  * what a client sends, one request per line. Each line is taken as the
- * server takes it (userspace/daemon/ctl_server.c, handle_line and
+ * server takes it (userspace/daemon/serve/ctl_server.c, handle_line and
  * conn_run: the same size limit, JSON_DISABLE_EOF_CHECK and
  * JSON_REJECT_DUPLICATES, data after the value refused; a last line
  * without its newline is still a request) and its value handed to
@@ -21,7 +21,7 @@
  */
 #include "fuzz.h"
 #include "fake_enforcer.h"
-#include "daemon/ctl_server.h"
+#include "daemon/serve/ctl_server.h"
 #include "numaplace/ctl.h"
 #include "numaplace/daemon.h"
 #include "numaplace/state_file.h"

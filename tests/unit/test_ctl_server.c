@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Control socket server (userspace/daemon/ctl_server.c): a server on a
+ * Control socket server (userspace/daemon/serve/ctl_server.c): a server on a
  * socket in a temp dir with a stub handler that echoes the op, driven in
  * this thread as numaplaced drives it (poll its fd, dispatch when
  * readable) while the test's clients do non-blocking I/O. Pipelining,
@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/ctl_server.h"
+#include "daemon/serve/ctl_server.h"
 
 struct fixture {
 	char dir[48], path[96];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What verification's findings lead to (userspace/daemon/findings.c,
+ * What verification's findings lead to (userspace/daemon/observe/findings.c,
  * np_daemon_act_on_findings), on a fake enforcer (tests/support): findings
  * are built by hand the way verification fills them (the workload's
  * desired cpus and mems in the finding), and the exact enforcer calls, the
@@ -449,7 +449,7 @@ static void test_memory_migrate(void **state)
 	act_one(x, NP_FIND_REMOTE_FAULTS, "web");
 	assert_log(x, "");
 	/* once the interval has passed: again */
-	np_meta_find(&x->fd.d, "web")->last_migrate -=
+	np_daemon_meta_find(&x->fd.d, "web")->last_migrate -=
 	    (time_t)x->fd.d.cfg.verify.migrate_interval_s;
 	np_daemon_act_on_findings(&x->fd.d, &fs);
 	assert_log(x, "migrate web 1->0\n");
@@ -469,7 +469,7 @@ static void test_memory_report(void **state)
 	np_daemon_act_on_findings(&x->fd.d, &fs);
 	np_daemon_act_on_findings(&x->fd.d, &fs);
 	assert_log(x, "");
-	assert_int_equal(np_meta_find(&x->fd.d, "web")->last_migrate, 0);
+	assert_int_equal(np_daemon_meta_find(&x->fd.d, "web")->last_migrate, 0);
 	np_findings_free(&fs);
 }
 
@@ -489,7 +489,7 @@ static void test_balancer(void **state)
 	assert_log(x, "");
 	assert_false(x->fd.d.dirty);
 	assert_false(alloc_of(x, "web")->req.partition);
-	assert_int_equal(np_meta_find(&x->fd.d, "web")->last_migrate, 0);
+	assert_int_equal(np_daemon_meta_find(&x->fd.d, "web")->last_migrate, 0);
 	assert_memory_equal(&before, &x->fd.d.n, sizeof(before));
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Host isolation in the daemon's cycle (userspace/daemon/hostiso_phase.c)
+ * Host isolation in the daemon's cycle (userspace/daemon/apply/hostiso_phase.c)
  * on the fake daemon (tests/support/fake_daemon.c: CPUs 0-7, reserved 0,4;
  * an LSE workload of 2 CPUs gets 1,5) with the proc and sys trees in a
  * test directory (np_daemon.hostiso_root): which workloads count under

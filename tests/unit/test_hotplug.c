@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * CPU hotplug (daemon/hotplug.c) against a fake enforcer: the online list
+ * CPU hotplug (daemon/collect/hotplug.c) against a fake enforcer: the online list
  * is a file of the test's own (config.cpu_online_file). A CPU going
  * offline leaves the pools (shared cgroups shrink, nothing new is placed
  * there); an exclusive workload holding it is degraded and keeps it

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * /metrics (daemon/metrics.c, metrics_render.c): the listen address
+ * /metrics (daemon/serve/metrics.c, metrics_render.c): the listen address
  * parser, histograms and the rejection table, the daemon's families for a
  * daemon on a fake enforcer (values checked against what it admitted),
  * label escaping, and the HTTP server on a Unix socket and on a TCP port
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "daemon/daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/serve/metrics.h"
 #include "fake_daemon.h"
 
 static void test_addr_parse(void **state)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The spec directory stage (userspace/daemon/specdir.c), driven through
+ * The spec directory stage (userspace/daemon/collect/specdir.c), driven through
  * np_daemon_reconcile() with files written into the config's spec_dir, on a
  * fake enforcer (tests/support): what new, unchanged, changed, removed,
  * invalid, rejected and retired spec files lead to (the exact enforcer
@@ -283,7 +283,7 @@ static void test_new_spec(void **state)
 	assert_int_equal(x->fd.d.n.released, 0);
 	assert_true(np_state_find(&x->fd.d.st, "web") >= 0);
 	assert_string_equal(cpus_of(x, "web"), "1,5");
-	m = np_meta_find(&x->fd.d, "web");
+	m = np_daemon_meta_find(&x->fd.d, "web");
 	assert_non_null(m);
 	spec_path(x, "web.json", path, sizeof(path));
 	assert_string_equal(m->spec_file, path);
@@ -391,7 +391,7 @@ static void test_removed(void **state)
 	assert_int_equal(x->fd.d.n.released, 1);
 	assert_int_equal(np_state_find(&x->fd.d.st, "web"), -1);
 	assert_true(np_state_find(&x->fd.d.st, "api") >= 0);
-	assert_null(np_meta_find(&x->fd.d, "web"));
+	assert_null(np_daemon_meta_find(&x->fd.d, "web"));
 	assert_null(fake_cg(x->fd.f, 'm', "web", false));
 	body = state_body(x);
 	assert_null(state_wl_by(body, "name", "web"));

@@ -108,22 +108,22 @@ static void test_slice_path(void **state)
 {
 	char p[256], err[512];
 	(void)state;
-	assert_int_equal(np_sd_slice_path("numaplace.slice", p, sizeof(p), err,
+	assert_int_equal(np_systemd_slice_path("numaplace.slice", p, sizeof(p), err,
 					  sizeof(err)),
 			 0);
 	assert_string_equal(p, "numaplace.slice");
-	assert_int_equal(np_sd_slice_path("a-b-c.slice", p, sizeof(p), err,
+	assert_int_equal(np_systemd_slice_path("a-b-c.slice", p, sizeof(p), err,
 					  sizeof(err)),
 			 0);
 	assert_string_equal(p, "a.slice/a-b.slice/a-b-c.slice");
-	assert_int_equal(np_sd_slice_path("-.slice", p, sizeof(p), err,
+	assert_int_equal(np_systemd_slice_path("-.slice", p, sizeof(p), err,
 					  sizeof(err)),
 			 0);
 	assert_string_equal(p, "");
-	assert_int_equal(np_sd_slice_path("a--b.slice", p, sizeof(p), err,
+	assert_int_equal(np_systemd_slice_path("a--b.slice", p, sizeof(p), err,
 					  sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(np_sd_slice_path("x.service", p, sizeof(p), err,
+	assert_int_equal(np_systemd_slice_path("x.service", p, sizeof(p), err,
 					  sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "not a slice"));
@@ -136,27 +136,27 @@ static void test_masks(void **state)
 	(void)state;
 	/* the reference's readings: 4-7 is "1 240", 4-5 "1 48", 8-9 "2 0 3" */
 	assert_int_equal(np_cpuset_parse(&s, "4-7", NULL, 0), 0);
-	assert_int_equal(np_sd_mask_from_cpuset(&s, m, sizeof(m)), 1);
+	assert_int_equal(np_systemd_bus_mask_from_cpuset(&s, m, sizeof(m)), 1);
 	assert_int_equal(m[0], 240);
 	assert_int_equal(np_cpuset_parse(&s, "4-5", NULL, 0), 0);
-	assert_int_equal(np_sd_mask_from_cpuset(&s, m, sizeof(m)), 1);
+	assert_int_equal(np_systemd_bus_mask_from_cpuset(&s, m, sizeof(m)), 1);
 	assert_int_equal(m[0], 48);
 	assert_int_equal(np_cpuset_parse(&s, "8-9", NULL, 0), 0);
-	assert_int_equal(np_sd_mask_from_cpuset(&s, m, sizeof(m)), 2);
+	assert_int_equal(np_systemd_bus_mask_from_cpuset(&s, m, sizeof(m)), 2);
 	assert_int_equal(m[0], 0);
 	assert_int_equal(m[1], 3);
 	/* systemd pads to 8 bytes */
 	{
 		const uint8_t padded[8] = {240, 0, 0, 0, 0, 0, 0, 0};
-		np_sd_mask_to_cpuset(padded, sizeof(padded), &back);
+		np_systemd_bus_mask_to_cpuset(padded, sizeof(padded), &back);
 		assert_int_equal(np_cpuset_parse(&s, "4-7", NULL, 0), 0);
 		assert_true(np_cpuset_equal(&s, &back));
 	}
 	assert_int_equal(np_cpuset_parse(&s, "0,63,64,127", NULL, 0), 0);
-	np_sd_mask_to_cpuset(m, np_sd_mask_from_cpuset(&s, m, sizeof(m)), &back);
+	np_systemd_bus_mask_to_cpuset(m, np_systemd_bus_mask_from_cpuset(&s, m, sizeof(m)), &back);
 	assert_true(np_cpuset_equal(&s, &back));
 	np_cpuset_zero(&s);
-	assert_int_equal(np_sd_mask_from_cpuset(&s, m, sizeof(m)), 0);
+	assert_int_equal(np_systemd_bus_mask_from_cpuset(&s, m, sizeof(m)), 0);
 }
 
 static int config_of(const char *txt, struct np_config *c, char *err,

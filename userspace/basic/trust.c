@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /* Files numaplaced trusts (basic/trust.h). */
 #include "basic/trust.h"
 #include "basic/fileio.h"

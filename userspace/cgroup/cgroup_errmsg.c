@@ -10,6 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *cg_strerror(int errnum, char *buf, size_t len)
+{
+	/* GNU strerror_r (we build with _GNU_SOURCE): may not use buf. */
+	return strerror_r(errnum < 0 ? -errnum : errnum, buf, len);
+}
+
 enum file_kind {
 	F_CPUS,	   /* cpuset.cpus */
 	F_MEMS,	   /* cpuset.mems */

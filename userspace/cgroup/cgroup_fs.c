@@ -22,12 +22,6 @@
 
 #define READ_MAX (1 << 20) /* cgroupfs files we read are far smaller */
 
-const char *cg_strerror(int errnum, char *buf, size_t len)
-{
-	/* GNU strerror_r (we build with _GNU_SOURCE): may not use buf. */
-	return strerror_r(errnum < 0 ? -errnum : errnum, buf, len);
-}
-
 int cg_join(char *buf, size_t len, const char *a, const char *b)
 {
 	int n;

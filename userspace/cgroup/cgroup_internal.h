@@ -13,7 +13,7 @@
 #include "numaplace/cgroup.h"
 #include "numaplace/error.h"
 
-/* Thread-safe strerror for messages. */
+/* Thread-safe strerror for messages (cgroup_errmsg.c). */
 const char *cg_strerror(int errnum, char *buf, size_t len);
 
 /* buf = a "/" b, skipping empty parts; -ENAMETOOLONG. */

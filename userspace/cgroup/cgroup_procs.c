@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /* Moving a process into a cgroup below the managed parent (cgroup.procs). */
 #include "cgroup_internal.h"
 #include "numaplace/error.h"

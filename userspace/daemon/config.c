@@ -3,7 +3,7 @@
 #include "numaplace/config.h"
 #include "basic/trust.h"
 #include "daemon/config_names.h"
-#include "daemon/metrics.h"
+#include "daemon/serve/metrics.h"
 #include "numaplace/export.h"
 #include "engine/json_util.h"
 

@@ -8,7 +8,7 @@
 #include "basic/failpoint.h"
 #include "basic/fileio.h"
 #include "basic/trust.h"
-#include "daemon/ctl_server.h"
+#include "daemon/serve/ctl_server.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"
@@ -183,7 +183,7 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 	/* Loaded workloads are established (their cgroups exist already),
 	 * except those the state lists as pending. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_meta_add(d, d->st.w[i].req.name);
+		struct np_wl_meta *m = np_daemon_meta_add(d, d->st.w[i].req.name);
 		if (!m) {
 			json_decref(origins);
 			return -ENOMEM;
@@ -196,7 +196,7 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 		return r;
 	/* Specs removed while we were down release their workloads. */
 	for (int i = 0; i < d->nmeta; i++)
-		if (S(d->meta[i].spec_file)[0] &&
+		if (strempty(d->meta[i].spec_file)[0] &&
 		    access(d->meta[i].spec_file, F_OK) && errno == ENOENT) {
 			char name[NP_NAME_MAX];
 			snprintf(name, sizeof(name), "%s", d->meta[i].name);
@@ -486,8 +486,7 @@ static void enforcer_events(struct np_daemon *d)
 	fd = d->enf->ops->event_fd(d->enf);
 	d->efd = fd;
 	if (fd >= 0 && add_fd(d, fd))
-		np_log(LOG_ERR, "cannot watch the enforcer's events: %s",
-		       strerror(errno));
+		np_log_errno(LOG_ERR, -errno, "cannot watch the enforcer's events");
 }
 
 static json_t *handle_request(void *ctx, const json_t *req)

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * numaplaced's stages, shared between the files of userspace/daemon/:
+ * numaplaced, one module (prefix np_daemon_) whose files are grouped by
+ * the stage of the cycle they serve, one folder each:
  *
- *   collect   daemon.c (the loop: timer, signals, inotify, control socket),
- *             specdir.c (spec files), requests.c (control requests)
- *   decide    workloads.c: admit/release through the engine (pure)
- *   persist   persist.c: the state file, before anything is applied or
- *             acknowledged
- *   apply     reconcile.c: the desired cpusets, handed to the enforcer
- *             (numaplace/enforcer.h), the only writer of cgroup files
- *   observe   reconcile.c reads back through the enforcer; verification
- *             (numaplace/verify.h) returns findings, findings.c decides
- *             what they lead to (via the enforcer) for the next cycle
+ *   daemon.c   the loop (timer, signals, inotify, control socket): it runs
+ *              the cycle (apply/reconcile.c), each period and on events;
+ *              setup, reload and shutdown; driver.c, config*.c
+ *   collect/   what changed: spec files (specdir.c), CPU hotplug
+ *              (hotplug.c), BE usage samples (suppress.c), whether the
+ *              managed cgroups can be skipped (quiet.c)
+ *   decide/    admit/release through the engine (pure): workloads.c, the
+ *              kinds of workload (containers*.c), resize and defrag
+ *              (workload_resize.c, workload_defrag.c)
+ *   persist/   persist.c: the state file, before anything is applied or
+ *              acknowledged
+ *   apply/     reconcile.c: the desired cpusets, handed to the enforcer
+ *              (numaplace/enforcer.h), the only writer of cgroup files;
+ *              units.c (systemd units), hostiso_phase.c (host isolation)
+ *   observe/   reconcile.c reads back through the enforcer; verification
+ *              (numaplace/verify.h) returns findings, findings.c decides
+ *              what they lead to (via the enforcer) for the next cycle
+ *   serve/     what others ask and read: the control socket
+ *              (ctl_server.c, requests.c, and its client ctl_client.c),
+ *              /metrics (metrics*.c), placement and export files
  */
 #ifndef NUMAPLACE_DAEMON_INTERNAL_H
 #define NUMAPLACE_DAEMON_INTERNAL_H
@@ -19,17 +30,21 @@
 #include "basic/log.h"
 #include "numaplace/daemon.h"
 
-#define S(s) ((s) ? (s) : "")
+/* s, or "" for NULL (systemd's strempty()) */
+static inline const char *strempty(const char *s)
+{
+	return s ? s : "";
+}
 
 /* workloads.c: bookkeeping and the decisions of one change */
-bool np_set_str(char **dst, const char *src);
-struct np_wl_meta *np_meta_find(struct np_daemon *d, const char *name);
-struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name);
-void np_meta_del(struct np_daemon *d, const char *name);
-struct np_spec_note *np_note_find(struct np_daemon *d, const char *file);
-struct np_spec_note *np_note_set(struct np_daemon *d, const char *file,
+bool np_daemon_set_str(char **dst, const char *src);
+struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name);
+struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name);
+void np_daemon_meta_del(struct np_daemon *d, const char *name);
+struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file);
+struct np_spec_note *np_daemon_note_set(struct np_daemon *d, const char *file,
 				 const char *canon);
-void np_note_del(struct np_daemon *d, const char *file);
+void np_daemon_note_del(struct np_daemon *d, const char *file);
 /* Admit one spec (spec_file NULL: from the socket): decided, saved, its
  * cgroup prepared; 0 with dec->admitted false when rejected. */
 int np_daemon_admit(struct np_daemon *d, const json_t *spec,
@@ -38,8 +53,8 @@ int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 /* Release a workload: saved, then its cgroups removed (busy ones stay on
  * the shared pool). -ENOENT: unknown. */
 int np_daemon_release(struct np_daemon *d, const char *name, const char *why);
-/* resize.c: in-place resize of a socket workload's exclusive container
- * (container NULL: its only one): decided, saved, applied by the next
+/* workload_resize.c: in-place resize of a socket workload's exclusive
+ * container (container NULL: its only one): decided, saved, applied by the next
  * reconcile; 0 with dec->admitted false when refused (nothing changed),
  * -ENOENT / -EINVAL with err. A spec file's workload is refused (its file
  * says its size). */
@@ -125,7 +140,7 @@ int np_daemon_suppress_quota(struct np_daemon *d);
 int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 			      size_t errlen);
 
-/* metrics_render.c: /metrics listening per config (retried), the
+/* metrics_daemon.c: /metrics listening per config (retried), the
  * snapshot published (after each cycle and batch of requests) */
 void np_daemon_metrics(struct np_daemon *d);
 void np_daemon_metrics_stop(struct np_daemon *d);
@@ -140,7 +155,7 @@ void np_daemon_export_files(struct np_daemon *d);
 json_t *np_daemon_export_status(const struct np_daemon *d);
 void np_daemon_export_free(struct np_daemon *d);
 
-/* defrag.c: make room for a rejected admission by moving movable
+/* workload_defrag.c: make room for a rejected admission by moving movable
  * workloads (numaplace/defrag.h) */
 void np_daemon_defrag_remember(struct np_daemon *d, const json_t *spec,
 			       const char *spec_file,

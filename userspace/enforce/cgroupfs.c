@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The cgroupfs enforcer backend: numaplaced writes the cpuset files of the
  * cgroups below its managed parent, and of the host cgroups it was given,

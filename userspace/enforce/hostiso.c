@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host isolation (numaplace/hostiso.h): IRQs, default_smp_affinity, the
  * unbound workqueue cpumask and movable kernel threads kept off isolated

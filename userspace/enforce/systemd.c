@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The systemd enforcer backend. Under systemd, PID 1 owns every cgroup: at
  * daemon-reload or set-property it rewrites cpuset.cpus of units from their
@@ -35,70 +35,9 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-/* ---- bus calls, reconnecting once when systemd dropped the connection -- */
-
-static bool bus_lost(int r)
-{
-	return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE ||
-	       r == -ESHUTDOWN;
-}
-
-int np_sdenf_reconnect(struct sdenf *s, char *err, size_t errlen)
-{
-	const char *via;
-
-	int r;
-
-	s->bus = sd_bus_flush_close_unref(s->bus);
-	s->e.bus_gen++; /* a new connection (or none): watch its fd anew */
-	r = np_sd_connect(&s->bus, s->address[0] ? s->address : NULL, &via,
-			  err, errlen);
-	if (r >= 0) {
-		/* what happened while we were away: look again */
-		for (int i = 0; i < s->nunits; i++)
-			s->units[i].dirty = true;
-		s->events = true;
-		r = np_sdenf_watch(s, err, errlen);
-	}
-	return r;
-}
-
-int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
-		       const np_cpuset *cpus, const np_cpuset *mems, char *err,
-		       size_t errlen)
-{
-	int r;
-
-	if (!s->bus && (r = np_sdenf_reconnect(s, err, errlen)) < 0)
-		return r;
-	r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
-	s->e.bus_changes++;
-	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen)) {
-		r = np_sd_set_allowed(s->bus, unit, cpus, mems, err, errlen);
-		s->e.bus_changes++;
-	}
-	return r;
-}
-
-int np_sdenf_unit_info(struct sdenf *s, const char *unit, bool load_it,
-		       struct np_sd_unit_info *ui, char *err, size_t errlen)
-{
-	int r;
-
-	if (!s->bus && (r = np_sdenf_reconnect(s, err, errlen)) < 0)
-		return r;
-	r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
-	s->e.bus_reads++;
-	if (bus_lost(r) && !np_sdenf_reconnect(s, err, errlen)) {
-		r = np_sd_unit_info(s->bus, unit, load_it, ui, err, errlen);
-		s->e.bus_reads++;
-	}
-	return r;
-}
-
 /* ---- enforcer operations ----------------------------------------------- */
 
-static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
+static int set_unit_cpuset(struct systemd_backend *s, const char *cgroup,
 			   const np_cpuset *cpus, const np_nodemask *mems,
 			   char *err, size_t errlen);
 
@@ -172,7 +111,7 @@ static int nodes_of(np_nodemask m, np_cpuset *out)
 
 /* A host cgroup (or numaplace's scope) through its unit; then read
  * back. */
-static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
+static int set_unit_cpuset(struct systemd_backend *s, const char *cgroup,
 			   const np_cpuset *cpus, const np_nodemask *mems,
 			   char *err, size_t errlen)
 {
@@ -188,13 +127,13 @@ static int set_unit_cpuset(struct sdenf *s, const char *cgroup,
 	else if ((r = np_systemd_unit_of_cgroup(cgroup, unit, sizeof(unit),
 						err, errlen)) < 0)
 		return r;
-	if (!(u = np_sdenf_unit_add(s, unit, cgroup)))
+	if (!(u = np_systemd_unit_add(s, unit, cgroup)))
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
-	if (!own && (r = np_sdenf_record(s, u, err, errlen)) < 0)
+	if (!own && (r = np_systemd_record(s, u, err, errlen)) < 0)
 		return r;
 	if (mems)
 		nodes_of(*mems, &nodes);
-	if ((r = np_sdenf_set_allowed(s, unit, cpus, mems ? &nodes : NULL, err,
+	if ((r = np_systemd_set_allowed(s, unit, cpus, mems ? &nodes : NULL, err,
 			     errlen)) < 0)
 		return r;
 	/* systemd accepts CPUs that do not exist and applies nothing */
@@ -243,7 +182,7 @@ static int sd_set_cpu_max(struct np_enforcer *e, const char *cgroup,
  * keep AllowedCPUs that systemd cannot clear, and void any later partition
  * beside it (open refuses partition admissions then: no_partitions).
  */
-static int scope_partition(struct sdenf *s, enum np_cgroup_partition p, char *err,
+static int scope_partition(struct systemd_backend *s, enum np_cgroup_partition p, char *err,
 		       size_t errlen)
 {
 	struct np_cgroup_state st;
@@ -327,7 +266,7 @@ static bool sd_fake(struct np_enforcer *e)
  * explicit full range (an empty one would leave the cgroup as it is). */
 static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 {
-	struct sdenf *s = SD(e);
+	struct systemd_backend *s = SD(e);
 	struct np_cgroup_state st;
 	int first = 0;
 
@@ -348,7 +287,7 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 		if (!u->recorded || !u->host)
 			continue;
 		/* host units' memory nodes are never changed: left alone */
-		r = np_sdenf_set_allowed(s, u->unit,
+		r = np_systemd_set_allowed(s, u->unit,
 				u->orig_cpus_set ? &u->orig_cpus : &s->full,
 				NULL, e2, sizeof(e2));
 		if (r < 0 && !first)
@@ -359,14 +298,14 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 		for (int i = 0; i < s->nunits; i++)
 			if (s->units[i].host)
 				s->units[i].recorded = false;
-		first = np_sdenf_save_originals(s, err, errlen);
+		first = np_systemd_save_originals(s, err, errlen);
 	}
 	return first;
 }
 
 static void sd_destroy(struct np_enforcer *e)
 {
-	struct sdenf *s = SD(e);
+	struct systemd_backend *s = SD(e);
 
 	np_enf_destroy(s->fs);
 	if (s->host_open)
@@ -395,12 +334,12 @@ static const struct np_enforcer_ops systemd_ops = {
 	.parent_fd = sd_parent_fd,
 	.root_fd = sd_root_fd,
 	.fake = sd_fake,
-	.set_unit = np_sdenf_set_unit,
-	.read_unit = np_sdenf_read_unit,
-	.release_unit = np_sdenf_release_unit,
-	.recorded_unit = np_sdenf_recorded_unit,
-	.event_fd = np_sdenf_event_fd,
-	.process_events = np_sdenf_process_events,
+	.set_unit = np_systemd_set_unit,
+	.read_unit = np_systemd_read_unit,
+	.release_unit = np_systemd_release_unit,
+	.recorded_unit = np_systemd_recorded_unit,
+	.event_fd = np_systemd_event_fd,
+	.process_events = np_systemd_process_events,
 	.shutdown = sd_shutdown,
 	.destroy = sd_destroy,
 };
@@ -450,7 +389,7 @@ static pid_t spawn_holder(const char *const *argv, char *err, size_t errlen)
 	return holder;
 }
 
-static int start_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
+static int start_scope(struct systemd_backend *s, const struct np_enforcer_systemd_opts *o,
 		       pid_t *holder, char *err, size_t errlen)
 {
 	char desc[512];
@@ -462,7 +401,7 @@ static int start_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o
 	snprintf(desc, sizeof(desc),
 		 "numaplace workloads (delegated; holder %s)",
 		 o->holder_argv[0]);
-	r = np_sd_start_scope(s->bus, s->scope, s->slice, pid, &s->online,
+	r = np_systemd_bus_start_scope(s->bus, s->scope, s->slice, pid, &s->online,
 			      &s->nodes, desc, 10000, err, errlen);
 	if (r < 0) {
 		kill(pid, SIGKILL);
@@ -472,21 +411,21 @@ static int start_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o
 	return 0;
 }
 
-static int open_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
+static int open_scope(struct systemd_backend *s, const struct np_enforcer_systemd_opts *o,
 		      char *err, size_t errlen)
 {
 	struct np_cgroup_opts fo = {0};
-	struct np_sd_unit_info ui;
+	struct np_systemd_unit_props ui;
 	char root[NP_CGROUP_PATH_MAX * 2];
 	pid_t holder = 0;
 	int r;
 
-	if ((r = np_sdenf_unit_info(s, s->scope, false, &ui, err, errlen)) < 0)
+	if ((r = np_systemd_unit_info(s, s->scope, false, &ui, err, errlen)) < 0)
 		return r;
 	/* a scope that failed (its holder killed, say) keeps its name until
 	 * reset: a new one could not be started under it */
 	if (!strcmp(ui.active, "failed") &&
-	    (r = np_sd_reset_failed(s->bus, s->scope, err, errlen)) < 0)
+	    (r = np_systemd_bus_reset_failed(s->bus, s->scope, err, errlen)) < 0)
 		return r;
 	if (strcmp(ui.active, "active") &&
 	    (r = start_scope(s, o, &holder, err, errlen)) < 0)
@@ -511,7 +450,7 @@ static int open_scope(struct sdenf *s, const struct np_enforcer_systemd_opts *o,
 	return r;
 }
 
-static int open_host_units(struct sdenf *s, const char *const *host,
+static int open_host_units(struct systemd_backend *s, const char *const *host,
 			   int nhost, char *err, size_t errlen)
 {
 	char unit[256], e2[512];
@@ -522,7 +461,7 @@ static int open_host_units(struct sdenf *s, const char *const *host,
 					      sizeof(e2))) < 0)
 			return np_errf(err, errlen, r, "shared_cgroups[%d]: %s",
 				       i, e2);
-		struct host_unit *u = np_sdenf_unit_add(s, unit, host[i]);
+		struct host_unit *u = np_systemd_unit_add(s, unit, host[i]);
 		if (!u)
 			return np_errf(err, errlen, -ENOMEM, "out of memory");
 		/* the file's units, met before, learn their cgroups now */
@@ -555,7 +494,7 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 			     size_t managed_len, char *err, size_t errlen)
 {
 	struct np_cgroup_opts ho = {.root = o->root, .parent = ""};
-	struct sdenf *s = calloc(1, sizeof(*s));
+	struct systemd_backend *s = calloc(1, sizeof(*s));
 	char slice_path[NP_CGROUP_PATH_MAX];
 	const char *via;
 	bool possible;
@@ -573,7 +512,7 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 	snprintf(s->state_dir, sizeof(s->state_dir), "%s", o->state_dir);
 	snprintf(s->slice, sizeof(s->slice), "%s", o->slice);
 	snprintf(s->scope, sizeof(s->scope), "%s", o->scope);
-	if ((r = np_sd_slice_path(o->slice, slice_path, sizeof(slice_path),
+	if ((r = np_systemd_slice_path(o->slice, slice_path, sizeof(slice_path),
 				  err, errlen)) < 0 ||
 	    (r = np_systemd_unit_check(o->scope, err, errlen)) < 0)
 		goto fail;
@@ -593,16 +532,16 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 		r = np_errf(err, errlen, -ENAMETOOLONG, "scope path too long");
 		goto fail;
 	}
-	if ((r = np_sd_connect(&s->bus, o->bus_address, &via, err, errlen)) <
+	if ((r = np_systemd_bus_connect(&s->bus, o->bus_address, &via, err, errlen)) <
 	    0)
 		goto fail;
 	if ((r = np_cgroup_open(&s->host, &ho, err, errlen)) < 0)
 		goto fail;
 	s->host_open = true;
-	if ((r = np_sdenf_load_originals(s, err, errlen)) < 0 ||
+	if ((r = np_systemd_load_originals(s, err, errlen)) < 0 ||
 	    (r = open_host_units(s, host, nhost, err, errlen)) < 0 ||
 	    (r = open_scope(s, o, err, errlen)) < 0 ||
-	    (r = np_sdenf_watch(s, err, errlen)) < 0)
+	    (r = np_systemd_watch(s, err, errlen)) < 0)
 		goto fail;
 	snprintf(managed, managed_len, "%s", s->managed);
 	/* said, not silent: the open message is logged */
@@ -627,7 +566,7 @@ bool np_systemd_usable(const char *bus_address, char *why, size_t len)
 		np_errmsg(why, len, "PID 1 is not systemd (no /run/systemd/system)");
 		return false;
 	}
-	if (np_sd_connect(&b, bus_address, &via, why, len) < 0)
+	if (np_systemd_bus_connect(&b, bus_address, &via, why, len) < 0)
 		return false;
 	sd_bus_flush_close_unref(b);
 	np_errmsg(why, len, "PID 1 is systemd and answers on %s", via);

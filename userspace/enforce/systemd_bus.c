@@ -1,10 +1,12 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * systemd's D-Bus API, the calls the systemd enforcer backend makes
  * (see systemd_bus.h). Property types as systemd 252 sends them:
  * AllowedCPUs and AllowedMemoryNodes are "ay" bit masks, padded to 8 bytes.
+ * Then the backend's calls through it (systemd_internal.h), which connect
+ * again once when systemd dropped the connection.
  */
-#include "systemd_bus.h"
+#include "systemd_internal.h"
 #include "numaplace/enforcer.h"
 #include "numaplace/error.h"
 
@@ -56,7 +58,7 @@ static int ping(sd_bus *b, char *err, size_t errlen)
 	return r < 0 ? r : 0;
 }
 
-int np_sd_connect(sd_bus **out, const char *address, const char **via,
+int np_systemd_bus_connect(sd_bus **out, const char *address, const char **via,
 		  char *err, size_t errlen)
 {
 	char e1[256] = "", e2[256] = "";
@@ -70,7 +72,7 @@ int np_sd_connect(sd_bus **out, const char *address, const char **via,
 			return np_errno(err, errlen, r, "bus %s", address);
 	} else {
 		*via = "/run/systemd/private";
-		r = try_connect(&b, NP_SD_PRIVATE);
+		r = try_connect(&b, NP_SYSTEMD_PRIVATE);
 		if (r >= 0 && (r = ping(b, e1, sizeof(e1))) < 0) {
 			sd_bus_unref(b);
 			b = NULL;
@@ -97,7 +99,7 @@ int np_sd_connect(sd_bus **out, const char *address, const char **via,
 	return 0;
 }
 
-size_t np_sd_mask_from_cpuset(const np_cpuset *s, uint8_t *out, size_t cap)
+size_t np_systemd_bus_mask_from_cpuset(const np_cpuset *s, uint8_t *out, size_t cap)
 {
 	size_t n = 0;
 
@@ -112,7 +114,7 @@ size_t np_sd_mask_from_cpuset(const np_cpuset *s, uint8_t *out, size_t cap)
 	return n;
 }
 
-void np_sd_mask_to_cpuset(const uint8_t *m, size_t n, np_cpuset *s)
+void np_systemd_bus_mask_to_cpuset(const uint8_t *m, size_t n, np_cpuset *s)
 {
 	np_cpuset_zero(s);
 	for (size_t k = 0; k < n; k++)
@@ -143,7 +145,7 @@ static int get_mask(sd_bus *bus, const char *path, const char *iface,
 	if (r >= 0)
 		r = sd_bus_message_read_array(reply, 'y', &p, &n);
 	if (r >= 0) {
-		np_sd_mask_to_cpuset(p, n, s);
+		np_systemd_bus_mask_to_cpuset(p, n, s);
 		*has = !np_cpuset_empty(s);
 	}
 	sd_bus_message_unref(reply);
@@ -162,8 +164,8 @@ static int get_str(sd_bus *bus, const char *path, const char *iface,
 	return r;
 }
 
-int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
-		    struct np_sd_unit_info *ui, char *err, size_t errlen)
+int np_systemd_bus_unit_info(sd_bus *bus, const char *unit, bool load_it,
+		    struct np_systemd_unit_props *ui, char *err, size_t errlen)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
@@ -181,7 +183,7 @@ int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
 			       load_it ? "LoadUnit" : "GetUnit", &e, &reply,
 			       "s", unit);
 	if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit")) {
-		ui->load = NP_SD_NOT_FOUND;
+		ui->load = NP_SYSTEMD_NOT_FOUND;
 		snprintf(ui->active, sizeof(ui->active), "inactive");
 		sd_bus_error_free(&e);
 		return 0;
@@ -191,17 +193,17 @@ int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
 			 &e)) >= 0 &&
 	    (r = get_str(bus, path, SD_UNIT, "ActiveState", ui->active,
 			 sizeof(ui->active), &e)) >= 0) {
-		ui->load = !strcmp(load, "loaded")	? NP_SD_LOADED
-			   : !strcmp(load, "not-found") ? NP_SD_NOT_FOUND
-							: NP_SD_OTHER;
+		ui->load = !strcmp(load, "loaded")	? NP_SYSTEMD_LOADED
+			   : !strcmp(load, "not-found") ? NP_SYSTEMD_NOT_FOUND
+							: NP_SYSTEMD_OTHER;
 		snprintf(what, sizeof(what), "AllowedCPUs of %s", unit);
-		if (ui->load == NP_SD_LOADED &&
+		if (ui->load == NP_SYSTEMD_LOADED &&
 		    (r = get_mask(bus, path, unit_iface(unit), "AllowedCPUs",
 				  &ui->has_cpus, &ui->cpus, &e)) >= 0)
 			r = get_mask(bus, path, unit_iface(unit),
 				     "AllowedMemoryNodes", &ui->has_mems,
 				     &ui->mems, &e);
-		if (r >= 0 && ui->load == NP_SD_LOADED) {
+		if (r >= 0 && ui->load == NP_SYSTEMD_LOADED) {
 			char cg[sizeof(ui->cgroup) + 1] = "";
 			r = get_str(bus, path, unit_iface(unit), "ControlGroup",
 				    cg, sizeof(cg), &e);
@@ -210,7 +212,7 @@ int np_sd_unit_info(sd_bus *bus, const char *unit, bool load_it,
 				 cg[0] == '/' ? cg + 1 : cg);
 		}
 		/* slices and scopes/services have it; others may not */
-		if (r >= 0 && ui->load == NP_SD_LOADED &&
+		if (r >= 0 && ui->load == NP_SYSTEMD_LOADED &&
 		    get_str(bus, path, unit_iface(unit), "Slice", ui->slice,
 			    sizeof(ui->slice), &e) < 0) {
 			ui->slice[0] = '\0';
@@ -228,7 +230,7 @@ static int append_mask(sd_bus_message *m, const char *name,
 		       const np_cpuset *s)
 {
 	uint8_t mask[NP_MAX_CPUS / 8];
-	size_t n = np_sd_mask_from_cpuset(s, mask, sizeof(mask));
+	size_t n = np_systemd_bus_mask_from_cpuset(s, mask, sizeof(mask));
 	int r;
 
 	if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
@@ -251,7 +253,7 @@ static int call(sd_bus *bus, sd_bus_message *m, const char *what, char *err,
 	return r < 0 ? r : 0;
 }
 
-int np_sd_set_allowed(sd_bus *bus, const char *unit, const np_cpuset *cpus,
+int np_systemd_bus_set_allowed(sd_bus *bus, const char *unit, const np_cpuset *cpus,
 		      const np_cpuset *mems, char *err, size_t errlen)
 {
 	sd_bus_message *m = NULL;
@@ -304,7 +306,7 @@ static int append_scope_props(sd_bus_message *m, const char *slice, pid_t pid,
 	return sd_bus_message_close_container(m);
 }
 
-int np_sd_reset_failed(sd_bus *bus, const char *unit, char *err, size_t errlen)
+int np_systemd_bus_reset_failed(sd_bus *bus, const char *unit, char *err, size_t errlen)
 {
 	sd_bus_message *m = NULL;
 	char what[320];
@@ -324,12 +326,12 @@ int np_sd_reset_failed(sd_bus *bus, const char *unit, char *err, size_t errlen)
 	return r;
 }
 
-int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
+int np_systemd_bus_start_scope(sd_bus *bus, const char *scope, const char *slice,
 		      pid_t pid, const np_cpuset *cpus, const np_cpuset *mems,
 		      const char *description, int timeout_ms, char *err,
 		      size_t errlen)
 {
-	struct np_sd_unit_info ui;
+	struct np_systemd_unit_props ui;
 	sd_bus_message *m = NULL;
 	char what[320];
 	int r;
@@ -351,7 +353,7 @@ int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
 		return r;
 	/* The start job of a scope is quick: wait for its outcome. */
 	for (int waited = 0;; waited += 20) {
-		if ((r = np_sd_unit_info(bus, scope, false, &ui, err, errlen)) <
+		if ((r = np_systemd_bus_unit_info(bus, scope, false, &ui, err, errlen)) <
 		    0)
 			return r;
 		if (!strcmp(ui.active, "active"))
@@ -362,4 +364,65 @@ int np_sd_start_scope(sd_bus *bus, const char *scope, const char *slice,
 				       ui.active, waited);
 		nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
 	}
+}
+
+/* ---- bus calls, reconnecting once when systemd dropped the connection -- */
+
+static bool bus_lost(int r)
+{
+	return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE ||
+	       r == -ESHUTDOWN;
+}
+
+int np_systemd_reconnect(struct systemd_backend *s, char *err, size_t errlen)
+{
+	const char *via;
+
+	int r;
+
+	s->bus = sd_bus_flush_close_unref(s->bus);
+	s->e.bus_gen++; /* a new connection (or none): watch its fd anew */
+	r = np_systemd_bus_connect(&s->bus, s->address[0] ? s->address : NULL, &via,
+			  err, errlen);
+	if (r >= 0) {
+		/* what happened while we were away: look again */
+		for (int i = 0; i < s->nunits; i++)
+			s->units[i].dirty = true;
+		s->events = true;
+		r = np_systemd_watch(s, err, errlen);
+	}
+	return r;
+}
+
+int np_systemd_set_allowed(struct systemd_backend *s, const char *unit,
+		       const np_cpuset *cpus, const np_cpuset *mems, char *err,
+		       size_t errlen)
+{
+	int r;
+
+	if (!s->bus && (r = np_systemd_reconnect(s, err, errlen)) < 0)
+		return r;
+	r = np_systemd_bus_set_allowed(s->bus, unit, cpus, mems, err, errlen);
+	s->e.bus_changes++;
+	if (bus_lost(r) && !np_systemd_reconnect(s, err, errlen)) {
+		r = np_systemd_bus_set_allowed(s->bus, unit, cpus, mems, err, errlen);
+		s->e.bus_changes++;
+	}
+	return r;
+}
+
+int np_systemd_unit_info(struct systemd_backend *s, const char *unit, bool load_it,
+		       struct np_systemd_unit_props *ui, char *err, size_t errlen)
+{
+	int r;
+
+	if (!s->bus && (r = np_systemd_reconnect(s, err, errlen)) < 0)
+		return r;
+	r = np_systemd_bus_unit_info(s->bus, unit, load_it, ui, err, errlen);
+	s->e.bus_reads++;
+	if (bus_lost(r) && !np_systemd_reconnect(s, err, errlen)) {
+		r = np_systemd_bus_unit_info(s->bus, unit, load_it, ui, err, errlen);
+		s->e.bus_reads++;
+	}
+	return r;
 }

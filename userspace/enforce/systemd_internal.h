@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The systemd enforcer backend's parts (systemd.c: operations and opening;
- * systemd_units.c: what units had before, workloads that are units). */
+/* The systemd enforcer backend's parts, one module (prefix np_systemd_):
+ * systemd.c: operations and opening; systemd_units.c: what units had
+ * before, workloads that are units; systemd_bus.c: systemd's D-Bus API
+ * (np_systemd_bus_*, systemd_bus.h) and the backend's calls through it,
+ * which reconnect once; systemd_names.c: unit names. */
 #ifndef NUMAPLACE_ENFORCE_SYSTEMD_INTERNAL_H
 #define NUMAPLACE_ENFORCE_SYSTEMD_INTERNAL_H
 
@@ -30,7 +33,7 @@ struct host_unit {
 	char slice_path[NP_CGROUP_PATH_MAX]; /* its slice's cgroup, when known */
 };
 
-struct sdenf {
+struct systemd_backend {
 	struct np_enforcer e;
 	struct np_enforcer *fs; /* cgroupfs, rooted at the delegated scope */
 	struct np_cgroup_root host; /* the hierarchy root, read only */
@@ -48,41 +51,41 @@ struct sdenf {
 	bool events;		 /* a watched unit changed (bus signal) */
 };
 
-#define SD(e) ((struct sdenf *)(e))
+#define SD(e) ((struct systemd_backend *)(e))
 
-/* systemd.c: bus calls that reconnect once when the bus went away */
-int np_sdenf_reconnect(struct sdenf *s, char *err, size_t errlen);
-int np_sdenf_set_allowed(struct sdenf *s, const char *unit,
+/* systemd_bus.c: bus calls that reconnect once when the bus went away */
+int np_systemd_reconnect(struct systemd_backend *s, char *err, size_t errlen);
+int np_systemd_set_allowed(struct systemd_backend *s, const char *unit,
 			 const np_cpuset *cpus, const np_cpuset *mems,
 			 char *err, size_t errlen);
-int np_sdenf_unit_info(struct sdenf *s, const char *unit, bool load_it,
-		       struct np_sd_unit_info *ui, char *err, size_t errlen);
+int np_systemd_unit_info(struct systemd_backend *s, const char *unit, bool load_it,
+		       struct np_systemd_unit_props *ui, char *err, size_t errlen);
 
 /* systemd_units.c */
-struct host_unit *np_sdenf_unit_find(struct sdenf *s, const char *unit);
-struct host_unit *np_sdenf_unit_add(struct sdenf *s, const char *unit,
+struct host_unit *np_systemd_unit_find(struct systemd_backend *s, const char *unit);
+struct host_unit *np_systemd_unit_add(struct systemd_backend *s, const char *unit,
 				    const char *cgroup);
-int np_sdenf_save_originals(struct sdenf *s, char *err, size_t errlen);
-int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen);
+int np_systemd_save_originals(struct systemd_backend *s, char *err, size_t errlen);
+int np_systemd_load_originals(struct systemd_backend *s, char *err, size_t errlen);
 /* Write-ahead: what the unit has now is on disk before it is changed;
  * -ENOENT while the unit is not loaded. */
-int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
+int np_systemd_record(struct systemd_backend *s, struct host_unit *u, char *err,
 		    size_t errlen);
 
 /* Subscribe to the manager's signals about units (again after a
  * reconnect). */
-int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen);
-int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
+int np_systemd_watch(struct systemd_backend *s, char *err, size_t errlen);
+int np_systemd_set_unit(struct np_enforcer *e, const char *unit,
 		      const np_cpuset *cpus, np_nodemask mems, bool force,
 		      char *err, size_t errlen);
-int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
+int np_systemd_read_unit(struct np_enforcer *e, const char *unit,
 		       char *slice, size_t slicelen,
 		       np_cpuset *cpus, char *err, size_t errlen);
-int np_sdenf_recorded_unit(struct np_enforcer *e, int i, char *unit,
+int np_systemd_recorded_unit(struct np_enforcer *e, int i, char *unit,
 			   size_t len);
-int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
+int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen);
-int np_sdenf_event_fd(struct np_enforcer *e);
-bool np_sdenf_process_events(struct np_enforcer *e);
+int np_systemd_event_fd(struct np_enforcer *e);
+bool np_systemd_process_events(struct np_enforcer *e);
 
 #endif

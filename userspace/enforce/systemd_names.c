@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * systemd unit names and where systemd puts their cgroups: no bus call
  * here, so that what only checks names (the configuration, which the OCI
@@ -44,7 +44,7 @@ static int unit_placed(const char *path, const char *last, char *err,
 		snprintf(slice, sizeof(slice), "%.*s", (int)(last - 1 - p), p);
 		unit = slice;
 	}
-	if (np_sd_slice_path(unit, want, sizeof(want), e2, sizeof(e2)) < 0)
+	if (np_systemd_slice_path(unit, want, sizeof(want), e2, sizeof(e2)) < 0)
 		return np_errf(err, errlen, -EINVAL, "cgroup \"%.300s\": %s",
 			       path, e2);
 	if (strlen(want) != plen || strncmp(want, path, plen))
@@ -76,7 +76,7 @@ int np_systemd_unit_of_cgroup(const char *path, char *unit, size_t len, char *er
 	return unit_placed(path, last, err, errlen);
 }
 
-int np_sd_slice_path(const char *slice, char *out, size_t len, char *err,
+int np_systemd_slice_path(const char *slice, char *out, size_t len, char *err,
 		     size_t errlen)
 {
 	size_t n = strlen(slice), used = 0;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The systemd backend's memory of units: what each unit it changed had
  * before (host-units.json in the state directory, written before the
@@ -27,7 +27,7 @@ static json_t *set_json(bool set, const np_cpuset *c)
 	return json_string(buf);
 }
 
-int np_sdenf_save_originals(struct sdenf *s, char *err, size_t errlen)
+int np_systemd_save_originals(struct systemd_backend *s, char *err, size_t errlen)
 {
 	_cleanup_json_ json_t *units = json_object(), *doc = NULL;
 	_cleanup_free_ char *txt = NULL;
@@ -60,7 +60,7 @@ int np_sdenf_save_originals(struct sdenf *s, char *err, size_t errlen)
 	return 0;
 }
 
-struct host_unit *np_sdenf_unit_find(struct sdenf *s, const char *unit)
+struct host_unit *np_systemd_unit_find(struct systemd_backend *s, const char *unit)
 {
 	for (int i = 0; i < s->nunits; i++)
 		if (!strcmp(s->units[i].unit, unit))
@@ -68,10 +68,10 @@ struct host_unit *np_sdenf_unit_find(struct sdenf *s, const char *unit)
 	return NULL;
 }
 
-struct host_unit *np_sdenf_unit_add(struct sdenf *s, const char *unit,
+struct host_unit *np_systemd_unit_add(struct systemd_backend *s, const char *unit,
 				  const char *cgroup)
 {
-	struct host_unit *u = np_sdenf_unit_find(s, unit), *g;
+	struct host_unit *u = np_systemd_unit_find(s, unit), *g;
 
 	if (u)
 		return u;
@@ -107,7 +107,7 @@ static int parse_orig(const json_t *v, const char *unit, const char *key,
 
 /* The file of an earlier run (a crash keeps it): its originals win over
  * what the units show now, which is numaplace's own doing. */
-int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen)
+int np_systemd_load_originals(struct systemd_backend *s, char *err, size_t errlen)
 {
 	_cleanup_free_ char *txt = NULL;
 	_cleanup_json_ json_t *doc = NULL;
@@ -149,7 +149,7 @@ int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen)
 				       "%s: units.%s: an object with cpus and "
 				       "mems is expected",
 				       ORIGINALS, unit);
-		if (!(u = np_sdenf_unit_add(s, unit, NULL)))
+		if (!(u = np_systemd_unit_add(s, unit, NULL)))
 			return np_errf(err, errlen, -ENOMEM, "out of memory");
 		if ((r = parse_orig(json_object_get(v, "cpus"), unit, "cpus",
 				    &u->orig_cpus_set, &u->orig_cpus, err,
@@ -164,10 +164,10 @@ int np_sdenf_load_originals(struct sdenf *s, char *err, size_t errlen)
 }
 
 /* Write-ahead: what the unit has now is on disk before it is changed. */
-int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
+int np_systemd_record(struct systemd_backend *s, struct host_unit *u, char *err,
 		  size_t errlen)
 {
-	struct np_sd_unit_info ui;
+	struct np_systemd_unit_props ui;
 	int r;
 
 	if (u->recorded)
@@ -176,9 +176,9 @@ int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
 	 * in takes AllowedCPUs); a workload's unit is asked with GetUnit:
 	 * LoadUnit of a name with no unit makes systemd announce and drop a
 	 * stub, whose signals would start another cycle, and so on. */
-	if ((r = np_sdenf_unit_info(s, u->unit, u->host, &ui, err, errlen)) < 0)
+	if ((r = np_systemd_unit_info(s, u->unit, u->host, &ui, err, errlen)) < 0)
 		return r;
-	if (ui.load != NP_SD_LOADED)
+	if (ui.load != NP_SYSTEMD_LOADED)
 		return np_errf(err, errlen, -ENOENT,
 			       "unit %s is not loaded (pending until it "
 			       "exists)",
@@ -188,7 +188,7 @@ int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
 	u->orig_mems_set = ui.has_mems;
 	u->orig_mems = ui.mems;
 	u->recorded = true;
-	if ((r = np_sdenf_save_originals(s, err, errlen)) < 0)
+	if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
 		u->recorded = false;
 	return r;
 }
@@ -196,12 +196,12 @@ int np_sdenf_record(struct sdenf *s, struct host_unit *u, char *err,
 
 /* ---- workloads that are units ------------------------------------------ */
 
-int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
+int np_systemd_set_unit(struct np_enforcer *e, const char *unit,
 		      const np_cpuset *cpus, np_nodemask mems, bool force,
 		      char *err, size_t errlen)
 {
-	struct sdenf *s = SD(e);
-	struct host_unit *u = np_sdenf_unit_add(s, unit, NULL);
+	struct systemd_backend *s = SD(e);
+	struct host_unit *u = np_systemd_unit_add(s, unit, NULL);
 	np_cpuset nodes;
 	int r;
 
@@ -219,12 +219,12 @@ int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
 	    !force && u->pending)
 		return np_errf(err, errlen, -ENOENT, "unit %s is not there",
 			       unit);
-	if ((r = np_sdenf_record(s, u, err, errlen)) < 0) {
+	if ((r = np_systemd_record(s, u, err, errlen)) < 0) {
 		u->pending = r == -ENOENT;
 		return r;
 	}
 	u->pending = false;
-	if ((r = np_sdenf_set_allowed(s, unit, cpus, &nodes, err, errlen)) < 0)
+	if ((r = np_systemd_set_allowed(s, unit, cpus, &nodes, err, errlen)) < 0)
 		return r;
 	u->known = true;
 	u->last_cpus = *cpus;
@@ -234,40 +234,40 @@ int np_sdenf_set_unit(struct np_enforcer *e, const char *unit,
 
 /* The unit's cgroup is asked of systemd only when a signal said the unit
  * changed (or never yet): a cycle with nothing changed makes no call. */
-int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
+int np_systemd_read_unit(struct np_enforcer *e, const char *unit,
 		       char *slice, size_t slicelen, np_cpuset *cpus,
 		       char *err, size_t errlen)
 {
-	struct sdenf *s = SD(e);
-	struct host_unit *u = np_sdenf_unit_add(s, unit, NULL);
+	struct systemd_backend *s = SD(e);
+	struct host_unit *u = np_systemd_unit_add(s, unit, NULL);
 	struct np_cgroup_state st;
 	int r;
 
 	if (!u)
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	if (u->dirty || !u->cgroup[0]) {
-		struct np_sd_unit_info ui;
+		struct np_systemd_unit_props ui;
 		char e2[256];
 		if (!u->dirty && u->queried) {
 			snprintf(slice, slicelen, "%s", u->slice_path);
 			return np_errf(err, errlen, -ENOENT,
 				       "unit %s is not running", unit);
 		}
-		if ((r = np_sdenf_unit_info(s, unit, false, &ui, err, errlen)) < 0)
+		if ((r = np_systemd_unit_info(s, unit, false, &ui, err, errlen)) < 0)
 			return r;
 		u->dirty = false;
 		u->queried = true;
 		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
 		u->slice_path[0] = '\0';
 		if (ui.slice[0] &&
-		    np_sd_slice_path(ui.slice, u->slice_path,
+		    np_systemd_slice_path(ui.slice, u->slice_path,
 				     sizeof(u->slice_path), e2, sizeof(e2)) < 0)
 			u->slice_path[0] = '\0';
 		snprintf(slice, slicelen, "%s", u->slice_path);
-		if (ui.load != NP_SD_LOADED || !ui.cgroup[0])
+		if (ui.load != NP_SYSTEMD_LOADED || !ui.cgroup[0])
 			return np_errf(err, errlen, -ENOENT,
 				       "unit %s is %s", unit,
-				       ui.load == NP_SD_LOADED
+				       ui.load == NP_SYSTEMD_LOADED
 					       ? "not running"
 					       : "not there (pending)");
 	}
@@ -280,16 +280,16 @@ int np_sdenf_read_unit(struct np_enforcer *e, const char *unit,
 	return 0;
 }
 
-int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
+int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen)
 {
-	struct sdenf *s = SD(e);
-	struct host_unit *u = np_sdenf_unit_find(s, unit);
+	struct systemd_backend *s = SD(e);
+	struct host_unit *u = np_systemd_unit_find(s, unit);
 	int r;
 
 	if (!u || !u->recorded)
 		return 0;
-	r = np_sdenf_set_allowed(s, unit,
+	r = np_systemd_set_allowed(s, unit,
 				 u->orig_cpus_set ? &u->orig_cpus : &s->full,
 				 u->orig_mems_set ? &u->orig_mems : &s->nodes,
 				 err, errlen);
@@ -297,13 +297,13 @@ int np_sdenf_release_unit(struct np_enforcer *e, const char *unit, char *err,
 	if (r < 0 && r != -ENOENT && r != -ENXIO)
 		return r;
 	u->recorded = u->known = false;
-	return np_sdenf_save_originals(s, err, errlen);
+	return np_systemd_save_originals(s, err, errlen);
 }
 
-int np_sdenf_recorded_unit(struct np_enforcer *e, int i, char *unit,
+int np_systemd_recorded_unit(struct np_enforcer *e, int i, char *unit,
 			   size_t len)
 {
-	struct sdenf *s = SD(e);
+	struct systemd_backend *s = SD(e);
 
 	for (int k = 0; k < s->nunits; k++) {
 		const struct host_unit *u = &s->units[k];
@@ -321,7 +321,7 @@ int np_sdenf_recorded_unit(struct np_enforcer *e, int i, char *unit,
 
 static int on_unit_signal(sd_bus_message *m, void *arg, sd_bus_error *ret)
 {
-	struct sdenf *s = arg;
+	struct systemd_backend *s = arg;
 	const char *member = sd_bus_message_get_member(m), *unit = NULL;
 	struct host_unit *u;
 	uint32_t id;
@@ -334,7 +334,7 @@ static int on_unit_signal(sd_bus_message *m, void *arg, sd_bus_error *ret)
 		(void)sd_bus_message_read(m, "uos", &id, &job, &unit);
 	else
 		(void)sd_bus_message_read(m, "s", &unit);
-	if (unit && (u = np_sdenf_unit_find(s, unit)) && !u->host) {
+	if (unit && (u = np_systemd_unit_find(s, unit)) && !u->host) {
 		u->dirty = true;
 		if (strcmp(member, "UnitRemoved"))
 			u->pending = false;
@@ -343,7 +343,7 @@ static int on_unit_signal(sd_bus_message *m, void *arg, sd_bus_error *ret)
 	return 0;
 }
 
-int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen)
+int np_systemd_watch(struct systemd_backend *s, char *err, size_t errlen)
 {
 	static const char *const sig[] = {"UnitNew", "UnitRemoved",
 					  "JobRemoved"};
@@ -373,14 +373,14 @@ int np_sdenf_watch(struct sdenf *s, char *err, size_t errlen)
 	return r < 0 ? r : 0;
 }
 
-int np_sdenf_event_fd(struct np_enforcer *e)
+int np_systemd_event_fd(struct np_enforcer *e)
 {
 	return SD(e)->bus ? sd_bus_get_fd(SD(e)->bus) : -1;
 }
 
-bool np_sdenf_process_events(struct np_enforcer *e)
+bool np_systemd_process_events(struct np_enforcer *e)
 {
-	struct sdenf *s = SD(e);
+	struct systemd_backend *s = SD(e);
 	bool any;
 	int r = s->bus ? 0 : -ENOTCONN;
 
@@ -390,7 +390,7 @@ bool np_sdenf_process_events(struct np_enforcer *e)
 		char err[512];
 		/* systemd re-executed or the bus went away: the next cycle
 		 * looks at every unit again */
-		if (np_sdenf_reconnect(s, err, sizeof(err)) < 0)
+		if (np_systemd_reconnect(s, err, sizeof(err)) < 0)
 			return false;
 	}
 	any = s->events;

@@ -21,18 +21,6 @@
 /* admit.c's short name for it */
 #define reject np_admit_reject
 
-void np_admit_reject(struct np_decision *d, const char *kind,
-		     const char *resource, const char *fmt, ...)
-{
-	va_list ap;
-	d->admitted = false;
-	snprintf(d->error_kind, sizeof(d->error_kind), "%s", kind);
-	snprintf(d->resource, sizeof(d->resource), "%s", resource);
-	va_start(ap, fmt);
-	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
-	va_end(ap);
-}
-
 /* Effective class: who gets exclusive CPUs and which pool the rest use. */
 static bool wants_exclusive(const struct np_node_state *st,
 			    const struct np_workload_req *w,
@@ -172,32 +160,6 @@ static void pod_request(const struct np_node_state *st,
 		rq->cpus = (int)(w->pod_cpu_milli / 1000);
 	if (w->has_pod_res && w->pod_memory)
 		rq->memory = w->pod_memory;
-}
-
-int np_admit_huge_index(const struct np_numa_node *nn, uint64_t size_kb)
-{
-	for (int h = 0; h < nn->nhuge; h++)
-		if (nn->huge[h].size_kb == size_kb)
-			return h;
-	return -1;
-}
-
-/* CPUs the exclusive request may come from (full-pcpus-only: whole free
- * cores only). */
-void np_admit_exclusive_pool(const struct np_node_state *st, np_cpuset *out)
-{
-	struct np_pools p;
-	np_state_pools(st, &p);
-	*out = p.allocatable;
-	if (st->policy.opt.full_pcpus_only) {
-		const struct np_topology *t = st->topo;
-		np_cpuset whole;
-		np_cpuset_zero(&whole);
-		for (int c = 0; c < t->ncores; c++)
-			if (np_cpuset_subset(&t->cores[c].cpus, out))
-				np_cpuset_or(&whole, &whole, &t->cores[c].cpus);
-		*out = whole;
-	}
 }
 
 static int build_providers(const struct np_node_state *st,

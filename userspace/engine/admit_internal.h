@@ -20,7 +20,8 @@
  * (the pod shared pool would be empty). */
 #define EMPTY_POD_SHARED_POOL "EmptyPodSharedPoolError"
 
-/* d rejected: kind is the kubelet's error kind, "" when it has none. */
+/* admit_common.c: d rejected; kind is the kubelet's error kind, "" when
+ * it has none. */
 __attribute__((format(printf, 4, 5))) void
 np_admit_reject(struct np_decision *d, const char *kind, const char *resource,
 		const char *fmt, ...);
@@ -82,7 +83,14 @@ void np_state_index_free(struct np_node_state *st);
 void np_state_index_build(struct np_node_state *st);
 void np_state_index_appended(struct np_node_state *st, bool indexed);
 void np_state_index_moved(struct np_node_state *st, bool indexed);
-/* np_state_refresh without the index (the entries did not move). */
+/* state_cache.c: np_state_refresh without the index (the entries did not
+ * move). */
 int np_state_cache_refresh(struct np_node_state *st);
+
+/* policy.c: the kubelet's checks of p's options on t, with its reasons;
+ * 0 or -EINVAL with err. */
+int np_policy_validate(const struct np_topology *t,
+		       const struct np_node_policy *p, char *err,
+		       size_t errlen);
 
 #endif

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * JSON forms of admission results: Koordinator-style resource status, node
- * state (load and save), and the planner's "admit". Workload specs are in
- * admit_spec_json.c.
+ * state (load and save), and the check of an "admit" result against its
+ * expectation. Workload specs are in admit_spec_json.c; the planner's
+ * "admit" is in plan.c.
  */
 #include "engine/json_util.h"
 #include "engine/plan_internal.h"
@@ -588,73 +589,6 @@ fail:
 	for (size_t x = 0; x < json_array_size(ws); x++)
 		np_workload_alloc_free(&arr[x]);
 	free(arr);
-	return r;
-}
-
-/* ---- planner kind "admit" ---- */
-
-/* The workload is admitted already: with the same request, its allocation
- * ("again": true, as the kubelet's Allocate for a container it holds);
- * another request would be a resize, which plan does not do. */
-static int admit_again(const struct np_node_state *st, int i,
-		       const struct np_workload_req *w, json_t **result)
-{
-	char msg[512];
-
-	if (!np_workload_req_same(w, &st->w[i].req)) {
-		snprintf(msg, sizeof(msg),
-			 "workload \"%.128s\" is already admitted with another "
-			 "request: changing it would be a resize, which plan "
-			 "does not do (release it first)",
-			 w->name);
-		*result = json_pack("{s:s}", "error", msg);
-		return *result ? 0 : -ENOMEM;
-	}
-	*result = np_workload_alloc_to_json(st, &st->w[i]);
-	if (!*result)
-		return -ENOMEM;
-	json_object_set_new(*result, "admitted", json_true());
-	json_object_set_new(*result, "again", json_true());
-	return np_plan_finish(st, *result);
-}
-
-int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
-{
-	struct np_topology *t = NULL;
-	struct np_node_state st = {0};
-	struct np_workload_req *w = NULL;
-	struct np_decision *d = NULL;
-	int r, i;
-
-	w = calloc(1, sizeof(*w));
-	d = calloc(1, sizeof(*d));
-	if (!w || !d) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = np_plan_load(req, &t, &st, err, errlen)) ||
-	    (r = np_workload_req_from_json(w, json_object_get(req, "workload"),
-					   "workload", err, errlen)))
-		goto out;
-	if ((i = np_state_find(&st, w->name)) >= 0) {
-		r = admit_again(&st, i, w, result);
-		goto out;
-	}
-	if ((r = np_admit(&st, w, d, err, errlen)))
-		goto out;
-	*result = np_decision_to_json(&st, d);
-	r = np_plan_finish(&st, *result);
-out:
-	if (r && *result) {
-		json_decref(*result);
-		*result = NULL;
-	}
-	np_state_free(&st);
-	np_topology_free(t);
-	if (w)
-		np_workload_req_free(w);
-	free(w);
-	free(d);
 	return r;
 }
 

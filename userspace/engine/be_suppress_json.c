@@ -4,6 +4,7 @@
  * the planner kind "be_suppress".
  */
 #include "engine/json_util.h"
+#include "numaplace/cleanup.h"
 #include "engine/plan_internal.h"
 #include "numaplace/be_suppress.h"
 #include "numaplace/topology_json.h"
@@ -134,7 +135,8 @@ static json_t *result_json(const struct np_suppress_config *c,
 			   const struct np_pools *p,
 			   const struct np_suppress_out *o, const np_cpuset *be)
 {
-	char *pool = np_cpuset_str(&p->be), *cpus = np_cpuset_str(be);
+	_cleanup_free_ char *pool = np_cpuset_str(&p->be);
+	_cleanup_free_ char *cpus = np_cpuset_str(be);
 	json_t *r = NULL;
 
 	if (pool && cpus)
@@ -146,8 +148,6 @@ static json_t *result_json(const struct np_suppress_config *c,
 			      (json_int_t)o->quota_us, "period_us",
 			      NP_SUPPRESS_CFS_PERIOD_US, "growth_limited",
 			      o->growth_limited);
-	free(pool);
-	free(cpus);
 	return r;
 }
 
@@ -216,8 +216,8 @@ static int check_int(const json_t *expect, const json_t *res, const char *k,
 	return -1;
 }
 
-int np_suppress_check(const json_t *expect, const json_t *result, char *why,
-		      size_t len)
+int np_plan_be_suppress_check(const json_t *expect, const json_t *result,
+			      char *why, size_t len)
 {
 	static const char *const ints[] = {"system", "budget", "cpus",
 					   "quota_us"};

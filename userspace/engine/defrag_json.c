@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The JSON form of a defragmentation plan (numaplace/defrag.h). */
 #include "numaplace/defrag.h"
+#include "numaplace/cleanup.h"
 
 #include <stdlib.h>
 
 static json_t *place_json(const np_cpuset *cpus, np_nodemask mems)
 {
-	char *c = np_cpuset_str(cpus), m[256];
-	json_t *o;
+	_cleanup_free_ char *c = np_cpuset_str(cpus);
+	char m[256];
 
 	np_nodemask_format(mems, m, sizeof(m));
-	o = json_pack("{s:s,s:s}", "cpus", c ? c : "", "mems", m);
-	free(c);
-	return o;
+	return json_pack("{s:s,s:s}", "cpus", c ? c : "", "mems", m);
 }
 
 static json_t *moves_json(const struct np_defrag_plan *p)

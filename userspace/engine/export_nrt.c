@@ -4,6 +4,7 @@
  * and Koordinator's node annotations (numaplace/export.h). Pure.
  */
 #include "numaplace/export.h"
+#include "engine/json_util.h"
 #include "numaplace/names.h"
 
 #include <errno.h>
@@ -37,15 +38,6 @@ static json_t *qty(uint64_t v)
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
 	return json_string(buf);
-}
-
-static json_t *cpuset_str(const np_cpuset *s)
-{
-	char *str = np_cpuset_str(s);
-	json_t *j = str ? json_string(str) : NULL;
-
-	free(str);
-	return j;
 }
 
 static json_t *resource(const char *name, uint64_t cap, uint64_t alloc,
@@ -305,7 +297,7 @@ static json_t *pod_cpu_allocs(const struct np_node_state *st)
 		if (json_array_append_new(
 			a, json_pack("{s:s,s:s,s:s,s:o,s:b}", "namespace", "",
 				     "name", w->req.name, "uid", uid, "cpuset",
-				     cpuset_str(&cpus), "managedByKubelet",
+				     np_json_cpuset_str(&cpus), "managedByKubelet",
 				     0))) {
 			json_decref(a);
 			return NULL;

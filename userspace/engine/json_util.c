@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Validated field access on jansson objects, with JSON paths in errors. */
 #include "engine/json_util.h"
+#include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 
 #include <errno.h>
@@ -163,10 +164,9 @@ int np_json_only_keys(const json_t *obj, const char *const *allowed,
 
 json_t *np_json_cpuset_str(const np_cpuset *s)
 {
-	char *str = np_cpuset_str(s);
-	json_t *j = str ? json_string(str) : NULL;
-	free(str);
-	return j;
+	_cleanup_free_ char *str = np_cpuset_str(s);
+
+	return str ? json_string(str) : NULL;
 }
 
 json_t *np_json_nodemask(np_nodemask m)

@@ -109,13 +109,13 @@ struct view {
 static const struct np_hint hint_no_pref = {0, true, true};
 static const struct np_hint hint_impossible = {0, true, false};
 
-static bool hint_used(const struct mctx *c, const struct np_hint *h)
+static bool hint_used(const struct merge_query *c, const struct np_hint *h)
 {
 	return !c->snn || (h->preferred && (h->any || popc(h->mask) == 1));
 }
 
 /* Order 1: replace k by m if m is fitter. */
-static void consider_fitter(const struct mctx *c, struct cand *k, np_nodemask m)
+static void consider_fitter(const struct merge_query *c, struct cand *k, np_nodemask m)
 {
 	int cnt = popc(m);
 	bool ok = false;
@@ -128,7 +128,7 @@ static void consider_fitter(const struct mctx *c, struct cand *k, np_nodemask m)
 
 /* ---- step 1: the fittest preferred merge ------------------------------ */
 
-static int merge_preferred(const struct mctx *c, const struct view *v, int nv,
+static int merge_preferred(const struct merge_query *c, const struct view *v, int nv,
 			   struct cand *best)
 {
 	struct hset t;
@@ -240,14 +240,14 @@ static int validate(const struct np_merge_input *in)
  */
 #define MERGE_TRANSFORM_TINY 16384.0
 
-static double transform_cost(const struct mctx *c, int nl)
+static double transform_cost(const struct merge_query *c, int nl)
 {
 	double size = (double)((uint64_t)1 << c->nnodes);
 
 	return (double)(nl + 1) * c->nnodes * size / 2 + 2.0 * nl * size;
 }
 
-static bool tiny_transform_wins(const struct mctx *c, const struct dlist *L,
+static bool tiny_transform_wins(const struct merge_query *c, const struct dlist *L,
 				int nl, double tr)
 {
 	double size = (double)((uint64_t)1 << c->nnodes), states = 1, dp = 0;
@@ -263,7 +263,7 @@ static bool tiny_transform_wins(const struct mctx *c, const struct dlist *L,
 	return tr < 4 * dp;
 }
 
-static int merge_nonpreferred(struct mctx *c, const struct view *v, int nv,
+static int merge_nonpreferred(struct merge_query *c, const struct view *v, int nv,
 			      int path, struct cand *inc)
 {
 	struct dlist *L;
@@ -280,7 +280,7 @@ static int merge_nonpreferred(struct mctx *c, const struct view *v, int nv,
 		goto out;
 	}
 	total = 0;
-	c->B = 0;
+	c->best_nonpref = 0;
 	for (int i = 0; i < nv; i++) {
 		struct dlist d = {.m = &store[total]};
 		bool any_hint = false;
@@ -307,8 +307,8 @@ static int merge_nonpreferred(struct mctx *c, const struct view *v, int nv,
 			else
 				d.m[d.n++] = h->mask;
 		}
-		if (d.mincnt > c->B)
-			c->B = d.mincnt;
+		if (d.mincnt > c->best_nonpref)
+			c->best_nonpref = d.mincnt;
 		if (!any_hint || (!d.keep && !d.n)) {
 			/* No permutation merges to a non-empty mask. */
 			goto out;
@@ -356,7 +356,7 @@ int np_merge_path(const struct np_merge_input *in, struct np_merge_result *out,
 int np_merge_path(const struct np_merge_input *in, struct np_merge_result *out,
 		  int path)
 {
-	struct mctx *c;
+	struct merge_query *c;
 	struct view *v = NULL;
 	struct cand best = {0};
 	int r;
@@ -380,7 +380,7 @@ int np_merge_path(const struct np_merge_input *in, struct np_merge_result *out,
 	c->snn = in->policy == NP_TM_SINGLE_NUMA_NODE;
 	c->closest = in->prefer_closest;
 	c->d = in->distance;
-	c->B = 0;
+	c->best_nonpref = 0;
 	c->nbr_ok = false;
 	for (int i = 0; i < in->nlists; i++) {
 		const struct np_hint_list *l = &in->lists[i];

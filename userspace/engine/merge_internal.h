@@ -14,13 +14,13 @@
 
 #include "numaplace/merge.h"
 
-struct mctx {
+struct merge_query {
 	np_nodemask nodes; /* default affinity */
 	int nnodes;
 	bool snn;
 	bool closest;
 	const uint16_t (*d)[NP_MAX_NUMA];
-	int B; /* bestNonPreferredAffinityCount */
+	int best_nonpref; /* bestNonPreferredAffinityCount (B below) */
 	/* search, prefer_closest (built lazily): per node, the other nodes by
 	 * ascending distance, and pre[i][k] = d[i][i] + the k smallest
 	 * d[i][j], j != i (a lower bound for row i of any k+1-node set) */
@@ -44,7 +44,7 @@ static inline int popc(np_nodemask m)
 	return np_popcount64(m);
 }
 
-static inline uint64_t dist_sum(const struct mctx *c, np_nodemask m)
+static inline uint64_t dist_sum(const struct merge_query *c, np_nodemask m)
 {
 	uint64_t s = 0;
 
@@ -56,7 +56,7 @@ static inline uint64_t dist_sum(const struct mctx *c, np_nodemask m)
 	return s;
 }
 
-static inline uint64_t cand_dsum(const struct mctx *c, struct cand *k)
+static inline uint64_t cand_dsum(const struct merge_query *c, struct cand *k)
 {
 	if (!k->dsum_ok) {
 		k->dsum = dist_sum(c, k->m);
@@ -77,7 +77,7 @@ static inline void cand_set(struct cand *k, np_nodemask m, int cnt,
 
 /* Same node count: is m (cnt nodes) strictly fitter than k? (Closest or
  * Narrowest.) *dsum receives m's distance sum when it was computed. */
-static inline bool fitter_same_cnt(const struct mctx *c, np_nodemask m,
+static inline bool fitter_same_cnt(const struct merge_query *c, np_nodemask m,
 				   struct cand *k, bool *dsum_ok,
 				   uint64_t *dsum)
 {
@@ -102,21 +102,21 @@ static inline int np_score(int cnt, int B)
 }
 
 /* Order 2: is m better than k? (*dsum: m's distance sum if computed) */
-static inline bool better_np_ds(const struct mctx *c, np_nodemask m,
+static inline bool better_np_ds(const struct merge_query *c, np_nodemask m,
 				struct cand *k, bool *ok, uint64_t *ds)
 {
 	int a, b;
 
 	if (!k->have)
 		return true;
-	a = np_score(popc(m), c->B);
-	b = np_score(k->cnt, c->B);
+	a = np_score(popc(m), c->best_nonpref);
+	b = np_score(k->cnt, c->best_nonpref);
 	if (a != b)
 		return a > b;
 	return fitter_same_cnt(c, m, k, ok, ds);
 }
 
-static inline bool better_np(const struct mctx *c, np_nodemask m,
+static inline bool better_np(const struct merge_query *c, np_nodemask m,
 			     struct cand *k)
 {
 	bool ok = false;
@@ -126,7 +126,7 @@ static inline bool better_np(const struct mctx *c, np_nodemask m,
 }
 
 /* Order 2: replace k by m if m is better. */
-static inline void consider_np(const struct mctx *c, struct cand *k,
+static inline void consider_np(const struct merge_query *c, struct cand *k,
 			       np_nodemask m)
 {
 	bool ok = false;
@@ -203,9 +203,9 @@ struct dlist {
  * when it visited more than `budget` masks, and -E2BIG past
  * NP_MERGE_MAX_STATES partial ANDs (inc is then meaningless).
  */
-int np_merge_transform(const struct mctx *c, const struct dlist *L, int nl,
+int np_merge_transform(const struct merge_query *c, const struct dlist *L, int nl,
 		       struct cand *inc);
-int np_merge_search(struct mctx *c, struct dlist *L, int nl, struct cand *inc,
+int np_merge_search(struct merge_query *c, struct dlist *L, int nl, struct cand *inc,
 		    uint64_t budget);
 
 #endif

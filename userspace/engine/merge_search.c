@@ -43,8 +43,8 @@
  */
 
 struct search {
-	const struct mctx *c;
-	struct mctx *cm;
+	const struct merge_query *c;
+	struct merge_query *cm;
 	struct dlist *L;
 	int nl;
 	int *urem; /* urem[i] = min over lists j >= i of maxcnt; [nl] = n */
@@ -101,7 +101,7 @@ static bool survives(struct search *s, np_nodemask r, int cnt, int from)
 	return true;
 }
 
-static void build_nbr(struct mctx *c)
+static void build_nbr(struct merge_query *c)
 {
 	for (np_nodemask a = c->nodes; a; a &= a - 1) {
 		int i = __builtin_ctzll(a), k = 0;
@@ -145,7 +145,7 @@ static uint64_t sum_smallest(uint64_t *v, int n, int t)
 /* Can some t-node subset of r be strictly fitter than inc (t nodes)? */
 static bool can_beat(struct search *s, np_nodemask r, int t)
 {
-	const struct mctx *c = s->c;
+	const struct merge_query *c = s->c;
 	np_nodemask low = 0, rest = r;
 	uint64_t lb[NP_MAX_NUMA], sum, target;
 	int nlb = 0;
@@ -284,9 +284,9 @@ static int search_prepare(struct search *s, np_nodemask **scratch,
  */
 static bool settled(struct search *s, int li, np_nodemask rm, int *minc)
 {
-	const struct mctx *c = s->c;
+	const struct merge_query *c = s->c;
 	struct cand *inc = s->inc;
-	int B = c->B, U = s->urem[li];
+	int B = c->best_nonpref, U = s->urem[li];
 	int cnt = popc(rm), u = cnt < U ? cnt : U;
 
 	*minc = 1;
@@ -319,7 +319,7 @@ static bool settled(struct search *s, int li, np_nodemask rm, int *minc)
 static int expand(struct search *s, int li, np_nodemask rm, int minc,
 		  struct hset *seen, struct states *next)
 {
-	const struct mctx *c = s->c;
+	const struct merge_query *c = s->c;
 	const struct dlist *l = &s->L[li];
 	int r;
 
@@ -364,17 +364,17 @@ static int expand(struct search *s, int li, np_nodemask rm, int minc,
 	return 0;
 }
 
-int np_merge_search(struct mctx *cm, struct dlist *L, int nl, struct cand *inc,
+int np_merge_search(struct merge_query *cm, struct dlist *L, int nl, struct cand *inc,
 		    uint64_t budget)
 {
-	const struct mctx *c = cm;
+	const struct merge_query *c = cm;
 	struct search s = {c, cm, L, nl, NULL, inc, 0, budget, 0};
 	struct states cur = {0}, next = {0};
 	np_nodemask *scratch = NULL;
 	size_t scratch_n = 0;
 	struct hset seen = {0};
 	uint8_t key[NP_MAX_NUMA + 1];
-	int B = c->B, r;
+	int B = c->best_nonpref, r;
 
 	if ((r = search_prepare(&s, &scratch, &scratch_n)) ||
 	    (r = np_hset_init(&seen, 64, false)) ||

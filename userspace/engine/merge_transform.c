@@ -75,7 +75,7 @@ static inline np_nodemask expand_mask(const struct compress *z, size_t x)
 	return m;
 }
 
-int np_merge_transform(const struct mctx *c, const struct dlist *L, int nl,
+int np_merge_transform(const struct merge_query *c, const struct dlist *L, int nl,
 		       struct cand *inc)
 {
 	int n = c->nnodes;
@@ -143,7 +143,7 @@ int np_merge_transform(const struct mctx *c, const struct dlist *L, int nl,
 			first_of[k] = x;
 	}
 	for (int k = 1; k <= n; k++) {
-		int s = np_score(k, c->B);
+		int s = np_score(k, c->best_nonpref);
 		if (first_of[k] && s > best_score) {
 			best_score = s;
 			best_cnt = k;

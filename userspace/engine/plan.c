@@ -1,7 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The what-if planner: JSON request -> engine -> JSON result. */
+/*
+ * The what-if planner: JSON request -> engine -> JSON result. Its core
+ * (plan_internal.h: a request's node loaded, the workload it names, the
+ * state and pools every result carries) and the kinds take, merge, admit
+ * and release are here; resize (plan_resize.c) and be_suppress
+ * (be_suppress_json.c) are kinds of their own files, one module behind
+ * plan_internal.h.
+ */
 #include "numaplace/plan.h"
+#include "numaplace/cleanup.h"
 #include "engine/json_util.h"
+#include "engine/plan_internal.h"
 #include "numaplace/admit.h"
 #include "numaplace/be_suppress.h"
 #include "numaplace/merge.h"
@@ -21,10 +30,9 @@ static json_t *error_result(const char *msg)
 
 static json_t *cpus_result(const np_cpuset *s)
 {
-	char *str = np_cpuset_str(s);
-	json_t *r = str ? json_pack("{s:s}", "cpus", str) : NULL;
-	free(str);
-	return r;
+	_cleanup_free_ char *str = np_cpuset_str(s);
+
+	return str ? json_pack("{s:s}", "cpus", str) : NULL;
 }
 
 /* Optional fields: 0 (read, or absent and left as they were) or -EINVAL. */
@@ -586,6 +594,222 @@ out:
 	return r;
 }
 
+/* ---- the planner's core: a request's node, the state every result
+ * carries, the workload it names ---- */
+
+int np_plan_finish(const struct np_node_state *st, json_t *result)
+{
+	struct np_pools p;
+	json_t *sj = NULL;
+	int r;
+
+	if (!result)
+		return -ENOMEM;
+	if ((r = np_state_to_json(st, &sj)))
+		return r;
+	/* the kubelet checkpoint's defaultCpuSet: the shared pool */
+	np_state_pools(st, &p);
+	json_object_set_new(sj, "default_cpuset", np_json_cpuset_str(&p.shared));
+	json_object_set_new(result, "state", sj);
+	json_object_set_new(result, "pools", np_pools_to_json(st));
+	return 0;
+}
+
+static void container_freed(const struct np_workload_alloc *a, int k,
+			    np_cpuset *out)
+{
+	np_cpuset_zero(out);
+	if (!a->c[k].exclusive)
+		return;
+	*out = *a->c[k].cpus;
+	for (int c = 0; c < a->ncontainers; c++)
+		if (c != k && a->c[c].exclusive)
+			np_cpuset_andnot(out, out, a->c[c].cpus);
+}
+
+static int do_release(struct np_node_state *st, const char *name,
+		      const char *ctr, json_t **res)
+{
+	char note[512];
+	np_cpuset freed;
+	int i = np_state_find(st, name), k = -1, r;
+	bool whole;
+
+	*res = NULL;
+	if (i < 0) {
+		snprintf(note, sizeof(note),
+			 "workload \"%.128s\" is not admitted: nothing to "
+			 "release (not an error, as the kubelet's "
+			 "RemoveContainer)",
+			 name);
+		*res = json_pack("{s:b,s:s,s:s}", "released", 0, "workload",
+				 name, "note", note);
+		return *res ? 0 : -ENOMEM;
+	}
+	for (int c = 0; ctr && c < st->w[i].ncontainers; c++)
+		if (!strcmp(st->w[i].req.c[c].name, ctr))
+			k = c;
+	if (ctr && k < 0) {
+		snprintf(note, sizeof(note),
+			 "workload \"%.128s\" has no container \"%.128s\": "
+			 "nothing to release (not an error, as the kubelet's "
+			 "RemoveContainer)",
+			 name, ctr);
+		*res = json_pack("{s:b,s:s,s:s,s:s}", "released", 0,
+				 "workload", name, "container", ctr, "note",
+				 note);
+		return *res ? 0 : -ENOMEM;
+	}
+	whole = k < 0 || st->w[i].ncontainers == 1;
+	if (whole)
+		np_workload_exclusive_cpus(&st->w[i], &freed);
+	else
+		container_freed(&st->w[i], k, &freed);
+	*res = json_pack("{s:b,s:s,s:o,s:b}", "released", 1, "workload", name,
+			 "cpus", np_json_cpuset_str(&freed), "workload_released",
+			 whole);
+	if (!*res)
+		return -ENOMEM;
+	if (ctr)
+		json_object_set_new(*res, "container", json_string(ctr));
+	r = whole ? np_release(st, name) : np_release_container(st, i, k);
+	if (r) {
+		json_decref(*res);
+		*res = NULL;
+	}
+	return r;
+}
+
+int np_plan_load(const json_t *req, struct np_topology **t,
+		 struct np_node_state *st, char *err, size_t errlen)
+{
+	struct np_node_policy pol;
+	int r;
+
+	if ((r = np_topology_from_json(t, json_object_get(req, "topology"),
+				       "topology", err, errlen)) ||
+	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
+				     "policy", err, errlen)) ||
+	    (r = np_state_init_flags(st, *t, &pol, NP_STATE_ALLOW_NO_RESERVED,
+				     err, errlen)))
+		return r;
+	return np_state_load_json(st, json_object_get(req, "state"), "state",
+				  err, errlen);
+}
+
+int np_plan_target(const json_t *req, const char **name, const char **ctr,
+		   char *err, size_t errlen)
+{
+	int r;
+
+	*ctr = NULL;
+	if ((r = np_json_str(req, "workload", "", true, name, err, errlen)))
+		return r;
+	if (!**name || strlen(*name) >= NP_NAME_MAX)
+		return np_json_fail(err, errlen, "", "workload",
+				    "expected a workload name of 1..%d bytes",
+				    NP_NAME_MAX - 1);
+	r = np_json_str(req, "container", "", false, ctr, err, errlen);
+	if (r && r != -ENOENT)
+		return r;
+	if (*ctr && (!**ctr || strlen(*ctr) >= NP_NAME_MAX))
+		return np_json_fail(err, errlen, "", "container",
+				    "expected a container name of 1..%d bytes",
+				    NP_NAME_MAX - 1);
+	return 0;
+}
+
+int np_plan_release(const json_t *req, json_t **result, char *err,
+		    size_t errlen)
+{
+	struct np_topology *t = NULL;
+	struct np_node_state st = {0};
+	const char *name, *ctr;
+	int r;
+
+	if ((r = np_plan_target(req, &name, &ctr, err, errlen)))
+		return r;
+	if ((r = np_plan_load(req, &t, &st, err, errlen)))
+		goto out;
+	if ((r = do_release(&st, name, ctr, result)))
+		goto out;
+	if ((r = np_plan_finish(&st, *result))) {
+		json_decref(*result);
+		*result = NULL;
+	}
+out:
+	np_state_free(&st);
+	np_topology_free(t);
+	return r;
+}
+
+/* ---- kind "admit" ---- */
+
+/* The workload is admitted already: with the same request, its allocation
+ * ("again": true, as the kubelet's Allocate for a container it holds);
+ * another request would be a resize, which plan does not do. */
+static int admit_again(const struct np_node_state *st, int i,
+		       const struct np_workload_req *w, json_t **result)
+{
+	char msg[512];
+
+	if (!np_workload_req_same(w, &st->w[i].req)) {
+		snprintf(msg, sizeof(msg),
+			 "workload \"%.128s\" is already admitted with another "
+			 "request: changing it would be a resize, which plan "
+			 "does not do (release it first)",
+			 w->name);
+		*result = json_pack("{s:s}", "error", msg);
+		return *result ? 0 : -ENOMEM;
+	}
+	*result = np_workload_alloc_to_json(st, &st->w[i]);
+	if (!*result)
+		return -ENOMEM;
+	json_object_set_new(*result, "admitted", json_true());
+	json_object_set_new(*result, "again", json_true());
+	return np_plan_finish(st, *result);
+}
+
+int np_plan_admit(const json_t *req, json_t **result, char *err, size_t errlen)
+{
+	struct np_topology *t = NULL;
+	struct np_node_state st = {0};
+	struct np_workload_req *w = NULL;
+	struct np_decision *d = NULL;
+	int r, i;
+
+	w = calloc(1, sizeof(*w));
+	d = calloc(1, sizeof(*d));
+	if (!w || !d) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = np_plan_load(req, &t, &st, err, errlen)) ||
+	    (r = np_workload_req_from_json(w, json_object_get(req, "workload"),
+					   "workload", err, errlen)))
+		goto out;
+	if ((i = np_state_find(&st, w->name)) >= 0) {
+		r = admit_again(&st, i, w, result);
+		goto out;
+	}
+	if ((r = np_admit(&st, w, d, err, errlen)))
+		goto out;
+	*result = np_decision_to_json(&st, d);
+	r = np_plan_finish(&st, *result);
+out:
+	if (r && *result) {
+		json_decref(*result);
+		*result = NULL;
+	}
+	np_state_free(&st);
+	np_topology_free(t);
+	if (w)
+		np_workload_req_free(w);
+	free(w);
+	free(d);
+	return r;
+}
+
 int np_plan(const json_t *req, json_t **result, char *err, size_t errlen)
 {
 	const char *kind;
@@ -739,7 +963,7 @@ int np_plan_check(const json_t *req, const json_t *result, char *why,
 	    json_is_object(expect))
 		return np_admit_check(expect, result, why, len);
 	if (kind && !strcmp(kind, "be_suppress") && json_is_object(expect))
-		return np_suppress_check(expect, result, why, len);
+		return np_plan_be_suppress_check(expect, result, why, len);
 	if (json_is_boolean(admit) && json_object_get(result, "admit")) {
 		if (json_is_true(admit) !=
 		    json_is_true(json_object_get(result, "admit"))) {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The kubelet static policy's contract in the planner: kind "release" (the
- * kubelet's RemoveContainer), a checkpoint's "default_cpuset" checked with
- * the kubelet's validateState rules, and the state and pools every planner
- * result carries. Pure: no I/O.
+ * The kubelet static policy's contract on the node state: a checkpoint's
+ * "default_cpuset" checked with the kubelet's validateState rules, one
+ * container released (the kubelet's RemoveContainer), and when two
+ * requests are the same. The planner's kinds are in plan.c. Pure: no I/O.
  */
 #include "engine/json_util.h"
 #include "engine/plan_internal.h"
@@ -124,24 +124,6 @@ int np_state_check_default(const struct np_node_state *st,
 	return 0;
 }
 
-int np_plan_finish(const struct np_node_state *st, json_t *result)
-{
-	struct np_pools p;
-	json_t *sj = NULL;
-	int r;
-
-	if (!result)
-		return -ENOMEM;
-	if ((r = np_state_to_json(st, &sj)))
-		return r;
-	/* the kubelet checkpoint's defaultCpuSet: the shared pool */
-	np_state_pools(st, &p);
-	json_object_set_new(sj, "default_cpuset", np_json_cpuset_str(&p.shared));
-	json_object_set_new(result, "state", sj);
-	json_object_set_new(result, "pools", np_pools_to_json(st));
-	return 0;
-}
-
 int np_release_container(struct np_node_state *st, int i, int k)
 {
 	struct np_workload_alloc *a;
@@ -174,134 +156,6 @@ int np_release_container(struct np_node_state *st, int i, int k)
 /* What releasing container k of a frees: its exclusive CPUs that no other
  * container of the workload holds too (an init container's reused CPUs,
  * the pod's shared rest, stay the workload's). */
-static void container_freed(const struct np_workload_alloc *a, int k,
-			    np_cpuset *out)
-{
-	np_cpuset_zero(out);
-	if (!a->c[k].exclusive)
-		return;
-	*out = *a->c[k].cpus;
-	for (int c = 0; c < a->ncontainers; c++)
-		if (c != k && a->c[c].exclusive)
-			np_cpuset_andnot(out, out, a->c[c].cpus);
-}
-
-static int do_release(struct np_node_state *st, const char *name,
-		      const char *ctr, json_t **res)
-{
-	char note[512];
-	np_cpuset freed;
-	int i = np_state_find(st, name), k = -1, r;
-	bool whole;
-
-	*res = NULL;
-	if (i < 0) {
-		snprintf(note, sizeof(note),
-			 "workload \"%.128s\" is not admitted: nothing to "
-			 "release (not an error, as the kubelet's "
-			 "RemoveContainer)",
-			 name);
-		*res = json_pack("{s:b,s:s,s:s}", "released", 0, "workload",
-				 name, "note", note);
-		return *res ? 0 : -ENOMEM;
-	}
-	for (int c = 0; ctr && c < st->w[i].ncontainers; c++)
-		if (!strcmp(st->w[i].req.c[c].name, ctr))
-			k = c;
-	if (ctr && k < 0) {
-		snprintf(note, sizeof(note),
-			 "workload \"%.128s\" has no container \"%.128s\": "
-			 "nothing to release (not an error, as the kubelet's "
-			 "RemoveContainer)",
-			 name, ctr);
-		*res = json_pack("{s:b,s:s,s:s,s:s}", "released", 0,
-				 "workload", name, "container", ctr, "note",
-				 note);
-		return *res ? 0 : -ENOMEM;
-	}
-	whole = k < 0 || st->w[i].ncontainers == 1;
-	if (whole)
-		np_workload_exclusive_cpus(&st->w[i], &freed);
-	else
-		container_freed(&st->w[i], k, &freed);
-	*res = json_pack("{s:b,s:s,s:o,s:b}", "released", 1, "workload", name,
-			 "cpus", np_json_cpuset_str(&freed), "workload_released",
-			 whole);
-	if (!*res)
-		return -ENOMEM;
-	if (ctr)
-		json_object_set_new(*res, "container", json_string(ctr));
-	r = whole ? np_release(st, name) : np_release_container(st, i, k);
-	if (r) {
-		json_decref(*res);
-		*res = NULL;
-	}
-	return r;
-}
-
-int np_plan_load(const json_t *req, struct np_topology **t,
-		 struct np_node_state *st, char *err, size_t errlen)
-{
-	struct np_node_policy pol;
-	int r;
-
-	if ((r = np_topology_from_json(t, json_object_get(req, "topology"),
-				       "topology", err, errlen)) ||
-	    (r = np_policy_from_json(&pol, json_object_get(req, "policy"),
-				     "policy", err, errlen)) ||
-	    (r = np_state_init_flags(st, *t, &pol, NP_STATE_ALLOW_NO_RESERVED,
-				     err, errlen)))
-		return r;
-	return np_state_load_json(st, json_object_get(req, "state"), "state",
-				  err, errlen);
-}
-
-int np_plan_target(const json_t *req, const char **name, const char **ctr,
-		   char *err, size_t errlen)
-{
-	int r;
-
-	*ctr = NULL;
-	if ((r = np_json_str(req, "workload", "", true, name, err, errlen)))
-		return r;
-	if (!**name || strlen(*name) >= NP_NAME_MAX)
-		return np_json_fail(err, errlen, "", "workload",
-				    "expected a workload name of 1..%d bytes",
-				    NP_NAME_MAX - 1);
-	r = np_json_str(req, "container", "", false, ctr, err, errlen);
-	if (r && r != -ENOENT)
-		return r;
-	if (*ctr && (!**ctr || strlen(*ctr) >= NP_NAME_MAX))
-		return np_json_fail(err, errlen, "", "container",
-				    "expected a container name of 1..%d bytes",
-				    NP_NAME_MAX - 1);
-	return 0;
-}
-
-int np_plan_release(const json_t *req, json_t **result, char *err,
-		    size_t errlen)
-{
-	struct np_topology *t = NULL;
-	struct np_node_state st = {0};
-	const char *name, *ctr;
-	int r;
-
-	if ((r = np_plan_target(req, &name, &ctr, err, errlen)))
-		return r;
-	if ((r = np_plan_load(req, &t, &st, err, errlen)))
-		goto out;
-	if ((r = do_release(&st, name, ctr, result)))
-		goto out;
-	if ((r = np_plan_finish(&st, *result))) {
-		json_decref(*result);
-		*result = NULL;
-	}
-out:
-	np_state_free(&st);
-	np_topology_free(t);
-	return r;
-}
-
 bool np_workload_req_same(const struct np_workload_req *a,
 			  const struct np_workload_req *b)
 {

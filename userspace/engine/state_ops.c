@@ -15,7 +15,10 @@
  * is checked against the entry's name.
  */
 #include "admit_internal.h"
+#include "numaplace/cleanup.h"
+#include "numaplace/error.h"
 #include "numaplace/strmap.h"
+#include "numaplace/take.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -308,5 +311,181 @@ int np_state_insert(struct np_node_state *st, int i,
 	for (int c = 0; c < a->ncontainers; c++)
 		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
 	np_state_cache_add_pod_rest(st, &st->w[i]);
+	return 0;
+}
+
+/* ---- a state made, its allocation records ---- */
+
+int np_state_init(struct np_node_state *st, const struct np_topology *t,
+		  const struct np_node_policy *p, char *err, size_t errlen)
+{
+	return np_state_init_flags(st, t, p, 0, err, errlen);
+}
+
+int np_state_init_flags(struct np_node_state *st, const struct np_topology *t,
+			const struct np_node_policy *p, unsigned flags,
+			char *err, size_t errlen)
+{
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	if ((r = np_policy_validate(t, p, err, errlen)))
+		return r;
+	st->topo = t;
+	st->policy = *p;
+	if (p->reserved_explicit) {
+		if (!np_cpuset_subset(&p->reserved_cpus, &t->online)) {
+			_cleanup_free_ char *s = NULL;
+			np_cpuset bad;
+
+			np_cpuset_andnot(&bad, &p->reserved_cpus, &t->online);
+			s = np_cpuset_str(&bad);
+			NP_ERR("policy.reserved_cpus: CPUs %s do not exist or "
+			       "are offline",
+			       s ? s : "?");
+			return -EINVAL;
+		}
+		st->reserved = p->reserved_cpus;
+	} else if (p->reserved_count > 0) {
+		struct np_take_req q = {.topo = t, .count = p->reserved_count};
+		char why[256];
+		q.available = t->online;
+		q.strategy = p->opt.distribute_across_cores ? NP_TAKE_SPREAD
+							    : NP_TAKE_PACKED;
+		q.distribute_across_numa = p->opt.distribute_across_numa;
+		q.group_size = p->opt.full_pcpus_only ? t->cpus_per_core : 1;
+		if (np_take_kubelet(&q, &st->reserved, why, sizeof(why)) < 0) {
+			NP_ERR("policy.reserved_cpus: cannot reserve %d CPUs: %s",
+			    p->reserved_count, why);
+			return -EINVAL;
+		}
+	}
+	/* The kubelet's static policy takes 0 reserved CPUs; its manager
+	 * (and numaplaced) refuse them. */
+	if (p->cpu_policy == NP_CPU_POLICY_STATIC &&
+	    np_cpuset_empty(&st->reserved) &&
+	    !(p->reserved_zero && (flags & NP_STATE_ALLOW_NO_RESERVED))) {
+		NP_ERR("policy.reserved_cpus: the static CPU policy needs at least "
+		    "one reserved CPU (a list or a count)");
+		return -EINVAL;
+	}
+	if (np_cpuset_equal(&st->reserved, &t->online) &&
+	    p->cpu_policy == NP_CPU_POLICY_STATIC) {
+		NP_ERR("policy.reserved_cpus: reserving every CPU leaves nothing to "
+		    "allocate");
+		return -EINVAL;
+	}
+	return np_state_refresh(st);
+}
+
+int np_state_refresh(struct np_node_state *st)
+{
+	int r = np_state_cache_refresh(st);
+
+	if (!r)
+		np_state_index_build(st);
+	return r;
+}
+
+struct np_container_alloc *np_container_allocs_new(int n)
+{
+	int k = n > 0 ? n : 1;
+	struct np_container_alloc *c = calloc((size_t)k, sizeof(*c));
+
+	for (int i = 0; c && i < k; i++)
+		c[i].cpus = &np_cpuset_empty_set;
+	return c;
+}
+
+int np_container_set_cpus(struct np_container_alloc *c, const np_cpuset *s)
+{
+	const np_cpuset *n;
+	int r;
+
+	if (!np_cpuset_empty(s) && c->cpus && c->cpus != &np_cpuset_empty_set) {
+		/* c's own heap set (never shared): written in place */
+		*(np_cpuset *)c->cpus = *s;
+		return 0;
+	}
+	/* the shared empty set, or a new heap copy (s may be c->cpus) */
+	if ((r = np_cpuset_dup(&n, s)))
+		return r;
+	np_cpuset_drop(c->cpus);
+	c->cpus = n;
+	return 0;
+}
+
+void np_workload_alloc_free(struct np_workload_alloc *a)
+{
+	np_workload_req_free(&a->req);
+	for (int i = 0; a->c && i < a->ncontainers; i++) {
+		free(a->c[i].charge);
+		free(a->c[i].baseline);
+		np_cpuset_drop(a->c[i].cpus);
+	}
+	free(a->c);
+	a->c = NULL;
+	a->ncontainers = 0;
+	free(a->pod_rest);
+	a->pod_rest = NULL;
+}
+
+int np_workload_alloc_copy(struct np_workload_alloc *dst,
+			   const struct np_workload_alloc *src)
+{
+	int r;
+
+	*dst = *src;
+	dst->c = NULL;
+	dst->pod_rest = NULL;
+	if (src->pod_rest &&
+	    !(dst->pod_rest = malloc(sizeof(*dst->pod_rest))))
+		return -ENOMEM;
+	if (src->pod_rest)
+		*dst->pod_rest = *src->pod_rest;
+	if ((r = np_workload_req_copy(&dst->req, &src->req))) {
+		free(dst->pod_rest);
+		dst->pod_rest = NULL;
+		return r;
+	}
+	if (src->ncontainers > 0) {
+		dst->c = malloc(sizeof(*dst->c) * (size_t)src->ncontainers);
+		if (!dst->c) {
+			np_workload_req_free(&dst->req);
+			free(dst->pod_rest);
+			dst->pod_rest = NULL;
+			return -ENOMEM;
+		}
+		memcpy(dst->c, src->c,
+		       sizeof(*dst->c) * (size_t)src->ncontainers);
+		for (int i = 0; i < src->ncontainers; i++) {
+			struct np_container_alloc *c = &dst->c[i];
+
+			c->charge = NULL;
+			c->baseline = NULL;
+			c->cpus = &np_cpuset_empty_set;
+			if ((src->c[i].charge &&
+			     !(c->charge = malloc(sizeof(*c->charge)))) ||
+			    (src->c[i].baseline &&
+			     !(c->baseline = malloc(sizeof(*c->baseline)))) ||
+			    np_cpuset_dup(&c->cpus, src->c[i].cpus)) {
+				for (; i >= 0; i--) {
+					free(dst->c[i].charge);
+					free(dst->c[i].baseline);
+					np_cpuset_drop(dst->c[i].cpus);
+				}
+				free(dst->c);
+				dst->c = NULL;
+				np_workload_req_free(&dst->req);
+				free(dst->pod_rest);
+				dst->pod_rest = NULL;
+				return -ENOMEM;
+			}
+			if (c->charge)
+				*c->charge = *src->c[i].charge;
+			if (c->baseline)
+				*c->baseline = *src->c[i].baseline;
+		}
+	}
 	return 0;
 }

@@ -223,8 +223,8 @@ void np_verify_applied(struct np_verify *v)
 			continue; /* not pushed after all: nothing to restamp */
 		pol.settle_until_ns = settle;
 		if (bpf_map_update_elem(v->m->policy, &id, &pol, BPF_EXIST))
-			np_log(LOG_ERR, "verify: settle window of %s: %s",
-			       v->table[s].name, strerror(errno));
+			np_log_errno(LOG_ERR, -errno, "verify: settle window of %s",
+				     v->table[s].name);
 		else
 			ss->settle_until_ns = settle;
 	}
@@ -235,8 +235,8 @@ void np_verify_applied(struct np_verify *v)
 			continue;
 		o.settle_until_ns = settle;
 		if (bpf_map_update_elem(v->m->cpu_owner, &key, &o, BPF_ANY))
-			np_log(LOG_ERR, "verify: settle window of CPU %d: %s", c,
-			       strerror(errno));
+			np_log_errno(LOG_ERR, -errno,
+				     "verify: settle window of CPU %d", c);
 		else
 			v->owner[c] = o;
 	}
@@ -276,8 +276,7 @@ static void push_owners(struct np_verify *v, const struct np_bpf_want *want,
 			continue;
 		o.settle_until_ns = settle;
 		if (bpf_map_update_elem(v->m->cpu_owner, &key, &o, BPF_ANY))
-			np_log(LOG_ERR, "verify: owner of CPU %d: %s", c,
-			       strerror(errno));
+			np_log_errno(LOG_ERR, -errno, "verify: owner of CPU %d", c);
 		else
 			v->owner[c] = o;
 	}
@@ -377,8 +376,8 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 				   settle);
 		if (bpf_map_update_elem(v->m->policy, &id, &pol, BPF_ANY) ||
 		    bpf_map_update_elem(v->m->slots, &s, &v->table[s], BPF_ANY)) {
-			np_log(LOG_ERR, "verify: policy of %s: %s", want[i].name,
-			       strerror(errno));
+			np_log_errno(LOG_ERR, -errno, "verify: policy of %s",
+				     want[i].name);
 			continue; /* pushed again next cycle */
 		}
 		/* recorded once in the map: the next sync compares with it */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The verification check: once per cycle, the counters of every verified
  * workload (deltas since the last check), the audit of allowed masks and

@@ -24,9 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FNV64_PRIME 0x100000001b3ULL
-#define HASH_PREFIX NP_STATEFILE_HASH_PREFIX
-
 /* What every refusal to load says about recovery. */
 #define RESET_HINT                                                             \
 	"inspect it, then start numaplaced with --reset-state to discard it "  \
@@ -34,173 +31,6 @@
 #define DRAIN_HINT                                                             \
 	"allocations would move: drain the node's workloads and start with "   \
 	"--reset-state"
-
-uint64_t np_fnv1a64_update(uint64_t h, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= FNV64_PRIME;
-	}
-	return h;
-}
-
-uint64_t np_fnv1a64(const void *buf, size_t len)
-{
-	return np_fnv1a64_update(NP_FNV1A64_INIT, buf, len);
-}
-
-static int hash_chunk(const char *buf, size_t len, void *data)
-{
-	uint64_t *h = data;
-
-	*h = np_fnv1a64_update(*h, buf, len);
-	return 0;
-}
-
-/* Over the compact, key-sorted dump, hashed as it is produced (the same
- * bytes as json_dumps gives, without holding them: a state body of
- * 10,000 workloads is about 10 MB). */
-uint64_t np_json_fnv1a64(const json_t *j)
-{
-	uint64_t h = NP_FNV1A64_INIT;
-
-	if (json_dump_callback(j, hash_chunk, &h,
-			       JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY))
-		return 0;
-	return h;
-}
-
-static json_t *hash_json(uint64_t h)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), HASH_PREFIX "%016" PRIx64, h);
-	return json_string(buf);
-}
-
-/* "fnv1a64:<16 hex>" -> h; -EINVAL if it is not that. */
-static int hash_parse(const json_t *j, uint64_t *h)
-{
-	const char *s = json_string_value(j);
-	char *end;
-
-	if (!s || strncmp(s, HASH_PREFIX, strlen(HASH_PREFIX)) ||
-	    strlen(s) != strlen(HASH_PREFIX) + 16)
-		return -EINVAL;
-	s += strlen(HASH_PREFIX);
-	for (const char *p = s; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return -EINVAL;
-	errno = 0;
-	*h = strtoull(s, &end, 16);
-	return errno || *end ? -EINVAL : 0;
-}
-
-static json_t *cpus_json(const np_cpuset *s)
-{
-	char *str = np_cpuset_str(s);
-	json_t *j = str ? json_string(str) : NULL;
-	free(str);
-	return j;
-}
-
-/* o[id] = cpus as a list string. */
-static int put_cpus(json_t *o, int id, const np_cpuset *cpus)
-{
-	char key[32];
-
-	snprintf(key, sizeof(key), "%d", id);
-	return json_object_set_new(o, key, cpus_json(cpus));
-}
-
-json_t *np_statefile_topology_json(const struct np_topology *t)
-{
-	json_t *o = json_object(), *numa = json_object(),
-	       *sockets = json_object(), *cores = json_object();
-
-	if (!o || !numa || !sockets || !cores)
-		goto nomem;
-	/* Every NUMA node, also memory-only ones: mems name them. */
-	for (int i = 0; i < t->nnuma; i++)
-		if (put_cpus(numa, t->numa[i].u.id, &t->numa[i].u.cpus))
-			goto nomem;
-	for (int i = 0; i < t->nsockets; i++)
-		if (t->sockets[i].ncpus &&
-		    put_cpus(sockets, t->sockets[i].id, &t->sockets[i].cpus))
-			goto nomem;
-	for (int i = 0; i < t->ncores; i++)
-		if (t->cores[i].ncpus &&
-		    put_cpus(cores, t->cores[i].id, &t->cores[i].cpus))
-			goto nomem;
-	if (json_object_set_new(o, "online", cpus_json(&t->online)) ||
-	    json_object_set_new(o, "numa", numa) ||
-	    json_object_set_new(o, "sockets", sockets) ||
-	    json_object_set_new(o, "cores", cores)) {
-		numa = sockets = cores = NULL; /* owned by o (or freed) now */
-		goto nomem;
-	}
-	return o;
-nomem:
-	json_decref(numa);
-	json_decref(sockets);
-	json_decref(cores);
-	json_decref(o);
-	return NULL;
-}
-
-json_t *np_statefile_document(const struct np_node_state *st)
-{
-	return np_statefile_document_with(st, NULL);
-}
-
-json_t *np_statefile_document_with(const struct np_node_state *st,
-				   const json_t *daemon)
-{
-	return np_statefile_document_seq(st, daemon, 0);
-}
-
-json_t *np_statefile_document_seq(const struct np_node_state *st,
-				  const json_t *daemon, uint64_t seq)
-{
-	json_t *policy = np_policy_to_json(&st->policy);
-	json_t *topo = np_statefile_topology_json(st->topo);
-	json_t *state = NULL, *pools = np_pools_to_json(st);
-	json_t *body = NULL, *doc = NULL;
-	uint64_t hp, ht, hb;
-
-	if (!policy || !topo || !pools || np_state_to_json(st, &state))
-		goto out;
-	hp = np_json_fnv1a64(policy);
-	ht = np_json_fnv1a64(topo);
-	body =
-	    json_pack("{s:{s:o,s:o},s:O,s:O,s:O,s:O}", "fingerprint", "policy",
-		      hash_json(hp), "topology", hash_json(ht), "policy",
-		      policy, "topology", topo, "state", state, "pools", pools);
-	if (body && daemon &&
-	    json_object_set(body, "daemon", (json_t *)daemon)) {
-		json_decref(body);
-		body = NULL;
-	}
-	if (body && seq && json_object_set_new(body, "journal_seq",
-					       json_integer((json_int_t)seq))) {
-		json_decref(body);
-		body = NULL;
-	}
-	if (!body || !(hb = np_json_fnv1a64(body)))
-		goto out;
-	doc = json_pack("{s:s,s:i,s:o,s:O,s:s}", "format", NP_STATEFILE_FORMAT,
-			"version", NP_STATEFILE_VERSION, "checksum",
-			hash_json(hb), "body", body, "numaplace_version",
-			NP_VERSION);
-out:
-	json_decref(policy);
-	json_decref(topo);
-	json_decref(state);
-	json_decref(pools);
-	json_decref(body);
-	return doc;
-}
 
 /* ---- files ---- */
 
@@ -592,9 +422,9 @@ static int parse_envelope(const char *path, const char *buf, size_t len,
 	*body = json_object_get(*doc, "body");
 	if (!json_is_object(*body))
 		return corrupt(err, errlen, path, "\"body\" is missing");
-	if (hash_parse(json_object_get(*doc, "checksum"), &stored))
+	if (np_statefile_hash_parse(json_object_get(*doc, "checksum"), &stored))
 		return corrupt(err, errlen, path,
-			       "\"checksum\" is missing or not \"" HASH_PREFIX
+			       "\"checksum\" is missing or not \"" NP_STATEFILE_HASH_PREFIX
 			       "<16 hex digits>\"");
 	if (given) /* its checksum was made from this body just now, after
 		    * the snapshot's own was checked (np_journal_apply_doc) */
@@ -629,12 +459,14 @@ static int parse_body(const char *path, const json_t *body, struct stored *s,
 	if (v && !json_is_object(v))
 		return corrupt(err, errlen, path,
 			       "body.daemon is not an object");
-	if (hash_parse(json_object_get(fp, "policy"), &s->policy_hash) ||
+	if (np_statefile_hash_parse(json_object_get(fp, "policy"),
+				    &s->policy_hash) ||
 	    s->policy_hash != np_json_fnv1a64(s->policy))
 		return corrupt(err, errlen, path,
 			       "the policy fingerprint does not match the "
 			       "stored policy");
-	if (hash_parse(json_object_get(fp, "topology"), &s->topo_hash) ||
+	if (np_statefile_hash_parse(json_object_get(fp, "topology"),
+				    &s->topo_hash) ||
 	    s->topo_hash != np_json_fnv1a64(s->topo))
 		return corrupt(err, errlen, path,
 			       "the topology fingerprint does not match the "
@@ -696,7 +528,7 @@ static int check_reserved(const char *path, const struct np_node_state *st,
 			       json_string_value(v));
 	if (np_cpuset_equal(&res, &st->reserved))
 		return 0;
-	cj = cpus_json(&st->reserved);
+	cj = np_statefile_cpus_json(&st->reserved);
 	render(cj, now, sizeof(now));
 	json_decref(cj);
 	return np_errf(err, errlen, NP_STATEFILE_EPOLICY,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Shared by the state directory's files (state_file.c, state_stream.c,
- * state_reset.c). */
+/* Shared by the state directory's files (state_file.c, state_document.c,
+ * state_hash.c, state_stream.c, state_journal*.c, state_reset.c). */
 #ifndef NUMAPLACE_STATE_INTERNAL_H
 #define NUMAPLACE_STATE_INTERNAL_H
 
@@ -11,10 +11,19 @@
 
 struct np_node_state;
 
+#include "numaplace/cpuset.h"
 #include "numaplace/version.h"
 
 /* "fnv1a64:" and 16 hex digits: the checksum and the fingerprints. */
 #define NP_STATEFILE_HASH_PREFIX "fnv1a64:"
+
+/* state_document.c: a CPU set as the state file writes it (a list
+ * string; NULL: out of memory). */
+json_t *np_statefile_cpus_json(const np_cpuset *s);
+/* state_hash.c: h as "fnv1a64:<16 hex>" (NULL: out of memory), and back
+ * (-EINVAL if it is not that). */
+json_t *np_statefile_hash_json(uint64_t h);
+int np_statefile_hash_parse(const json_t *j, uint64_t *h);
 
 /* dir opened O_DIRECTORY, or -errno with a message. */
 int np_statefile_open_dir(const char *dir, char *err, size_t errlen);
@@ -32,5 +41,15 @@ int np_statefile_clean_tmp_at(int dfd, const char *dir, int *removed,
 int np_statefile_stream(int fd, const struct np_node_state *st,
 			const json_t *daemon, uint64_t seq, size_t *bytes,
 			bool *io);
+
+/* state_journal.c: the journal's format, for its writer
+ * (state_journal_write.c). A flat key's parts are joined by SEP. */
+#define NP_JOURNAL_SEP "\x1f"
+/* state and daemon (may be NULL) into flat; -EINVAL when a workload has
+ * no name or two have the same. */
+int np_journal_flatten(const json_t *state, const json_t *daemon,
+		       json_t *flat);
+/* One record line (malloc'd), or NULL on ENOMEM. */
+char *np_journal_record_line(uint64_t seq, json_t *puts, json_t *dels);
 
 #endif

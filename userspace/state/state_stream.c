@@ -217,14 +217,6 @@ static int state(struct out *o, const void *ctx, int depth)
 	return object(o, m, n, depth);
 }
 
-static json_t *hash_json(uint64_t h)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), NP_STATEFILE_HASH_PREFIX "%016" PRIx64, h);
-	return json_string(buf);
-}
-
 /* The body at depth 1 (see np_statefile_document_seq()). */
 static int body(struct out *o, const struct np_node_state *st,
 		const json_t *daemon, uint64_t seq)
@@ -238,9 +230,9 @@ static int body(struct out *o, const struct np_node_state *st,
 
 	if (!policy || !topo || !pools)
 		return -ENOMEM;
-	fp =
-	    json_pack("{s:o,s:o}", "policy", hash_json(np_json_fnv1a64(policy)),
-		      "topology", hash_json(np_json_fnv1a64(topo)));
+	fp = json_pack("{s:o,s:o}", "policy",
+		       np_statefile_hash_json(np_json_fnv1a64(policy)),
+		       "topology", np_statefile_hash_json(np_json_fnv1a64(topo)));
 	if (!fp || (seq && !(jseq = json_integer((json_int_t)seq))))
 		return -ENOMEM;
 	m[n++] = (struct member){"fingerprint", fp, NULL, NULL};

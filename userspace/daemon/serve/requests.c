@@ -1,11 +1,11 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
- * Collect: control requests (protocol: numaplace/ctl.h), one handler per
+ * Serve: control requests (protocol: numaplace/ctl.h), one handler per
  * op, and the status the daemon reports.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/error.h"
-#include "daemon/ctl_server.h"
+#include "daemon/serve/ctl_server.h"
 #include "numaplace/plan.h"
 #include "numaplace/explain.h"
 #include "numaplace/topology_json.h"

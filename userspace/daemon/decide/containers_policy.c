@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Decide: who may ask for what (numaplace/oci_policy.h), as numaplaced
  * applies it to every container workload it is asked to admit or resize
@@ -10,7 +10,7 @@
  * counts the exclusive CPUs its containers hold now. A spec file's
  * workload is the node's own and is not checked.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/oci_policy.h"
@@ -131,8 +131,8 @@ static void container_bounds(struct np_daemon *d,
 /* Admitted from a spec file (the node's own): not under the policy. */
 static bool from_spec_file(struct np_daemon *d, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name);
-	return m && S(m->spec_file)[0];
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
+	return m && strempty(m->spec_file)[0];
 }
 
 /* The exclusive CPUs held by the container workloads (not from a spec

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Decide: workloads that are OCI containers ("container": {"id",
  * "cgroup"} in the spec; `numaplace oci-hook` sends them). Their cgroup is
@@ -8,7 +8,7 @@
  * releases the workload when the runtime removed it (reconcile.c,
  * release_vanished). What may be admitted is checked here.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
 
 #include <errno.h>
@@ -143,8 +143,8 @@ bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
 	} else {
 		/* only one admitted through the socket: a spec file's
 		 * workload is not the socket's to answer for */
-		const struct np_wl_meta *m = name ? np_meta_find(d, name) : NULL;
-		i = m && !S(m->spec_file)[0] ? np_state_find(&d->st, name) : -1;
+		const struct np_wl_meta *m = name ? np_daemon_meta_find(d, name) : NULL;
+		i = m && !strempty(m->spec_file)[0] ? np_state_find(&d->st, name) : -1;
 	}
 	if (i < 0)
 		return false;

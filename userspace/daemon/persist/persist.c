@@ -1,11 +1,11 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Persist: the state file (numaplace/state_file.h) with the daemon's own
  * part in the same atomic, checksummed write; between two such writes a
  * journal record of what changed (numaplace/state_journal.h). Saved
  * before anything is applied or acknowledged.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/error.h"
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"
@@ -36,7 +36,7 @@ static json_t *origins_json(const struct np_daemon *d)
 	bool bad = !o || !files || !pend;
 
 	for (int i = 0; !bad && i < d->nmeta; i++) {
-		if (S(d->meta[i].spec_file)[0])
+		if (strempty(d->meta[i].spec_file)[0])
 			bad |= json_object_set_new(
 				   files, d->meta[i].name,
 				   json_string(d->meta[i].spec_file)) != 0;
@@ -186,14 +186,14 @@ int np_daemon_load_origins(struct np_daemon *d, const json_t *o, char *err,
 	}
 	json_object_foreach((json_t *)files, name, v)
 	{
-		struct np_wl_meta *m = np_meta_find(d, name);
+		struct np_wl_meta *m = np_daemon_meta_find(d, name);
 		if (m && json_is_string(v))
-			np_set_str(&m->spec_file, json_string_value(v));
+			np_daemon_set_str(&m->spec_file, json_string_value(v));
 	}
 	json_array_foreach(pend, k, v)
 	{
 		struct np_wl_meta *m =
-			json_is_string(v) ? np_meta_find(d, json_string_value(v))
+			json_is_string(v) ? np_daemon_meta_find(d, json_string_value(v))
 					  : NULL;
 		/* Without create_cgroups nobody but the user makes the
 		 * cgroup: a missing one stays "removed", and is released. */

@@ -1,11 +1,11 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Workload bookkeeping (names, spec origins, notes about spec files,
  * rejections) and the decision of one change: admit or release a workload
  * through the engine, saved before it is applied or acknowledged.
  */
-#include "daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/metrics.h"
 #include "numaplace/error.h"
 
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 /* Replace a meta string (NULL for ""); false when out of memory (the old
  * value is kept). */
-bool np_set_str(char **dst, const char *src)
+bool np_daemon_set_str(char **dst, const char *src)
 {
 	char *s = NULL;
 	if (src && *src && !(s = strdup(src)))
@@ -40,7 +40,7 @@ static int meta_reindex(struct np_daemon *d)
 	return 0;
 }
 
-struct np_wl_meta *np_meta_find(struct np_daemon *d, const char *name)
+struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name)
 {
 	long i;
 	if (d->meta_ix.n != (size_t)d->nmeta ||
@@ -55,9 +55,9 @@ struct np_wl_meta *np_meta_find(struct np_daemon *d, const char *name)
 	return np_strmap_get(&d->meta_ix, name, &i) ? &d->meta[i] : NULL;
 }
 
-struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name)
+struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name), *g;
+	struct np_wl_meta *m = np_daemon_meta_find(d, name), *g;
 	if (m)
 		return m;
 	g = realloc(d->meta, sizeof(*g) * (size_t)(d->nmeta + 1));
@@ -76,9 +76,9 @@ struct np_wl_meta *np_meta_add(struct np_daemon *d, const char *name)
 	return m;
 }
 
-void np_meta_del(struct np_daemon *d, const char *name)
+void np_daemon_meta_del(struct np_daemon *d, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name);
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
 	if (!m)
 		return;
 	np_strmap_del(&d->meta_ix, m->name);
@@ -110,7 +110,7 @@ static void note_rejection(struct np_daemon *d, const struct np_decision *dec)
 		np_rej_count_add(d->rej_kind, dec->error_kind);
 }
 
-struct np_spec_note *np_note_find(struct np_daemon *d, const char *file)
+struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file)
 {
 	for (int i = 0; i < d->nnotes; i++)
 		if (!strcmp(d->notes[i].file, file))
@@ -118,10 +118,10 @@ struct np_spec_note *np_note_find(struct np_daemon *d, const char *file)
 	return NULL;
 }
 
-struct np_spec_note *np_note_set(struct np_daemon *d, const char *file,
+struct np_spec_note *np_daemon_note_set(struct np_daemon *d, const char *file,
 				     const char *canon)
 {
-	struct np_spec_note *n = np_note_find(d, file);
+	struct np_spec_note *n = np_daemon_note_find(d, file);
 	if (!n) {
 		struct np_spec_note *g =
 			realloc(d->notes, sizeof(*g) * (size_t)(d->nnotes + 1));
@@ -136,9 +136,9 @@ struct np_spec_note *np_note_set(struct np_daemon *d, const char *file,
 	return n;
 }
 
-void np_note_del(struct np_daemon *d, const char *file)
+void np_daemon_note_del(struct np_daemon *d, const char *file)
 {
-	struct np_spec_note *n = np_note_find(d, file);
+	struct np_spec_note *n = np_daemon_note_find(d, file);
 	if (n)
 		*n = d->notes[--d->nnotes];
 }
@@ -319,7 +319,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 	}
 	if (!dec->admitted) {
 		np_daemon_defrag_remember(d, spec, spec_file, dec);
-		struct np_spec_note *n = spec_file ? np_note_find(d, spec_file) : NULL;
+		struct np_spec_note *n = spec_file ? np_daemon_note_find(d, spec_file) : NULL;
 		/* A spec file is retried every cycle; say it once per reason. */
 		if (!n || strcmp(n->reason, dec->reason)) {
 			note_rejection(d, dec);
@@ -327,7 +327,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		}
 		if (spec_file) {
 			canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-			n = np_note_set(d, spec_file, canon);
+			n = np_daemon_note_set(d, spec_file, canon);
 			if (n)
 				snprintf(n->reason, sizeof(n->reason), "%s",
 					 dec->reason);
@@ -335,17 +335,17 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		goto out;
 	}
 	if (spec_file)
-		np_note_del(d, spec_file);
-	m = np_meta_add(d, w->name);
+		np_daemon_note_del(d, spec_file);
+	m = np_daemon_meta_add(d, w->name);
 	if (!m) {
 		np_release(&d->st, w->name);
 		r = -ENOMEM;
 		goto out;
 	}
 	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!np_set_str(&m->spec_file, spec_file) || !np_set_str(&m->spec_json, canon)) {
+	if (!np_daemon_set_str(&m->spec_file, spec_file) || !np_daemon_set_str(&m->spec_json, canon)) {
 		np_release(&d->st, w->name);
-		np_meta_del(d, w->name);
+		np_daemon_meta_del(d, w->name);
 		r = -ENOMEM;
 		goto out;
 	}
@@ -359,7 +359,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 	d->dirty = true;
 	if ((r = np_daemon_save(d))) {
 		np_release(&d->st, w->name);
-		np_meta_del(d, w->name);
+		np_daemon_meta_del(d, w->name);
 		d->dirty = false;
 		dec->admitted = false;
 		dec->alloc = NULL;
@@ -377,7 +377,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 	}
 	if ((r = prepare_cgroups(d, w, cerr, sizeof(cerr)))) {
 		np_release(&d->st, w->name);
-		np_meta_del(d, w->name);
+		np_daemon_meta_del(d, w->name);
 		d->dirty = true;
 		np_daemon_save(d); /* a failure leaves it dirty: retried */
 		NP_ERR("cgroup %.200s: %.400s", w->cgroup, cerr);
@@ -497,7 +497,7 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 			snprintf(d->left[d->nleft++], sizeof(d->left[0]), "%s", cg);
 		}
 	}
-	np_meta_del(d, name);
+	np_daemon_meta_del(d, name);
 	np_daemon_placement_remove(d, name);
 	d->n.released++;
 	np_log(LOG_INFO, "released %s (%s)", name, why);
@@ -512,7 +512,7 @@ void np_daemon_release_vanished(struct np_daemon *d)
 	char err[1024];
 
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_meta_find(d, d->st.w[i].req.name);
+		struct np_wl_meta *m = np_daemon_meta_find(d, d->st.w[i].req.name);
 		char name[NP_NAME_MAX];
 		np_cpuset cpus;
 		np_nodemask mems;
@@ -523,9 +523,9 @@ void np_daemon_release_vanished(struct np_daemon *d)
 			continue;
 		snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
 		d->n.vanished++;
-		if (S(m->spec_file)[0]) {
+		if (strempty(m->spec_file)[0]) {
 			struct np_spec_note *note =
-				np_note_set(d, m->spec_file, S(m->spec_json));
+				np_daemon_note_set(d, m->spec_file, strempty(m->spec_json));
 			if (note)
 				note->retired = true;
 		}

@@ -3,7 +3,7 @@
  * config.metrics.listen: "HOST:PORT", "[V6]:PORT" or "unix:/PATH" (apart
  * from metrics.c so that reading a configuration needs no HTTP server).
  */
-#include "daemon/metrics.h"
+#include "daemon/serve/metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

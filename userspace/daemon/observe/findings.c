@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * What verification's findings lead to. Verification only reports; here the
  * daemon decides, per the configuration, and asks the enforcer:
@@ -11,7 +11,7 @@
  *     verify.on_remote_memory = "migrate" its pages are migrated, at most
  *     once per verify.migrate_interval_s.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +90,7 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 
 static void migrate(struct np_daemon *d, const struct np_finding *f)
 {
-	struct np_wl_meta *m = np_meta_find(d, f->workload);
+	struct np_wl_meta *m = np_daemon_meta_find(d, f->workload);
 	struct np_migrate_result res;
 	np_nodemask from = d->topo->numa_mask & ~f->mems;
 	time_t now = time(NULL);

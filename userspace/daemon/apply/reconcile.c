@@ -1,12 +1,12 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The reconcile cycle: the desired cpuset of every managed cgroup (a
  * workload's exclusive set, the shared or BE pool), compared with what the
  * kernel holds, and the differences handed to the enforcer; host cgroups
  * and partitions around it; verification synced before and checked after.
  */
-#include "daemon_internal.h"
-#include "daemon/metrics.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/metrics.h"
 #include "numaplace/bpf_abi.h"
 
 #include <errno.h>
@@ -181,7 +181,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		wd = &v[k++];
 		wd->path = a->req.cgroup;
 		wd->wl = i;
-		wd->m = np_meta_find(d, a->req.name);
+		wd->m = np_daemon_meta_find(d, a->req.name);
 		if ((a->ncontainers > 1 || a->pod_rest) &&
 		    !(wd->own_cpus = calloc(1, sizeof(*wd->own_cpus)))) {
 			free_desired(v, k);
@@ -471,7 +471,7 @@ static void workload_partitions(struct np_daemon *d)
 		return; /* no partition can be valid below that parent */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
-		struct np_wl_meta *m = np_meta_find(d, a->req.name);
+		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 		struct np_cgroup_state cs;
 		char err[1024];
 		int r;

@@ -8,7 +8,7 @@
  * shared cgroups yield the CPUs before the workload's cpuset widens, a
  * shrink's workload narrows before the shared cgroups widen.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 
@@ -82,7 +82,7 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 		     char *err, size_t errlen)
 {
 	struct resize_one one = {container, cpus};
-	struct np_wl_meta *m = np_meta_find(d, name);
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
 	int i = np_state_find(&d->st, name), r;
 
 	memset(dec, 0, sizeof(*dec));
@@ -90,7 +90,7 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 		NP_ERR("resize: no workload named \"%s\"", np_echo(name));
 		return -ENOENT;
 	}
-	if (m && S(m->spec_file)[0]) {
+	if (m && strempty(m->spec_file)[0]) {
 		NP_ERR(
 		    "resize: workload \"%s\" comes from the spec file %.400s: "
 		    "change its cpu there (a changed count is resized in "
@@ -122,7 +122,7 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 		    j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 		json_decref(j);
 		if (canon)
-			np_set_str(&m->spec_json, canon);
+			np_daemon_set_str(&m->spec_json, canon);
 	}
 	return 0;
 }
@@ -182,20 +182,20 @@ int np_daemon_resize_spec(struct np_daemon *d, const json_t *spec,
 	}
 	r = resize_all(d, i, rs, n, &dec, err, sizeof(err));
 	if (r == 0 && dec.admitted) {
-		if ((m = np_meta_find(d, w.name)))
-			np_set_str(&m->spec_json, canon);
-		np_note_del(d, path);
+		if ((m = np_daemon_meta_find(d, w.name)))
+			np_daemon_set_str(&m->spec_json, canon);
+		np_daemon_note_del(d, path);
 	} else {
 		/* The old allocation stays (retried at the next scan);
 		 * said once per reason. */
 		const char *why = r ? err : dec.reason;
-		note = np_note_find(d, path);
+		note = np_daemon_note_find(d, path);
 		if (!note || strcmp(note->reason, why))
 			np_log(LOG_WARNING,
 			       "spec %s: resize of %s not done, it keeps its "
 			       "CPUs: %s",
 			       path, w.name, why);
-		if ((note = np_note_set(d, path, canon)))
+		if ((note = np_daemon_note_set(d, path, canon)))
 			snprintf(note->reason, sizeof(note->reason), "%s", why);
 	}
 	np_workload_req_free(&w);

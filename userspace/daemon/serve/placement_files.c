@@ -12,7 +12,7 @@
  * an admission's path) and not fsynced: /run does not outlive a reboot,
  * and a restarted daemon writes every file again.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/admit.h"
 #include "numaplace/state_file.h"
@@ -68,8 +68,7 @@ static int open_dir(struct np_daemon *d)
 		}
 	}
 	if (fd < 0 && !d->placement_said) {
-		np_log(LOG_ERR, "placement files: %s: %s", path,
-		       strerror(errno));
+		np_log_errno(LOG_ERR, -errno, "placement files: %s", path);
 		d->placement_said = true;
 	}
 	return fd;
@@ -192,7 +191,7 @@ void np_daemon_placement_files(struct np_daemon *d)
 		   np_fnv1a64(&p.be, sizeof(p.be)) * 31;
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = &d->st.w[i];
-		struct np_wl_meta *m = np_meta_find(d, a->req.name);
+		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 		if (m && m->established &&
 		    write_one(d, dfd, &p, a, m, file_key(a, pools_fp)))
 			failed = true;
@@ -213,5 +212,5 @@ void np_daemon_placement_remove(struct np_daemon *d, const char *name)
 	snprintf(path, sizeof(path), "%s" SUBDIR "/%s.json", d->cfg.run_dir,
 		 name);
 	if (unlink(path) && errno != ENOENT)
-		np_log(LOG_ERR, "placement file %s: %s", path, strerror(errno));
+		np_log_errno(LOG_ERR, -errno, "placement file %s", path);
 }

@@ -5,7 +5,7 @@
  * config.export names, for an agent to push (JSON, replaced atomically,
  * only when the content changes).
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/export.h"
 

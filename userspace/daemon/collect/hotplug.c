@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Collect: CPU hotplug. The online CPU list (config.cpu_online_file) is read
  * every cycle. A CPU of the topology that is offline leaves every pool, so
@@ -13,7 +13,7 @@
  * them (Linux drops an offline CPU's topology from sysfs), so that a restart
  * while a CPU is offline loads the state instead of refusing it.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/state_file.h"
@@ -48,7 +48,7 @@ int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 		       "CPU(s) %s are offline; the place the saved state gives "
 		       "them does not fit this machine (%s): the state is "
 		       "checked against the topology as it is",
-		       S(list), err);
+		       strempty(list), err);
 		err[0] = '\0';
 		return 0;
 	}
@@ -59,7 +59,7 @@ int np_daemon_restore_offline(struct np_daemon *d, unsigned flags, char *err,
 	np_log(LOG_INFO,
 	       "CPU(s) %s are offline: their core, socket and NUMA node come "
 	       "from the saved state",
-	       S(list));
+	       strempty(list));
 	return 0;
 }
 
@@ -112,7 +112,7 @@ static void replace(struct np_daemon *d, const char *name)
 		}
 		np_log(LOG_WARNING,
 		       "%s not re-placed (%s): it stays degraded on CPUs %s",
-		       name, r ? err : dec.reason, S(was));
+		       name, r ? err : dec.reason, strempty(was));
 		return;
 	}
 	i = np_state_find(&d->st, name);
@@ -123,7 +123,7 @@ static void replace(struct np_daemon *d, const char *name)
 	d->dirty = true;
 	d->n.replaced++;
 	np_log(LOG_WARNING, "re-placed %s off offline CPUs: cpuset %s (was %s)",
-	       name, S(now), S(was));
+	       name, strempty(now), strempty(was));
 }
 
 /* Say what a change of the offline set does to each exclusive workload. */
@@ -144,7 +144,7 @@ static void workloads_changed(struct np_daemon *d, const np_cpuset *went,
 			np_log(LOG_WARNING,
 			       "%s is degraded: its exclusive CPU(s) %s are "
 			       "offline%s",
-			       d->st.w[i].req.name, S(l),
+			       d->st.w[i].req.name, strempty(l),
 			       d->cfg.on_cpu_offline == NP_OFFLINE_REPORT
 				       ? "; it keeps them (on_cpu_offline "
 					 "\"report\")"
@@ -191,7 +191,7 @@ void np_daemon_hotplug(struct np_daemon *d)
 		       "CPU(s) %s are online, but were offline when numaplaced "
 		       "started and no saved state knew their place: they are "
 		       "not used until numaplaced restarts",
-		       S(a));
+		       strempty(a));
 		free(a);
 		a = NULL;
 	}
@@ -206,7 +206,7 @@ void np_daemon_hotplug(struct np_daemon *d)
 	a = np_cpuset_str(&went);
 	b = np_cpuset_str(&back);
 	np_log(LOG_WARNING, "CPU hotplug: offline now %s, online again %s",
-	       np_cpuset_empty(&went) ? "none" : S(a),
-	       np_cpuset_empty(&back) ? "none" : S(b));
+	       np_cpuset_empty(&went) ? "none" : strempty(a),
+	       np_cpuset_empty(&back) ? "none" : strempty(b));
 	workloads_changed(d, &went, &back);
 }

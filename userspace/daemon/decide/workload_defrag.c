@@ -12,8 +12,8 @@
  *     once the cycle has written its cpuset (the enforcer's
  *     migrate_memory, as verify.on_remote_memory = "migrate" does).
  */
-#include "daemon_internal.h"
-#include "daemon/ctl_server.h"
+#include "daemon/daemon_internal.h"
+#include "daemon/serve/ctl_server.h"
 #include "numaplace/defrag.h"
 #include "numaplace/error.h"
 
@@ -40,7 +40,7 @@ void np_daemon_defrag_remember(struct np_daemon *d, const json_t *spec,
 		snprintf(d->defrag.last_spec, sizeof(d->defrag.last_spec), "%s",
 			 canon);
 		snprintf(d->defrag.last_file, sizeof(d->defrag.last_file),
-			 "%s", S(spec_file));
+			 "%s", strempty(spec_file));
 	}
 	free(canon);
 }

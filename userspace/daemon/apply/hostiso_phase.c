@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host isolation in the cycle (numaplace/hostiso.h): the CPUs of the
  * workloads config.host_isolation names ("partition": those with
@@ -9,7 +9,7 @@
  * hostiso.json left by a crash is adopted: its originals are kept, and
  * given back once no workload needs isolation.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * plan, no write) when nothing can have changed since the last cycle that
  * went through them and found nothing to do (docs/architecture.md, "Quiet cycles").
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/be_suppress.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Collect: the spec directory. Every *.json file is a workload spec; new
  * and changed files are admitted, removed ones released. Rejected and
@@ -6,7 +6,7 @@
  * every cycle; a file whose cgroup was removed by hand is retired until it
  * changes.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "basic/trust.h"
 #include "numaplace/cleanup.h"
 
@@ -64,12 +64,12 @@ static void note_invalid(struct np_daemon *d, const char *path,
 			 const json_t *spec, const char *err)
 {
 	_cleanup_free_ char *c2 = spec ? canonical(spec) : strdup("");
-	struct np_spec_note *n = np_note_find(d, path);
+	struct np_spec_note *n = np_daemon_note_find(d, path);
 
 	if (n && c2 && !strcmp(n->canon, c2) && !strcmp(n->reason, err))
 		return;
 	np_log(LOG_ERR, "spec %s: %s", path, err);
-	n = np_note_set(d, path, c2);
+	n = np_daemon_note_set(d, path, c2);
 	if (n)
 		snprintf(n->reason, sizeof(n->reason), "%s", err);
 }
@@ -78,22 +78,22 @@ static void note_invalid(struct np_daemon *d, const char *path,
 static bool unchanged(struct np_daemon *d, const char *path,
 		      const json_t *spec, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name);
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
 	_cleanup_free_ char *canon = canonical(spec);
 	struct np_spec_note *n;
 
 	if (m)
 		m->seen_scan = d->spec_scan;
-	if (m && canon && !strcmp(S(m->spec_json), canon))
+	if (m && canon && !strcmp(strempty(m->spec_json), canon))
 		return true;
 	/* Loaded from the state after a restart: adopt it if the file still
 	 * says what the state recorded, else it changed while we were down:
 	 * admit it anew. */
-	if (m && !S(m->spec_json)[0] && np_state_find(&d->st, name) >= 0 &&
-	    same_as_loaded(d, spec, name) && np_set_str(&m->spec_json, canon) &&
-	    np_set_str(&m->spec_file, path))
+	if (m && !strempty(m->spec_json)[0] && np_state_find(&d->st, name) >= 0 &&
+	    same_as_loaded(d, spec, name) && np_daemon_set_str(&m->spec_json, canon) &&
+	    np_daemon_set_str(&m->spec_file, path))
 		return true;
-	n = np_note_find(d, path);
+	n = np_daemon_note_find(d, path);
 	return n && n->retired && canon && !strcmp(n->canon, canon);
 }
 
@@ -103,15 +103,15 @@ static bool unchanged(struct np_daemon *d, const char *path,
 static bool taken_by_other_file(struct np_daemon *d, const char *path,
 				const json_t *spec, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name);
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
 	char err[2 * NP_PATH_MAX + 128];
 
-	if (!m || !S(m->spec_file)[0] || !strcmp(S(m->spec_file), path) ||
-	    access(S(m->spec_file), F_OK))
+	if (!m || !strempty(m->spec_file)[0] || !strcmp(strempty(m->spec_file), path) ||
+	    access(strempty(m->spec_file), F_OK))
 		return false;
 	snprintf(err, sizeof(err),
 		 "name: workload \"%.127s\" comes from %.900s already", name,
-		 S(m->spec_file));
+		 strempty(m->spec_file));
 	note_invalid(d, path, spec, err);
 	return true;
 }
@@ -122,10 +122,10 @@ static bool taken_by_other_file(struct np_daemon *d, const char *path,
 static bool socket_workload(struct np_daemon *d, const char *path,
 			    const json_t *spec, const char *name)
 {
-	struct np_wl_meta *m = np_meta_find(d, name);
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
 	char err[NP_NAME_MAX + 160];
 
-	if (!m || S(m->spec_file)[0] || np_state_find(&d->st, name) < 0)
+	if (!m || strempty(m->spec_file)[0] || np_state_find(&d->st, name) < 0)
 		return false;
 	snprintf(err, sizeof(err),
 		 "name: workload \"%.127s\" was admitted through the control "
@@ -160,7 +160,7 @@ static bool read_spec(struct np_daemon *d, const char *path, char **text,
 		why = err + n + 2; /* note_invalid names the file */
 	note_invalid(d, path, NULL, why);
 	for (int i = 0; r == -EPERM && i < d->nmeta; i++)
-		if (!strcmp(S(d->meta[i].spec_file), path))
+		if (!strcmp(strempty(d->meta[i].spec_file), path))
 			d->meta[i].seen_scan = d->spec_scan;
 	return false;
 }
@@ -224,8 +224,8 @@ int np_daemon_scan_specs(struct np_daemon *d)
 
 	if (!dir) {
 		if (errno != ENOENT)
-			np_log(LOG_ERR, "spec directory %s: %s",
-			       d->cfg.spec_dir, strerror(errno));
+			np_log_errno(LOG_ERR, -errno, "spec directory %s",
+				     d->cfg.spec_dir);
 		return 0;
 	}
 	/* Whoever may write the directory may put a file of theirs in it:
@@ -260,12 +260,12 @@ int np_daemon_scan_specs(struct np_daemon *d)
 	closedir(dir);
 	for (int i = 0; i < d->nnotes; i++)
 		if (access(d->notes[i].file, F_OK)) {
-			np_note_del(d, d->notes[i].file);
+			np_daemon_note_del(d, d->notes[i].file);
 			i--;
 		}
 	/* Specs that disappeared release their workloads. */
 	for (int i = 0; i < d->nmeta; i++) {
-		if (!S(d->meta[i].spec_file)[0])
+		if (!strempty(d->meta[i].spec_file)[0])
 			continue;
 		if (d->meta[i].seen_scan != d->spec_scan) {
 			char name[NP_NAME_MAX];

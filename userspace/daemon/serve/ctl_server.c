@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Control socket server: see ctl_server.h.
  *
@@ -16,7 +16,7 @@
  * response has been written out, so the output buffer holds at most one
  * response line, itself at most NP_CTL_MAX_LINE bytes.
  */
-#include "daemon/ctl_server.h"
+#include "daemon/serve/ctl_server.h"
 #include "basic/fileio.h"
 #include "basic/log.h"
 #include "numaplace/cleanup.h"

@@ -8,7 +8,7 @@
  * appears. Shared ones follow their pool: narrowed before the main plan
  * (with the host cgroups), set after it.
  */
-#include "daemon_internal.h"
+#include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
 
 #include <errno.h>
@@ -70,7 +70,7 @@ static int one_unit(struct np_daemon *d, const struct np_workload_alloc *a,
 		    const struct np_pools *p, bool before)
 {
 	const char *unit = a->req.unit;
-	struct np_wl_meta *m = np_meta_find(d, a->req.name);
+	struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 	np_cpuset want, cur;
 	np_nodemask mems;
 	char err[1024], slice[NP_PATH_MAX] = "";
