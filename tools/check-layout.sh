@@ -51,7 +51,7 @@ out=$(for f in $srcs; do
 	case $f in userspace/*/*) ;; *) continue ;; esac
 	from=${f#userspace/}; from=${from%%/*}
 	rf=$(rank "$from")
-	grep -o '^#include "[a-z_]*/[a-z_]*\.h"' "$f" | sed 's/#include "//; s/".*//' |
+	grep -o '^#include "[a-z_]*/[a-z_/]*\.h"' "$f" | sed 's/#include "//; s/".*//' |
 		while read -r inc; do
 			to=${inc%%/*}
 			[ "$to" = numaplace ] && continue

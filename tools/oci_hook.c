@@ -357,10 +357,12 @@ int hook_place(struct hook *h, const struct np_oci_cgroup *exp)
 
 	if (partition_check(h, exp ? exp->path : NULL, err, sizeof(err)))
 		return hook_fail(h, err, NULL);
-	if (np_oci_request_build(&rq, &h->st, &h->oc, exp ? exp->path : NULL,
-				 err, sizeof(err))) {
+	if ((r = np_oci_request_build(&rq, &h->st, &h->oc,
+				      exp ? exp->path : NULL, err,
+				      sizeof(err)))) {
 		np_oci_request_free(&rq);
-		return hook_bad(h, "%s", err);
+		return r == -EDOM && h->pod_wide ? hook_fail(h, err, NULL)
+						 : hook_bad(h, "%s", err);
 	}
 	if (find_cgroup(h, exp, err, sizeof(err))) {
 		rc = hook_fail(h, err, NULL);

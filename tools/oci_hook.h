@@ -34,6 +34,11 @@ struct hook {
 	char reason[2048];        /* the last refusal or failure said */
 	char cpuset[1024];        /* placed: the CPUs in force */
 	char workload[NP_NAME_MAX];
+	/* the annotations are the pod's, copied to each of its containers
+	 * (containerd's pod_annotations): one that this container's
+	 * resources cannot take (an LSE pod's fractional sidecar or init
+	 * container) follows the failure mode instead of being bad input */
+	bool pod_wide;
 };
 
 /* --config: an explicit file must load; the default may be missing. 0,

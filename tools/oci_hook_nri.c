@@ -55,16 +55,6 @@ static int bad(struct hook *h, const struct np_nri_request *rq,
 	return result(h, rq, NP_EXIT_USAGE);
 }
 
-/* Whether numaplace has anything to do with this container. */
-static bool ours(const struct np_nri_request *rq)
-{
-	if (rq->state != NP_NRI_CREATE && rq->state != NP_NRI_DELETE)
-		return false; /* update, pause, resume: nothing changes */
-	if (rq->sandbox && rq->conf.pause == NP_NRI_PAUSE_IGNORE)
-		return false;
-	return rq->conf.containers == NP_NRI_MATCH_ALL || np_nri_annotated(rq);
-}
-
 static int create(struct hook *h, struct np_nri_request *rq)
 {
 	char err[1024];
@@ -97,6 +87,7 @@ int hook_nri_invoke(struct hook *h, const char *config, const char *sock)
 	h->cmd = CMD;
 	h->res_label = "spec.resources";
 	h->rename = np_nri_field_names;
+	h->pod_wide = true;
 	r = np_read_fd(STDIN_FILENO, NP_NRI_REQUEST_MAX, &buf, &len);
 	if (r < 0) {
 		if (r == -EFBIG)
@@ -115,7 +106,7 @@ int hook_nri_invoke(struct hook *h, const char *config, const char *sock)
 		return rc;
 	}
 	h->stage = rq.state == NP_NRI_CREATE ? "nri-create" : "nri-delete";
-	if (!ours(&rq)) {
+	if (!np_nri_ours(&rq)) {
 		rc = result(h, &rq, NP_EXIT_OK);
 		np_nri_request_free(&rq);
 		return rc;

@@ -84,6 +84,9 @@ struct np_nri_request {
  * that picks the oci_hook.policy rule is the one containerd sets
  * (io.kubernetes.cri.sandbox-namespace). Keys
  * the v0.1 types do not have are ignored (a later version may add some).
+ * A request that is not numaplace's (np_nri_ours) is read only as far as
+ * deciding that: version, state, ids, conf and spec.annotations; its pid,
+ * resources, cgroupsPath, labels and results are neither read nor judged.
  * 0 or -EINVAL/-ENOMEM with the field named; free with
  * np_nri_request_free either way.
  */
@@ -94,6 +97,11 @@ void np_nri_request_free(struct np_nri_request *rq);
 /* A numaplace.io/ annotation, or Koordinator's qosClass or resource-spec,
  * in spec.annotations. */
 bool np_nri_annotated(const struct np_nri_request *rq);
+
+/* Whether numaplace acts on the request: create or delete, of a container
+ * (or of a pause container with conf.pause "shared") that is annotated,
+ * or of any container with conf.containers "all". */
+bool np_nri_ours(const struct np_nri_request *rq);
 
 /* The pause container asks nothing of its own: the pod's annotations it
  * carries (containerd's pod_annotations pass them to the pause and to

@@ -170,8 +170,10 @@ struct np_oci_request {
  * bytes, or a bad value is refused naming the annotation. cgroup (the
  * container's, from the root) may be NULL: the spec is checked with
  * "/ID" then, and np_oci_request_set_cgroup sets the real one. The spec
- * is checked as numaplaced will (np_workload_req_from_json). 0 or
- * -EINVAL/-ENOMEM; free with np_oci_request_free either way.
+ * is checked as numaplaced will (np_workload_req_from_json). 0,
+ * -EDOM when the annotations are well formed but the container's own
+ * resources cannot take them (LSE/LSR on a fractional or absent CPU
+ * limit), or -EINVAL/-ENOMEM; free with np_oci_request_free either way.
  */
 int np_oci_request_build(struct np_oci_request *rq,
 			 const struct np_oci_state *st,

@@ -41,10 +41,27 @@
 	"namespace\":\"trading\",\"numaplace.io/qos\":\"LSE\"}},\"labels\":"   \
 	"{\"app\":\"web\"}}"
 
+static int parse_as_is(struct np_nri_request *rq, const char *s, char *err,
+		       size_t errlen)
+{
+	return np_nri_request_parse(rq, s, strlen(s), err, errlen);
+}
+
+/* A request is read whole only when numaplace acts on it (np_nri_ours):
+ * the cases below that give no conf get one that makes every container
+ * and pause container numaplace's, so that each field is read and judged
+ * (test_not_ours: what is read of the others). */
 static int parse(struct np_nri_request *rq, const char *s, char *err,
 		 size_t errlen)
 {
-	return np_nri_request_parse(rq, s, strlen(s), err, errlen);
+	static char buf[16384];
+
+	if (s[0] != '{' || strstr(s, "\"conf\""))
+		return parse_as_is(rq, s, err, errlen);
+	snprintf(buf, sizeof(buf),
+		 "{\"conf\":{\"containers\":\"all\",\"pause\":\"shared\"}%s%s",
+		 s[1] && s[1] != '}' ? "," : "", s + 1);
+	return parse_as_is(rq, buf, err, errlen);
 }
 
 static void good(struct np_nri_request *rq, const char *s)
@@ -85,7 +102,11 @@ static void test_container_systemd(void **state)
 	struct np_nri_request rq;
 	(void)state;
 
-	good(&rq, CREATE_SYSTEMD);
+	/* annotated: read whole with the plugin's default conf */
+	char err[1024] = "";
+	if (parse_as_is(&rq, CREATE_SYSTEMD, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	assert_true(np_nri_ours(&rq));
 	assert_int_equal(rq.state, NP_NRI_CREATE);
 	assert_string_equal(rq.version, "0.1");
 	assert_string_equal(rq.st.id, CID);
@@ -371,6 +392,52 @@ static void test_result(void **state)
 	json_decref(r);
 }
 
+/* A request numaplace does not act on is read only as far as deciding so:
+ * a field it would refuse does not fail the start of a container it does
+ * not manage (the plugin answers {} at once). */
+static void test_not_ours(void **state)
+{
+	static const char *const rest[] = {
+	    "\"pid\":0,\"spec\":{}",
+	    "\"pid\":1,\"labels\":[],\"spec\":{}",
+	    "\"pid\":1,\"results\":{},\"spec\":{}",
+	    "\"pid\":1,\"spec\":{\"cgroupsPath\":\"/kubepods/../x\"}",
+	    "\"pid\":1,\"spec\":{\"resources\":{\"cpu\":{\"quota\":\"x\"}}}",
+	    "\"pid\":1,\"spec\":{\"namespaces\":{\"pid\":null}}",
+	};
+	struct np_nri_request rq;
+	char s[1024], err[1024];
+	size_t i;
+	(void)state;
+
+	for (i = 0; i < sizeof(rest) / sizeof(rest[0]); i++) {
+		/* a container without numaplace's annotations */
+		snprintf(s, sizeof(s),
+			 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":"
+			 "\"c1\",\"sandboxID\":\"s1\",%s}",
+			 rest[i]);
+		assert_int_equal(parse_as_is(&rq, s, err, sizeof(err)), 0);
+		assert_false(np_nri_ours(&rq));
+		np_nri_request_free(&rq);
+		/* a pause container, ignored (the default) */
+		snprintf(s, sizeof(s),
+			 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":"
+			 "\"s1\",\"sandboxID\":\"s1\",%s}",
+			 rest[i]);
+		assert_int_equal(parse_as_is(&rq, s, err, sizeof(err)), 0);
+		assert_false(np_nri_ours(&rq));
+		np_nri_request_free(&rq);
+		/* the same container annotated: read, and refused */
+		snprintf(s, sizeof(s),
+			 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":"
+			 "\"c1\",\"sandboxID\":\"s1\",%s,\"conf\":{\"containers\":"
+			 "\"all\"}}",
+			 rest[i]);
+		assert_int_equal(parse_as_is(&rq, s, err, sizeof(err)), -EINVAL);
+		np_nri_request_free(&rq);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_bad_spec),
 		cmocka_unit_test(test_field_names),
 		cmocka_unit_test(test_result),
+		cmocka_unit_test(test_not_ours),
 	};
 	return cmocka_run_group_tests_name("nri", tests, NULL, NULL);
 }

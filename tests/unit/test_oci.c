@@ -93,6 +93,55 @@ static json_t *spec_of(const char *annotations, const char *cfg, char *err,
 	return out;
 }
 
+/* np_oci_request_build's return for a state's annotations and a
+ * config.json. */
+static int build_rc(const char *annotations, const char *cfg)
+{
+	struct np_oci_state st;
+	struct np_oci_config c;
+	struct np_oci_request rq;
+	char s[12000], err[512];
+	int r;
+
+	snprintf(s, sizeof(s),
+		 "{\"ociVersion\":\"1.0.2\",\"id\":\"0123456789abcdef0123\","
+		 "\"pid\":42,\"bundle\":\"/b\",\"status\":\"created\","
+		 "\"annotations\":%s}",
+		 annotations);
+	if (state(&st, s, NP_OCI_CREATE_RUNTIME, err, sizeof(err)))
+		fail_msg("state: %s", err);
+	config(&c, cfg);
+	r = np_oci_request_build(&rq, &st, &c, "/np/c", err, sizeof(err));
+	np_oci_request_free(&rq);
+	np_oci_config_free(&c);
+	np_oci_state_free(&st);
+	return r;
+}
+
+/* -EDOM (the container's resources cannot take well-formed annotations:
+ * under NRI, where annotations are pod-wide, that follows the failure
+ * mode) against -EINVAL (a bad annotation: bad input everywhere). */
+static void test_request_edom(void **unused)
+{
+	(void)unused;
+	assert_int_equal(build_rc("{\"numaplace.io/qos\":\"LSE\"}", "{}"),
+			 -EDOM);
+	assert_int_equal(build_rc("{\"numaplace.io/qos\":\"LSE\"}",
+				  "{\"linux\":{\"resources\":{\"cpu\":{"
+				  "\"quota\":150000,\"period\":100000}}}}"),
+			 -EDOM);
+	assert_int_equal(build_rc("{\"numaplace.io/qos\":\"LSE\","
+				  "\"numaplace.io/cpus\":\"1500m\"}",
+				  "{}"),
+			 -EINVAL);
+	assert_int_equal(build_rc("{\"numaplace.io/cpus\":\"-2\"}", "{}"),
+			 -EINVAL);
+	assert_int_equal(build_rc("{\"numaplace.io/qos\":\"LSE\"}",
+				  "{\"linux\":{\"resources\":{\"cpu\":{"
+				  "\"quota\":200000,\"period\":100000}}}}"),
+			 0);
+}
+
 static json_t *spec_ok(const char *annotations, const char *cfg)
 {
 	char err[512];
@@ -879,6 +928,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_holds),
 		cmocka_unit_test(test_decision),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_request_edom),
 	};
 	return cmocka_run_group_tests_name("oci", tests, NULL, NULL);
 }

@@ -288,8 +288,6 @@ static int parse_spec(struct np_nri_request *rq, const json_t *j, char *err,
 		return np_json_fail(err, errlen, "", "spec",
 				    "expected an object (the container's "
 				    "resources, cgroupsPath and annotations)");
-	if ((r = parse_unused(j, spec, err, errlen)))
-		return r;
 	r = spec ? string_map(spec, "annotations", "spec", &an, err, errlen)
 		 : -ENOENT;
 	if (r && r != -ENOENT)
@@ -301,6 +299,16 @@ static int parse_spec(struct np_nri_request *rq, const json_t *j, char *err,
 	 * namespace; CRI-O's key can only be a pod's own annotation let
 	 * through by pod_annotations, which must not choose the policy rule */
 	json_object_del(rq->st.annotations, "io.kubernetes.pod.namespace");
+	/* the rest of a request that is not numaplace's is neither read nor
+	 * judged: a field numaplace would refuse must not fail the start of
+	 * a container it does not manage */
+	if (!np_nri_ours(rq)) {
+		rq->oc.annotations = json_object();
+		return rq->oc.annotations ? 0 : -ENOMEM;
+	}
+	if ((r = parse_pid(rq, j, err, errlen)) ||
+	    (r = parse_unused(j, spec, err, errlen)))
+		return r;
 	if (!spec) {
 		rq->oc.annotations = json_object();
 		return rq->oc.annotations ? 0 : -ENOMEM;
@@ -364,7 +372,6 @@ int np_nri_request_parse(struct np_nri_request *rq, const char *buf,
 			  errlen)) ||
 	    (r = id_field(j, "sandboxID", false, rq->sandbox_id,
 			  sizeof(rq->sandbox_id), err, errlen)) ||
-	    (r = parse_pid(rq, j, err, errlen)) ||
 	    (r = parse_conf(&rq->conf, j, err, errlen)))
 		return r;
 	rq->sandbox = !strcmp(rq->st.id, rq->sandbox_id);
@@ -375,6 +382,15 @@ void np_nri_request_free(struct np_nri_request *rq)
 {
 	np_oci_state_free(&rq->st);
 	np_oci_config_free(&rq->oc);
+}
+
+bool np_nri_ours(const struct np_nri_request *rq)
+{
+	if (rq->state != NP_NRI_CREATE && rq->state != NP_NRI_DELETE)
+		return false; /* update, pause, resume: nothing changes */
+	if (rq->sandbox && rq->conf.pause == NP_NRI_PAUSE_IGNORE)
+		return false;
+	return rq->conf.containers == NP_NRI_MATCH_ALL || np_nri_annotated(rq);
 }
 
 bool np_nri_annotated(const struct np_nri_request *rq)

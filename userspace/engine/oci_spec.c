@@ -188,7 +188,10 @@ static int pick_cpu(const struct np_oci_state *st,
 					     : "BestEffort";
 	if ((!strcmp(*qos, "LSE") || !strcmp(*qos, "LSR")) &&
 	    (*cpu < 1000 || *cpu % 1000))
-		return np_errf(err, errlen, -EINVAL,
+		/* -EDOM: the annotations are well formed but this container's
+		 * resources cannot take them (a pod-wide LSE on a fractional
+		 * sidecar); a bad cpus annotation is bad input */
+		return np_errf(err, errlen, v ? -EINVAL : -EDOM,
 			       "%s: %s needs whole CPUs, at least 1 (got %s)",
 			       v ? "annotations." PREFIX "cpus"
 				 : "config.json: linux.resources.cpu",
