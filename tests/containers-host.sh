@@ -30,18 +30,8 @@ saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum;
 # this node lets its containers ask for any class (oci_hook.policy;
 # tests/trust-host.sh has the hostile ones)
 sed -i 's|"metrics": {"listen": ""}|"metrics": {"listen": ""}, "shared_cgroups": ["host.slice", "other.slice"], "oci_hook": {"policy": {"default": {"qos": ["LSE", "LSR", "LS", "BE"]}}}|' "$tmp/np.json"
-VG=()
-command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+valgrind_cmd
 
-# A cgroup as a runtime leaves it: made by someone else, with the files.
-mkcg() {
-	mkdir -p "$cg/$1"
-	for f in cgroup.controllers cgroup.subtree_control cgroup.procs cpuset.cpus \
-		cpuset.mems cpuset.cpus.effective cpuset.mems.effective; do
-		: >"$cg/$1/$f"
-	done
-}
 mkcg host.slice
 mkcg other.slice
 mkcg np/ctr1

@@ -10,9 +10,7 @@ trap 'kill "$dpid" 2>/dev/null; [ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/host-lib.sh"
 cg=$tmp/cg
 setup "$tmp"
-VG=()
-command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+valgrind_cmd
 "${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>"$tmp/log" &
 dpid=$!
 for _ in $(seq 100); do [ -S "$tmp/np.sock" ] && break; sleep 0.1; done

@@ -1,7 +1,7 @@
 # Shared by the host-level daemon tests (daemon-host.sh, socket-host.sh):
 # counters and checks, and setup DIR: a fake cgroup root in DIR/cg (8 CPUs,
 # 2 nodes) and DIR/np.json with its spec directory, state directory and
-# socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup.
+# socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup, valgrind_cmd and mkcg.
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
@@ -22,4 +22,24 @@ setup() {
  "spec_dir": "$1/specs", "state_dir": "$1/state", "socket": "$1/np.sock",
  "metrics": {"listen": ""}}
 JSON
+}
+
+# valgrind_cmd: VG, the command line numaplaced runs under (valgrind, a
+# definite or indirect leak an error, exit 99), or empty without valgrind.
+valgrind_cmd() {
+	VG=()
+	if command -v valgrind >/dev/null; then
+		VG=(valgrind -q --leak-check=full
+			--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+	fi
+}
+
+# mkcg REL: a cgroup as a runtime leaves it in the fake tree $cg (made by
+# someone else, with its files, all empty).
+mkcg() {
+	mkdir -p "$cg/$1"
+	for f in cgroup.controllers cgroup.subtree_control cgroup.procs cpuset.cpus \
+		cpuset.mems cpuset.cpus.effective cpuset.mems.effective; do
+		: >"$cg/$1/$f"
+	done
 }

@@ -45,9 +45,7 @@ sys.stdout.write(r.read().decode())
 sys.stderr.write("%d %s\n" % (r.status, r.getheader("Content-Type")))
 PY
 }
-VG=()
-command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+valgrind_cmd
 "${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>"$tmp/log" &
 dpid=$!
 for _ in $(seq 150); do [ -S "$sock" ] && break; sleep 0.1; done

@@ -51,17 +51,8 @@ jq '.shared_cgroups = ["host.slice"] | .oci_hook = {"timeout_ms": 20000, "log_fi
 	"$tmp/np.json" >"$tmp/np.json.new" && mv "$tmp/np.json.new" "$tmp/np.json"
 # the plugin reads numaplaced's configuration from its conf (as
 # /etc/nri/conf.json's "conf" gives it)
-VG=()
-command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+valgrind_cmd
 
-mkcg() {
-	mkdir -p "$cg/$1"
-	for f in cgroup.controllers cgroup.subtree_control cgroup.procs cpuset.cpus \
-		cpuset.mems cpuset.cpus.effective cpuset.mems.effective; do
-		: >"$cg/$1/$f"
-	done
-}
 mkcg host.slice
 # A container as runc leaves it after `runc create`: a process in its
 # cgroup (REL, from the root), mirrored in the fake tree; its pid in $cpid.

@@ -17,8 +17,7 @@ sock=$tmp/np.sock
 # there (each admit and release reconciles and saves the state); set
 # NP_SOCKET_VALGRIND=1 to have it anyway.
 VG=()
-[ -n "${NP_SOCKET_VALGRIND:-}" ] && command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+[ -n "${NP_SOCKET_VALGRIND:-}" ] && valgrind_cmd
 "${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>"$tmp/log" &
 dpid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done

@@ -51,9 +51,7 @@ for r in sys.argv[1].split(","):
 sys.exit(not s or not s <= {2, 3, 6, 7})' "$(eff "$1")"; }
 waitfor() { for _ in $(seq 50); do [ "$(eff "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
 waitlog() { for _ in $(seq 50); do grep -q -e "$1" "$tmp/log" && return 0; sleep 0.1; done; return 1; }
-VG=()
-command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+valgrind_cmd
 start() {
 	: >"$tmp/log"
 	"${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &

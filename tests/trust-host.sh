@@ -41,17 +41,8 @@ jq '.shared_cgroups = ["host.slice"] | .oci_hook = {"policy": {"rules": [
 	{"namespace": "trading", "qos": ["LSE", "LSR", "LS", "BE"], "max_exclusive_cpus": 2}]}}' \
 	"$tmp/np.json" >"$tmp/np.json.new" && mv "$tmp/np.json.new" "$tmp/np.json"
 chmod 0644 "$tmp/np.json"
-VG=()
-command -v valgrind >/dev/null && VG=(valgrind -q --leak-check=full
-	--errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+valgrind_cmd
 
-mkcg() {
-	mkdir -p "$cg/$1"
-	for f in cgroup.controllers cgroup.subtree_control cgroup.procs cpuset.cpus \
-		cpuset.mems cpuset.cpus.effective cpuset.mems.effective; do
-		: >"$cg/$1/$f"
-	done
-}
 mkcg host.slice
 for c in ok1 h1 h2 k1; do mkcg np/$c; done
 # the kernel's limit of /np/k1: a tenth of a CPU

@@ -392,6 +392,17 @@ static void test_result(void **state)
 	json_decref(r);
 }
 
+/* A create Request of container ID with REST (pid, spec, ...) and EXTRA
+ * top-level members ("" for none), into s. */
+static void create_of(char *s, size_t len, const char *id, const char *rest,
+		      const char *extra)
+{
+	snprintf(s, len,
+		 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":\"%s\","
+		 "\"sandboxID\":\"s1\",%s%s}",
+		 id, rest, extra);
+}
+
 /* A request numaplace does not act on is read only as far as deciding so:
  * a field it would refuse does not fail the start of a container it does
  * not manage (the plugin answers {} at once). */
@@ -411,28 +422,21 @@ static void test_not_ours(void **state)
 	(void)state;
 
 	for (i = 0; i < sizeof(rest) / sizeof(rest[0]); i++) {
-		/* a container without numaplace's annotations */
-		snprintf(s, sizeof(s),
-			 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":"
-			 "\"c1\",\"sandboxID\":\"s1\",%s}",
-			 rest[i]);
+		/* a container without numaplace's annotations, and a pause
+		 * container (id == sandboxID), ignored by default: accepted,
+		 * not numaplace's */
+		create_of(s, sizeof(s), "c1", rest[i], "");
 		assert_int_equal(parse_as_is(&rq, s, err, sizeof(err)), 0);
 		assert_false(np_nri_ours(&rq));
 		np_nri_request_free(&rq);
-		/* a pause container, ignored (the default) */
-		snprintf(s, sizeof(s),
-			 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":"
-			 "\"s1\",\"sandboxID\":\"s1\",%s}",
-			 rest[i]);
+		create_of(s, sizeof(s), "s1", rest[i], "");
 		assert_int_equal(parse_as_is(&rq, s, err, sizeof(err)), 0);
 		assert_false(np_nri_ours(&rq));
 		np_nri_request_free(&rq);
-		/* the same container annotated: read, and refused */
-		snprintf(s, sizeof(s),
-			 "{\"version\":\"0.1\",\"state\":\"create\",\"id\":"
-			 "\"c1\",\"sandboxID\":\"s1\",%s,\"conf\":{\"containers\":"
-			 "\"all\"}}",
-			 rest[i]);
+		/* the same made numaplace's (conf containers all): read, and
+		 * refused */
+		create_of(s, sizeof(s), "c1", rest[i],
+			  ",\"conf\":{\"containers\":\"all\"}");
 		assert_int_equal(parse_as_is(&rq, s, err, sizeof(err)), -EINVAL);
 		np_nri_request_free(&rq);
 	}
