@@ -40,18 +40,6 @@ mkcg np/ctr3
 mkcg host.slice/np-c4.scope/container
 mkcg host.slice/np-c5.scope/container
 
-start() {
-	"${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
-	dpid=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-}
-stop() {
-	kill -TERM "$dpid"
-	wait "$dpid"
-	local rc=$?
-	dpid=
-	return $rc
-}
 spec() { # NAME ID CGROUP QOS CPU: a container given CPU (its limit and request)
 	printf '{"name":"%s","qos":"%s","containers":[{"name":"main","cpu":"%s"}],"container":{"id":"%s","cgroup":"%s","limits":{"cpu":"%s"},"requests":{"cpu":"%s"}}}' \
 		"$1" "$4" "$5" "$2" "$3" "$5" "$5" >"$tmp/$1.json"
@@ -62,7 +50,7 @@ waitfor() { for _ in $(seq 50); do [ "$(cpus "$1")" = "$2" ] && return 0; sleep 
 status() { "$build/numaplace" status --json --socket "$sock"; }
 jqs() { jq -e "$@" >/dev/null; } # quiet: check's own "ok" line is on stdout
 
-start
+daemon_start "$tmp/np.json"
 check "control socket up" test -S "$sock"
 
 spec c1 ctr1-0123456789abcdef /np/ctr1 LSE 2
@@ -246,15 +234,15 @@ spec c3 ctr3 /np/ctr3 LSE 4
 admit c3 >"$tmp/c3b.out" 2>&1
 check "the same container with another request is not taken for it" \
 	grep -q 'workload "c3" is already admitted' "$tmp/c3b.out"
-stop
+daemon_stop
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 check "the state keeps the container" sh -c "'$build/numaplace' state '$tmp/state' | grep -q '\"id\": \"ctr3\"'"
-start
+daemon_start "$tmp/np.json"
 st=$(status)
 check "after a restart c3 is still the container ctr3's" \
 	jqs '.workloads[] | select(.name == "c3" and .container_id == "ctr3")' <<<"$st"
 check "  on the same CPUs" waitfor np/ctr3 1,5
-stop
+daemon_stop
 check "restarted daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 echo "containers-host: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

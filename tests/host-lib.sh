@@ -1,7 +1,8 @@
 # Shared by the host-level daemon tests (daemon-host.sh, socket-host.sh):
 # counters and checks, and setup DIR: a fake cgroup root in DIR/cg (8 CPUs,
 # 2 nodes) and DIR/np.json with its spec directory, state directory and
-# socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup, valgrind_cmd and mkcg.
+# socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup, valgrind_cmd, mkcg,
+# daemon_start and daemon_stop.
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
@@ -42,4 +43,25 @@ mkcg() {
 		cpuset.mems cpuset.cpus.effective cpuset.mems.effective; do
 		: >"$cg/$1/$f"
 	done
+}
+
+# daemon_start CONFIG [UMASK]: numaplaced (under $VG) with CONFIG in the
+# background, its pid in dpid and its stderr added to $tmp/log; returns
+# once $sock exists (10 s at the most).
+daemon_start() {
+	(
+		[ -z "${2:-}" ] || umask "$2"
+		exec "${VG[@]}" "$build/numaplaced" -c "$1" 2>>"$tmp/log"
+	) &
+	dpid=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+}
+
+# daemon_stop: SIGTERM to it; its exit status (valgrind's 99 on a leak).
+daemon_stop() {
+	kill -TERM "$dpid"
+	wait "$dpid"
+	local rc=$?
+	dpid=
+	return $rc
 }

@@ -80,18 +80,6 @@ container "/$S/cri-containerd-$CG1.scope" && pid1=$cpid &&
 	container "$P/$CU" && pidu=$cpid ||
 	{ echo "nri-host: could not make the containers' cgroups"; exit 1; }
 
-start() {
-	"${VG[@]}" "$build/numaplaced" -c "$tmp/np.json" 2>>"$tmp/log" &
-	dpid=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-}
-stop() {
-	kill -TERM "$dpid"
-	wait "$dpid"
-	local rc=$?
-	dpid=
-	return $rc
-}
 status() { "$build/numaplace" status --json --socket "$sock"; }
 cpus() { cat "$cg/${1#/}/cpuset.cpus" 2>/dev/null; }
 waitfor() { for _ in $(seq 50); do [ "$(cpus "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
@@ -162,7 +150,7 @@ res_ok() { [ "$rc" = 0 ] && one_ok; }
 res_err() { [ "$rc" = "$1" ] && one_err "$2"; }
 said() { printf '%s' "$out | rc $rc | $err" | head -c 400; }
 
-start
+daemon_start "$tmp/np.json"
 check "numaplaced up" test -S "$sock"
 
 # 1. a Guaranteed 2-CPU container whose cgroupsPath has runc's systemd
@@ -319,7 +307,7 @@ cp "$tmp/out" "$tmp/lean.out"
 invoke "$R" "$build/numaplace" oci-hook invoke
 check "numaplace oci-hook invoke: the same Result as numaplace-oci-hook invoke" cmp -s "$tmp/out" "$tmp/lean.out"
 
-stop
+daemon_stop
 check "numaplaced stops cleanly under valgrind (exit $?)" test $? -eq 0
 
 # 10. numaplaced down

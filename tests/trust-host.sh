@@ -48,18 +48,6 @@ for c in ok1 h1 h2 k1; do mkcg np/$c; done
 # the kernel's limit of /np/k1: a tenth of a CPU
 echo "10000 100000" >"$cg/np/k1/cpu.max"
 
-start() {
-	( umask 077; exec "${VG[@]}" "$build/numaplaced" -c "$1" 2>>"$tmp/log" ) &
-	dpid=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
-}
-stop() {
-	kill -TERM "$dpid"
-	wait "$dpid"
-	local rc=$?
-	dpid=
-	return $rc
-}
 # what is saved, and every cpuset file of the tree: nothing may change
 saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
 cgsnap() { (cd "$cg" && find . -name 'cpuset.*' -type f | LC_ALL=C sort | xargs cat | md5sum); }
@@ -114,7 +102,7 @@ cat >"$tmp/specs/web.json" <<'JSON'
 {"name": "web", "cgroup": "web", "qos": "LSE", "containers": [{"name": "m", "cpu": "2"}]}
 JSON
 chmod 0644 "$tmp/specs/web.json"
-start "$tmp/np.json"
+daemon_start "$tmp/np.json" 077
 check "control socket up" test -S "$sock"
 check "socket mode 0600, root's (no read group)" test "$(stat -c '%a %u' "$sock")" = "600 0"
 # a spec file is the node's own: LSE allowed though no pod may ask for it
@@ -321,7 +309,7 @@ check "numaplaced --check-config refuses it, exit 2 ($rc)" test $rc -eq 2
 check "  naming the file and what to do" \
 	grep -q "numaplaced: $tmp/np.json: mode 0666 lets anyone write it: numaplaced reads only files that root owns and only root can write (chmod go-w $tmp/np.json)" <<<"$out"
 chmod 0644 "$tmp/np.json"
-stop
+daemon_stop
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 # the state: a start refuses it, and changes nothing
 before=$(saved)
@@ -343,7 +331,7 @@ chmod 0700 "$tmp/state"
 G=4242
 jq --arg g "$G" '.socket_read_group = $g' "$tmp/np.json" >"$tmp/np-read.json"
 chmod 0644 "$tmp/np-read.json"
-start "$tmp/np-read.json"
+daemon_start "$tmp/np-read.json" 077
 check "with socket_read_group $G: the socket is 0660 and of group $G" \
 	test "$(stat -c '%a %u %g' "$sock")" = "660 0 $G"
 as() { setpriv --reuid=65534 "$@"; }
@@ -359,7 +347,7 @@ check "  nor admit" grep -q 'permission denied: "admit" is not a read' <<<"$out"
 check "  web still admitted" jqs '.workloads[] | select(.name == "web")' <<<"$(status)"
 out=$(as --regid=4243 --clear-groups "$np" status --socket "$sock" 2>&1)
 check "a user outside the group cannot connect ($out)" grep -qi 'permission denied' <<<"$out"
-stop
+daemon_stop
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 
 # ---- 4. the shipped unit's exposure --------------------------------------------------------
