@@ -25,7 +25,6 @@ cg=$tmp/cg
 sock=$tmp/np.sock
 setup "$tmp"
 # what is saved: state.json and its journal, byte for byte
-saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
 # host.slice is confined to the shared pool (as system.slice is on a node);
 # this node lets its containers ask for any class (oci_hook.policy;
 # tests/trust-host.sh has the hostile ones)

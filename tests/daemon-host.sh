@@ -34,7 +34,6 @@ check "CLI admit: db gets one whole core" test "$out" != "${out#admitted db: cpu
 check "shared web lost db's CPUs" waitfor web 0,2-4,6-7
 # the same request again (a client retrying): its allocation, nothing saved
 # what is saved: state.json and its journal, byte for byte
-saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
 # the state as numaplaced loads it (state.json with the journal replayed)
 statedoc() { "$build/numaplace" state "$tmp/state"; }
 before=$(saved)

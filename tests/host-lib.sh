@@ -2,7 +2,7 @@
 # counters and checks, and setup DIR: a fake cgroup root in DIR/cg (8 CPUs,
 # 2 nodes) and DIR/np.json with its spec directory, state directory and
 # socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup, valgrind_cmd, mkcg,
-# daemon_start and daemon_stop.
+# daemon_start, daemon_stop, snap and settled.
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
@@ -64,4 +64,23 @@ daemon_stop() {
 	local rc=$?
 	dpid=
 	return $rc
+}
+
+# snap: what is saved ($tmp/state) and every cpuset file of the fake tree
+# $cg, as two checksums: "nothing changed" compares two of them.
+saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
+cgsnap() { (cd "$cg" && find . -name 'cpuset.*' -type f | LC_ALL=C sort | xargs cat | md5sum); }
+snap() { echo "$(saved) $(cgsnap)"; }
+# settled: the snapshot once two taken half a second apart agree (the
+# daemon may still be saving what the last check saw it log); 10 s at most
+settled() {
+	local a b
+	a=$(snap)
+	for _ in $(seq 20); do
+		sleep 0.5
+		b=$(snap)
+		[ "$a" = "$b" ] && { echo "$a"; return; }
+		a=$b
+	done
+	echo "$a"
 }

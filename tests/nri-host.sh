@@ -84,20 +84,6 @@ status() { "$build/numaplace" status --json --socket "$sock"; }
 cpus() { cat "$cg/${1#/}/cpuset.cpus" 2>/dev/null; }
 waitfor() { for _ in $(seq 50); do [ "$(cpus "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
 jqs() { jq -e "$@" >/dev/null; }
-saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
-cgsnap() { (cd "$cg" && find . -name 'cpuset.*' -type f | LC_ALL=C sort | xargs cat | md5sum); }
-snap() { echo "$(saved) $(cgsnap)"; }
-settled() {
-	local a b
-	a=$(snap)
-	for _ in $(seq 20); do
-		sleep 0.5
-		b=$(snap)
-		[ "$a" = "$b" ] && { echo "$a"; return; }
-		a=$b
-	done
-	echo "$a"
-}
 
 # REQ STATE ID SANDBOX PID CGROUPSPATH RESOURCES ANNOTATIONS [CONF]: a
 # Request as containerd 1.6 writes it (no trailing newline; pid omitted

@@ -48,23 +48,6 @@ for c in ok1 h1 h2 k1; do mkcg np/$c; done
 # the kernel's limit of /np/k1: a tenth of a CPU
 echo "10000 100000" >"$cg/np/k1/cpu.max"
 
-# what is saved, and every cpuset file of the tree: nothing may change
-saved() { cat "$tmp/state/state.json" "$tmp/state/journal" 2>/dev/null | md5sum; }
-cgsnap() { (cd "$cg" && find . -name 'cpuset.*' -type f | LC_ALL=C sort | xargs cat | md5sum); }
-snap() { echo "$(saved) $(cgsnap)"; }
-# settled: the snapshot once two taken half a second apart agree (the
-# daemon may still be saving what the last check saw it log)
-settled() {
-	local a b
-	a=$(snap)
-	for _ in $(seq 20); do
-		sleep 0.5
-		b=$(snap)
-		[ "$a" = "$b" ] && break
-		a=$b
-	done
-	echo "$b"
-}
 status() { "$np" status --json --socket "$sock"; }
 jqs() { jq -e "$@" >/dev/null; } # quiet: check's own "ok" line is on stdout
 cpus() { cat "$cg/$1/cpuset.cpus" 2>/dev/null; }
