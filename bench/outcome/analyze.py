@@ -288,7 +288,18 @@ def load_layout(outdir, layout):
         f["config"] = rec["config"]
         f["slot"] = rec["slot"]
         slots.append(f)
+    bp = os.path.join(d, "boots.json")
+    if os.path.exists(bp):
+        start["boots"] = json.load(open(bp))
     return start, slots
+
+
+def boots_text(b):
+    """What the VM run took: more than one boot when the guest hung."""
+    if not b or b.get("boots", 1) <= 1:
+        return ""
+    return (f"; {b['boots']} boots: the guest hung {b['hung']} time(s) under multi-threaded TCG "
+            "and was booted again at the round it had not completed (that round measured again)")
 
 
 def check_targets(layout, by):
@@ -557,7 +568,7 @@ def main():
                f"{start.get('online', '?')} online CPUs (nodes {start.get('nodes', '?').strip()}), "
                f"probe CPUs under numaplace: {next((f['probe_cpus'] for f in slots if f['config'] == 'isolated'), '-')}, "
                f"{max([by[c]['rounds'] for c in by] or [0])} round(s), kernel {start.get('kernel', '?')}; hogs "
-               f"{start.get('hogs', {})}", "", table(layout, by), "", "| target | met | measured |", "|---|---|---|"]
+               f"{start.get('hogs', {})}" + boots_text(start.get("boots")), "", table(layout, by), "", "| target | met | measured |", "|---|---|---|"]
         for n, m, t in targets:
             md.append(f"| {n} | {'met' if m else ('not met' if m is not None else '-')} | {t} |")
             if m is False:

@@ -32,6 +32,8 @@
 # Environment (defaults in brackets):
 #   OUTCOME_LAYOUT      a name for the records [host]
 #   OUTCOME_ROUNDS      rounds [5]
+#   OUTCOME_FIRST_ROUND the round to start at [1] (run.sh's resume after a
+#                       hung VM: rounds and slots keep their numbers)
 #   OUTCOME_CONFIGS     [idle none cpusets isolated partition]
 #   OUTCOME_PROBE_CPUS  the probe's exclusive CPUs [2]
 #   OUTCOME_RESERVED    numaplace's reserved CPUs [0]
@@ -48,12 +50,15 @@
 #   OUTCOME_KEYS        keys loaded into redis [20000] (100-byte values)
 #   NUMAPLACED NUMAPLACE  the programs [numaplaced, numaplace in PATH]
 #   OUTCOME_OUT         where slots.jsonl and raw files go [/var/tmp/np-outcome]
+#   OUTCOME_HANG_AT_SLOT  a test of run.sh's resume: the first boot goes
+#                       silent for good before this slot (as a hung guest)
 # Exit: 0 done, 1 a slot could not be set up (the reason on stderr), 2 a
 # precondition is missing (not root, no cgroup v2, numaplaced running, ...).
 set -uo pipefail
 
 LAYOUT=${OUTCOME_LAYOUT:-host}
 ROUNDS=${OUTCOME_ROUNDS:-5}
+FIRST_ROUND=${OUTCOME_FIRST_ROUND:-1}
 CONFIGS=${OUTCOME_CONFIGS:-idle none cpusets isolated partition}
 PROBE_CPUS=${OUTCOME_PROBE_CPUS:-2}
 RESERVED=${OUTCOME_RESERVED:-0}
@@ -114,9 +119,10 @@ preflight() {
 	for c in $UNITS; do
 		systemctl is-active --quiet "$c.service" && die "$c.service is running (a benchmark already running?)"
 	done
-	for c in ROUNDS PROBE_CPUS REQUESTS CT_SECONDS WINDOW KEYS; do
+	for c in ROUNDS FIRST_ROUND PROBE_CPUS REQUESTS CT_SECONDS WINDOW KEYS; do
 		[[ ${!c} =~ ^[0-9]+$ && ${!c} -gt 0 ]] || die "OUTCOME_$c wants a positive integer, not '${!c}'"
 	done
+	((FIRST_ROUND <= ROUNDS)) || die "OUTCOME_FIRST_ROUND ($FIRST_ROUND) is past OUTCOME_ROUNDS ($ROUNDS)"
 	for c in $CONFIGS; do
 		case $c in idle | none | cpusets | isolated | partition) ;; *) die "unknown configuration '$c'" ;; esac
 	done
@@ -607,8 +613,9 @@ main() {
 		stty -F "$CTL_TTY" raw -echo 115200 2>/dev/null
 		exec 7<>"$CTL_TTY" || die "cannot open $CTL_TTY"
 	fi
-	local cfgs r k=0 i c
+	local cfgs r k i c
 	read -r -a cfgs <<<"$CONFIGS"
+	k=$(((FIRST_ROUND - 1) * ${#cfgs[@]}))
 	say "layout $LAYOUT: $ROUNDS round(s) of ${cfgs[*]}; CPUs $ONLINE (node $NODE_CPUS${CLIENT_CPUS:+, client $CLIENT_CPUS}); hogs $HOGS_SYSTEM system, $HOGS_USER user, $HOGS_BE BE; window ${WINDOW}s"
 	echo "NP-OUTCOME-START $(jq -cn --arg l "$LAYOUT" --arg on "$ONLINE" --arg nc "$NODE_CPUS" --arg cc "$CLIENT_CPUS" \
 		--arg kernel "$(uname -r)" --argjson rounds "$ROUNDS" --arg configs "$CONFIGS" \
@@ -616,10 +623,13 @@ main() {
 		--arg nodes "$(for n in /sys/devices/system/node/node[0-9]*; do echo "${n##*node}:$(cat "$n"/cpulist)"; done | tr '\n' ' ')" \
 		'{layout: $l, online: $on, node_cpus: $nc, client_cpus: $cc, kernel: $kernel, rounds: $rounds,
 		  configs: $configs, hogs: {system: $hs, user: $hu, be: $hb}, io_target: $io, nodes: $nodes}')"
-	for ((r = 1; r <= ROUNDS; r++)); do
+	for ((r = FIRST_ROUND; r <= ROUNDS; r++)); do
 		for ((i = 0; i < ${#cfgs[@]}; i++)); do
 			c=${cfgs[(i + r - 1) % ${#cfgs[@]}]}
 			k=$((k + 1))
+			if [[ $k == "${OUTCOME_HANG_AT_SLOT:-}" && $FIRST_ROUND == 1 ]]; then
+				sleep infinity
+			fi
 			say "round $r/$ROUNDS: $c (slot $k)"
 			slot "$k" "$c" "$r" || { slot_failed "$k" "$c"; exit 1; }
 		done

@@ -26,17 +26,21 @@
 #   --layouts "L ..."  VM layouts [oversubscribed uncontended]
 #   --rounds N         rounds [5]
 #   --smoke            one round, short windows: checks the pipeline only
+#   --resume N         boot a hung guest again at the round it did not
+#                      complete, up to N times per layout [2]
 #   --check            exit 1 unless what the kernel's files show holds (see
 #                      analyze.py: IRQs, BPF against the kernel, pages);
 #                      never a latency
 #   --build DIR        where numaplaced and numaplace are [build]
 #   --out DIR          results [build/outcome]
-# Environment: OUTCOME_* (node.sh's), passed through to the node.
+# Environment: OUTCOME_* (node.sh's), passed through to the node;
+#   OUTCOME_SILENCE  seconds of a silent test channel that mean a hung
+#                    guest [300]
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check=
+layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check= resume=2
 probe_cpus= reserved= client_cpus= io_target=
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -46,6 +50,7 @@ while (($#)); do
 	--layouts) layouts=${2:-}; shift 2 ;;
 	--rounds) rounds=${2:-}; shift 2 ;;
 	--smoke) smoke=1; shift ;;
+	--resume) resume=${2:-}; shift 2 ;;
 	--check) check=--check; shift ;;
 	--host) host=1; shift ;;
 	--build) build=${2:-}; shift 2 ;;
@@ -59,6 +64,7 @@ while (($#)); do
 	esac
 done
 [[ $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || die "--rounds wants a positive integer"
+[[ $resume =~ ^[0-9]+$ ]] || die "--resume wants a count (0: never boot again)"
 ((smoke)) && rounds=1
 build=$(cd "$build" && pwd) || die "--build: no such directory"
 out=${out:-$ROOT/build/outcome}
@@ -89,6 +95,71 @@ if ((host)); then
 fi
 
 # ---- the VM layouts ----------------------------------------------------------------
+# vm_boot LAYOUT FIRST_ROUND NAME: one boot of the layout from FIRST_ROUND
+# on (lenv, vmargs, topo, pcpus, d set by the loop below); its slots are
+# appended to $d/slots.jsonl, run.sh's output kept in $d/vm-NAME.out
+vm_boot() {
+	local layout=$1 first=$2 name=$3 sock=$d/ctl.sock cpid t0 rc log
+	rm -rf "$d/scen"
+	mkdir -p "$d/scen"
+	# the scenario: the guest's network, then node.sh with this layout's
+	# settings (the OUTCOME_* of this shell go along)
+	{
+		echo '#!/bin/bash'
+		echo '# np-timeout: 3000'
+		env "${lenv[@]}" OUTCOME_FIRST_ROUND="$first" | grep '^OUTCOME_' | sed 's/^/export /; s/=\(.*\)$/="\1"/'
+		cat <<SCEN
+export OUTCOME_LAYOUT=$layout OUTCOME_CLIENT=remote OUTCOME_CTL_TTY=/dev/ttyS2
+export OUTCOME_PROBE_CPUS=\${OUTCOME_PROBE_CPUS:-$pcpus} OUTCOME_IO_TARGET=/dev/vda
+export OUTCOME_OUT=/var/tmp/np-outcome NUMAPLACED=/usr/local/sbin/numaplaced NUMAPLACE=/usr/local/sbin/numaplace
+modprobe virtio_pci && modprobe virtio_blk && modprobe virtio_net || exit 1
+for i in \$(seq 50); do [ -b /dev/vda ] && [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
+ip link set lo up && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 || exit 1
+/sdtest/outcome/node.sh
+rc=\$?
+echo "# node.sh exit \$rc"
+exit \$rc
+SCEN
+	} >"$d/scen/50-outcome.sh"
+	rm -f "$sock"
+	echo "outcome: $layout ($topo), rounds $first-$rounds; log build/vm/$name.log" >&2
+	OUTCOME_KEYS=${OUTCOME_KEYS:-20000} python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
+	cpid=$!
+	t0=$(date +%s)
+	set +e
+	"$sdrun" --topology "$topo" --tcg-threads multi --scenarios "$d/scen" \
+		--bin "$build/numaplaced" --bin "$build/numaplace" \
+		--file "$HERE/node.sh:/sdtest/outcome/node.sh" \
+		--disk 256 --hostfwd "$port:6379" --ctl "$sock" \
+		--module virtio_pci --module virtio_blk --module virtio_net \
+		--extra-pkgs "redis-server rt-tests stress-ng" --extra-skip "python3 lsb-base" \
+		--append "loglevel=7" \
+		--log-name "$name" --timeout 3600 --scenario-timeout 3000 --silence-timeout "${OUTCOME_SILENCE:-300}" --quiet "${vmargs[@]}" \
+		>"$d/vm-$name.out" 2>&1
+	rc=$?
+	set -e
+	cat "$d/vm-$name.out" >&2
+	kill "$cpid" 2>/dev/null || true
+	wait "$cpid" 2>/dev/null || true
+	echo "outcome: $layout: VM run ${rc:+exit $rc, }$(($(date +%s) - t0)) s" >&2
+	log=$ROOT/build/vm/$name.log
+	((first > 1)) || sed -n 's/^\[50-outcome\] NP-OUTCOME-START //p' "$log" >"$d/start.json"
+	sed -n 's/^\[50-outcome\] NP-OUTCOME //p' "$log" >>"$d/slots.jsonl"
+	return "$rc"
+}
+
+# next_round SLOTS FIRST NCONFIGS: the first round from FIRST on that
+# SLOTS does not hold whole (NCONFIGS slots)
+next_round() {
+	local r=$2 n
+	while :; do
+		n=$(grep -c "\"round\":$r," "$1" || true)
+		((n >= $3)) || break
+		r=$((r + 1))
+	done
+	echo "$r"
+}
+
 sdrun=$ROOT/tests/vm/systemd/run.sh
 port=$((16379 + $$ % 1000))
 failed=() done_layouts=()
@@ -119,55 +190,42 @@ for layout in $layouts; do
 	4node) topo=4node pcpus=2 ;;
 	*) die "unknown layout '$layout' (oversubscribed, uncontended, 4node)" ;;
 	esac
+	cfgs=${OUTCOME_CONFIGS:-idle none cpusets isolated partition}
+	for v in "${lenv[@]}"; do [[ $v == OUTCOME_CONFIGS=* ]] && cfgs=${v#OUTCOME_CONFIGS=}; done
+	ncfg=$(wc -w <<<"$cfgs")
 	d=$out/$layout
 	rm -rf "$d"
 	mkdir -p "$d/raw" "$d/scen"
-	# the scenario: the guest's network, then node.sh with this layout's
-	# settings (the OUTCOME_* of this shell go along)
-	{
-		echo '#!/bin/bash'
-		echo '# np-timeout: 3000'
-		env "${lenv[@]}" | grep '^OUTCOME_' | sed 's/^/export /; s/=\(.*\)$/="\1"/'
-		cat <<SCEN
-export OUTCOME_LAYOUT=$layout OUTCOME_CLIENT=remote OUTCOME_CTL_TTY=/dev/ttyS2
-export OUTCOME_PROBE_CPUS=\${OUTCOME_PROBE_CPUS:-$pcpus} OUTCOME_IO_TARGET=/dev/vda
-export OUTCOME_OUT=/var/tmp/np-outcome NUMAPLACED=/usr/local/sbin/numaplaced NUMAPLACE=/usr/local/sbin/numaplace
-modprobe virtio_pci && modprobe virtio_blk && modprobe virtio_net || exit 1
-for i in \$(seq 50); do [ -b /dev/vda ] && [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
-ip link set lo up && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 || exit 1
-/sdtest/outcome/node.sh
-rc=\$?
-echo "# node.sh exit \$rc"
-exit \$rc
-SCEN
-	} >"$d/scen/50-outcome.sh"
-	sock=$d/ctl.sock
-	rm -f "$sock"
-	echo "outcome: $layout ($topo), $rounds round(s); log build/vm/outcome-$layout.log" >&2
-	OUTCOME_KEYS=${OUTCOME_KEYS:-20000} python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
-	cpid=$!
-	t0=$(date +%s)
-	set +e
-	"$sdrun" --topology "$topo" --tcg-threads multi --scenarios "$d/scen" \
-		--bin "$build/numaplaced" --bin "$build/numaplace" \
-		--file "$HERE/node.sh:/sdtest/outcome/node.sh" \
-		--disk 256 --hostfwd "$port:6379" --ctl "$sock" \
-		--module virtio_pci --module virtio_blk --module virtio_net \
-		--extra-pkgs "redis-server rt-tests stress-ng" --extra-skip "python3 lsb-base" \
-		--log-name "outcome-$layout" --timeout 3600 --scenario-timeout 3000 --silence-timeout 300 --quiet "${vmargs[@]}"
-	rc=$?
-	set -e
-	kill "$cpid" 2>/dev/null || true
-	wait "$cpid" 2>/dev/null || true
-	echo "outcome: $layout: VM run ${rc:+exit $rc, }$(($(date +%s) - t0)) s" >&2
-	log=$ROOT/build/vm/outcome-$layout.log
-	sed -n 's/^\[50-outcome\] NP-OUTCOME-START //p' "$log" >"$d/start.json"
-	sed -n 's/^\[50-outcome\] NP-OUTCOME //p' "$log" >"$d/slots.jsonl"
-	if ((rc != 0)); then
-		# a guest that hung (or a scenario that failed) after some slots:
-		# what they measured is analysed, and the run still fails
+	: >"$d/slots.jsonl"
+	# a guest that hangs (multi-threaded TCG loses an IPI now and then:
+	# tests/vm/README.md "Timings and TCG threading") is booted again at
+	# the first round it did not complete, up to --resume times; the
+	# slots of that partial round are measured again, so every round
+	# holds each configuration once
+	first=1 boots=0 hung=0 lrc=0
+	while :; do
+		boots=$((boots + 1))
+		name=outcome-$layout
+		if ((boots > 1)); then name+=-$boots; fi
+		vm_boot "$layout" "$first" "$name" && lrc=0 || lrc=$?
+		((lrc == 0)) && break
+		grep -q 'was silent for' "$d/vm-$name.out" || break
+		hung=$((hung + 1))
+		next=$(next_round "$d/slots.jsonl" "$first" "$ncfg")
+		((next > rounds)) && { lrc=0; break; }
+		# drop the partial round's slots: measured again next boot
+		awk -v r="$next" 'match($0, /"round":[0-9]+/) { if (substr($0, RSTART + 8, RLENGTH - 8) + 0 >= r) next } 1' \
+			"$d/slots.jsonl" >"$d/slots.tmp" && mv "$d/slots.tmp" "$d/slots.jsonl"
+		((boots <= resume)) || break
+		echo "outcome: $layout: the guest hung; booting again at round $next (resume $boots/$resume)" >&2
+		first=$next
+	done
+	echo "{\"boots\": $boots, \"hung\": $hung}" >"$d/boots.json"
+	if ((lrc != 0)); then
+		# a guest that hung for good (or a scenario that failed) after
+		# some slots: what they measured is analysed, and the run fails
 		failed+=("$layout")
-		echo "outcome: $layout: the VM run failed after $(wc -l <"$d/slots.jsonl") slot(s) (see $log)" >&2
+		echo "outcome: $layout: the VM run failed after $(wc -l <"$d/slots.jsonl") slot(s) (see build/vm/$name.log)" >&2
 		[[ -s $d/slots.jsonl ]] || continue
 	fi
 	done_layouts+=("$layout")

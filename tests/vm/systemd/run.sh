@@ -29,6 +29,9 @@
 #                         whole (tests/vm/README.md "Timings and TCG
 #                         threading"), and the hard --timeout is long.
 #   --quiet               print only the results
+#   --append ARGS         more kernel command line (e.g. "loglevel=7": the
+#                         console log then keeps soft lockups' backtraces,
+#                         which "quiet" hides)
 #   --tcg-threads single|multi  qemu -accel tcg,thread=... (default single;
 #                         multi gives each vCPU a host thread: see
 #                         tests/vm/README.md "Timings and TCG threading")
@@ -72,7 +75,7 @@ die() { echo "systemd/run.sh: $*" >&2; exit 2; }
 topo= scen=$HERE/scenarios hard_timeout=900 scen_timeout=300
 boot_timeout=${NP_VM_BOOT_TIMEOUT:-150} boot_attempts=${NP_VM_BOOT_ATTEMPTS:-3}
 silence_timeout=0 only= quiet=0 tcg_threads=single mem=2048 disk_mb=0 ctl= log_name=
-extra_pkgs= extra_skip=
+extra_pkgs= extra_skip= append=
 bins=() hostfwd=() modules=() files=() pins=() pin_rest=
 while (($#)); do
 	case $1 in
@@ -86,6 +89,7 @@ while (($#)); do
 	--boot-attempts) boot_attempts=${2:-}; shift 2 ;;
 	--silence-timeout) silence_timeout=${2:-}; shift 2 ;;
 	--quiet) quiet=1; shift ;;
+	--append) append=${2:-}; shift 2 ;;
 	--tcg-threads) tcg_threads=${2:-}; shift 2 ;;
 	--mem) mem=${2:-}; shift 2 ;;
 	--disk) disk_mb=${2:-}; shift 2 ;;
@@ -212,6 +216,7 @@ cmdline="console=ttyS0 quiet panic=-1 systemd.unified_cgroup_hierarchy=1 systemd
 cmdline+=" np.topo=$topo np.nodes=$nnodes np.cpus=$ncpus np.smt=$smt"
 cmdline+=" np.nodecpus=$nodecpus_param np.dist=$dist np.timeout=$scen_timeout"
 [[ -n $only ]] && cmdline+=" np.only=$only"
+[[ -n $append ]] && cmdline+=" $append"
 
 # pin_threads: qemu's threads where --pin and --pin-rest say (all of them
 # first, then each named vCPU thread, "CPU N/TCG"); threads made later
