@@ -13,7 +13,9 @@ against the guest's redis (user-mode network, host port PORT forwarded to
 the guest's 6379), keeps its output as OUTDIR/SLOT.redis.txt and answers
 "DONE SLOT RC"; "WARM SLOT" (before the window) gets 20 PINGs along the
 same path and "WARMED SLOT". It ends when qemu closes the socket. Exit 0; 1 when the
-socket never appeared (60 s) or a request line was malformed.
+socket never appeared (900 s: qemu starts once its root is
+assembled, which takes minutes on a busy host) or a request line was
+malformed.
 """
 import os
 import re
@@ -23,7 +25,7 @@ import sys
 import time
 
 
-def connect(path, wait_s=60.0):
+def connect(path, wait_s=900.0):
     deadline = time.monotonic() + wait_s
     while True:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
