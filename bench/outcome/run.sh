@@ -27,7 +27,7 @@
 #   --rounds N         rounds [5]
 #   --smoke            one round, short windows: checks the pipeline only
 #   --resume N         boot a hung guest again at the round it did not
-#                      complete, up to N times per layout [2]
+#                      complete, up to N times per layout [3]
 #   --check            exit 1 unless what the kernel's files show holds (see
 #                      analyze.py: IRQs, BPF against the kernel, pages);
 #                      never a latency
@@ -40,7 +40,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check= resume=2
+layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check= resume=3
 probe_cpus= reserved= client_cpus= io_target=
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
