@@ -23,6 +23,7 @@
 #include "numaplace/state_file.h"
 #include "numaplace/topology_json.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define TOPO "tests/data/topology/"
 #define MiB (1ULL << 20)
@@ -44,20 +45,6 @@ static struct np_topology *load_topo(const char *file)
 	if (np_topology_load(&t, file, err, sizeof(err)))
 		fail_msg("%s: %s", file, err);
 	return t;
-}
-
-static void init(struct np_node_state *st, const struct np_topology *t,
-		 const char *policy_json)
-{
-	struct np_node_policy p;
-	json_t *j = json_loads(policy_json, 0, NULL);
-	char err[256];
-
-	assert_non_null(j);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, t, &p, err, sizeof(err)))
-		fail_msg("policy %s: %s", policy_json, err);
-	json_decref(j);
 }
 
 static void admit(struct np_node_state *st, const char *spec)
@@ -82,7 +69,7 @@ static void admit(struct np_node_state *st, const char *spec)
  * a shared and a BE workload. */
 static void populated(struct np_node_state *st, const struct np_topology *t)
 {
-	init(st, t, POLICY);
+	np_test_state_init(st, t, POLICY);
 	admit(st, "{\"name\":\"web\",\"cgroup\":\"kubepods.slice/kubepods-"
 		  "pod0b5f1c6e_8a7b_4c1d_9e2f_3a4b5c6d7e8f.slice\",\"qos\":"
 		  "\"LSE\",\"containers\":[{\"name\":\"main\",\"cpu\":\"4\","
@@ -196,7 +183,7 @@ static void test_nrt_costs(void **state)
 	json_t *nrt;
 
 	(void)state;
-	init(&st, t, "{}");
+	np_test_state_init(&st, t, "{}");
 	nrt = np_export_nrt(&st, "n");
 	assert_int_equal(json_array_size(json_object_get(nrt, "zones")), 4);
 	for (int i = 0; i < 4; i++) {
@@ -240,7 +227,7 @@ static void test_nrt_no_distances(void **state)
 
 	(void)state;
 	assert_false(t->distances_known);
-	init(&st, t, "{}");
+	np_test_state_init(&st, t, "{}");
 	nrt = np_export_nrt(&st, "n");
 	assert_null(json_object_get(zone(nrt, 0), "costs"));
 	/* no memory size known: no memory resource */
@@ -277,7 +264,7 @@ static void test_nrt_policies(void **state)
 	struct np_node_state st;
 
 	(void)state;
-	init(&st, t, "{}");
+	np_test_state_init(&st, t, "{}");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *nrt, *a, *tp;
 		st.policy.tm_policy = cases[i].p;

@@ -56,10 +56,7 @@ static char *read_file(const char *path)
  * the shared pool, and an empty spec directory. */
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "specdir");
+	struct fx *x = fake_daemon_new(sizeof(*x), "specdir");
 	x->saved_stderr = -1;
 	*state = x;
 	return 0;
