@@ -14,6 +14,15 @@
 #include "fake_enforcer.h"
 #include "numaplace/daemon.h"
 
+/* Workload specs the daemon tests admit: an LSE workload of 2 CPUs (it
+ * gets 1,5) and a shared LS one of 500m, each in the cgroup of its name. */
+#define FAKE_LSE_WEB                                                           \
+	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
+#define FAKE_LS_API                                                            \
+	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "           \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
+
 struct fake_daemon {
 	char dir[64];
 	struct np_daemon d;

@@ -28,13 +28,6 @@
 #include "daemon/daemon_internal.h"
 #include "fake_daemon.h"
 
-#define LSE_WEB                                                                \
-	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
-#define LS_API                                                                 \
-	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "           \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
-
 static int setup(void **state)
 {
 	*state = fake_daemon_new(sizeof(struct fake_daemon), "daemon");
@@ -73,7 +66,7 @@ static void test_dispatch_refusals(void **state)
 		"op: \"admitt\" is not one of status, admit, release, events,"
 		" plan, reload, export, defrag, explain, resize");
 	/* a misspelt key would change the request silently */
-	refused(x, "{\"op\": \"admit\", \"spce\": " LSE_WEB "}",
+	refused(x, "{\"op\": \"admit\", \"spce\": " FAKE_LSE_WEB "}",
 		"spce: unknown field for op \"admit\"");
 	refused(x, "{\"op\": \"release\", \"name\": \"web\", \"force\": true}",
 		"force: unknown field for op \"release\"");
@@ -91,8 +84,8 @@ static void test_answer_is_durable(void **state)
 	const struct np_workload_alloc *a;
 	char cpus[64];
 
-	fake_daemon_admit(x, LSE_WEB);
-	fake_daemon_admit(x, LS_API);
+	fake_daemon_admit(x, FAKE_LSE_WEB);
+	fake_daemon_admit(x, FAKE_LS_API);
 	assert_non_null(a = find(x, "web"));
 	np_cpuset_format(a->c[0].cpus, cpus, sizeof(cpus));
 	assert_string_equal(cpus, "1,5");
@@ -143,7 +136,7 @@ static void test_placement_files(void **state)
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/workloads/ghost.json", x->dir);
 	fake_write_file(path, "{}");
-	fake_daemon_admit(x, LSE_WEB);
+	fake_daemon_admit(x, FAKE_LSE_WEB);
 	assert_int_equal(np_daemon_reconcile(&x->d), 0);
 	np_daemon_placement_files(&x->d);
 	assert_int_equal(access(path, F_OK), -1);

@@ -47,39 +47,22 @@ static struct np_topology *load_topo(const char *file)
 	return t;
 }
 
-static void admit(struct np_node_state *st, const char *spec)
-{
-	struct np_workload_req w = {0};
-	struct np_decision d;
-	json_t *j = json_loads(spec, 0, NULL);
-	char err[512];
-
-	assert_non_null(j);
-	if (np_workload_req_from_json(&w, j, "workload", err, sizeof(err)) ||
-	    np_admit(st, &w, &d, err, sizeof(err)))
-		fail_msg("%s: %s", spec, err);
-	if (!d.admitted)
-		fail_msg("%s rejected: %s", spec, d.reason);
-	json_decref(j);
-	np_workload_req_free(&w);
-}
-
 /* LSE web: 4 CPUs, 2 GiB and 512 MiB of 2Mi hugepages on node 0 (the
  * kubelet pod cgroup names its UID); LSR api: 2 CPUs, the GPU, on node 1;
  * a shared and a BE workload. */
 static void populated(struct np_node_state *st, const struct np_topology *t)
 {
 	np_test_state_init(st, t, POLICY);
-	admit(st, "{\"name\":\"web\",\"cgroup\":\"kubepods.slice/kubepods-"
+	np_test_admit_json(st, "{\"name\":\"web\",\"cgroup\":\"kubepods.slice/kubepods-"
 		  "pod0b5f1c6e_8a7b_4c1d_9e2f_3a4b5c6d7e8f.slice\",\"qos\":"
 		  "\"LSE\",\"containers\":[{\"name\":\"main\",\"cpu\":\"4\","
 		  "\"memory\":\"2Gi\",\"hugepages-2Mi\":\"512Mi\"}]}");
-	admit(st, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
+	np_test_admit_json(st, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
 		  "\"containers\":[{\"name\":\"a\",\"cpu\":2,\"memory\":"
 		  "\"1Gi\",\"devices\":{\"nvidia.com/gpu\":1}}]}");
-	admit(st, "{\"name\":\"shared\",\"cgroup\":\"pods/shared\",\"qos\":"
+	np_test_admit_json(st, "{\"name\":\"shared\",\"cgroup\":\"pods/shared\",\"qos\":"
 		  "\"LS\",\"containers\":[{\"name\":\"s\",\"cpu\":\"500m\"}]}");
-	admit(st, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
+	np_test_admit_json(st, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
 		  "\"BE\",\"containers\":[{\"name\":\"b\"}]}");
 }
 

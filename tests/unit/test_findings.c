@@ -43,15 +43,9 @@ static int setup(void **state)
 	return 0;
 }
 
-#define LSE_WEB                                                                \
-	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
 #define LSE_DB                                                                 \
 	"{\"name\": \"db\", \"cgroup\": \"db\", \"qos\": \"LSE\", "            \
 	"\"containers\": [{\"name\": \"main\", \"cpu\": \"4\"}]}"
-#define LS_API                                                                 \
-	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "           \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
 
 static void assert_log(struct fx *x, const char *want)
 {
@@ -130,7 +124,7 @@ static void test_outside_rewrite(void **state)
 						     NP_FIND_AUDIT_OUTSIDE};
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	for (size_t k = 0; k < 2; k++) {
 		fake_log_clear(x->fd.f);
 		act_one(x, kinds[k], "web");
@@ -150,7 +144,7 @@ static void test_outside_drift(void **state)
 	struct fx *x = *state;
 	struct fake_cgroup *web;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	web = fake_cg(x->fd.f, 'm', "web", false);
 	np_cpuset_set(&web->cpus, 6);
 	fake_log_clear(x->fd.f);
@@ -176,7 +170,7 @@ static void test_intrusion_report(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_false(x->fd.d.dirty);
 	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "web");
@@ -227,7 +221,7 @@ static void test_intrusion_partition(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_string_equal(saved_isolation(x, "web"), "none");
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	fake_log_clear(x->fd.f);
@@ -279,7 +273,7 @@ static void test_partition_refused(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.f->refuse_partition = true;
 	alloc_of(x, "web")->req.partition = true;
 	x->fd.d.dirty = true;
@@ -314,7 +308,7 @@ static void test_partition_no_partitions(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.f->e.no_partitions = "needs -.slice";
 	alloc_of(x, "web")->req.partition = true;
 	x->fd.d.dirty = true;
@@ -337,7 +331,7 @@ static void test_parent_member_retried(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	alloc_of(x, "web")->req.partition = true;
 	x->fd.d.dirty = true;
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
@@ -365,8 +359,8 @@ static void test_intrusion_shared(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LS_API);
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "api");
@@ -392,7 +386,7 @@ static void test_memory_migrate(void **state)
 	struct fx *x = *state;
 	struct np_findings fs = {0};
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_daemon_admit(&x->fd, LSE_DB);
 	assert_int_equal(alloc_of(x, "web")->c[0].mems, 0x1);
 	assert_int_equal(alloc_of(x, "db")->c[0].mems, 0x2);
@@ -425,7 +419,7 @@ static void test_memory_report(void **state)
 	struct fx *x = *state;
 	struct np_findings fs = {0};
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	add_finding(x, &fs, NP_FIND_OUTSIDE_MEMS, "web");
 	add_finding(x, &fs, NP_FIND_REMOTE_FAULTS, "web");
 	fake_log_clear(x->fd.f);
@@ -443,7 +437,7 @@ static void test_balancer(void **state)
 	struct fx *x = *state;
 	struct np_counters before;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	x->fd.d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
 	before = x->fd.d.n;
@@ -470,7 +464,7 @@ static void test_partition_restart(void **state)
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/specs/web.json", x->fd.dir);
-	fake_write_file(path, LSE_WEB);
+	fake_write_file(path, FAKE_LSE_WEB);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_int_equal(x->fd.d.n.admitted, 1);
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;

@@ -36,13 +36,6 @@ static int setup(void **state)
 	return 0;
 }
 
-#define LSE_WEB                                                                \
-	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "         \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
-#define LS_API                                                                 \
-	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "          \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
-
 static void assert_log(struct fx *x, const char *want)
 {
 	if (strcmp(fake_log(x->fd.f), want))
@@ -56,7 +49,7 @@ static void test_admit_shared(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
 	assert_log(x, "mkdir api\n"
 		      "write api cpuset.mems=0-1 (mems widen)\n"
 		      "write api cpuset.cpus=0-7 (widen)\n");
@@ -74,9 +67,9 @@ static void test_exclusive_order(void **state)
 	struct fx *x = *state;
 	int host, yield, grant;
 
-	fake_daemon_admit(&x->fd, LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
 	fake_log_clear(x->fd.f);
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_log(x, "mkdir web\n"
 		      "set host system.slice cpus=0,2-4,6-7\n"
 		      "write web cpuset.mems=0 (mems widen)\n"
@@ -99,7 +92,7 @@ static void test_drift(void **state)
 	struct fx *x = *state;
 	struct fake_cgroup *web;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	web = fake_cg(x->fd.f, 'm', "web", false);
 	assert_non_null(web);
 	np_cpuset_set(&web->cpus, 6);
@@ -114,8 +107,8 @@ static void test_release(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LS_API);
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_log_clear(x->fd.f);
 	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
 	assert_log(x, "rmdir web\n"
@@ -129,7 +122,7 @@ static void test_release_busy(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_cg(x->fd.f, 'm', "web", false)->busy = true;
 	fake_log_clear(x->fd.f);
 	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
@@ -148,7 +141,7 @@ static void test_apply_fails(void **state)
 	struct fx *x = *state;
 
 	x->fd.f->fail_apply = -EIO;
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_int_equal(x->fd.d.n.write_errors, 1);
 	assert_null(strstr(fake_log(x->fd.f), "write web"));
 	fake_log_clear(x->fd.f);
@@ -162,7 +155,7 @@ static void test_vanished(void **state)
 {
 	struct fx *x = *state;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_cg(x->fd.f, 'm', "web", false)->exists = false;
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
@@ -178,8 +171,8 @@ static void test_vanished_many(void **state)
 	struct fx *x = *state;
 	uint64_t saves;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
-	fake_daemon_admit(&x->fd, LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
 	fake_daemon_admit(&x->fd, "{\"name\": \"db\", \"cgroup\": \"db\", \"qos\": \"LS\", "
 		 "\"containers\": [{\"name\": \"main\", \"cpu\": \"1\"}]}");
 	assert_int_equal(x->fd.d.st.nworkloads, 3);
@@ -192,7 +185,6 @@ static void test_vanished_many(void **state)
 	assert_int_equal(x->fd.d.st.nworkloads, 0);
 	assert_int_equal(x->fd.d.n.state_saves - saves, 1);
 }
-
 
 /* The rejection of a request (the answer's "reason"). */
 static char *rejected(struct fx *x, const char *spec)
@@ -246,7 +238,7 @@ static void test_cgroup_taken(void **state)
 	struct fx *x = *state;
 	char *r;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_log_clear(x->fd.f);
 	r = rejected(x, "{\"name\": \"x\", \"cgroup\": \"web\", \"qos\": "
 			"\"LSE\", \"containers\": [{\"name\": \"m\", \"cpu\": "
@@ -486,7 +478,7 @@ static void test_moved_parent(void **state)
 	FILE *fp;
 	size_t n;
 
-	fake_daemon_admit(&x->fd, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
 	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
