@@ -7,7 +7,12 @@
 #     (the Makefile's LAYERS, highest first); engine/ includes nothing but
 #     its own headers and the public API, and does no file I/O or syscalls;
 #   - only the enforcer backends (userspace/enforce/) call the cgroup write
-#     primitives, and only userspace/cgroup/ writes cpuset.*/cgroup.* files.
+#     primitives, and only userspace/cgroup/ writes cpuset.*/cgroup.* files;
+#   - tests follow modules: every .c file is in one module of the table of
+#     tests/README.md, every module has tests/unit/test_<module>.c (or an
+#     exception naming the script that tests it, and why), and every
+#     tests/unit/test_*.c is named after a module (test_<module>_<aspect>.c
+#     for a second one).
 # With a build directory, the call arrows are also read from the objects
 # (nm), and the module rule (tools/callgraph.py circles): files call each
 # other in a circle only when they are one module, one prefix behind one
@@ -88,7 +93,53 @@ done)
 [ -z "$out" ] && ok "cpuset.*/cgroup.* files are written only in cgroup/ and enforce/" ||
 	bad "files that may write cgroup files outside the enforcer:"$'\n'"$out"
 
-# 5. call arrows from the objects
+# 5. tests follow modules: the table of tests/README.md maps every .c file
+# of userspace/ and tools/ to one module, and each module to its test,
+# tests/unit/test_<module>.c, or to an exception naming its script.
+map=tests/README.md
+declare -A mod_pats=() mod_test=()
+while IFS='|' read -r _ m files test _; do
+	m=${m//[\` ]/}
+	mod_pats[$m]=$(sed -n 's/^[^`]*`\([^`]*\)`.*/\1/p' <<<"$files")
+	mod_test[$m]=$test
+done < <(grep -E '^\| `[a-z_]+` \|' "$map")
+out=$(for f in $(grep '\.c$' <<<"$srcs"); do
+	hits=()
+	for m in "${!mod_pats[@]}"; do
+		for p in ${mod_pats[$m]}; do
+			case $p in tools/* | include/*) ;; *) p=userspace/$p ;; esac
+			# shellcheck disable=SC2053 # a glob, on purpose
+			[[ $f == $p ]] && { hits+=("$m"); break; }
+		done
+	done
+	[ ${#hits[@]} -eq 0 ] && echo "$f is in no module of $map"
+	[ ${#hits[@]} -gt 1 ] && echo "$f is in ${#hits[@]} modules of $map: ${hits[*]}"
+done
+for m in "${!mod_pats[@]}"; do
+	t=${mod_test[$m]}
+	if [[ $t == *exception:* ]]; then
+		script=$(sed -n 's/^[^`]*`\([^`]*\)`.*/\1/p' <<<"$t")
+		[ -f "$script" ] || echo "module $m: its exception names no script that exists (\"$script\")"
+		[[ $t == *\(*\)* ]] || echo "module $m: its exception gives no reason (in parentheses)"
+	elif [ ! -f "tests/unit/test_$m.c" ]; then
+		echo "module $m has no tests/unit/test_$m.c (nor an exception in $map)"
+	fi
+done
+for t in tests/unit/test_*.c; do
+	n=${t#tests/unit/test_}
+	n=${n%.c}
+	ok=
+	for m in "${!mod_pats[@]}"; do
+		[[ $n == "$m" || $n == "$m"_* ]] && { ok=1; break; }
+	done
+	[ -n "$ok" ] || echo "$t is named after no module of $map"
+done)
+nmod=${#mod_pats[@]} nexc=0
+for m in "${!mod_test[@]}"; do [[ ${mod_test[$m]} == *exception:* ]] && nexc=$((nexc + 1)); done
+[ -z "$out" ] && ok "tests follow modules: $nmod modules in $map, $((nmod - nexc)) with test_<module>.c, $nexc exceptions" ||
+	bad "modules and their tests ($map):"$'\n'"$out"
+
+# 6. call arrows from the objects
 if [ -n "$build" ] && [ -d "$build/userspace" ]; then
 	out=$(for l in "${layers[@]}"; do
 		find "$build/userspace/$l" -name '*.o' 2>/dev/null | sort | while read -r o; do
@@ -111,7 +162,7 @@ if [ -n "$build" ] && [ -d "$build/userspace" ]; then
 	done)
 	[ -z "$out" ] && ok "calls between folders follow the layers" ||
 		bad "calls against the layers:"$'\n'"$out"
-	# 6. the module rule
+	# 7. the module rule
 	if out=$(python3 tools/callgraph.py circles --build "$build"); then
 		ok "no call circle between files but within a module ($(tail -1 <<<"$out"))"
 	else

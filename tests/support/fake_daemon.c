@@ -74,3 +74,82 @@ void fake_daemon_stop(struct fake_daemon *x)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
 	assert_int_equal(system(cmd), 0);
 }
+
+void *fake_daemon_new(size_t size, const char *name)
+{
+	struct fake_daemon *x;
+
+	assert_true(size >= sizeof(*x));
+	assert_non_null(x = calloc(1, size));
+	fake_daemon_start(x, name);
+	return x;
+}
+
+int fake_daemon_teardown(void **state)
+{
+	fake_daemon_stop(*state);
+	free(*state);
+	return 0;
+}
+
+json_t *fake_daemon_ask(struct fake_daemon *x, const char *text)
+{
+	json_error_t je;
+	json_t *req = json_loads(text, 0, &je), *resp;
+
+	if (!req)
+		fail_msg("bad test request %s: %s", text, je.text);
+	resp = np_daemon_handle(&x->d, req);
+	json_decref(req);
+	assert_non_null(resp);
+	return resp;
+}
+
+json_t *fake_daemon_ok(struct fake_daemon *x, const char *text)
+{
+	json_t *resp = fake_daemon_ask(x, text);
+
+	if (!json_is_true(json_object_get(resp, "ok")))
+		fail_msg("request %s failed: %s", text,
+			 json_string_value(json_object_get(resp, "error")));
+	return resp;
+}
+
+void fake_daemon_admit(struct fake_daemon *x, const char *spec)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
+	json_decref(fake_daemon_ok(x, buf));
+}
+
+void fake_daemon_restart(struct fake_daemon *x)
+{
+	char path[128], err[512];
+
+	np_daemon_fini(&x->d);
+	assert_true(x->f->destroyed);
+	x->f->destroyed = false;
+	fake_log_clear(x->f);
+	snprintf(path, sizeof(path), "%s/np.json", x->dir);
+	if (np_daemon_init_with(&x->d, path, 0, &x->f->e, err, sizeof(err)))
+		fail_msg("init: %s", err);
+}
+
+void fake_daemon_config_add(struct fake_daemon *x, const char *members)
+{
+	char path[128], cfg[4096];
+	char *brace;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/np.json", x->dir);
+	if (!(fp = fopen(path, "r")))
+		fail_msg("%s: %s", path, strerror(errno));
+	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
+	fclose(fp);
+	cfg[n] = '\0';
+	assert_non_null(brace = strrchr(cfg, '}'));
+	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s}", members);
+	fake_write_file(path, cfg);
+}

@@ -14,6 +14,15 @@
 #include "fake_enforcer.h"
 #include "numaplace/daemon.h"
 
+/* Workload specs the daemon tests admit: an LSE workload of 2 CPUs (it
+ * gets 1,5) and a shared LS one of 500m, each in the cgroup of its name. */
+#define FAKE_LSE_WEB                                                           \
+	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
+#define FAKE_LS_API                                                            \
+	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "           \
+	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
+
 struct fake_daemon {
 	char dir[64];
 	struct np_daemon d;
@@ -24,7 +33,27 @@ struct fake_daemon {
 void fake_daemon_start(struct fake_daemon *x, const char *name);
 /* Stop it, free the fake, remove the directory. */
 void fake_daemon_stop(struct fake_daemon *x);
+/* For cmocka's setup and teardown: a zeroed object of size bytes (a
+ * struct whose first member is a struct fake_daemon) with the daemon
+ * started as name, and its end (stopped, freed). */
+void *fake_daemon_new(size_t size, const char *name);
+int fake_daemon_teardown(void **state);
 /* Write text to path (fails the test on error). */
 void fake_write_file(const char *path, const char *text);
+
+/* The daemon's answer to a request given as JSON text (owned by the
+ * caller); a request that is not JSON fails the test. */
+json_t *fake_daemon_ask(struct fake_daemon *x, const char *text);
+/* The same, failing the test unless the answer is {"ok": true, ...}. */
+json_t *fake_daemon_ok(struct fake_daemon *x, const char *text);
+/* {"op": "admit", "spec": SPEC}, which must succeed. */
+void fake_daemon_admit(struct fake_daemon *x, const char *spec);
+/* Stop the daemon and start it again on the same configuration, state
+ * directory and fake cgroups (their contents kept, the call log cleared),
+ * as numaplaced restarted on the same node. */
+void fake_daemon_restart(struct fake_daemon *x);
+/* Add members (", \"key\": value" ...) to the configuration file; they
+ * take effect at the next start. */
+void fake_daemon_config_add(struct fake_daemon *x, const char *members);
 
 #endif

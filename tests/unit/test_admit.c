@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Node policy, pools and admission: option checks, reserved CPUs, pool
- * arithmetic, Koordinator classes, DistributeEvenly, state validation,
- * release, beyond-8-node admission, and property tests on random
- * topologies.
+ * Admission: pool arithmetic, Koordinator classes, DistributeEvenly,
+ * state validation, release, beyond-8-node admission, and property tests
+ * on random topologies. (The node policy's checks: test_policy.c.)
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,128 +18,9 @@
 #include "numaplace/admit.h"
 #include "numaplace/hints.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
-
-static struct np_workload_req *wl(const char *name, enum np_qos q, int cpus_milli)
-{
-	/* Static backing store for the containers: callers may add up to
-	 * NP_MAX_CONTAINERS, nobody frees it (np_admit copies what it keeps). */
-	static struct np_container_req c[NP_MAX_CONTAINERS];
-	static char cgroup[NP_PATH_MAX];
-	static struct np_workload_req w;
-	memset(&w, 0, sizeof(w));
-	memset(c, 0, sizeof(c));
-	w.c = c;
-	w.cgroup = cgroup;
-	snprintf(w.name, sizeof(w.name), "%s", name);
-	snprintf(cgroup, sizeof(cgroup), "%s", name);
-	w.qos = q;
-	w.ncontainers = 1;
-	w.c[0].name = "main";
-	w.c[0].cpu_milli = cpus_milli;
-	return &w;
-}
-
-static void init(struct np_node_state *st, const struct np_topology *t,
-		 const char *policy_json)
-{
-	struct np_node_policy p;
-	json_error_t jerr;
-	json_t *j = json_loads(policy_json, 0, &jerr);
-	char err[256];
-	assert_non_null(j);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, t, &p, err, sizeof(err)))
-		fail_msg("policy %s: %s", policy_json, err);
-	json_decref(j);
-}
-
-static void policy_error(const struct np_topology *t, const char *policy_json,
-			 const char *needle)
-{
-	struct np_node_policy p;
-	struct np_node_state st;
-	json_error_t jerr;
-	json_t *j = json_loads(policy_json, 0, &jerr);
-	char err[256] = "";
-	int r;
-	assert_non_null(j);
-	r = np_policy_from_json(&p, j, "policy", err, sizeof(err));
-	if (r == 0)
-		r = np_state_init(&st, t, &p, err, sizeof(err));
-	assert_int_equal(r, -EINVAL);
-	if (!strstr(err, needle))
-		fail_msg("error \"%s\" lacks \"%s\"", err, needle);
-	json_decref(j);
-}
-
-static void test_policy_validation(void **state)
-{
-	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, GiB);
-	(void)state;
-	policy_error(t, "{\"cpu_policy\":\"static\"}", "reserved_cpus");
-	policy_error(t, "{\"cpu_policy\":\"dynamic\"}", "cpu_policy");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,99\"}",
-		     "CPUs 99 do not exist");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"cpu_policy_options\":{\"full-pcpus-only\":true,"
-			"\"distribute-cpus-across-cores\":true}}",
-		     "full-pcpus-only and distribute-cpus-across-cores");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"cpu_policy_options\":{\"distribute-cpus-across-numa\":"
-			"\"true\",\"distribute-cpus-across-cores\":\"1\"}}",
-		     "distribute-cpus-across-numa and distribute-cpus-across-cores");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"cpu_policy_options\":{\"prefer-align-cpus-by-uncorecache\":"
-			"true,\"distribute-cpus-across-numa\":true}}",
-		     "prefer-align-cpus-by-uncorecache and distribute-cpus-across-numa");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"topology_policy\":\"single-numa-node\","
-			"\"cpu_policy_options\":{\"align-by-socket\":true}}",
-		     "align-by-socket is not compatible");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"cpu_policy_options\":{\"full-pcpus-only\":\"maybe\"}}",
-		     "full-pcpus-only: expected true or false");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"cpu_policy_options\":{\"turbo\":true}}",
-		     "turbo: unknown CPU policy option");
-	policy_error(t, "{\"cpu_policy\":\"none\",\"cpu_policy_options\":"
-			"{\"full-pcpus-only\":true}}",
-		     "options need cpu_policy \"static\"");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"topology_policy\":\"strict\"}",
-		     "topology_policy");
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"colour\":\"blue\"}",
-		     "policy.colour: unknown field");
-	np_topology_free(t);
-	/* align-by-socket needs sockets <= NUMA nodes */
-	t = np_test_topology(2, -2, 4, 2, true, GiB);
-	policy_error(t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
-			"\"cpu_policy_options\":{\"align-by-socket\":true}}",
-		     "needs at least as many NUMA nodes as sockets");
-	np_topology_free(t);
-}
-
-/* Reserved CPUs by count come from the same topology-aware take: the
- * kubelet's fixtures give {0,6} for 2 CPUs on its dual-socket HT machine. */
-static void test_reserved_count(void **state)
-{
-	struct np_topology *t = np_test_topology(2, 1, 3, 2, true, GiB);
-	struct np_node_state st;
-	char buf[64];
-	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2}");
-	np_cpuset_format(&st.reserved, buf, sizeof(buf));
-	assert_string_equal(buf, "0,6");
-	np_state_free(&st);
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":1}");
-	np_cpuset_format(&st.reserved, buf, sizeof(buf));
-	assert_string_equal(buf, "0");
-	np_state_free(&st);
-	np_topology_free(t);
-}
 
 static void test_pools(void **state)
 {
@@ -151,12 +31,12 @@ static void test_pools(void **state)
 	char err[256], buf[64];
 	(void)state;
 	/* cpus 0-7: core c = {c, c+4}; node 0 = cores 0,1 */
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
-	assert_int_equal(np_admit(&st, wl("lse", NP_QOS_LSE, 2000), &d, err,
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	assert_int_equal(np_admit(&st, np_test_workload("lse", NP_QOS_LSE, 2000), &d, err,
 				  sizeof(err)),
 			 0);
 	assert_true(d.admitted);
-	assert_int_equal(np_admit(&st, wl("lsr", NP_QOS_LSR, 2000), &d, err,
+	assert_int_equal(np_admit(&st, np_test_workload("lsr", NP_QOS_LSR, 2000), &d, err,
 				  sizeof(err)),
 			 0);
 	assert_true(d.admitted);
@@ -180,17 +60,17 @@ static void test_pools(void **state)
 	np_cpuset_format(&p.allocatable, buf, sizeof(buf));
 	assert_string_equal(buf, "1,3,5,7");
 	/* duplicate names are refused */
-	assert_int_equal(np_admit(&st, wl("lsr", NP_QOS_LSR, 1000), &d, err,
+	assert_int_equal(np_admit(&st, np_test_workload("lsr", NP_QOS_LSR, 1000), &d, err,
 				  sizeof(err)),
 			 -EEXIST);
 	/* LSE with fractional CPUs is invalid input, not a rejection */
-	assert_int_equal(np_admit(&st, wl("frac", NP_QOS_LSE, 1500), &d, err,
+	assert_int_equal(np_admit(&st, np_test_workload("frac", NP_QOS_LSE, 1500), &d, err,
 				  sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "containers[0].cpu"));
 	/* LSE with no CPU is invalid too (it would run on the shared pool,
 	 * reserved CPUs included, under an exclusive class) */
-	assert_int_equal(np_admit(&st, wl("zero", NP_QOS_LSE, 0), &d, err,
+	assert_int_equal(np_admit(&st, np_test_workload("zero", NP_QOS_LSE, 0), &d, err,
 				  sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "LSE needs whole CPUs, at least 1, got 0m"));
@@ -208,9 +88,9 @@ static void test_reject_changes_nothing(void **state)
 	int n;
 	char err[256];
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\","
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\","
 		     "\"topology_policy\":\"single-numa-node\"}");
-	assert_int_equal(np_admit(&st, wl("a", NP_QOS_LSE, 2000), &d, err,
+	assert_int_equal(np_admit(&st, np_test_workload("a", NP_QOS_LSE, 2000), &d, err,
 				  sizeof(err)),
 			 0);
 	if (!d.admitted)
@@ -218,7 +98,7 @@ static void test_reject_changes_nothing(void **state)
 	n = st.nworkloads;
 	memcpy(before, st.w, sizeof(*st.w) * (size_t)n);
 	/* 5 CPUs: no single node has them */
-	assert_int_equal(np_admit(&st, wl("b", NP_QOS_GUARANTEED, 5000), &d,
+	assert_int_equal(np_admit(&st, np_test_workload("b", NP_QOS_GUARANTEED, 5000), &d,
 				  err, sizeof(err)),
 			 0);
 	assert_false(d.admitted);
@@ -247,10 +127,10 @@ static void test_distribute_evenly(void **state)
 	char err[256];
 	(void)state;
 	/* 4 nodes x 2 cores x 2 threads; 6 CPUs need 2 nodes */
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0\","
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0\","
 		     "\"topology_policy\":\"best-effort\","
 		     "\"numa_allocate_strategy\":\"DistributeEvenly\"}");
-	w = wl("even", NP_QOS_LSE, 6000);
+	w = np_test_workload("even", NP_QOS_LSE, 6000);
 	w->has_bind = true;
 	w->bind = NP_BIND_SPREAD_BY_PCPUS;
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
@@ -272,7 +152,7 @@ static void test_state_validation(void **state)
 	json_t *j;
 	char err[256];
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
 	j = json_loads(
 		"{\"workloads\":[{\"spec\":{\"name\":\"a\",\"qos\":\"LSE\","
 		"\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]},\"class\":"
@@ -436,10 +316,10 @@ static void test_pod_scope(void **state)
 	(void)state;
 	/* nodes of 8 CPUs; two containers of 3 CPUs: pod scope keeps both
 	 * on one node, as the pod's 6 CPUs fit there. */
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
 		     "\"topology_policy\":\"restricted\","
 		     "\"topology_scope\":\"pod\"}");
-	w = wl("pod", NP_QOS_GUARANTEED, 3000);
+	w = np_test_workload("pod", NP_QOS_GUARANTEED, 3000);
 	w->ncontainers = 2;
 	w->c[1] = w->c[0];
 	w->c[1].name = "side";
@@ -469,12 +349,12 @@ static void test_release_keep(void **state)
 	np_cpuset excl1;
 	char err[256];
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
-	assert_int_equal(np_admit(&st, wl("g0", NP_QOS_GUARANTEED, 2000), &d,
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	assert_int_equal(np_admit(&st, np_test_workload("g0", NP_QOS_GUARANTEED, 2000), &d,
 				  err, sizeof(err)),
 			 0);
 	assert_true(d.admitted);
-	assert_int_equal(np_admit(&st, wl("g1", NP_QOS_GUARANTEED, 2000), &d,
+	assert_int_equal(np_admit(&st, np_test_workload("g1", NP_QOS_GUARANTEED, 2000), &d,
 				  err, sizeof(err)),
 			 0);
 	assert_true(d.admitted);
@@ -510,16 +390,16 @@ static void test_container_cpus_owned(void **state)
 	np_cpuset excl, one;
 	char err[256], buf[64];
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,4\"}");
 	/* a Guaranteed pod: 2 whole CPUs (exclusive) and 500m (shared) */
-	w = wl("mix", NP_QOS_GUARANTEED, 2000);
+	w = np_test_workload("mix", NP_QOS_GUARANTEED, 2000);
 	w->ncontainers = 2;
 	w->c[1] = w->c[0];
 	w->c[1].name = "side";
 	w->c[1].cpu_milli = 500;
 	assert_int_equal(np_admit(&st, w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);
-	assert_int_equal(np_admit(&st, wl("ls", NP_QOS_LS, 500), &d, err,
+	assert_int_equal(np_admit(&st, np_test_workload("ls", NP_QOS_LS, 500), &d, err,
 				  sizeof(err)),
 			 0);
 	assert_true(d.admitted);
@@ -569,7 +449,7 @@ static void test_container_cpus_owned(void **state)
 		char *s1, *s2;
 
 		assert_int_equal(np_state_to_json(&st, &j1), 0);
-		init(&st2, t, "{\"cpu_policy\":\"static\","
+		np_test_state_init(&st2, t, "{\"cpu_policy\":\"static\","
 			      "\"reserved_cpus\":\"0,4\"}");
 		assert_int_equal(np_state_load_json(&st2, j1, "state", err,
 						    sizeof(err)),
@@ -607,14 +487,14 @@ static void test_64_nodes(void **state)
 	int admitted = 0;
 	(void)state;
 	assert_int_equal(t->nnuma, 64);
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
 		     "\"topology_policy\":\"restricted\"}");
 	/* 8 CPUs = one whole node each time: 63 fit (node 0 holds the
 	 * reserved core), the 64th is rejected. */
 	for (int i = 0; i < 64; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "w%d", i);
-		assert_int_equal(np_admit(&st, wl(name, NP_QOS_GUARANTEED, 8000),
+		assert_int_equal(np_admit(&st, np_test_workload(name, NP_QOS_GUARANTEED, 8000),
 					  &d, err, sizeof(err)),
 				 0);
 		if (!d.admitted)
@@ -627,10 +507,10 @@ static void test_64_nodes(void **state)
 	/* align-by-socket at 64 nodes: a 16-CPU admission across two nodes
 	 * of one socket returns (its socket width was a walk over 2^64 node
 	 * sets) */
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
 		     "\"topology_policy\":\"best-effort\","
 		     "\"cpu_policy_options\":{\"align-by-socket\":true}}");
-	assert_int_equal(np_admit(&st, wl("wide", NP_QOS_GUARANTEED, 16000), &d,
+	assert_int_equal(np_admit(&st, np_test_workload("wide", NP_QOS_GUARANTEED, 16000), &d,
 				  err, sizeof(err)),
 			 0);
 	assert_true(d.admitted);
@@ -740,7 +620,7 @@ static void test_properties(void **state)
 			np_topology_free(t);
 			continue;
 		}
-		init(&st, t, policies[pi]);
+		np_test_state_init(&st, t, policies[pi]);
 		for (int k = 0; k < 12; k++) {
 			struct np_decision d;
 			char name[16], err[256];
@@ -752,7 +632,7 @@ static void test_properties(void **state)
 			np_cpuset seen;
 
 			snprintf(name, sizeof(name), "w%d", k);
-			assert_int_equal(np_admit(&st, wl(name, q, cpus * 1000), &d,
+			assert_int_equal(np_admit(&st, np_test_workload(name, q, cpus * 1000), &d,
 						  err, sizeof(err)),
 					 0);
 			if (rand_r(&seed) % 5 == 0 && st.nworkloads)
@@ -790,8 +670,6 @@ static void test_properties(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_policy_validation),
-		cmocka_unit_test(test_reserved_count),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_reject_changes_nothing),
 		cmocka_unit_test(test_distribute_evenly),

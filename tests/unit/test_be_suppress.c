@@ -20,27 +20,7 @@
 #include <string.h>
 
 #include "numaplace/be_suppress.h"
-
-static np_cpuset cs(const char *list)
-{
-	np_cpuset s;
-	char err[128];
-
-	if (np_cpuset_parse(&s, list, err, sizeof(err)) < 0)
-		fail_msg("bad cpu list \"%s\": %s", list, err);
-	return s;
-}
-
-static void assert_cpus(const np_cpuset *got, const char *want)
-{
-	np_cpuset w = cs(want);
-
-	if (!np_cpuset_equal(got, &w)) {
-		char buf[512];
-		np_cpuset_format(got, buf, sizeof(buf));
-		fail_msg("got \"%s\", want \"%s\"", buf, want);
-	}
-}
+#include "fixtures.h"
 
 static struct np_suppress_in in8(int64_t node, int64_t non_be, int64_t be)
 {
@@ -276,7 +256,7 @@ static void pick(const struct np_topology *t, const struct np_pools *p, int n,
 	np_cpuset got;
 
 	assert_int_equal(np_suppress_pick(t, p, n, &got), 0);
-	assert_cpus(&got, want);
+	np_test_assert_cpus(&got, want);
 }
 
 static void test_pick_spread(void **state)
@@ -286,7 +266,7 @@ static void test_pick_spread(void **state)
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
-	p.be = cs("0-15");
+	p.be = np_test_cpus("0-15");
 	/* equal buckets: node 0 first (lowest CPU); a pair from each */
 	pick(t, &p, 4, "0,4,8,12");
 	/* a pair from each, then one single from node 0 */
@@ -314,17 +294,17 @@ static void test_pick_lsr_ls(void **state)
 
 	(void)state;
 	memset(&p, 0, sizeof(p));
-	p.reserved = cs("0,8");
-	p.lse = cs("1,9");
-	p.exclusive = cs("1,5,9,13");
-	p.be = cs("2-7,10-15");
+	p.reserved = np_test_cpus("0,8");
+	p.lse = np_test_cpus("1,9");
+	p.exclusive = np_test_cpus("1,5,9,13");
+	p.be = np_test_cpus("2-7,10-15");
 	pick(t, &p, 6, "2,4-6,10,12");
 	/* 12: all of it, 2 (= floor(12 x 2 / 12)) from LSR */
 	pick(t, &p, 12, "2-7,10-15");
 	/* 2: floor(2 x 2 / 12) = 0 from LSR; the pair 4,12 */
 	pick(t, &p, 2, "4,12");
 	/* every size: exactly n CPUs, never LSE or reserved */
-	bad = cs("0-1,8-9");
+	bad = np_test_cpus("0-1,8-9");
 	for (int n = 0; n <= 14; n++) {
 		assert_int_equal(np_suppress_pick(t, &p, n, &got), 0);
 		assert_int_equal(np_cpuset_count(&got), n < 12 ? n : 12);
@@ -332,7 +312,7 @@ static void test_pick_lsr_ls(void **state)
 		assert_false(np_cpuset_intersects(&got, &bad));
 	}
 	/* only LSR left to BE: LS part empty, everything from LSR */
-	p.be = cs("5,13");
+	p.be = np_test_cpus("5,13");
 	pick(t, &p, 2, "5,13");
 	np_topology_free(t);
 }

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "numaplace/cgroup.h"
+#include "fixtures.h"
 
 #define DATA "tests/data/cgroup/"
 #define MAXLOG 64
@@ -189,21 +190,6 @@ static void expect_log(const struct fx *f, const char *const *want, int n)
 			print_message("  write %d: %s\n", i, f->log[i]);
 		fail_msg("%d writes, expected %d", f->nlog, n);
 	}
-}
-
-#define assert_contains(hay, needle)                                           \
-	do {                                                                   \
-		if (!strstr((hay), (needle)))                                  \
-			fail_msg("\"%s\"\n  does not contain \"%s\"", (hay),   \
-				 (needle));                                    \
-	} while (0)
-
-static np_cpuset cs(const char *list)
-{
-	np_cpuset s;
-
-	assert_int_equal(np_cpuset_parse(&s, list, NULL, 0), 0);
-	return s;
 }
 
 /* ---- discovery ---------------------------------------------------------- */
@@ -503,7 +489,7 @@ static void test_prepare_enables_top_down(void **state)
 static void test_symlink_refused(void **state)
 {
 	struct fx *f = *state;
-	np_cpuset s = cs("1");
+	np_cpuset s = np_test_cpus("1");
 	char err[512], p[512], t[512];
 
 	mkcg(f, "np/real", "0-7", "0");
@@ -564,7 +550,7 @@ static void test_write_exact(void **state)
 	    "np/w1:cpuset.mems=0-1",
 	    "np/w1:cpuset.cpus=0,2,4-6",
 	};
-	np_cpuset s = cs("2-5"), g;
+	np_cpuset s = np_test_cpus("2-5"), g;
 	np_nodemask gm = 0;
 	char err[512] = "";
 
@@ -582,7 +568,7 @@ static void test_write_exact(void **state)
 	assert_int_equal(gm, 0x3);
 
 	f->emulate_effective = true;
-	s = cs("0,2,4-6");
+	s = np_test_cpus("0,2,4-6");
 	assert_int_equal(
 	    np_cgroup_write_cpus(&f->root, "w1", &s, NULL, err, sizeof(err)),
 	    0);
@@ -638,7 +624,7 @@ static void test_write_cpu_max(void **state)
 static void test_write_readback_mismatch(void **state)
 {
 	struct fx *f = *state;
-	np_cpuset s = cs("2-5"), g;
+	np_cpuset s = np_test_cpus("2-5"), g;
 	np_nodemask gm;
 	char err[512], want[512];
 
@@ -656,9 +642,9 @@ static void test_write_readback_mismatch(void **state)
 		 "(parent cpuset.cpus.effective is 0-3)",
 		 f->dir);
 	assert_string_equal(err, want);
-	s = cs("2-3");
+	s = np_test_cpus("2-3");
 	assert_true(np_cpuset_equal(&g, &s));
-	s = cs("2-5");
+	s = np_test_cpus("2-5");
 	assert_string_equal(get(f, "np/w1", "cpuset.cpus"), "2-5");
 
 	assert_int_equal(
@@ -671,7 +657,7 @@ static void test_write_readback_mismatch(void **state)
 	/* none of the requested CPUs available: the kernel falls back to
 	 * the parent's set */
 	put(f, "np/w1", "cpuset.cpus.effective", "0-3\n");
-	s = cs("6-7");
+	s = np_test_cpus("6-7");
 	assert_int_equal(
 	    np_cgroup_write_cpus(&f->root, "w1", &s, NULL, err, sizeof(err)),
 	    NP_CGROUP_PARTIAL);
@@ -691,7 +677,7 @@ static void test_write_readback_mismatch(void **state)
 static void test_fake_effective_kept_any_umask(void **state)
 {
 	struct fx *f = *state;
-	np_cpuset s = cs("2-5");
+	np_cpuset s = np_test_cpus("2-5");
 	char err[512];
 	mode_t old = umask(027);
 
@@ -708,7 +694,7 @@ static void test_fake_effective_kept_any_umask(void **state)
 static void test_write_missing_controller(void **state)
 {
 	struct fx *f = *state;
-	np_cpuset s = cs("1");
+	np_cpuset s = np_test_cpus("1");
 	char err[512], want[512];
 
 	/* a cgroup without cpuset.* files: as if +cpuset were missing in
@@ -808,8 +794,8 @@ static struct np_cgroup_change chg(const char *cg, enum np_cgroup_kind kind,
 	memset(&c, 0, sizeof(c));
 	c.cgroup = cg;
 	c.kind = kind;
-	c.old_cpus = keep(cs(oc));
-	c.new_cpus = keep(cs(nc));
+	c.old_cpus = keep(np_test_cpus(oc));
+	c.new_cpus = keep(np_test_cpus(nc));
 	c.old_mems = om;
 	c.new_mems = nm;
 	return c;
@@ -976,7 +962,7 @@ static void test_plan_grant_exclusive(void **state)
 
 	/* W already exists with other exclusive CPUs: it grows last too */
 	ch[2] = chg("W", NP_CGROUP_EXCLUSIVE, "2", "2-3", 0, 0);
-	ch[0].old_cpus = ch[1].old_cpus = keep(cs("0-1,3-7"));
+	ch[0].old_cpus = ch[1].old_cpus = keep(np_test_cpus("0-1,3-7"));
 	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)), 0);
 	simulate(ch, 3, &p);
 	assert_int_equal(p.steps[p.n - 1].change, 2);
@@ -1753,7 +1739,7 @@ static void test_partition_parse(void **state)
 static void test_partition_ok(void **state)
 {
 	struct fx *f = *state;
-	np_cpuset ex = cs("2-3");
+	np_cpuset ex = np_test_cpus("2-3");
 	char err[512] = "";
 
 	mkcg(f, "np/W", "2-3", "0");
@@ -1766,7 +1752,7 @@ static void test_partition_ok(void **state)
 			    "isolated");
 	assert_false(exists(f, "np/W", "cpuset.cpus.exclusive"));
 	/* ... a different one cannot be honoured */
-	ex = cs("2");
+	ex = np_test_cpus("2");
 	assert_int_equal(np_cgroup_set_partition(&f->root, "W",
 						 NP_CGROUP_ISOLATED, &ex, err,
 						 sizeof(err)),
@@ -1791,7 +1777,7 @@ static void test_partition_ok(void **state)
 static void test_partition_refused(void **state)
 {
 	struct fx *f = *state;
-	np_cpuset ex = cs("2-3");
+	np_cpuset ex = np_test_cpus("2-3");
 	char err[512] = "", want[512];
 
 	mkcg(f, "np/W", "2-3", "0");
@@ -1843,9 +1829,9 @@ static void test_inspect(void **state)
 	put(f, "np/W", "cgroup.procs", "4242\n4243\n");
 	assert_int_equal(
 	    np_cgroup_inspect(&f->root, "W", &st, err, sizeof(err)), 0);
-	want = cs("2-5");
+	want = np_test_cpus("2-5");
 	assert_true(np_cpuset_equal(&st.cpus, &want));
-	want = cs("2-3");
+	want = np_test_cpus("2-3");
 	assert_true(np_cpuset_equal(&st.cpus_effective, &want));
 	assert_int_equal(st.mems, 0x3);
 	assert_int_equal(st.mems_effective, 0x2);
@@ -1957,7 +1943,7 @@ static void test_cache_watched_proc_names(void **state)
 	struct np_cgroup_cache c = {.full_ms = 60000, .cwd_tried = true,
 				    .cwd_fd = -1};
 	char err[512];
-	np_cpuset cpus, want = cs("3");
+	np_cpuset cpus, want = np_test_cpus("3");
 	np_nodemask mems;
 
 	mkcg(f, "np/P", "2-5", "0-1");
@@ -2013,7 +1999,7 @@ static void test_cache_watched(void **state)
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);
-	want = cs("2-5");
+	want = np_test_cpus("2-5");
 	assert_true(np_cpuset_equal(&cpus, &want));
 
 	/* changed without a write: not read again */
@@ -2036,7 +2022,7 @@ static void test_cache_watched(void **state)
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);
-	want = cs("3");
+	want = np_test_cpus("3");
 	assert_true(np_cpuset_equal(&cpus, &want));
 
 	/* missed again, then found by the full scan when it is due */
@@ -2052,7 +2038,7 @@ static void test_cache_watched(void **state)
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);
-	want = cs("6");
+	want = np_test_cpus("6");
 	assert_true(np_cpuset_equal(&cpus, &want));
 
 	/* forgetting removes the watches: no event makes the cache drop */
@@ -2088,7 +2074,7 @@ static void test_cache_watched(void **state)
 		assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus,
 						       &mems, err, sizeof(err)),
 				 0);
-		want = cs("4");
+		want = np_test_cpus("4");
 		assert_true(np_cpuset_equal(&cpus, &want));
 
 		/* a parent renamed away and made again, with its child */
@@ -2114,7 +2100,7 @@ static void test_cache_watched(void **state)
 						       &cpus, &mems, err,
 						       sizeof(err)),
 				 0);
-		want = cs("7");
+		want = np_test_cpus("7");
 		assert_true(np_cpuset_equal(&cpus, &want));
 		assert_int_equal(mems, 0x2);
 	}
@@ -2139,7 +2125,7 @@ static void test_cache(void **state)
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);
-	want = cs("2-5");
+	want = np_test_cpus("2-5");
 	assert_true(np_cpuset_equal(&cpus, &want));
 	assert_int_equal(mems, 0x3);
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "A/B", &cpus,
@@ -2161,7 +2147,7 @@ static void test_cache(void **state)
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);
-	want = cs("3");
+	want = np_test_cpus("3");
 	assert_true(np_cpuset_equal(&cpus, &want));
 	assert_int_equal(mems, 0x1);
 
@@ -2187,7 +2173,7 @@ static void test_cache(void **state)
 	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
 					       err, sizeof(err)),
 			 0);
-	want = cs("1");
+	want = np_test_cpus("1");
 	assert_true(np_cpuset_equal(&cpus, &want));
 
 	/* renamed away: gone, as for inspect */

@@ -13,6 +13,7 @@
 
 #include "numaplace/admit.h"
 #include "numaplace/cgroup.h"
+#include "fixtures.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -21,18 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int spec_of(const char *txt, struct np_workload_req *w, char *err,
-		   size_t errlen)
-{
-	json_error_t je;
-	json_t *j = json_loads(txt, 0, &je);
-	int r;
-	assert_non_null(j);
-	r = np_workload_req_from_json(w, j, "spec", err, errlen);
-	json_decref(j);
-	return r;
-}
 
 #define C1 "\"containers\":[{\"name\":\"m\",\"cpu\":\"2\"}]"
 
@@ -95,7 +84,7 @@ static void test_container_spec(void **state)
 	(void)state;
 
 	assert_int_equal(
-	    spec_of("{\"name\":\"a\",\"qos\":\"LSE\"," C1 ",\"container\":"
+	    np_test_spec("{\"name\":\"a\",\"qos\":\"LSE\"," C1 ",\"container\":"
 		    "{\"id\":\"0123abc.x-y_z+1\",\"cgroup\":"
 		    "\"/system.slice/np-c1.scope/container\"}}",
 		    &w, err, sizeof(err)),
@@ -132,19 +121,19 @@ static void test_container_spec(void **state)
 		 "{\"name\":\"a\",\"qos\":\"LS\"," C1
 		 ",\"container\":{\"id\":\"%s\",\"cgroup\":\"/c\"}}",
 		 id);
-	assert_int_equal(spec_of(big, &w, err, sizeof(err)), 0);
+	assert_int_equal(np_test_spec(big, &w, err, sizeof(err)), 0);
 	np_workload_req_free(&w);
 	strcat(id, "a");
 	snprintf(big, sizeof(big),
 		 "{\"name\":\"a\",\"qos\":\"LS\"," C1
 		 ",\"container\":{\"id\":\"%s\",\"cgroup\":\"/c\"}}",
 		 id);
-	assert_int_not_equal(spec_of(big, &w, err, sizeof(err)), 0);
+	assert_int_not_equal(np_test_spec(big, &w, err, sizeof(err)), 0);
 	np_workload_req_free(&w);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_int_not_equal(spec_of(bad[i].json, &w, err, sizeof(err)),
+		assert_int_not_equal(np_test_spec(bad[i].json, &w, err, sizeof(err)),
 				     0);
 		np_workload_req_free(&w);
 		if (!strstr(err, bad[i].says))

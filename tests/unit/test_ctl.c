@@ -27,13 +27,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/ctl.h"
 #include "numaplace/topology_json.h"
-
-#define assert_contains(hay, needle)                                           \
-	do {                                                                   \
-		if (!strstr((hay), (needle)))                                  \
-			fail_msg("\"%s\" does not contain \"%s\"", (hay),      \
-				 (needle));                                    \
-	} while (0)
+#include "fixtures.h"
 
 /* ---- the fake server ---------------------------------------------------- */
 

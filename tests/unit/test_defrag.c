@@ -21,6 +21,7 @@
 #include "numaplace/defrag.h"
 #include "numaplace/state_file.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
 
@@ -69,19 +70,13 @@ static char *spec(const char *name, int cpus, bool movable)
 static void init(struct np_node_state *st, struct np_topology *t,
 		 const char *reserved)
 {
-	struct np_node_policy p;
-	char pj[256], err[256];
-	json_t *j;
+	char pj[256];
 
 	snprintf(pj, sizeof(pj),
 		 "{\"cpu_policy\": \"static\", \"reserved_cpus\": \"%s\", "
 		 "\"topology_policy\": \"single-numa-node\"}",
 		 reserved);
-	j = json_loads(pj, 0, NULL);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, t, &p, err, sizeof(err)))
-		fail_msg("%s", err);
-	json_decref(j);
+	np_test_state_init(st, t, pj);
 }
 
 static const char *cpus_of(const struct np_node_state *st, const char *name)
@@ -316,31 +311,15 @@ struct fx {
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "defrag");
+	struct fx *x = fake_daemon_new(sizeof(*x), "defrag");
 	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	fake_daemon_stop(&x->fd);
-	free(x);
 	return 0;
 }
 
 static json_t *request(struct fx *x, const char *text, bool ok)
 {
-	json_error_t je;
-	json_t *req = json_loads(text, 0, &je), *resp;
+	json_t *resp = fake_daemon_ask(&x->fd, text);
 
-	if (!req)
-		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
 	if (json_is_true(json_object_get(resp, "ok")) != ok)
 		fail_msg("request %s: %s", text,
 			 json_dumps(resp, JSON_COMPACT));
@@ -505,10 +484,10 @@ int main(void)
 	    cmocka_unit_test(test_unmovable),
 	    cmocka_unit_test(test_fewest),
 	    cmocka_unit_test(test_spec_field),
-	    cmocka_unit_test_setup_teardown(test_daemon_apply, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_daemon_apply, setup, fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_daemon_unmovable, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_daemon_auto, setup, teardown),
+					    fake_daemon_teardown),
+	    cmocka_unit_test_setup_teardown(test_daemon_auto, setup, fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 
 #include "daemon/daemon_internal.h"
 #include "fake_daemon.h"
+#include "fixtures.h"
 
 struct fx {
 	struct fake_daemon fd; /* dir, d, f */
@@ -34,10 +35,7 @@ struct fx {
  * tests. */
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "findings");
+	struct fx *x = fake_daemon_new(sizeof(*x), "findings");
 	assert_string_equal(x->fd.d.cfg.cgroup_parent, "numaplace.slice");
 	assert_int_equal(x->fd.d.cfg.verify.on_intrusion, NP_ACT_REPORT);
 	assert_int_equal(x->fd.d.cfg.verify.on_remote_memory, NP_ACT_REPORT);
@@ -45,56 +43,15 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	fake_daemon_stop(&x->fd);
-	free(x);
-	return 0;
-}
-
-static void admit(struct fx *x, const char *spec)
-{
-	char buf[1024];
-	json_error_t je;
-	json_t *req, *resp;
-
-	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
-	req = json_loads(buf, 0, &je);
-	if (!req)
-		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
-	if (!json_is_true(json_object_get(resp, "ok")))
-		fail_msg("admit failed: %s",
-			 json_string_value(json_object_get(resp, "error")));
-	json_decref(resp);
-}
-
-#define LSE_WEB                                                                \
-	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
 #define LSE_DB                                                                 \
 	"{\"name\": \"db\", \"cgroup\": \"db\", \"qos\": \"LSE\", "            \
 	"\"containers\": [{\"name\": \"main\", \"cpu\": \"4\"}]}"
-#define LS_API                                                                 \
-	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "           \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
 
 static void assert_log(struct fx *x, const char *want)
 {
 	if (strcmp(fake_log(x->fd.f), want))
 		fail_msg("enforcer calls:\n%s\nwanted:\n%s", fake_log(x->fd.f),
 			 want);
-}
-
-static void assert_cpus(const np_cpuset *s, const char *want)
-{
-	char *str = np_cpuset_str(s);
-
-	assert_non_null(str);
-	assert_string_equal(str, want);
-	free(str);
 }
 
 /*
@@ -167,16 +124,16 @@ static void test_outside_rewrite(void **state)
 						     NP_FIND_AUDIT_OUTSIDE};
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	for (size_t k = 0; k < 2; k++) {
 		fake_log_clear(x->fd.f);
 		act_one(x, kinds[k], "web");
 		assert_log(x, "set managed web cpus=1,5 +mems\n");
 		assert_int_equal(x->fd.d.n.drift_repaired, 0);
 	}
-	assert_cpus(&fake_cg(x->fd.f, 'm', "web", false)->cpus, "1,5");
+	np_test_assert_cpus(&fake_cg(x->fd.f, 'm', "web", false)->cpus, "1,5");
 	assert_int_equal(fake_cg(x->fd.f, 'm', "web", false)->mems, 0x1);
-	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
+	np_test_assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 }
 
 /* A cgroup that holds something else (written by hand, seen first by the
@@ -187,14 +144,14 @@ static void test_outside_drift(void **state)
 	struct fx *x = *state;
 	struct fake_cgroup *web;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	web = fake_cg(x->fd.f, 'm', "web", false);
 	np_cpuset_set(&web->cpus, 6);
 	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_RAN_OUTSIDE, "web");
 	assert_log(x, "set managed web cpus=1,5 +mems\n");
 	assert_int_equal(x->fd.d.n.drift_repaired, 1);
-	assert_cpus(&web->cpus, "1,5");
+	np_test_assert_cpus(&web->cpus, "1,5");
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
@@ -213,13 +170,13 @@ static void test_intrusion_report(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_false(x->fd.d.dirty);
 	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "web");
 	assert_log(x, "");
 	assert_false(alloc_of(x, "web")->req.partition);
-	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
+	np_test_assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 	assert_false(x->fd.d.dirty);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
@@ -264,7 +221,7 @@ static void test_intrusion_partition(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_string_equal(saved_isolation(x, "web"), "none");
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	fake_log_clear(x->fd.f);
@@ -272,7 +229,7 @@ static void test_intrusion_partition(void **state)
 	assert_log(x, "");
 	assert_true(alloc_of(x, "web")->req.partition);
 	assert_true(x->fd.d.dirty);
-	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
+	np_test_assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "set host system.slice cpus=0,4\n"
 		      "set host numaplace.slice cpus=1-3,5-7\n"
@@ -316,7 +273,7 @@ static void test_partition_refused(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.f->refuse_partition = true;
 	alloc_of(x, "web")->req.partition = true;
 	x->fd.d.dirty = true;
@@ -351,7 +308,7 @@ static void test_partition_no_partitions(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.f->e.no_partitions = "needs -.slice";
 	alloc_of(x, "web")->req.partition = true;
 	x->fd.d.dirty = true;
@@ -374,7 +331,7 @@ static void test_parent_member_retried(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	alloc_of(x, "web")->req.partition = true;
 	x->fd.d.dirty = true;
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
@@ -402,8 +359,8 @@ static void test_intrusion_shared(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LS_API);
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	fake_log_clear(x->fd.f);
 	act_one(x, NP_FIND_INTRUSION, "api");
@@ -429,8 +386,8 @@ static void test_memory_migrate(void **state)
 	struct fx *x = *state;
 	struct np_findings fs = {0};
 
-	admit(x, LSE_WEB);
-	admit(x, LSE_DB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
+	fake_daemon_admit(&x->fd, LSE_DB);
 	assert_int_equal(alloc_of(x, "web")->c[0].mems, 0x1);
 	assert_int_equal(alloc_of(x, "db")->c[0].mems, 0x2);
 	x->fd.d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
@@ -462,7 +419,7 @@ static void test_memory_report(void **state)
 	struct fx *x = *state;
 	struct np_findings fs = {0};
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	add_finding(x, &fs, NP_FIND_OUTSIDE_MEMS, "web");
 	add_finding(x, &fs, NP_FIND_REMOTE_FAULTS, "web");
 	fake_log_clear(x->fd.f);
@@ -480,7 +437,7 @@ static void test_balancer(void **state)
 	struct fx *x = *state;
 	struct np_counters before;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
 	x->fd.d.cfg.verify.on_remote_memory = NP_ACT_MIGRATE;
 	before = x->fd.d.n;
@@ -504,10 +461,10 @@ static void test_balancer(void **state)
 static void test_partition_restart(void **state)
 {
 	struct fx *x = *state;
-	char path[256], err[512];
+	char path[256];
 
 	snprintf(path, sizeof(path), "%s/specs/web.json", x->fd.dir);
-	fake_write_file(path, LSE_WEB);
+	fake_write_file(path, FAKE_LSE_WEB);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_int_equal(x->fd.d.n.admitted, 1);
 	x->fd.d.cfg.verify.on_intrusion = NP_ACT_PARTITION;
@@ -515,16 +472,10 @@ static void test_partition_restart(void **state)
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_string_equal(saved_isolation(x, "web"), "partition");
 	/* restart on the same cgroups */
-	np_daemon_fini(&x->fd.d);
-	assert_true(x->fd.f->destroyed);
-	x->fd.f->destroyed = false;
-	fake_log_clear(x->fd.f);
-	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
-	if (np_daemon_init_with(&x->fd.d, path, 0, &x->fd.f->e, err, sizeof(err)))
-		fail_msg("init: %s", err);
+	fake_daemon_restart(&x->fd);
 	assert_true(alloc_of(x, "web")->req.partition);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
-	assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
+	np_test_assert_cpus(alloc_of(x, "web")->c[0].cpus, "1,5");
 	/* adopted as it is: the state says verification made the partition
 	 * ("partitioned_by": "verify"), which the spec file cannot say */
 	assert_int_equal(x->fd.d.n.released, 0);
@@ -539,28 +490,28 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_outside_rewrite, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_outside_drift, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_intrusion_report, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_intrusion_partition, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_partition_refused, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_partition_no_partitions,
-					    setup, teardown),
+					    setup, fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_parent_member_retried, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_intrusion_shared, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_memory_migrate, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_memory_report, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_balancer, setup, teardown),
+					    fake_daemon_teardown),
+	    cmocka_unit_test_setup_teardown(test_balancer, setup, fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_partition_restart, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

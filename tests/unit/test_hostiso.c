@@ -28,6 +28,7 @@
 
 #include "fake_daemon.h" /* fake_write_file */
 #include "numaplace/hostiso.h"
+#include "fixtures.h"
 
 #define KT 0x00208040u     /* PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC */
 #define KT_PERCPU 0x04208040u /* ... | PF_NO_SETAFFINITY */
@@ -40,33 +41,7 @@ struct fx {
 	int calls; /* set_affinity hook */
 };
 
-static void put(struct fx *x, const char *rel, const char *text)
-{
-	char path[256], cmd[300];
-
-	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname %s)\"", path);
-	assert_int_equal(system(cmd), 0);
-	fake_write_file(path, text);
-}
-
 /* The content of a file of the tree (static buffer). */
-static const char *get(struct fx *x, const char *rel)
-{
-	static char buf[4096];
-	char path[256];
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
-	if (!(fp = fopen(path, "r")))
-		fail_msg("%s: %s", path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	buf[n] = '\0';
-	fclose(fp);
-	return buf;
-}
-
 static void task(struct fx *x, int pid, const char *comm, unsigned flags,
 		 const char *cpus)
 {
@@ -76,13 +51,13 @@ static void task(struct fx *x, int pid, const char *comm, unsigned flags,
 	snprintf(text, sizeof(text),
 		 "%d (%s) S 2 0 0 0 -1 %u 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n",
 		 pid, comm, flags, 1000 + pid);
-	put(x, rel, text);
+	np_test_put(x->root, rel, text);
 	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
 	snprintf(text, sizeof(text),
 		 "Name:\t%s\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
 		 "Mems_allowed_list:\t0-1\n",
 		 comm, cpus);
-	put(x, rel, text);
+	np_test_put(x->root, rel, text);
 }
 
 /* The hook: a thread's new CPUs go into its status file. */
@@ -98,7 +73,7 @@ static int set_aff(void *ctx, int pid, const np_cpuset *cpus)
 		 "Name:\tx\nCpus_allowed:\tff\nCpus_allowed_list:\t%s\n"
 		 "Mems_allowed_list:\t0-1\n",
 		 list);
-	put(x, rel, text);
+	np_test_put(x->root, rel, text);
 	return 0;
 }
 
@@ -109,7 +84,7 @@ static const char *status_cpus(struct fx *x, int pid)
 	const char *p;
 
 	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
-	p = strstr(get(x, rel), "Cpus_allowed_list:\t");
+	p = strstr(np_test_get(x->root, rel), "Cpus_allowed_list:\t");
 	assert_non_null(p);
 	p += strlen("Cpus_allowed_list:\t");
 	snprintf(out, sizeof(out), "%.*s", (int)strcspn(p, "\n"), p);
@@ -136,13 +111,13 @@ static int setup(void **state)
 	snprintf(x->root, sizeof(x->root), "%s/root", x->dir);
 	snprintf(x->state, sizeof(x->state), "%s/state", x->dir);
 	assert_int_equal(mkdir(x->state, 0700), 0);
-	put(x, "proc/irq/0/smp_affinity_list", "0-7\n");
-	put(x, "proc/irq/1/smp_affinity_list", "5\n");
-	put(x, "proc/irq/24/smp_affinity_list", "0-7\n");
-	put(x, "proc/irq/25/smp_affinity_list", "0-7\n");
-	put(x, "proc/irq/default_smp_affinity", "ff\n");
-	put(x, "proc/interrupts", "           CPU0 CPU1\n  0:  1 2 IO-APIC timer\n");
-	put(x, "sys/devices/virtual/workqueue/cpumask", "ff\n");
+	np_test_put(x->root, "proc/irq/0/smp_affinity_list", "0-7\n");
+	np_test_put(x->root, "proc/irq/1/smp_affinity_list", "5\n");
+	np_test_put(x->root, "proc/irq/24/smp_affinity_list", "0-7\n");
+	np_test_put(x->root, "proc/irq/25/smp_affinity_list", "0-7\n");
+	np_test_put(x->root, "proc/irq/default_smp_affinity", "ff\n");
+	np_test_put(x->root, "proc/interrupts", "           CPU0 CPU1\n  0:  1 2 IO-APIC timer\n");
+	np_test_put(x->root, "sys/devices/virtual/workqueue/cpumask", "ff\n");
 	task(x, 2, "kthreadd", KT, "0-7");
 	task(x, 20, "ksoftirqd/1", KT_PERCPU, "1");
 	task(x, 33, "kworker/u16:1 (x)", KT, "0-7");
@@ -197,11 +172,11 @@ static bool save_exists(struct fx *x)
 /* Every file of the untouched tree holds what setup put there. */
 static void assert_originals(struct fx *x)
 {
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-7\n");
-	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
-	assert_string_equal(get(x, "proc/irq/24/smp_affinity_list"), "0-7\n");
-	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "ff\n");
-	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/1/smp_affinity_list"), "5\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/24/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "ff\n");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"),
 			    "ff\n");
 	assert_string_equal(status_cpus(x, 2), "0-7");
 	assert_string_equal(status_cpus(x, 33), "0-7");
@@ -217,12 +192,12 @@ static void test_apply(void **state)
 	char line[512];
 
 	apply_ok(x, "1,5", &rep);
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
-	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "0,2-4,6-7");
-	assert_string_equal(get(x, "proc/irq/24/smp_affinity_list"), "0,2-4,6-7");
-	assert_string_equal(get(x, "proc/irq/25/smp_affinity_list"), "0,2-4,6-7");
-	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "dd");
-	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/1/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/24/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/25/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "dd");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"),
 			    "dd");
 	assert_string_equal(status_cpus(x, 2), "0,2-4,6-7");
 	assert_string_equal(status_cpus(x, 33), "0,2-4,6-7");
@@ -317,8 +292,8 @@ static void test_managed(void **state)
 	}
 	assert_true(rep.failed[0].id != rep.failed[1].id);
 	assert_int_equal(rep.irqs, 1); /* IRQ 0; IRQ 1 (CPU 5) stays */
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "2-7");
-	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "2-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/1/smp_affinity_list"), "5\n");
 	np_hostiso_report_str(&rep, " moved off CPUs 0-1", line, sizeof(line));
 	assert_non_null(strstr(line, " moved off CPUs 0-1; not movable: irq "));
 	assert_non_null(strstr(line, "irq 24 ("));
@@ -335,7 +310,7 @@ static void test_restore(void **state)
 	apply_ok(x, "1,5", &rep);
 	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
 	assert_originals(x);
-	assert_string_equal(get(x, "proc/irq/25/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/25/smp_affinity_list"), "0-7\n");
 	assert_int_equal(rep.irqs, 4);
 	assert_int_equal(rep.kthreads, 2);
 	assert_true(rep.default_irq && rep.workqueue);
@@ -357,19 +332,19 @@ static void test_restore_new_irq(void **state)
 	struct np_hostiso_report rep;
 	char err[512];
 
-	put(x, "proc/irq/26/smp_affinity_list", "0,2-4,6-7\n");
+	np_test_put(x->root, "proc/irq/26/smp_affinity_list", "0,2-4,6-7\n");
 	apply_ok(x, "1,5", &rep);
-	put(x, "proc/irq/30/smp_affinity_list", "0,2-4,6-7\n");
-	put(x, "proc/irq/31/smp_affinity_list", "2\n");
+	np_test_put(x->root, "proc/irq/30/smp_affinity_list", "0,2-4,6-7\n");
+	np_test_put(x->root, "proc/irq/31/smp_affinity_list", "2\n");
 	/* a restart in between: the saved file is all there is */
 	np_hostiso_close(x->h);
 	open_h(x);
 	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
 	assert_originals(x);
-	assert_string_equal(get(x, "proc/irq/26/smp_affinity_list"),
+	assert_string_equal(np_test_get(x->root, "proc/irq/26/smp_affinity_list"),
 			    "0,2-4,6-7\n");
-	assert_string_equal(get(x, "proc/irq/30/smp_affinity_list"), "0-7");
-	assert_string_equal(get(x, "proc/irq/31/smp_affinity_list"), "2\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/30/smp_affinity_list"), "0-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/31/smp_affinity_list"), "2\n");
 	assert_int_equal(rep.irqs, 5);
 }
 
@@ -383,16 +358,16 @@ static void test_shrink_and_vanish(void **state)
 
 	apply_ok(x, "1,5", &rep);
 	apply_ok(x, "5", &rep);
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-4,6-7");
-	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "df");
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "df");
 	assert_string_equal(status_cpus(x, 33), "0-4,6-7");
 	snprintf(cmd, sizeof(cmd), "rm -r %s/proc/irq/24", x->root);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
 	assert_int_equal(rep.skipped, 1);
 	assert_int_equal(rep.irqs, 3);
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-7\n");
-	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/1/smp_affinity_list"), "5\n");
 }
 
 /*
@@ -418,8 +393,8 @@ static void test_crash(void **state)
 	open_h(x); /* apply loads by itself */
 	apply_ok(x, "2", &rep);
 	assert_true(np_hostiso_saved(x->h));
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-1,3-7");
-	assert_string_equal(get(x, "proc/irq/1/smp_affinity_list"), "5");
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-1,3-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/1/smp_affinity_list"), "5");
 	assert_string_equal(status_cpus(x, 2), "0-1,3-7");
 	np_hostiso_close(x->h);
 	x->h = NULL;
@@ -461,7 +436,7 @@ static void bad_save(struct fx *x, const char *text, const char *field)
 			 -EINVAL);
 	assert_originals(x);
 	assert_int_equal(x->calls, 0);
-	assert_string_equal(get(x, "../state/hostiso.json"), text);
+	assert_string_equal(np_test_get(x->root, "../state/hostiso.json"), text);
 }
 
 /* A save file that is not valid: the error names the field, and neither

@@ -24,74 +24,25 @@
 #include "daemon/daemon_internal.h" /* np_daemon_hostiso_shutdown */
 #include "fake_daemon.h"
 #include "numaplace/daemon.h"
+#include "fixtures.h"
 
 struct fx {
 	struct fake_daemon fd;
 	char root[128];
 };
 
-static void put(struct fx *x, const char *rel, const char *text)
-{
-	char path[256], cmd[300];
-
-	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname %s)\"", path);
-	assert_int_equal(system(cmd), 0);
-	fake_write_file(path, text);
-}
-
-static const char *get(struct fx *x, const char *rel)
-{
-	static char buf[4096];
-	char path[256];
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", x->root, rel);
-	if (!(fp = fopen(path, "r")))
-		fail_msg("%s: %s", path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	buf[n] = '\0';
-	fclose(fp);
-	return buf;
-}
-
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "hostiso");
+	struct fx *x = fake_daemon_new(sizeof(*x), "hostiso");
 	snprintf(x->root, sizeof(x->root), "%s/root", x->fd.dir);
-	put(x, "proc/irq/0/smp_affinity_list", "0-7\n");
-	put(x, "proc/irq/30/smp_affinity_list", "0-7\n");
-	put(x, "proc/irq/default_smp_affinity", "ff\n");
-	put(x, "sys/devices/virtual/workqueue/cpumask", "ff\n");
+	np_test_put(x->root, "proc/irq/0/smp_affinity_list", "0-7\n");
+	np_test_put(x->root, "proc/irq/30/smp_affinity_list", "0-7\n");
+	np_test_put(x->root, "proc/irq/default_smp_affinity", "ff\n");
+	np_test_put(x->root, "sys/devices/virtual/workqueue/cpumask", "ff\n");
 	snprintf(x->fd.d.hostiso_root, sizeof(x->fd.d.hostiso_root), "%s",
 		 x->root);
 	*state = x;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	fake_daemon_stop(&x->fd);
-	free(x);
-	return 0;
-}
-
-static void request(struct fx *x, const char *text)
-{
-	json_t *req = json_loads(text, 0, NULL), *resp;
-
-	assert_non_null(req);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
-	if (!json_is_true(json_object_get(resp, "ok")))
-		fail_msg("request failed: %s",
-			 json_string_value(json_object_get(resp, "error")));
-	json_decref(resp);
 }
 
 #define ADMIT_WEB(extra)                                                       \
@@ -108,10 +59,10 @@ static bool save_exists(struct fx *x)
 
 static void assert_originals(struct fx *x)
 {
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-7\n");
-	assert_string_equal(get(x, "proc/irq/30/smp_affinity_list"), "0-7\n");
-	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "ff\n");
-	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/30/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "ff\n");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"),
 			    "ff\n");
 }
 
@@ -128,11 +79,11 @@ static void test_exclusive(void **state)
 	const json_t *hi;
 
 	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
-	request(x, ADMIT_WEB(""));
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
-	assert_string_equal(get(x, "proc/irq/30/smp_affinity_list"), "0,2-4,6-7");
-	assert_string_equal(get(x, "proc/irq/default_smp_affinity"), "dd");
-	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/30/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "dd");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"),
 			    "dd");
 	assert_true(save_exists(x));
 	st = np_daemon_status(&x->fd.d);
@@ -146,11 +97,11 @@ static void test_exclusive(void **state)
 	assert_true(json_is_null(json_object_get(hi, "error")));
 	json_decref(st);
 
-	put(x, "proc/irq/31/smp_affinity_list", "0-7\n");
+	np_test_put(x->root, "proc/irq/31/smp_affinity_list", "0-7\n");
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
-	assert_string_equal(get(x, "proc/irq/31/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/31/smp_affinity_list"), "0-7\n");
 
-	request(x, "{\"op\": \"release\", \"name\": \"web\"}");
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
 	assert_originals(x);
 	assert_false(save_exists(x));
 }
@@ -162,12 +113,12 @@ static void test_partition_mode(void **state)
 	struct fx *x = *state;
 
 	assert_int_equal(x->fd.d.cfg.host_isolation, NP_HOSTISO_PARTITION);
-	request(x, ADMIT_WEB(""));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
 	assert_originals(x);
 	assert_false(save_exists(x));
-	request(x, "{\"op\": \"release\", \"name\": \"web\"}");
-	request(x, ADMIT_WEB(", \"isolation\": \"partition\""));
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB(", \"isolation\": \"partition\"")));
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
 	assert_true(save_exists(x));
 }
 
@@ -194,14 +145,14 @@ static void test_container_rule(void **state)
 	p->rule[0].host_isolation = true;
 	fake_cg(x->fd.f, 'm', "/np/c1", true)->exists = true;
 	fake_cg(x->fd.f, 'm', "/np/c2", true)->exists = true;
-	request(x, ADMIT_CTR("c1", "web"));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_CTR("c1", "web")));
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_originals(x);
 	assert_false(save_exists(x));
-	request(x, ADMIT_CTR("c2", "iso"));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_CTR("c2", "iso")));
 	/* c2 has 2,6 (c1 has 1,5): only c2's CPUs are isolated */
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0-1,3-5,7");
-	assert_string_equal(get(x, "sys/devices/virtual/workqueue/cpumask"),
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-1,3-5,7");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"),
 			    "bb");
 }
 
@@ -211,7 +162,7 @@ static void test_off(void **state)
 	struct fx *x = *state;
 
 	x->fd.d.cfg.host_isolation = NP_HOSTISO_OFF;
-	request(x, ADMIT_WEB(", \"isolation\": \"partition\""));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB(", \"isolation\": \"partition\"")));
 	assert_originals(x);
 	assert_false(save_exists(x));
 }
@@ -222,8 +173,8 @@ static void test_shutdown(void **state)
 	struct fx *x = *state;
 
 	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
-	request(x, ADMIT_WEB(""));
-	assert_string_equal(get(x, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
 	np_daemon_hostiso_shutdown(&x->fd.d);
 	assert_originals(x);
 	assert_false(save_exists(x));
@@ -238,7 +189,7 @@ static void test_fake_without_root(void **state)
 
 	x->fd.d.hostiso_root[0] = '\0';
 	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
-	request(x, ADMIT_WEB(""));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
 	assert_true(x->fd.d.hostiso_off);
 	assert_null(x->fd.d.hostiso);
 	assert_false(save_exists(x));
@@ -251,15 +202,18 @@ static void test_fake_without_root(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_exclusive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exclusive, setup,
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_partition_mode, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_off, setup,
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_container_rule, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown, setup,
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_without_root, setup,
-						teardown),
+						fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

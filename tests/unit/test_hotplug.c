@@ -30,34 +30,13 @@ struct fx {
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "hotplug");
+	struct fx *x = fake_daemon_new(sizeof(*x), "hotplug");
 	snprintf(x->online, sizeof(x->online), "%s/online", x->fd.dir);
 	fake_write_file(x->online, "0-7\n");
 	snprintf(x->fd.d.cfg.cpu_online_file,
 		 sizeof(x->fd.d.cfg.cpu_online_file), "%s", x->online);
 	*state = x;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	fake_daemon_stop(&x->fd);
-	free(x);
-	return 0;
-}
-
-static json_t *request(struct fx *x, const char *text)
-{
-	json_t *req = json_loads(text, 0, NULL), *resp;
-
-	assert_non_null(req);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
-	return resp;
 }
 
 /* Admit spec; the cpuset granted ("" when rejected). */
@@ -68,7 +47,7 @@ static const char *admit(struct fx *x, const char *spec)
 	json_t *r, *dec;
 
 	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
-	r = request(x, buf);
+	r = fake_daemon_ask(&x->fd, buf);
 	dec = json_object_get(r, "decision");
 	snprintf(cpus, sizeof(cpus), "%s",
 		 json_is_true(json_object_get(dec, "admitted"))
@@ -235,24 +214,16 @@ static void test_unreadable(void **state)
 static void test_restart_offline(void **state)
 {
 	struct fx *x = *state;
-	char path[192], cfg[2048], err[1024] = "";
+	char path[192], members[256], err[1024] = "";
 	struct fake_cgroup *c;
-	FILE *fp;
-	size_t n;
-	char *brace;
 
 	lse(x, "db", 2, "1,5");
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
+	snprintf(members, sizeof(members), ", \"cpu_online_file\": \"%s\"",
+		 x->online);
+	fake_daemon_config_add(&x->fd, members);
 	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
-	assert_non_null(fp = fopen(path, "r"));
-	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
-	fclose(fp);
-	cfg[n] = '\0';
-	assert_non_null(brace = strrchr(cfg, '}'));
-	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg),
-		 ", \"cpu_online_file\": \"%s\"}", x->online);
-	fake_write_file(path, cfg);
 	fake_write_file(x->online, "0-4,6-7\n");
 	assert_non_null(x->fd.f = fake_enforcer_new());
 	assert_non_null(c = fake_cg(x->fd.f, 'h', "numaplace.slice", true));
@@ -275,12 +246,12 @@ static void test_restart_offline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_report, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_shared_cpu, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_report, setup, fake_daemon_teardown),
+	    cmocka_unit_test_setup_teardown(test_shared_cpu, setup, fake_daemon_teardown),
+	    cmocka_unit_test_setup_teardown(test_replace, setup, fake_daemon_teardown),
+	    cmocka_unit_test_setup_teardown(test_unreadable, setup, fake_daemon_teardown),
 	    cmocka_unit_test_setup_teardown(test_restart_offline, setup,
-					    teardown),
+					    fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

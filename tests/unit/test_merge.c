@@ -22,34 +22,12 @@
 
 #include "../support/merge_bruteforce.h"
 #include "numaplace/merge.h"
+#include "fixtures.h"
 
 #define VECTORS "tests/data/vectors/merge.json"
 #define DEFAULT_SEED 0x6e756d61706c6163ull /* "numaplac" */
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static int rndn(int n) /* 0..n-1 */
-{
-	return (int)(rnd() % (uint64_t)n);
-}
-
-static uint64_t test_seed(void)
-{
-	const char *s = getenv("NP_MERGE_SEED");
-
-	return s && *s ? strtoull(s, NULL, 0) : DEFAULT_SEED;
-}
 
 /* An input with its own storage. */
 struct tcase {
@@ -400,18 +378,18 @@ static const uint16_t dist_values[] = {11, 12, 12, 15, 20, 21, 21, 30, 32};
 
 static void random_distances(struct tcase *t)
 {
-	bool symmetric = rndn(4) != 0;
+	bool symmetric = np_test_rndn(4) != 0;
 
 	for (int i = 0; i < NP_MAX_NUMA; i++) {
-		t->dist[i][i] = rndn(5) ? 10 : (uint16_t)(10 + rndn(3));
+		t->dist[i][i] = np_test_rndn(5) ? 10 : (uint16_t)(10 + np_test_rndn(3));
 		for (int j = 0; j < i; j++) {
-			uint16_t v = dist_values[rndn(sizeof(dist_values) /
+			uint16_t v = dist_values[np_test_rndn(sizeof(dist_values) /
 						      sizeof(dist_values[0]))];
 			t->dist[i][j] = v;
 			t->dist[j][i] =
 			    symmetric
 				? v
-				: dist_values[rndn(sizeof(dist_values) /
+				: dist_values[np_test_rndn(sizeof(dist_values) /
 						   sizeof(dist_values[0]))];
 		}
 	}
@@ -423,7 +401,7 @@ static np_nodemask random_subset(np_nodemask nodes, int pct)
 	np_nodemask m = 0;
 
 	NP_NODEMASK_FOREACH (n, nodes)
-		if (rndn(100) < pct)
+		if (np_test_rndn(100) < pct)
 			m |= NP_NODEMASK_BIT(n);
 	return m;
 }
@@ -433,14 +411,14 @@ static np_nodemask random_nodes(int n)
 {
 	np_nodemask m = 0;
 
-	if (rndn(3)) {
+	if (np_test_rndn(3)) {
 		if (n == 64)
 			return ~0ull;
 		return (NP_NODEMASK_BIT(n) - 1)
-		       << (rndn(3) ? 0 : rndn(64 - n + 1));
+		       << (np_test_rndn(3) ? 0 : np_test_rndn(64 - n + 1));
 	}
 	while (np_nodemask_count(m) < n)
-		m |= NP_NODEMASK_BIT(rndn(64));
+		m |= NP_NODEMASK_BIT(np_test_rndn(64));
 	return m;
 }
 
@@ -459,22 +437,22 @@ static void random_case(struct tcase *t, int nnodes, int max_hints,
 	    NP_TM_NONE,
 	};
 	np_nodemask pool[64];
-	int npool = 0, nprov = 1 + rndn(4);
+	int npool = 0, nprov = 1 + np_test_rndn(4);
 	double perms = 1;
 
-	tcase_init(t, pols[rndn(sizeof(pols) / sizeof(pols[0]))],
+	tcase_init(t, pols[np_test_rndn(sizeof(pols) / sizeof(pols[0]))],
 		   random_nodes(nnodes));
 	random_distances(t);
-	t->in.prefer_closest = rndn(2);
+	t->in.prefer_closest = np_test_rndn(2);
 	for (int p = 0; p < nprov; p++) {
-		int nres = 1 + rndn(2);
-		if (!rndn(10)) {
+		int nres = 1 + np_test_rndn(2);
+		if (!np_test_rndn(10)) {
 			tcase_list(t, NP_HL_NO_PREFERENCE); /* null provider */
 			continue;
 		}
 		for (int r = 0; r < nres; r++) {
-			int kind = rndn(20), n, pct = 20 + rndn(70);
-			int pref_pct = rndn(100);
+			int kind = np_test_rndn(20), n, pct = 20 + np_test_rndn(70);
+			int pref_pct = np_test_rndn(100);
 			struct np_hint_list *l;
 
 			if (kind == 0) {
@@ -486,21 +464,21 @@ static void random_case(struct tcase *t, int nnodes, int max_hints,
 				continue;
 			}
 			l = tcase_list(t, NP_HL_LIST);
-			n = rndn(max_hints + 1);
+			n = np_test_rndn(max_hints + 1);
 			while (n > 1 && perms * n > max_perm)
 				n--;
 			perms *= n ? n : 1;
 			for (int j = 0; j < n; j++) {
-				int what = rndn(100);
+				int what = np_test_rndn(100);
 				np_nodemask m;
-				bool pref = rndn(100) < pref_pct;
+				bool pref = np_test_rndn(100) < pref_pct;
 
 				if (what < 15) {
 					tcase_hint(t, 0, true, pref);
 					continue;
 				}
 				if (what < 45 && npool) {
-					m = pool[rndn(npool)];
+					m = pool[np_test_rndn(npool)];
 				} else if (what < 50) {
 					m = 0; /* empty non-nil mask */
 				} else if (what < 60) {
@@ -526,7 +504,7 @@ static void random_case(struct tcase *t, int nnodes, int max_hints,
 static void test_differential(void **state)
 {
 	struct tcase *t = malloc(sizeof(*t));
-	uint64_t seed = test_seed();
+	uint64_t seed = np_test_seed("NP_MERGE_SEED", DEFAULT_SEED);
 	int n = 12000, failed = 0;
 	struct outcome_stats st = {0};
 
@@ -534,11 +512,11 @@ static void test_differential(void **state)
 	assert_non_null(t);
 	printf("differential (2-8 nodes): seed 0x%" PRIx64 ", %d inputs\n",
 	       seed, n);
-	rng_state = seed;
+	np_test_rng_set(seed);
 	cur_stats = &st;
 	for (int i = 0; i < n && failed < 5; i++) {
 		char what[64];
-		random_case(t, 2 + rndn(7), 6, 200000);
+		random_case(t, 2 + np_test_rndn(7), 6, 200000);
 		snprintf(what, sizeof(what), "seed 0x%" PRIx64 " input #%d",
 			 seed, i);
 		if (!check_all(&t->in, what))
@@ -555,7 +533,7 @@ static void test_differential(void **state)
 static void test_differential_wide(void **state)
 {
 	struct tcase *t = malloc(sizeof(*t));
-	uint64_t seed = test_seed() ^ 0x77696465ull;
+	uint64_t seed = np_test_seed("NP_MERGE_SEED", DEFAULT_SEED) ^ 0x77696465ull;
 	int n = 4000, failed = 0;
 	struct outcome_stats st = {0};
 
@@ -563,11 +541,11 @@ static void test_differential_wide(void **state)
 	assert_non_null(t);
 	printf("differential (9-64 nodes): seed 0x%" PRIx64 ", %d inputs\n",
 	       seed, n);
-	rng_state = seed;
+	np_test_rng_set(seed);
 	cur_stats = &st;
 	for (int i = 0; i < n && failed < 5; i++) {
 		char what[64];
-		random_case(t, 9 + rndn(56), 8, 200000);
+		random_case(t, 9 + np_test_rndn(56), 8, 200000);
 		snprintf(what, sizeof(what),
 			 "wide seed 0x%" PRIx64 " input #%d", seed, i);
 		if (!check_all(&t->in, what))
@@ -590,14 +568,14 @@ static void test_transform_vs_search(void **state)
 	struct np_hint_list lists[3];
 	struct np_merge_input in = {0};
 	static uint16_t dist[NP_MAX_NUMA][NP_MAX_NUMA];
-	uint64_t seed = test_seed() ^ 0x6c617267ull;
+	uint64_t seed = np_test_seed("NP_MERGE_SEED", DEFAULT_SEED) ^ 0x6c617267ull;
 	int cases = 0, failed = 0;
 
 	(void)state;
-	rng_state = seed;
+	np_test_rng_set(seed);
 	printf("transform vs search (9-14 nodes): seed 0x%" PRIx64 "\n", seed);
 	for (int it = 0; it < 120 && failed < 3; it++) {
-		int nn = 9 + rndn(6);
+		int nn = 9 + np_test_rndn(6);
 		np_nodemask nodes = (NP_NODEMASK_BIT(nn) - 1);
 
 		for (int i = 0; i < NP_MAX_NUMA; i++)
@@ -605,25 +583,25 @@ static void test_transform_vs_search(void **state)
 				dist[i][j] = i == j
 						 ? 10
 						 : (uint16_t)(11 + (i ^ j) % 7 +
-							      rndn(2));
+							      np_test_rndn(2));
 		for (int l = 0; l < 3; l++) {
-			int k = 1 + rndn(3), n = 0, drop = rndn(60);
+			int k = 1 + np_test_rndn(3), n = 0, drop = np_test_rndn(60);
 			for (uint64_t m = 1; m < (1ull << nn) && n < 4096;
 			     m++) {
 				int c = __builtin_popcountll(m);
-				if (c < k || c > k + 1 || rndn(100) < drop)
+				if (c < k || c > k + 1 || np_test_rndn(100) < drop)
 					continue;
 				big[l][n++] = (struct np_hint){
 				    .mask = m,
-				    .preferred = c == k && rndn(4),
+				    .preferred = c == k && np_test_rndn(4),
 				};
 			}
 			lists[l] = (struct np_hint_list){NP_HL_LIST, n, big[l]};
 		}
-		in.policy = rndn(2) ? NP_TM_BEST_EFFORT : NP_TM_RESTRICTED;
+		in.policy = np_test_rndn(2) ? NP_TM_BEST_EFFORT : NP_TM_RESTRICTED;
 		in.nodes = nodes;
 		in.distance = (const uint16_t(*)[NP_MAX_NUMA])dist;
-		in.prefer_closest = rndn(2);
+		in.prefer_closest = np_test_rndn(2);
 		in.nlists = 3;
 		in.lists = lists;
 
@@ -648,15 +626,15 @@ static void test_transform_vs_search(void **state)
 	for (int it = 0; it < 40 && failed < 3; it++) {
 		static struct np_hint_list many[16];
 		static struct np_hint dense[16][256];
-		int nn = 5 + rndn(4), nlists = 9 + rndn(8);
+		int nn = 5 + np_test_rndn(4), nlists = 9 + np_test_rndn(8);
 
 		for (int l = 0; l < nlists; l++) {
-			int n = 0, pct = 40 + rndn(60);
+			int n = 0, pct = 40 + np_test_rndn(60);
 			for (uint64_t m = 1; m < (1ull << nn); m++)
-				if (rndn(100) < pct)
+				if (np_test_rndn(100) < pct)
 					dense[l][n++] = (struct np_hint){
 					    .mask = m,
-					    .preferred = !rndn(8),
+					    .preferred = !np_test_rndn(8),
 					};
 			many[l] =
 			    (struct np_hint_list){NP_HL_LIST, n, dense[l]};
@@ -665,7 +643,7 @@ static void test_transform_vs_search(void **state)
 		}
 		in.policy = NP_TM_BEST_EFFORT;
 		in.nodes = NP_NODEMASK_BIT(nn) - 1;
-		in.prefer_closest = rndn(2);
+		in.prefer_closest = np_test_rndn(2);
 		in.nlists = nlists;
 		in.lists = many;
 

@@ -31,51 +31,10 @@ struct fx {
  * siblings, reserved 0,4) with system.slice confined to the shared pool. */
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "reconcile");
+	struct fx *x = fake_daemon_new(sizeof(*x), "reconcile");
 	*state = x;
 	return 0;
 }
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	fake_daemon_stop(&x->fd);
-	free(x);
-	return 0;
-}
-
-static json_t *request(struct fx *x, const char *text)
-{
-	json_error_t je;
-	json_t *req = json_loads(text, 0, &je), *resp;
-
-	if (!req)
-		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
-	if (!json_is_true(json_object_get(resp, "ok")))
-		fail_msg("request failed: %s",
-			 json_string_value(json_object_get(resp, "error")));
-	return resp;
-}
-
-static void admit(struct fx *x, const char *spec)
-{
-	char buf[1024];
-
-	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
-	json_decref(request(x, buf));
-}
-
-#define LSE_WEB                                                                \
-	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "         \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"2\"}]}"
-#define LS_API                                                                 \
-	"{\"name\": \"api\", \"cgroup\": \"api\", \"qos\": \"LS\", "          \
-	"\"containers\": [{\"name\": \"main\", \"cpu\": \"500m\"}]}"
 
 static void assert_log(struct fx *x, const char *want)
 {
@@ -90,7 +49,7 @@ static void test_admit_shared(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
 	assert_log(x, "mkdir api\n"
 		      "write api cpuset.mems=0-1 (mems widen)\n"
 		      "write api cpuset.cpus=0-7 (widen)\n");
@@ -108,9 +67,9 @@ static void test_exclusive_order(void **state)
 	struct fx *x = *state;
 	int host, yield, grant;
 
-	admit(x, LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
 	fake_log_clear(x->fd.f);
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_log(x, "mkdir web\n"
 		      "set host system.slice cpus=0,2-4,6-7\n"
 		      "write web cpuset.mems=0 (mems widen)\n"
@@ -133,7 +92,7 @@ static void test_drift(void **state)
 	struct fx *x = *state;
 	struct fake_cgroup *web;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	web = fake_cg(x->fd.f, 'm', "web", false);
 	assert_non_null(web);
 	np_cpuset_set(&web->cpus, 6);
@@ -148,10 +107,10 @@ static void test_release(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LS_API);
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_log_clear(x->fd.f);
-	json_decref(request(x, "{\"op\": \"release\", \"name\": \"web\"}"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
 	assert_log(x, "rmdir web\n"
 		      "write api cpuset.cpus=0-7 (widen)\n"
 		      "set host system.slice cpus=0-7\n");
@@ -163,10 +122,10 @@ static void test_release_busy(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_cg(x->fd.f, 'm', "web", false)->busy = true;
 	fake_log_clear(x->fd.f);
-	json_decref(request(x, "{\"op\": \"release\", \"name\": \"web\"}"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
 	assert_log(x, "write web cpuset.mems=0-1 (mems widen)\n"
 		      "write web cpuset.cpus=0-7 (widen)\n"
 		      "set host system.slice cpus=0-7\n");
@@ -182,7 +141,7 @@ static void test_apply_fails(void **state)
 	struct fx *x = *state;
 
 	x->fd.f->fail_apply = -EIO;
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	assert_int_equal(x->fd.d.n.write_errors, 1);
 	assert_null(strstr(fake_log(x->fd.f), "write web"));
 	fake_log_clear(x->fd.f);
@@ -196,7 +155,7 @@ static void test_vanished(void **state)
 {
 	struct fx *x = *state;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_cg(x->fd.f, 'm', "web", false)->exists = false;
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
@@ -212,9 +171,9 @@ static void test_vanished_many(void **state)
 	struct fx *x = *state;
 	uint64_t saves;
 
-	admit(x, LSE_WEB);
-	admit(x, LS_API);
-	admit(x, "{\"name\": \"db\", \"cgroup\": \"db\", \"qos\": \"LS\", "
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
+	fake_daemon_admit(&x->fd, "{\"name\": \"db\", \"cgroup\": \"db\", \"qos\": \"LS\", "
 		 "\"containers\": [{\"name\": \"main\", \"cpu\": \"1\"}]}");
 	assert_int_equal(x->fd.d.st.nworkloads, 3);
 	fake_cg(x->fd.f, 'm', "web", false)->exists = false;
@@ -227,20 +186,15 @@ static void test_vanished_many(void **state)
 	assert_int_equal(x->fd.d.n.state_saves - saves, 1);
 }
 
-
 /* The rejection of a request (the answer's "reason"). */
 static char *rejected(struct fx *x, const char *spec)
 {
 	static char reason[512];
 	char buf[1024];
-	json_error_t je;
-	json_t *req, *resp;
+	json_t *resp;
 
 	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
-	req = json_loads(buf, 0, &je);
-	assert_non_null(req);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
+	resp = fake_daemon_ask(&x->fd, buf);
 	char *dump = json_dumps(resp, 0);
 	snprintf(reason, sizeof(reason), "%s", dump ? dump : "");
 	free(dump);
@@ -284,7 +238,7 @@ static void test_cgroup_taken(void **state)
 	struct fx *x = *state;
 	char *r;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_log_clear(x->fd.f);
 	r = rejected(x, "{\"name\": \"x\", \"cgroup\": \"web\", \"qos\": "
 			"\"LSE\", \"containers\": [{\"name\": \"m\", \"cpu\": "
@@ -313,7 +267,7 @@ static void svc_admitted(struct fx *x)
 	u = fake_cg(x->fd.f, 'u', "busy.service", true);
 	u->exists = true;
 	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
-	admit(x, LSE_SVC);
+	fake_daemon_admit(&x->fd, LSE_SVC);
 }
 
 /* A partition takes every unreserved CPU into the managed parent: unit
@@ -331,8 +285,8 @@ static void test_partition_unit_clash(void **state)
 	if (!strstr(r, "isolation \\\"partition\\\" is refused while "
 		       "workload svc is a unit"))
 		fail_msg("answer: %s", r);
-	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
-	admit(x, "{\"name\": \"p\", \"cgroup\": \"p\", \"qos\": \"LSE\", "
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	fake_daemon_admit(&x->fd, "{\"name\": \"p\", \"cgroup\": \"p\", \"qos\": \"LSE\", "
 		 "\"isolation\": \"partition\", \"containers\": [{\"name\": "
 		 "\"m\", \"cpu\": \"2\"}]}");
 	assert_int_equal(x->fd.d.st.nworkloads, 1);
@@ -379,7 +333,7 @@ static void test_unit_workload(void **state)
 	u = fake_cg(x->fd.f, 'u', "busy.service", true);
 	u->exists = true;
 	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
-	admit(x, LSE_SVC);
+	fake_daemon_admit(&x->fd, LSE_SVC);
 	assert_log(x, "set host system.slice cpus=0,2-4,6-7\n"
 		      "set-unit busy.service cpus=1,5 mems=0\n");
 	fake_log_clear(x->fd.f);
@@ -395,7 +349,7 @@ static void test_unit_workload(void **state)
 	if (!strstr(r, "unit busy.service is workload svc's already"))
 		fail_msg("answer: %s", r);
 	fake_log_clear(x->fd.f);
-	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"svc\"}"));
 	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
 	/* numaplace's own units are no workloads */
 	r = rejected(x, "{\"name\": \"h\", \"unit\": \"system.slice\", "
@@ -423,7 +377,7 @@ static void test_unit_release_retried(void **state)
 	/* the release, and the retry of the cycle the release runs, fail */
 	x->fd.f->fail_release = 3;
 	fake_log_clear(x->fd.f);
-	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"svc\"}"));
 	assert_log(x, "release-unit busy.service\n"
 		      "release-unit busy.service\n"
 		      "set host system.slice cpus=0-7\n");
@@ -440,12 +394,12 @@ static void test_unit_release_retried(void **state)
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_log(x, "");
 	/* failed twice, then admitted again: its workload's, not given back */
-	admit(x, LSE_SVC);
+	fake_daemon_admit(&x->fd, LSE_SVC);
 	x->fd.f->fail_release = 2;
-	json_decref(request(x, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"svc\"}"));
 	assert_int_equal(x->fd.d.nunit_left, 1);
 	fake_log_clear(x->fd.f);
-	admit(x, LSE_SVC);
+	fake_daemon_admit(&x->fd, LSE_SVC);
 	assert_int_equal(fake_log_find(x->fd.f, "release-unit"), -1);
 	assert_int_equal(x->fd.d.nunit_left, 0);
 }
@@ -476,7 +430,7 @@ static void test_unit_pending(void **state)
 	struct fake_cgroup *u;
 
 	fake_enable_units(x->fd.f);
-	admit(x, LSE_SVC);
+	fake_daemon_admit(&x->fd, LSE_SVC);
 	assert_int_equal(x->fd.d.st.nworkloads, 1);
 	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
 	assert_true(meta(x, "svc")->unit_pending);
@@ -502,7 +456,7 @@ static void test_unit_confined(void **state)
 	u->exists = true;
 	snprintf(u->slice, sizeof(u->slice), "system.slice");
 	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
-	admit(x, LSE_SVC);
+	fake_daemon_admit(&x->fd, LSE_SVC);
 	assert_int_equal(x->fd.d.st.nworkloads, 1);
 	assert_true(meta(x, "svc")->unit_pending);
 	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
@@ -524,7 +478,7 @@ static void test_moved_parent(void **state)
 	FILE *fp;
 	size_t n;
 
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
 	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
@@ -561,37 +515,42 @@ static void test_moved_parent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_admit_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admit_shared, setup,
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_exclusive_order, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_drift, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_drift, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_release, setup,
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_release_busy, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_apply_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_vanished, setup, teardown),
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_apply_fails, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_vanished, setup,
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_many, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_needs_systemd, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_workload, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_partition_unit_clash, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_cgroup_taken, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_partition_refused_by_enforcer,
-						setup, teardown),
+						setup, fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_units, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_release_retried, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_confined, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_moved_parent, setup,
-						teardown),
+						fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,41 +19,9 @@
 
 #include "numaplace/admit.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
-
-static struct np_workload_req *wl(const char *name, enum np_qos q,
-				  int cpus_milli)
-{
-	static struct np_container_req c[2];
-	static char cgroup[NP_PATH_MAX];
-	static struct np_workload_req w;
-	memset(&w, 0, sizeof(w));
-	memset(c, 0, sizeof(c));
-	w.c = c;
-	w.cgroup = cgroup;
-	snprintf(w.name, sizeof(w.name), "%s", name);
-	snprintf(cgroup, sizeof(cgroup), "%s", name);
-	w.qos = q;
-	w.ncontainers = 1;
-	w.c[0].name = "main";
-	w.c[0].cpu_milli = cpus_milli;
-	return &w;
-}
-
-static void init(struct np_node_state *st, const struct np_topology *t,
-		 const char *policy_json)
-{
-	struct np_node_policy p;
-	json_error_t jerr;
-	json_t *j = json_loads(policy_json, 0, &jerr);
-	char err[256];
-	assert_non_null(j);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, t, &p, err, sizeof(err)))
-		fail_msg("policy %s: %s", policy_json, err);
-	json_decref(j);
-}
 
 static void admit(struct np_node_state *st, const struct np_workload_req *w)
 {
@@ -113,9 +81,9 @@ static void grow_shrink(const char *policy, enum np_qos q)
 	struct np_node_state st;
 	np_cpuset orig, four, six, three, one;
 	(void)0;
-	init(&st, t, policy);
-	admit(&st, wl("a", q, 2000));
-	admit(&st, wl("b", q, 2000));
+	np_test_state_init(&st, t, policy);
+	admit(&st, np_test_workload("a", q, 2000));
+	admit(&st, np_test_workload("b", q, 2000));
 	orig = cpus_of(&st, "a");
 	four = resize_ok(&st, "a", 4);
 	assert_int_equal(np_cpuset_count(&four), 4);
@@ -170,8 +138,8 @@ static void test_koord_full_pcpus(void **state)
 	struct np_workload_req *w;
 	np_cpuset orig, got, whole;
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
-	w = wl("a", NP_QOS_LSE, 2000);
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
+	w = np_test_workload("a", NP_QOS_LSE, 2000);
 	w->has_bind = true;
 	w->bind = NP_BIND_FULL_PCPUS;
 	w->bind_required = true;
@@ -218,9 +186,9 @@ static void test_cannot_be_met(void **state)
 	struct np_topology *t = np_test_topology(2, 1, 4, 2, true, GiB);
 	struct np_node_state st;
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
-	admit(&st, wl("a", NP_QOS_GUARANTEED, 4000));
-	admit(&st, wl("b", NP_QOS_LSE, 8000));
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
+	admit(&st, np_test_workload("a", NP_QOS_GUARANTEED, 4000));
+	admit(&st, np_test_workload("b", NP_QOS_LSE, 8000));
 	/* 14 allocatable: 2 left */
 	refused_unchanged(&st, "a", 7, "not enough free CPUs",
 			  "UnexpectedAdmissionError");
@@ -228,17 +196,17 @@ static void test_cannot_be_met(void **state)
 			  "UnexpectedAdmissionError");
 	np_state_free(&st);
 	/* single-numa-node: the hint's node is full */
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
 		     "\"topology_policy\":\"single-numa-node\"}");
 	/* node 0 has 6 allocatable CPUs, 10 are free on the machine */
-	admit(&st, wl("a", NP_QOS_GUARANTEED, 4000));
+	admit(&st, np_test_workload("a", NP_QOS_GUARANTEED, 4000));
 	refused_unchanged(&st, "a", 7, "single-numa-node",
 			  "TopologyAffinityError");
 	np_state_free(&st);
 	/* full-pcpus-only: an odd count */
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
 		     "\"cpu_policy_options\":{\"full-pcpus-only\":true}}");
-	admit(&st, wl("a", NP_QOS_GUARANTEED, 2000));
+	admit(&st, np_test_workload("a", NP_QOS_GUARANTEED, 2000));
 	refused_unchanged(&st, "a", 3, "SMT Alignment Error",
 			  "SMTAlignmentError");
 	np_state_free(&st);
@@ -268,10 +236,10 @@ static void test_malformed(void **state)
 	struct np_node_state st;
 	struct np_workload_req *w;
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
-	admit(&st, wl("a", NP_QOS_GUARANTEED, 2000));
-	admit(&st, wl("ls", NP_QOS_LS, 1500));
-	w = wl("two", NP_QOS_GUARANTEED, 1000);
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
+	admit(&st, np_test_workload("a", NP_QOS_GUARANTEED, 2000));
+	admit(&st, np_test_workload("ls", NP_QOS_LS, 1500));
+	w = np_test_workload("two", NP_QOS_GUARANTEED, 1000);
 	w->ncontainers = 2;
 	w->c[1].name = "side";
 	w->c[1].cpu_milli = 1000;
@@ -310,8 +278,8 @@ static void test_baseline_saved(void **state)
 	json_t *j;
 	char err[256];
 	(void)state;
-	init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
-	admit(&st, wl("a", NP_QOS_LSE, 2000));
+	np_test_state_init(&st, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
+	admit(&st, np_test_workload("a", NP_QOS_LSE, 2000));
 	orig = cpus_of(&st, "a");
 	resize_ok(&st, "a", 5);
 	j = state_json(&st);
@@ -321,7 +289,7 @@ static void test_baseline_saved(void **state)
 					   "containers"),
 			   0),
 	    "baseline"));
-	init(&st2, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
+	np_test_state_init(&st2, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
 	if (np_state_load_json(&st2, j, "state", err, sizeof(err)))
 		fail_msg("load: %s", err);
 	two = resize_ok(&st2, "a", 2);
@@ -335,7 +303,7 @@ static void test_baseline_saved(void **state)
 		       "\"mems\":\"0\"}]}]}",
 		       0, NULL);
 	np_state_free(&st2);
-	init(&st2, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
+	np_test_state_init(&st2, t, "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\"}");
 	assert_int_equal(np_state_load_json(&st2, j, "state", err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "state.workloads[0].containers[0]."
@@ -377,13 +345,13 @@ static void test_properties(void **state)
 		struct np_node_state st;
 		int pi = (int)(rand_r(&seed) % 6);
 		char name[NP_NAME_MAX];
-		init(&st, t, policies[pi]);
+		np_test_state_init(&st, t, policies[pi]);
 		for (int k = 0; k < 4; k++) {
 			struct np_decision d;
 			char err[256];
 			snprintf(name, sizeof(name), "w%d", k);
 			assert_int_equal(
-			    np_admit(&st, wl(name, qs[rand_r(&seed) % 3], 2000),
+			    np_admit(&st, np_test_workload(name, qs[rand_r(&seed) % 3], 2000),
 				     &d, err, sizeof(err)),
 			    0);
 		}

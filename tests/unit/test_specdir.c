@@ -56,10 +56,7 @@ static char *read_file(const char *path)
  * the shared pool, and an empty spec directory. */
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "specdir");
+	struct fx *x = fake_daemon_new(sizeof(*x), "specdir");
 	x->saved_stderr = -1;
 	*state = x;
 	return 0;
@@ -251,7 +248,7 @@ static const json_t *state_wl_by(const json_t *body, const char *key,
 	"\"web\"\n}\n"
 /* More CPUs and some memory: not only the CPU count changed, so it is
  * released and admitted again (a count alone is resized in place:
- * tests/unit/test_daemon_resize.c). */
+ * tests/unit/test_resize_daemon.c). */
 #define WEB4                                                                   \
 	"{\"name\": \"web\", \"cgroup\": \"web\", \"qos\": \"LSE\", "          \
 	"\"containers\": [{\"name\": \"main\", \"cpu\": \"4\", "                 \

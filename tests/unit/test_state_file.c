@@ -28,6 +28,7 @@
 #include "numaplace/state_file.h"
 #include "state/state_internal.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
 #define DATA "tests/data/state/"
@@ -43,53 +44,20 @@
 
 /* ---- helpers ---- */
 
-static void init(struct np_node_state *st, const struct np_topology *t,
-		 const char *policy_json)
-{
-	struct np_node_policy p;
-	json_error_t jerr;
-	json_t *j = json_loads(policy_json, 0, &jerr);
-	char err[256];
-	assert_non_null(j);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, t, &p, err, sizeof(err)))
-		fail_msg("policy %s: %s", policy_json, err);
-	json_decref(j);
-}
-
-static void admit(struct np_node_state *st, const char *spec)
-{
-	struct np_workload_req *w = calloc(1, sizeof(*w));
-	struct np_decision d;
-	json_error_t jerr;
-	json_t *j = json_loads(spec, 0, &jerr);
-	char err[512];
-	assert_non_null(w);
-	assert_non_null(j);
-	if (np_workload_req_from_json(w, j, "workload", err, sizeof(err)) ||
-	    np_admit(st, w, &d, err, sizeof(err)))
-		fail_msg("%s: %s", spec, err);
-	if (!d.admitted)
-		fail_msg("%s rejected: %s", spec, d.reason);
-	json_decref(j);
-	np_workload_req_free(w);
-	free(w);
-}
-
 /* A 16-CPU two-node machine with a few kinds of workload on it. */
 static void populated(struct np_node_state *st, const struct np_topology *t,
 		      const char *policy)
 {
-	init(st, t, policy);
-	admit(st, "{\"name\":\"web\",\"qos\":\"LSE\",\"containers\":[{\"name\":"
+	np_test_state_init(st, t, policy);
+	np_test_admit_json(st, "{\"name\":\"web\",\"qos\":\"LSE\",\"containers\":[{\"name\":"
 		  "\"main\",\"cpu\":\"2\",\"memory\":\"1Gi\"}]}");
-	admit(st, "{\"name\":\"db\",\"cgroup\":\"pods/db\",\"qos\":"
+	np_test_admit_json(st, "{\"name\":\"db\",\"cgroup\":\"pods/db\",\"qos\":"
 		  "\"Guaranteed\",\"containers\":[{\"name\":\"pg\",\"cpu\":4,"
 		  "\"memory\":\"2Gi\"},{\"name\":\"log\",\"cpu\":\"500m\"}]}");
-	admit(st,
+	np_test_admit_json(st,
 	      "{\"name\":\"batch\",\"qos\":\"BE\",\"containers\":[{\"name\":"
 	      "\"b\"}]}");
-	admit(st,
+	np_test_admit_json(st,
 	      "{\"name\":\"api\",\"qos\":\"LSR\",\"resourceSpec\":"
 	      "{\"preferredCPUBindPolicy\":\"SpreadByPCPUs\"},\"containers\":"
 	      "[{\"name\":\"a\",\"cpu\":2}]}");
@@ -214,7 +182,7 @@ static void load_expect(const char *dir, const struct np_topology *t,
 	va_list ap;
 	int r;
 
-	init(&st, t, policy);
+	np_test_state_init(&st, t, policy);
 	r = np_statefile_load(dir, &st, &fresh, err, sizeof(err));
 	if (r != expect)
 		fail_msg("load: got %d (%s), expected %d", r, err, expect);
@@ -242,7 +210,7 @@ static void test_roundtrip(void **state)
 	(void)state;
 
 	/* nothing there yet: fresh */
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
 			 0);
 	assert_true(fresh);
@@ -335,7 +303,7 @@ static void test_atomic_files(void **state)
 	write_file(dir, NP_STATEFILE_TMP_PREFIX "1", "", 0);
 	assert_int_equal(count_prefix(dir, NP_STATEFILE_TMP_PREFIX, NULL, 0),
 			 2);
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
 			 0);
 	assert_false(fresh);
@@ -384,7 +352,7 @@ static void test_daemon_part(void **state)
 	populated(&a, t, POLICY_RESTRICTED);
 	assert_int_equal(
 	    np_statefile_save_with(dir, &a, part, err, sizeof(err)), 0);
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	if (np_statefile_load_with(dir, &b, &fresh, &back, err, sizeof(err)))
 		fail_msg("load: %s", err);
 	assert_false(fresh);
@@ -395,12 +363,12 @@ static void test_daemon_part(void **state)
 	np_state_free(&b);
 
 	/* without one: NULL, and the plain load still reads the file */
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
 			 0);
 	np_state_free(&b);
 	save(dir, &a);
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	{
 		json_t *sentinel = json_object();
 		back = sentinel; /* must be overwritten */
@@ -777,8 +745,8 @@ static void test_offline_restart(void **state)
 	int nfix = -1;
 	(void)state;
 
-	init(&a, all, POLICY_COUNT);
-	admit(&a, "{\"name\":\"web\",\"qos\":\"LSE\",\"containers\":[{"
+	np_test_state_init(&a, all, POLICY_COUNT);
+	np_test_admit_json(&a, "{\"name\":\"web\",\"qos\":\"LSE\",\"containers\":[{"
 		  "\"name\":\"m\",\"cpu\":\"4\"}]}");
 	save(dir, &a);
 	/* nothing offline: nothing to restore, even without a state */
@@ -842,7 +810,7 @@ static void test_reset(void **state)
 	free(moved);
 
 	/* now fresh */
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
 			 0);
 	assert_true(fresh);
@@ -907,7 +875,7 @@ static void test_crash_during_save(void **state)
 
 	after = read_file(state_path(dir), NULL);
 	assert_string_equal(before, after);
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
 			 0);
 	assert_false(fresh);
@@ -921,7 +889,7 @@ static void test_crash_during_save(void **state)
 	assert_int_equal(unlink(state_path(dir)), 0);
 	write_file(dir, NP_STATEFILE_TMP_PREFIX "31339", text,
 		   strlen(text) / 2);
-	init(&b, t, POLICY_RESTRICTED);
+	np_test_state_init(&b, t, POLICY_RESTRICTED);
 	assert_int_equal(np_statefile_load(dir, &b, &fresh, err, sizeof(err)),
 			 0);
 	assert_true(fresh);
@@ -1129,7 +1097,7 @@ static void test_streamed_save(void **state)
 
 	assert_non_null(part);
 	/* empty */
-	init(&a, t, POLICY_RESTRICTED);
+	np_test_state_init(&a, t, POLICY_RESTRICTED);
 	expect_streamed(&a, NULL, 0);
 	expect_streamed(&a, part, 3);
 	expect_stream_enospc(&a);
@@ -1145,18 +1113,18 @@ static void test_streamed_save(void **state)
 	if (np_topology_load(&kt, "tests/data/topology/kubelet-2socket.json",
 			     err, sizeof(err)))
 		fail_msg("topology: %s", err);
-	init(&a, kt,
+	np_test_state_init(&a, kt,
 	     "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,8\","
 	     "\"topology_policy\":\"single-numa-node\",\"topology_scope\":"
 	     "\"container\"}");
-	admit(&a, "{\"name\":\"web\",\"cgroup\":\"pods/web\",\"qos\":\"LSE\","
+	np_test_admit_json(&a, "{\"name\":\"web\",\"cgroup\":\"pods/web\",\"qos\":\"LSE\","
 		  "\"containers\":[{\"name\":\"main\",\"cpu\":\"4\","
 		  "\"memory\":\"2Gi\",\"hugepages-2Mi\":\"512Mi\"},{\"name\":"
 		  "\"side\",\"cpu\":1,\"memory\":\"64Mi\"}]}");
-	admit(&a, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
+	np_test_admit_json(&a, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
 		  "\"containers\":[{\"name\":\"a\",\"cpu\":2,\"memory\":"
 		  "\"1Gi\",\"devices\":{\"nvidia.com/gpu\":1}}]}");
-	admit(&a, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
+	np_test_admit_json(&a, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
 		  "\"BE\",\"containers\":[{\"name\":\"b\"}]}");
 	assert_int_equal(a.nworkloads, 3);
 	{
@@ -1173,7 +1141,7 @@ static void test_streamed_save(void **state)
 	np_state_free(&a);
 
 	/* random, ~200 workloads: more than one buffer of text */
-	init(&a, big, POLICY_COUNT);
+	np_test_state_init(&a, big, POLICY_COUNT);
 	random_state(&a, 200, 20261127);
 	assert_true(a.nworkloads >= 150);
 	assert_true(expect_streamed(&a, part, 99) > 2 * (64u << 10));
@@ -1241,7 +1209,7 @@ static void test_kubelet_v2(void **state)
 	assert_int_equal(ck.checksum, 3145962718u);
 	np_kubelet_checkpoint_free(&ck);
 
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	if (np_kubelet_import(DATA "kubelet-v2.json", &st, NULL, err,
 			      sizeof(err)))
 		fail_msg("%s", err);
@@ -1273,7 +1241,7 @@ static void test_kubelet_v2(void **state)
 	assert_int_equal(st.nworkloads, 2);
 
 	/* numaplace's admission works around the adopted CPUs */
-	admit(&st,
+	np_test_admit_json(&st,
 	      "{\"name\":\"late\",\"qos\":\"LSE\",\"containers\":[{\"name\":"
 	      "\"m\",\"cpu\":1}]}");
 	np_cpuset_format(wl(&st, "late")->c[0].cpus, buf, sizeof(buf));
@@ -1281,7 +1249,7 @@ static void test_kubelet_v2(void **state)
 
 	/* and the adopted state survives the checkpoint */
 	save(dir, &st);
-	init(&back, t, KPOLICY);
+	np_test_state_init(&back, t, KPOLICY);
 	if (np_statefile_load(dir, &back, &fresh, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_same_state(&st, &back);
@@ -1310,7 +1278,7 @@ static void test_kubelet_v4(void **state)
 	assert_int_equal(ck.checksum, 0);
 	np_kubelet_checkpoint_free(&ck);
 
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	/* the dry run renders what would be adopted and leaves st alone */
 	if (np_kubelet_import_json(DATA "kubelet-v4.json", &st, NULL, &out, err,
 				   sizeof(err)))
@@ -1359,7 +1327,7 @@ static void test_kubelet_v4(void **state)
 	{
 		char p[512];
 		snprintf(p, sizeof(p), "%s/v4-inline-differs", dir);
-		init(&st, t, KPOLICY);
+		np_test_state_init(&st, t, KPOLICY);
 		if (np_kubelet_import(p, &st, NULL, err, sizeof(err)))
 			fail_msg("%s", err);
 		assert_int_equal(st.nworkloads, 2);
@@ -1371,7 +1339,7 @@ static void test_kubelet_v4(void **state)
 		s = json_dumps(doc, JSON_COMPACT);
 		write_file(dir, "v4-inline-differs", s, strlen(s));
 		free(s);
-		init(&st, t, KPOLICY);
+		np_test_state_init(&st, t, KPOLICY);
 		assert_int_equal(
 		    np_kubelet_import(p, &st, NULL, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "data: not valid JSON"));
@@ -1400,7 +1368,7 @@ static void test_kubelet_v3_prefix(void **state)
 	char err[1024];
 	(void)state;
 
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	if (np_kubelet_import(DATA "kubelet-v3.json", &st,
 			      "/kubepods.slice/kubepods-guaranteed.slice/", err,
 			      sizeof(err)))
@@ -1416,7 +1384,7 @@ static void test_kubelet_v3_prefix(void **state)
 	np_state_free(&st);
 
 	/* an empty prefix: pod cgroups directly below the managed parent */
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	if (np_kubelet_import(DATA "kubelet-v2.json", &st, "", err,
 			      sizeof(err)))
 		fail_msg("%s", err);
@@ -1426,7 +1394,7 @@ static void test_kubelet_v3_prefix(void **state)
 	np_state_free(&st);
 
 	/* a prefix that escapes the managed parent is refused */
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	assert_int_equal(np_kubelet_import(DATA "kubelet-v2.json", &st, "../x",
 					   err, sizeof(err)),
 			 -EINVAL);
@@ -1445,9 +1413,9 @@ static void import_expect(const struct np_topology *t, const char *policy,
 	struct np_node_state st;
 	int r, before;
 
-	init(&st, t, policy);
+	np_test_state_init(&st, t, policy);
 	if (spec_first)
-		admit(&st, spec_first);
+		np_test_admit_json(&st, spec_first);
 	before = st.nworkloads;
 	write_file(dir, "cpu_manager_state", json, strlen(json));
 	snprintf(p, sizeof(p), "%s/cpu_manager_state", dir);
@@ -1487,7 +1455,7 @@ static void test_kubelet_many_pods(void **state)
 	snprintf(json + len, cap - len, "},\"checksum\":1}");
 	write_file(dir, "cpu_manager_state", json, strlen(json));
 	snprintf(p, sizeof(p), "%s/cpu_manager_state", dir);
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	if (np_kubelet_import(p, &st, NULL, err, sizeof(err)))
 		fail_msg("import: %s", err);
 	assert_int_equal(st.nworkloads, 1);
@@ -1510,7 +1478,7 @@ static void test_kubelet_refusals(void **state)
 	(void)state;
 
 	/* policy none: nothing to adopt */
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	assert_int_equal(np_kubelet_import(DATA "kubelet-none.json", &st, NULL,
 					   err, sizeof(err)),
 			 -ENODATA);
@@ -1525,7 +1493,7 @@ static void test_kubelet_refusals(void **state)
 	assert_int_equal(st.nworkloads, 0);
 	np_state_free(&st);
 	/* a missing file */
-	init(&st, t, KPOLICY);
+	np_test_state_init(&st, t, KPOLICY);
 	assert_int_equal(
 	    np_kubelet_import(DATA "no-such-file", &st, NULL, err, sizeof(err)),
 	    -ENOENT);

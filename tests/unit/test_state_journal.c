@@ -24,6 +24,7 @@
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
 #define POLICY                                                                 \
@@ -34,14 +35,7 @@ static struct np_topology *topo;
 
 static void init(struct np_node_state *st)
 {
-	struct np_node_policy p;
-	json_t *j = json_loads(POLICY, 0, NULL);
-	char err[256];
-	assert_non_null(j);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, topo, &p, err, sizeof(err)))
-		fail_msg("policy: %s", err);
-	json_decref(j);
+	np_test_state_init(st, topo, POLICY);
 }
 
 static void admit(struct np_node_state *st, const char *name, const char *qos,

@@ -18,13 +18,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/topology_json.h"
 #include "status_render.h"
-
-#define assert_contains(hay, needle)                                           \
-	do {                                                                   \
-		if (!strstr((hay), (needle)))                                  \
-			fail_msg("\"%s\" does not contain \"%s\"", (hay),      \
-				 (needle));                                    \
-	} while (0)
+#include "fixtures.h"
 
 /* ---- np_status_render --------------------------------------------------- */
 

@@ -18,6 +18,7 @@
 #include "enforce/systemd_bus.h"
 #include "numaplace/config.h"
 #include "numaplace/enforcer.h"
+#include "fixtures.h"
 
 static void test_unit_names(void **state)
 {
@@ -219,18 +220,6 @@ static void test_config(void **state)
 	}
 }
 
-static int spec_of(const char *txt, struct np_workload_req *w, char *err,
-		   size_t errlen)
-{
-	json_error_t je;
-	json_t *j = json_loads(txt, 0, &je);
-	int r;
-	assert_non_null(j);
-	r = np_workload_req_from_json(w, j, "spec", err, errlen);
-	json_decref(j);
-	return r;
-}
-
 /* "unit" in a workload spec: checked, exclusive with cgroup, round trip. */
 static void test_unit_spec(void **state)
 {
@@ -254,7 +243,7 @@ static void test_unit_spec(void **state)
 	char err[512], *txt;
 	json_t *j;
 	(void)state;
-	assert_int_equal(spec_of("{\"name\":\"a\",\"unit\":\"busy.service\","
+	assert_int_equal(np_test_spec("{\"name\":\"a\",\"unit\":\"busy.service\","
 				 "\"qos\":\"LSE\",\"containers\":[{\"name\":"
 				 "\"m\",\"cpu\":\"2\"}]}",
 				 &w, err, sizeof(err)),
@@ -273,7 +262,7 @@ static void test_unit_spec(void **state)
 	np_workload_req_free(&w);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_int_not_equal(spec_of(bad[i].json, &w, err, sizeof(err)),
+		assert_int_not_equal(np_test_spec(bad[i].json, &w, err, sizeof(err)),
 				     0);
 		np_workload_req_free(&w);
 		if (!strstr(err, bad[i].says))

@@ -19,31 +19,11 @@
 
 #include "numaplace/take.h"
 #include "numaplace/topology_json.h"
+#include "fixtures.h"
 
 #define VECTORS "tests/data/vectors/take.json"
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static np_cpuset cs(const char *list)
-{
-	np_cpuset s;
-	char err[128];
-
-	if (np_cpuset_parse(&s, list, err, sizeof(err)) < 0)
-		fail_msg("bad cpu list \"%s\": %s", list, err);
-	return s;
-}
-
-static void assert_cpus(const np_cpuset *got, const char *want)
-{
-	np_cpuset w = cs(want);
-
-	if (!np_cpuset_equal(got, &w)) {
-		char buf[512];
-		np_cpuset_format(got, buf, sizeof(buf));
-		fail_msg("got \"%s\", want \"%s\"", buf, want);
-	}
-}
 
 /*
  * sockets x numa-per-socket x cores-per-numa x smt. adjacent: SMT siblings
@@ -81,7 +61,7 @@ static struct np_take_req req(const struct np_topology *t, const char *avail,
 
 	memset(&q, 0, sizeof(q));
 	q.topo = t;
-	q.available = cs(avail);
+	q.available = np_test_cpus(avail);
 	q.count = count;
 	q.koord = true;
 	q.bind_policy = bind;
@@ -178,7 +158,7 @@ static bool run_vector(const json_t *c, const char *id)
 			      err, jstr(c, "expect", ""));
 		goto out;
 	}
-	want = cs(jstr(c, "expect", ""));
+	want = np_test_cpus(jstr(c, "expect", ""));
 	ok = np_cpuset_equal(&out, &want);
 	if (!ok) {
 		np_cpuset_format(&out, buf, sizeof(buf));
@@ -249,7 +229,7 @@ static void test_basics(void **state)
 	/* Default is FullPCPUs. */
 	q = req(t, "1,3-7", 2, NP_BIND_DEFAULT);
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "4-5");
+	np_test_assert_cpus(&out, "4-5");
 	np_topology_free(t);
 }
 
@@ -329,30 +309,30 @@ static void test_required_full_pcpus(void **state)
 	/* Preferred, it splits a core. */
 	q.required = false;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0-2");
+	np_test_assert_cpus(&out, "0-2");
 
 	/* 6 CPUs are free but only two whole cores: fits only by splitting
 	 * cores 0 and 1. */
 	q = req(t, "1,3-7", 6, NP_BIND_FULL_PCPUS);
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1,3-7");
+	np_test_assert_cpus(&out, "1,3-7");
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "FullPCPUs"));
 	q.count = 4;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "4-7");
+	np_test_assert_cpus(&out, "4-7");
 
 	/* Linux numbering: cores are {0,4} {1,5} {2,6} {3,7}. */
 	q = req(lx, "1-7", 4, NP_BIND_FULL_PCPUS);
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1-2,5-6");
+	np_test_assert_cpus(&out, "1-2,5-6");
 	/* Not required, the first whole cores still come first. */
 	q.required = false;
 	q.count = 2;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1,5");
+	np_test_assert_cpus(&out, "1,5");
 	np_topology_free(t);
 	np_topology_free(lx);
 }
@@ -368,7 +348,7 @@ static void test_required_spread(void **state)
 	q = req(t, "0-15", 4, NP_BIND_SPREAD_BY_PCPUS);
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0,2,4,6");
+	np_test_assert_cpus(&out, "0,2,4,6");
 	/* Only 8 cores. */
 	q.count = 9;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), -EINVAL);
@@ -377,11 +357,11 @@ static void test_required_spread(void **state)
 	q = req(t, "1,3-15", 8, NP_BIND_SPREAD_BY_PCPUS);
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1,3-4,6,8,10,12,14");
+	np_test_assert_cpus(&out, "1,3-4,6,8,10,12,14");
 	/* 6 from socket 0 needs both threads of two cores: only preferred. */
 	q = req(t, "0-7", 6, NP_BIND_SPREAD_BY_PCPUS);
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0-4,6");
+	np_test_assert_cpus(&out, "0-4,6");
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "SpreadByPCPUs"));
@@ -389,11 +369,11 @@ static void test_required_spread(void **state)
 	 * two sockets (as upstream's "overlapped-cores" case). */
 	q = req(t, "0-15", 6, NP_BIND_SPREAD_BY_PCPUS);
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0-4,6");
+	np_test_assert_cpus(&out, "0-4,6");
 	/* Required, it spreads over both sockets instead. */
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0,2,4,6,8,10");
+	np_test_assert_cpus(&out, "0,2,4,6,8,10");
 	np_topology_free(t);
 }
 
@@ -416,9 +396,9 @@ static void test_required_full_hetero(void **state)
 	q = req(t, "0-5", 3, NP_BIND_FULL_PCPUS);
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0-1,4");
+	np_test_assert_cpus(&out, "0-1,4");
 	/* Only two-thread cores left: 3 CPUs cannot be whole cores. */
-	q.available = cs("0-3");
+	q.available = np_test_cpus("0-3");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "FullPCPUs"));
 	np_topology_free(t);
@@ -444,11 +424,11 @@ static void test_required_full_exact(void **state)
 	q = req(t, "0-5", 4, NP_BIND_FULL_PCPUS);
 	q.required = true;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "2-5");
+	np_test_assert_cpus(&out, "2-5");
 	/* Not required: the usual order, splitting the last core. */
 	q.required = false;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0,2-4");
+	np_test_assert_cpus(&out, "0,2-4");
 	np_topology_free(t);
 }
 
@@ -464,22 +444,22 @@ static void test_exclusive_fallback(void **state)
 	 * MostAllocated alone would stay on the fuller socket 0. */
 	q = req(t, "1,3,5,7-15", 4, NP_BIND_SPREAD_BY_PCPUS);
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1,3,5,7");
+	np_test_assert_cpus(&out, "1,3,5,7");
 	q.exclusive_policy = NP_EXCL_PCPU_LEVEL;
-	q.pcpu_marked = cs("0,2,4,6");
+	q.pcpu_marked = np_test_cpus("0,2,4,6");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "8,10,12,14");
+	np_test_assert_cpus(&out, "8,10,12,14");
 	/* Marks made under the other policy do not count. */
 	q.exclusive_policy = NP_EXCL_NUMA_NODE_LEVEL;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1,3,5,7");
+	np_test_assert_cpus(&out, "1,3,5,7");
 
 	/* Every core marked: falls back to the marked cores. */
 	q = req(t, "1,3,5,7,9,11,13,15", 4, NP_BIND_SPREAD_BY_PCPUS);
 	q.exclusive_policy = NP_EXCL_PCPU_LEVEL;
-	q.pcpu_marked = cs("0,2,4,6,8,10,12,14");
+	q.pcpu_marked = np_test_cpus("0,2,4,6,8,10,12,14");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1,3,5,7");
+	np_test_assert_cpus(&out, "1,3,5,7");
 	q.count = 7;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
 	assert_int_equal(np_cpuset_count(&out), 7);
@@ -489,29 +469,29 @@ static void test_exclusive_fallback(void **state)
 	 * span both sockets, the 6 free CPUs of unmarked cores all go in. */
 	q = req(t, "1,3-15", 10, NP_BIND_SPREAD_BY_PCPUS);
 	q.exclusive_policy = NP_EXCL_PCPU_LEVEL;
-	q.pcpu_marked = cs("0,2,8");
+	q.pcpu_marked = np_test_cpus("0,2,8");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
 	assert_int_equal(np_cpuset_count(&out), 10);
 	{
-		np_cpuset unmarked = cs("4-7,10-15");
+		np_cpuset unmarked = np_test_cpus("4-7,10-15");
 		assert_true(np_cpuset_subset(&unmarked, &out));
 	}
 
 	/* NUMANodeLevel with FullPCPUs: node 0 marked -> node 1. */
 	q = req(t, "1-7,9-15", 4, NP_BIND_FULL_PCPUS);
 	q.exclusive_policy = NP_EXCL_NUMA_NODE_LEVEL;
-	q.numa_marked = cs("0");
+	q.numa_marked = np_test_cpus("0");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "10-13");
+	np_test_assert_cpus(&out, "10-13");
 	/* Both nodes marked: the filter is dropped, MostAllocated order
 	 * (equal free counts, lower id) applies again. */
-	q.numa_marked = cs("0,8");
+	q.numa_marked = np_test_cpus("0,8");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "2-5");
+	np_test_assert_cpus(&out, "2-5");
 	/* SpreadByPCPUs, both nodes marked. */
 	q.bind_policy = NP_BIND_SPREAD_BY_PCPUS;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "1-2,4,6");
+	np_test_assert_cpus(&out, "1-2,4,6");
 	np_topology_free(t);
 }
 
@@ -529,27 +509,27 @@ static void test_numa_strategy(void **state)
 	q = req(t, avail, 4, NP_BIND_FULL_PCPUS);
 	q.numa_strategy = NP_NUMA_MOST_ALLOCATED;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "8-11");
+	np_test_assert_cpus(&out, "8-11");
 	/* Node 0 and 3 tie at 8; socket 1 has more free CPUs (14 > 12). */
 	q.numa_strategy = NP_NUMA_LEAST_ALLOCATED;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "24-27");
+	np_test_assert_cpus(&out, "24-27");
 	q.numa_strategy = NP_NUMA_DISTRIBUTE_EVENLY;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "24-27");
+	np_test_assert_cpus(&out, "24-27");
 
 	q = req(t, avail, 2, NP_BIND_SPREAD_BY_PCPUS);
 	q.numa_strategy = NP_NUMA_MOST_ALLOCATED;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "8,10");
+	np_test_assert_cpus(&out, "8,10");
 	q.numa_strategy = NP_NUMA_LEAST_ALLOCATED;
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "24,26");
+	np_test_assert_cpus(&out, "24,26");
 
 	/* 6 CPUs: MostAllocated bin-packs into node 2 (6 free). */
 	q = req(t, avail, 6, NP_BIND_FULL_PCPUS);
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "16-21");
+	np_test_assert_cpus(&out, "16-21");
 	np_topology_free(t);
 }
 
@@ -565,12 +545,12 @@ static void test_preferred(void **state)
 	 * rest as usual (node 0 is the fuller node). */
 	q = req(t, "0-1,4-15", 4, NP_BIND_FULL_PCPUS);
 	q.has_preferred = true;
-	q.preferred = cs("2-5");
+	q.preferred = np_test_cpus("2-5");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0-1,4-5");
+	np_test_assert_cpus(&out, "0-1,4-5");
 
 	/* Nothing preferred is available: same as without. */
-	q.preferred = cs("2-3");
+	q.preferred = np_test_cpus("2-3");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
 	q.has_preferred = false;
 	assert_int_equal(take(&q, &plain, err, sizeof(err)), 0);
@@ -579,14 +559,14 @@ static void test_preferred(void **state)
 	/* More preferred than needed: the policy picks among them. */
 	q = req(t, "0-15", 2, NP_BIND_SPREAD_BY_PCPUS);
 	q.has_preferred = true;
-	q.preferred = cs("8-15");
+	q.preferred = np_test_cpus("8-15");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "8,10");
+	np_test_assert_cpus(&out, "8,10");
 
 	/* Preferred CPUs partly taken by someone else, SpreadByPCPUs. */
 	q = req(t, "0-9,11,13,15", 4, NP_BIND_SPREAD_BY_PCPUS);
 	q.has_preferred = true;
-	q.preferred = cs("10-13");
+	q.preferred = np_test_cpus("10-13");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
 	assert_int_equal(np_cpuset_count(&out), 4);
 	assert_true(np_cpuset_test(&out, 11));
@@ -599,12 +579,12 @@ static void test_preferred(void **state)
 	q = req(t, "0-15", 2, NP_BIND_FULL_PCPUS);
 	q.required = true;
 	q.has_preferred = true;
-	q.preferred = cs("5");
+	q.preferred = np_test_cpus("5");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "0-1");
-	q.preferred = cs("4-5");
+	np_test_assert_cpus(&out, "0-1");
+	q.preferred = np_test_cpus("4-5");
 	assert_int_equal(take(&q, &out, err, sizeof(err)), 0);
-	assert_cpus(&out, "4-5");
+	np_test_assert_cpus(&out, "4-5");
 	np_topology_free(t);
 }
 

@@ -30,47 +30,12 @@ struct fx {
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	fake_daemon_start(&x->fd, "resize");
+	struct fx *x = fake_daemon_new(sizeof(*x), "resize");
 	*state = x;
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	fake_daemon_stop(&x->fd);
-	free(x);
-	return 0;
-}
-
 /* The answer to a request (owned by the caller). */
-static json_t *ask(struct fx *x, const char *text)
-{
-	json_error_t je;
-	json_t *req = json_loads(text, 0, &je), *resp;
-
-	if (!req)
-		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
-	json_decref(req);
-	assert_non_null(resp);
-	return resp;
-}
-
-static void admit(struct fx *x, const char *spec)
-{
-	char buf[1024];
-	json_t *r;
-
-	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
-	r = ask(x, buf);
-	assert_true(json_is_true(json_object_get(r, "ok")));
-	json_decref(r);
-}
-
 static const char *cpus_of(struct fx *x, const char *name)
 {
 	static char buf[64];
@@ -115,7 +80,7 @@ static const char *state_text(struct fx *x)
 static void resize_ok(struct fx *x, const char *text, const char *prev,
 		      const char *now)
 {
-	json_t *r = ask(x, text);
+	json_t *r = fake_daemon_ask(&x->fd, text);
 	if (!json_is_true(json_object_get(r, "resized")))
 		fail_msg("not resized: %s",
 			 json_dumps(r, JSON_COMPACT) ?: "?");
@@ -133,8 +98,8 @@ static void test_grow_shrink_order(void **state)
 	char first[64];
 	int yield, widen, narrow, back;
 
-	admit(x, LS_API);
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, LS_API);
+	fake_daemon_admit(&x->fd, LSE_WEB);
 	snprintf(first, sizeof(first), "%s", cpus_of(x, "web"));
 	assert_string_equal(first, "1");
 	fake_log_clear(x->fd.f);
@@ -179,12 +144,12 @@ static void test_refused_unchanged(void **state)
 	char before[131072], dir[sizeof(x->fd.d.cfg.state_dir)];
 	json_t *r;
 
-	admit(x, LS_API);
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, LS_API);
+	fake_daemon_admit(&x->fd, LSE_WEB);
 	snprintf(before, sizeof(before), "%s", state_text(x));
 	fake_log_clear(x->fd.f);
 	/* restricted: web's node 0 holds 1,5 free only, 0,4 are reserved */
-	r = ask(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":3}");
+	r = fake_daemon_ask(&x->fd, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":3}");
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	assert_false(json_is_true(json_object_get(r, "resized")));
 	assert_non_null(strstr(
@@ -199,7 +164,7 @@ static void test_refused_unchanged(void **state)
 	assert_true(strlen(x->fd.d.cfg.state_dir) + 6 < sizeof(dir));
 	memcpy(dir, x->fd.d.cfg.state_dir, sizeof(dir));
 	strcat(x->fd.d.cfg.state_dir, "/none");
-	r = ask(x, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":2}");
+	r = fake_daemon_ask(&x->fd, "{\"op\":\"resize\",\"name\":\"web\",\"cpus\":2}");
 	memcpy(x->fd.d.cfg.state_dir, dir, sizeof(dir));
 	assert_false(json_is_true(json_object_get(r, "ok")));
 	assert_non_null(strstr(json_string_value(json_object_get(r, "error")),
@@ -213,7 +178,7 @@ static void test_refused_unchanged(void **state)
 
 static void bad(struct fx *x, const char *text, const char *needle)
 {
-	json_t *r = ask(x, text);
+	json_t *r = fake_daemon_ask(&x->fd, text);
 	const char *e = json_string_value(json_object_get(r, "error"));
 	assert_false(json_is_true(json_object_get(r, "ok")));
 	if (!e || !strstr(e, needle))
@@ -226,8 +191,8 @@ static void test_malformed(void **state)
 	struct fx *x = *state;
 	char before[131072];
 
-	admit(x, LS_API);
-	admit(x, LSE_WEB);
+	fake_daemon_admit(&x->fd, LS_API);
+	fake_daemon_admit(&x->fd, LSE_WEB);
 	snprintf(before, sizeof(before), "%s", state_text(x));
 	fake_log_clear(x->fd.f);
 	bad(x, "{\"op\":\"resize\",\"name\":\"nosuch\",\"cpus\":2}",
@@ -275,7 +240,7 @@ static void test_spec_file(void **state)
 	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
 		    "[{\"name\":\"m\",\"cpu\":\"1\"}]}");
 	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
-	admit(x, LS_API);
+	fake_daemon_admit(&x->fd, LS_API);
 	assert_string_equal(cpus_of(x, "db"), "1");
 	fake_log_clear(x->fd.f);
 	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
@@ -312,13 +277,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_grow_shrink_order, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_refused_unchanged, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup,
-						teardown),
+						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_spec_file, setup,
-						teardown),
+						fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

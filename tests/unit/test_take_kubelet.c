@@ -31,34 +31,12 @@
 #include <string.h>
 
 #include "numaplace/take.h"
+#include "fixtures.h"
 
 #define DEFAULT_SEED 0x7461b3e0c0de13ull
 #define MAXC 64
 
 enum { T_NUMA, T_SOCK, T_CORE, T_L3, T_N };
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static int rndn(int n) /* 0..n-1 */
-{
-	return (int)(rnd() % (uint64_t)n);
-}
-
-static uint64_t test_seed(void)
-{
-	const char *s = getenv("NP_TAKE_SEED");
-
-	return s && *s ? strtoull(s, NULL, 0) : DEFAULT_SEED;
-}
 
 /* ---- the machine: CPU records, unit ids dense from 0 ------------------ */
 
@@ -92,22 +70,22 @@ static void rtopo_random(struct rtopo *r, int min_numa)
 	int sock, numa_per_sock, sock_per_numa, cpn, thr, nnuma, ncores;
 
 	do {
-		sock = 1 + rndn(4);
-		numa_per_sock = 1 + rndn(3);
+		sock = 1 + np_test_rndn(4);
+		numa_per_sock = 1 + np_test_rndn(3);
 		sock_per_numa = 1;
-		if (sock > 1 && rndn(3) == 0) { /* sockets inside NUMA nodes */
+		if (sock > 1 && np_test_rndn(3) == 0) { /* sockets inside NUMA nodes */
 			numa_per_sock = 1;
 			sock_per_numa = sock % 2 == 0 ? 2 : sock;
 		}
 		nnuma = sock * numa_per_sock / sock_per_numa;
-		cpn = 1 + rndn(4);
-		thr = 1 + rndn(2);
+		cpn = 1 + np_test_rndn(4);
+		thr = 1 + np_test_rndn(2);
 		ncores = nnuma * cpn;
 	} while (ncores * thr > MAXC || nnuma < min_numa ||
 		 ncores % sock != 0);
 	r->n = ncores * thr;
-	bool linux_num = rndn(2);
-	int l3split = 1 + rndn(2);
+	bool linux_num = np_test_rndn(2);
+	int l3split = 1 + np_test_rndn(2);
 	for (int core = 0; core < ncores; core++) {
 		int numa = core / cpn, s;
 		int l3 = numa * l3split + (core % cpn) * l3split / cpn;
@@ -375,7 +353,7 @@ static uint64_t rnd_subset(uint64_t m, int pct)
 	uint64_t s = 0;
 
 	for (int c = 0; c < MAXC; c++)
-		if ((m >> c & 1) && rndn(100) < pct)
+		if ((m >> c & 1) && np_test_rndn(100) < pct)
 			s |= 1ull << c;
 	return s;
 }
@@ -388,11 +366,11 @@ static uint64_t all_cpus(const struct rtopo *r)
 /* Rule 1: fresh packed / spread / uncore takes equal the reference. */
 static void test_fresh_order_random(void **state)
 {
-	uint64_t seed = test_seed();
+	uint64_t seed = np_test_seed("NP_TAKE_SEED", DEFAULT_SEED);
 	int checked = 0, n = 4000;
 
 	(void)state;
-	rng_state = seed;
+	np_test_rng_set(seed);
 	print_message("fresh take: seed 0x%" PRIx64 ", %d inputs\n", seed, n);
 	for (int i = 0; i < n; i++) {
 		struct rtopo r;
@@ -404,15 +382,15 @@ static void test_fresh_order_random(void **state)
 		int rc;
 
 		rtopo_random(&r, 1);
-		avail = rnd_subset(all_cpus(&r), 20 + rndn(81));
+		avail = rnd_subset(all_cpus(&r), 20 + np_test_rndn(81));
 		if (!avail)
 			continue;
 		t = rtopo_build(&r);
 		q.topo = t;
 		q.available = to_set(avail);
-		q.count = 1 + rndn(pc(avail));
-		q.strategy = rndn(3) == 0 ? NP_TAKE_SPREAD : NP_TAKE_PACKED;
-		q.prefer_uncore = q.strategy == NP_TAKE_PACKED && rndn(2);
+		q.count = 1 + np_test_rndn(pc(avail));
+		q.strategy = np_test_rndn(3) == 0 ? NP_TAKE_SPREAD : NP_TAKE_PACKED;
+		q.prefer_uncore = q.strategy == NP_TAKE_PACKED && np_test_rndn(2);
 		rc = np_take(&q, &got, err, sizeof(err));
 		if (ref_take(&r, avail, NULL, q.count,
 			     q.strategy == NP_TAKE_SPREAD, q.prefer_uncore,
@@ -496,14 +474,14 @@ static int one_distributed(uint64_t seed, int i, bool resize)
 
 	rtopo_random(&r, 2);
 	cpc = r.n / r.nunits[T_CORE];
-	if (cpc > 1 && rndn(2))
+	if (cpc > 1 && np_test_rndn(2))
 		g = cpc;
 	if (resize)
-		cur = rnd_subset(all_cpus(&r), 5 + rndn(20));
-	avail = rnd_subset(all_cpus(&r) & ~cur, 30 + rndn(71));
+		cur = rnd_subset(all_cpus(&r), 5 + np_test_rndn(20));
+	avail = rnd_subset(all_cpus(&r) & ~cur, 30 + np_test_rndn(71));
 	if (pc(avail) < g)
 		return 0;
-	q.count = pc(cur) + 1 + rndn(pc(avail));
+	q.count = pc(cur) + 1 + np_test_rndn(pc(avail));
 	q.count -= q.count % g;
 	if (q.count <= pc(cur))
 		return 0;
@@ -559,11 +537,11 @@ static int one_distributed(uint64_t seed, int i, bool resize)
  * distributed take equals the reference replay of its steps. */
 static void test_distributed_remainder_random(void **state)
 {
-	uint64_t seed = test_seed() ^ 0x64697374ull;
+	uint64_t seed = np_test_seed("NP_TAKE_SEED", DEFAULT_SEED) ^ 0x64697374ull;
 	int checked[2] = {0}, n = 3000;
 
 	(void)state;
-	rng_state = seed;
+	np_test_rng_set(seed);
 	print_message("distributed take: seed 0x%" PRIx64 ", %d inputs\n",
 		      seed, 2 * n);
 	for (int i = 0; i < n; i++) {

@@ -23,6 +23,7 @@
 #include "numaplace/state_file.h"
 #include "numaplace/topology_json.h"
 #include "topo_gen.h"
+#include "fixtures.h"
 
 #define TOPO "tests/data/topology/"
 #define MiB (1ULL << 20)
@@ -46,53 +47,22 @@ static struct np_topology *load_topo(const char *file)
 	return t;
 }
 
-static void init(struct np_node_state *st, const struct np_topology *t,
-		 const char *policy_json)
-{
-	struct np_node_policy p;
-	json_t *j = json_loads(policy_json, 0, NULL);
-	char err[256];
-
-	assert_non_null(j);
-	if (np_policy_from_json(&p, j, "policy", err, sizeof(err)) ||
-	    np_state_init(st, t, &p, err, sizeof(err)))
-		fail_msg("policy %s: %s", policy_json, err);
-	json_decref(j);
-}
-
-static void admit(struct np_node_state *st, const char *spec)
-{
-	struct np_workload_req w = {0};
-	struct np_decision d;
-	json_t *j = json_loads(spec, 0, NULL);
-	char err[512];
-
-	assert_non_null(j);
-	if (np_workload_req_from_json(&w, j, "workload", err, sizeof(err)) ||
-	    np_admit(st, &w, &d, err, sizeof(err)))
-		fail_msg("%s: %s", spec, err);
-	if (!d.admitted)
-		fail_msg("%s rejected: %s", spec, d.reason);
-	json_decref(j);
-	np_workload_req_free(&w);
-}
-
 /* LSE web: 4 CPUs, 2 GiB and 512 MiB of 2Mi hugepages on node 0 (the
  * kubelet pod cgroup names its UID); LSR api: 2 CPUs, the GPU, on node 1;
  * a shared and a BE workload. */
 static void populated(struct np_node_state *st, const struct np_topology *t)
 {
-	init(st, t, POLICY);
-	admit(st, "{\"name\":\"web\",\"cgroup\":\"kubepods.slice/kubepods-"
+	np_test_state_init(st, t, POLICY);
+	np_test_admit_json(st, "{\"name\":\"web\",\"cgroup\":\"kubepods.slice/kubepods-"
 		  "pod0b5f1c6e_8a7b_4c1d_9e2f_3a4b5c6d7e8f.slice\",\"qos\":"
 		  "\"LSE\",\"containers\":[{\"name\":\"main\",\"cpu\":\"4\","
 		  "\"memory\":\"2Gi\",\"hugepages-2Mi\":\"512Mi\"}]}");
-	admit(st, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
+	np_test_admit_json(st, "{\"name\":\"api\",\"cgroup\":\"pods/api\",\"qos\":\"LSR\","
 		  "\"containers\":[{\"name\":\"a\",\"cpu\":2,\"memory\":"
 		  "\"1Gi\",\"devices\":{\"nvidia.com/gpu\":1}}]}");
-	admit(st, "{\"name\":\"shared\",\"cgroup\":\"pods/shared\",\"qos\":"
+	np_test_admit_json(st, "{\"name\":\"shared\",\"cgroup\":\"pods/shared\",\"qos\":"
 		  "\"LS\",\"containers\":[{\"name\":\"s\",\"cpu\":\"500m\"}]}");
-	admit(st, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
+	np_test_admit_json(st, "{\"name\":\"batch\",\"cgroup\":\"pods/batch\",\"qos\":"
 		  "\"BE\",\"containers\":[{\"name\":\"b\"}]}");
 }
 
@@ -196,7 +166,7 @@ static void test_nrt_costs(void **state)
 	json_t *nrt;
 
 	(void)state;
-	init(&st, t, "{}");
+	np_test_state_init(&st, t, "{}");
 	nrt = np_export_nrt(&st, "n");
 	assert_int_equal(json_array_size(json_object_get(nrt, "zones")), 4);
 	for (int i = 0; i < 4; i++) {
@@ -240,7 +210,7 @@ static void test_nrt_no_distances(void **state)
 
 	(void)state;
 	assert_false(t->distances_known);
-	init(&st, t, "{}");
+	np_test_state_init(&st, t, "{}");
 	nrt = np_export_nrt(&st, "n");
 	assert_null(json_object_get(zone(nrt, 0), "costs"));
 	/* no memory size known: no memory resource */
@@ -277,7 +247,7 @@ static void test_nrt_policies(void **state)
 	struct np_node_state st;
 
 	(void)state;
-	init(&st, t, "{}");
+	np_test_state_init(&st, t, "{}");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *nrt, *a, *tp;
 		st.policy.tm_policy = cases[i].p;
