@@ -251,8 +251,14 @@ struct np_state_cache {
 	uint64_t huge[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
 	bool used[NP_MAX_NUMA];            /* node holds charged memory */
 	np_nodemask group[NP_MAX_NUMA];    /* node group of that memory */
+	int nused[NP_MAX_NUMA]; /* containers charging the node */
 	int ndevices;
 	bool *dev_taken; /* per topo device */
+	/* Two workloads hold one exclusive CPU or one device, or a node is
+	 * charged by two node groups (never in a state the engine made):
+	 * the aggregates cannot lose one workload's share by subtraction,
+	 * so a release recomputes them (np_state_cache_refresh). */
+	bool shared_parts;
 };
 
 struct np_state_ix;
@@ -355,6 +361,18 @@ void np_state_cache_add(struct np_node_state *st,
 /* a->pod_rest (if any) into the cached aggregates, as an exclusive set. */
 void np_state_cache_add_pod_rest(struct np_node_state *st,
 				 const struct np_workload_alloc *a);
+/* The whole of a (its containers, then its pod_rest) into the cached
+ * aggregates. */
+void np_state_cache_add_workload(struct np_node_state *st,
+				 const struct np_workload_alloc *a);
+/* a's share (what np_state_cache_add_workload added, or an admission's
+ * containers so far) out of the cached aggregates: subtracted, or the
+ * cache recomputed from st's entries (a no longer among them) when parts
+ * are shared (shared_parts) or the device array is missing. The same
+ * cache as np_state_cache_refresh's either way; -ENOMEM only from a
+ * recompute. */
+int np_state_cache_sub(struct np_node_state *st,
+		       const struct np_workload_alloc *a);
 
 /*
  * Decide and, when admitted, record the allocation in st. A rejection
