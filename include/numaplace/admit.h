@@ -458,6 +458,24 @@ json_t *np_workload_state_json(const struct np_node_state *st,
 uint64_t np_workload_alloc_fp(const struct np_workload_alloc *a);
 int np_state_load_json(struct np_node_state *st, const json_t *j,
 		       const char *path, char *err, size_t errlen);
+/*
+ * The same, one workload at a time (a state streamed from a file, never
+ * whole): begin (hint: the workloads expected, 0 if unknown), add each
+ * saved workload in order (its errors name PATH.workloads[N] as
+ * np_state_load_json's do; the loader stays usable only for abort after
+ * one), then end with the state object's other members (j:
+ * "default_cpuset" and the like; its "workloads" is not read), which
+ * replaces st's workloads with the loaded ones, or abort, which changes
+ * nothing. end frees the loader whatever it returns, abort always.
+ */
+struct np_state_loader;
+int np_state_load_begin(struct np_state_loader **l, struct np_node_state *st,
+			const char *path, size_t hint);
+int np_state_load_add(struct np_state_loader *l, const json_t *wj, char *err,
+		      size_t errlen);
+int np_state_load_end(struct np_state_loader *l, const json_t *j, char *err,
+		      size_t errlen);
+void np_state_load_abort(struct np_state_loader *l);
 
 /* Planner kind "admit". */
 int np_plan_admit(const json_t *req, json_t **result, char *err,
