@@ -37,9 +37,10 @@
 #define WINDOW (64u << 10)
 #define PIECE_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 #define HASH_FLAGS (JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY)
-/* jansson's nesting limit (JSON_PARSER_MAX_DEPTH) for the whole
- * document: a piece at depth d may nest this much less */
-#define MAX_DEPTH 2048
+/* jansson's nesting limit (JSON_PARSER_MAX_DEPTH, 2048) for the whole
+ * document: a piece at depth d may nest this much less (with a margin:
+ * a piece refused here is read with the whole document) */
+#define MAX_DEPTH (2048 - 8)
 #define WKEY "w" NP_JOURNAL_SEP
 
 /* ---- the window ---- */
@@ -58,7 +59,8 @@ static int fill(struct rd *r, size_t want)
 {
 	if (r->end - r->pos >= want || r->eof)
 		return 0;
-	memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+	if (r->end > r->pos) /* (buf is NULL before the first read) */
+		memmove(r->buf, r->buf + r->pos, r->end - r->pos);
 	r->end -= r->pos;
 	r->pos = 0;
 	if (want + WINDOW > r->cap) {
