@@ -104,10 +104,72 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 }
 
 /*
+ * At scale, the exclusive ones: ROUNDS times an LSE workload of the node's
+ * (at random, wherever it is in the array) released, then a new LSE
+ * workload of 2 CPUs admitted in its room, both timed; then, untimed, the
+ * new one released and the first put back where it was, so that every
+ * round sees the same state. A release's floor is the admission's p99 of
+ * the same run (issue 32: release <= 2 x admission).
+ */
+static void exclusive_churn(struct np_node_state *st)
+{
+	enum { ROUNDS = 1000 };
+	static double adm[ROUNDS], rel[ROUNDS];
+	struct np_workload_req w;
+	struct np_container_req wc;
+	struct np_decision d;
+	char cgroup[32], err[256], name[NP_NAME_MAX];
+	unsigned seed = 11;
+	int n = 0, admitted = 0;
+
+	for (int k = 0; k < 1000000 && n < ROUNDS; k++) {
+		int i = (int)(rand_r(&seed) % (unsigned)st->nworkloads);
+		struct np_workload_alloc keep;
+		double t0;
+
+		if (st->w[i].qos_class != NP_QOS_LSE)
+			continue;
+		if (np_workload_alloc_copy(&keep, &st->w[i]))
+			exit(1);
+		snprintf(name, sizeof(name), "%s", st->w[i].req.name);
+		t0 = now_us();
+		np_release(st, name);
+		rel[n] = now_us() - t0;
+		one_container(&w, &wc, cgroup, sizeof(cgroup), 1000000 + n,
+			      NP_QOS_LSE, 2000);
+		t0 = now_us();
+		if (np_admit(st, &w, &d, err, sizeof(err))) {
+			fprintf(stderr, "scale: %s\n", err);
+			exit(1);
+		}
+		adm[n++] = now_us() - t0;
+		admitted += d.admitted;
+		if (d.admitted)
+			np_release(st, w.name);
+		if (np_state_insert(st, i, &keep))
+			exit(1);
+	}
+	qsort(adm, (size_t)n, sizeof(double), cmp_d);
+	qsort(rel, (size_t)n, sizeof(double), cmp_d);
+	printf("%-44s %5d workloads  release p50 %6.1f us  p99 %6.1f us; "
+	       "admission p50 %6.1f us  p99 %6.1f us  (%d rounds, %d "
+	       "admitted)\n",
+	       "10,000 workloads, exclusive (LSE) churn", st->nworkloads,
+	       rel[n / 2], rel[n * 99 / 100], adm[n / 2], adm[n * 99 / 100], n,
+	       admitted);
+	bench_ratio("exclusive release p99 at 10,000 workloads "
+		    "(bench_admit), 8 NUMA",
+		    rel[n * 99 / 100], "us",
+		    "an exclusive admission's p99, same state", adm[n * 99 / 100],
+		    2);
+}
+
+/*
  * Admission at scale: 10,000 workloads admitted one after another (a
  * shared LS one of 500m, every 50th an LSE one of 2 CPUs, as
- * bench_reconcile's), the latency of the last 1,000; then 1,000 releases
- * of random workloads. What a full node pays per admission and release.
+ * bench_reconcile's), the latency of the last 1,000; then the exclusive
+ * churn (exclusive_churn); then 1,000 releases of random workloads. What a
+ * full node pays per admission and release.
  */
 static void run_scale(struct np_topology *t)
 {
@@ -145,6 +207,7 @@ static void run_scale(struct np_topology *t)
 			lat[i - (N - TAIL)] = now_us() - t0;
 		admitted += d.admitted;
 	}
+	exclusive_churn(&st);
 	for (int i = 0; i < TAIL && st.nworkloads; i++) {
 		char name[NP_NAME_MAX];
 		double t0;

@@ -251,8 +251,14 @@ struct np_state_cache {
 	uint64_t huge[NP_MAX_HUGEPAGE_SIZES][NP_MAX_NUMA]; /* pages */
 	bool used[NP_MAX_NUMA];            /* node holds charged memory */
 	np_nodemask group[NP_MAX_NUMA];    /* node group of that memory */
+	int nused[NP_MAX_NUMA]; /* containers charging the node */
 	int ndevices;
 	bool *dev_taken; /* per topo device */
+	/* Two workloads hold one exclusive CPU or one device, or a node is
+	 * charged by two node groups (never in a state the engine made):
+	 * the aggregates cannot lose one workload's share by subtraction,
+	 * so a release recomputes them (np_state_cache_refresh). */
+	bool shared_parts;
 };
 
 struct np_state_ix;
@@ -355,6 +361,18 @@ void np_state_cache_add(struct np_node_state *st,
 /* a->pod_rest (if any) into the cached aggregates, as an exclusive set. */
 void np_state_cache_add_pod_rest(struct np_node_state *st,
 				 const struct np_workload_alloc *a);
+/* The whole of a (its containers, then its pod_rest) into the cached
+ * aggregates. */
+void np_state_cache_add_workload(struct np_node_state *st,
+				 const struct np_workload_alloc *a);
+/* a's share (what np_state_cache_add_workload added, or an admission's
+ * containers so far) out of the cached aggregates: subtracted, or the
+ * cache recomputed from st's entries (a no longer among them) when parts
+ * are shared (shared_parts) or the device array is missing. The same
+ * cache as np_state_cache_refresh's either way; -ENOMEM only from a
+ * recompute. */
+int np_state_cache_sub(struct np_node_state *st,
+		       const struct np_workload_alloc *a);
 
 /*
  * Decide and, when admitted, record the allocation in st. A rejection
@@ -440,6 +458,24 @@ json_t *np_workload_state_json(const struct np_node_state *st,
 uint64_t np_workload_alloc_fp(const struct np_workload_alloc *a);
 int np_state_load_json(struct np_node_state *st, const json_t *j,
 		       const char *path, char *err, size_t errlen);
+/*
+ * The same, one workload at a time (a state streamed from a file, never
+ * whole): begin (hint: the workloads expected, 0 if unknown), add each
+ * saved workload in order (its errors name PATH.workloads[N] as
+ * np_state_load_json's do; the loader stays usable only for abort after
+ * one), then end with the state object's other members (j:
+ * "default_cpuset" and the like; its "workloads" is not read), which
+ * replaces st's workloads with the loaded ones, or abort, which changes
+ * nothing. end frees the loader whatever it returns, abort always.
+ */
+struct np_state_loader;
+int np_state_load_begin(struct np_state_loader **l, struct np_node_state *st,
+			const char *path, size_t hint);
+int np_state_load_add(struct np_state_loader *l, const json_t *wj, char *err,
+		      size_t errlen);
+int np_state_load_end(struct np_state_loader *l, const json_t *j, char *err,
+		      size_t errlen);
+void np_state_load_abort(struct np_state_loader *l);
 
 /* Planner kind "admit". */
 int np_plan_admit(const json_t *req, json_t **result, char *err,

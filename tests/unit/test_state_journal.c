@@ -23,6 +23,7 @@
 #include "numaplace/admit.h"
 #include "numaplace/state_file.h"
 #include "numaplace/state_journal.h"
+#include "state/state_internal.h"
 #include "topo_gen.h"
 #include "fixtures.h"
 
@@ -64,36 +65,85 @@ static char *dump(const struct np_node_state *st)
 	return s;
 }
 
-/* Load dir into a new state: expect r; on success its dump equals want's
- * (when want is not NULL) and *daemon gets the daemon part. */
+static char *dump_json(const json_t *j)
+{
+	return j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : strdup("-");
+}
+
+static int streamed_loads;
+
+/*
+ * Load dir into a new state: expect r; on success its dump equals want's
+ * (when want is not NULL) and *daemon gets the daemon part. The load
+ * (streamed, the whole document when in doubt) gives what reading the
+ * whole document gives: the same outcome, message, state and daemon
+ * part; and a good state with workloads is streamed indeed.
+ */
 static void load_expect(const char *dir, int r,
 			const struct np_node_state *want, json_t **daemon,
 			const char *needle)
 {
-	struct np_node_state b;
-	char err[1024] = "";
-	json_t *dp = NULL;
-	bool fresh;
-	int got;
+	struct np_node_state b, w;
+	char err[1024] = "", werr[1024] = "";
+	json_t *dp = NULL, *wdp = NULL;
+	bool fresh, wfresh;
+	int got, wgot;
+	char *x, *y;
 
 	init(&b);
+	init(&w);
 	got = np_statefile_load_with(dir, &b, &fresh, &dp, err, sizeof(err));
+	wgot = np_statefile_load_dir(dir, &w, &wfresh, &wdp, false, werr,
+				     sizeof(werr));
 	if (got != r)
 		fail_msg("load %s: got %d (%s), expected %d", dir, got, err, r);
+	if (wgot != got || strcmp(err, werr) || fresh != wfresh)
+		fail_msg("load %s: %d (%s), the whole document's %d (%s)", dir,
+			 got, err, wgot, werr);
 	if (needle && !strstr(err, needle))
 		fail_msg("message \"%s\" lacks \"%s\"", err, needle);
+	x = dump(&w), y = dump(&b);
+	if (strcmp(x, y))
+		fail_msg("streamed and whole states differ:\n%s\n%s", x, y);
+	free(x);
+	free(y);
+	x = dump_json(wdp), y = dump_json(dp);
+	if (strcmp(x, y))
+		fail_msg("daemon parts differ:\n%s\n%s", x, y);
+	free(x);
+	free(y);
 	if (!r && want) {
-		char *x = dump(want), *y = dump(&b);
+		x = dump(want), y = dump(&b);
 		if (strcmp(x, y))
 			fail_msg("states differ:\n%s\n%s", x, y);
 		free(x);
 		free(y);
 	}
+	if (!r && b.nworkloads) { /* streamed, not given up */
+		struct np_node_state c;
+		json_t *cdp = NULL;
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		init(&c);
+		assert_true(dfd >= 0);
+		if (!np_statefile_load_stream(dfd, dir, &c, &cdp))
+			fail_msg("load %s: a good state not streamed", dir);
+		close(dfd);
+		x = dump(&w), y = dump(&c);
+		assert_string_equal(x, y);
+		free(x);
+		free(y);
+		json_decref(cdp);
+		np_state_free(&c);
+		streamed_loads++;
+	}
 	if (daemon)
 		*daemon = dp;
 	else
 		json_decref(dp);
+	json_decref(wdp);
 	np_state_free(&b);
+	np_state_free(&w);
 }
 
 static char *tmpdir(void)
@@ -566,6 +616,92 @@ static void test_changed_only(void **state)
 	rmdir_all(dir);
 }
 
+/*
+ * The streamed load against the whole document's over random changes the
+ * journal records one save at a time: names admitted, released and
+ * admitted again (a record's delete, then a put of the same key), changes
+ * in place, LSE and LS, the daemon's part (a map member and a number)
+ * changed beside; every few saves a load (load_expect: the same state,
+ * daemon part and outcome both ways, and streamed).
+ */
+static void test_stream_random(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a;
+	json_t *daemon = json_pack("{s:{},s:i}", "spec_files", "epoch", 0);
+	char *dir = tmpdir(), name[32], file[64];
+	unsigned seed = 31;
+	int loads = streamed_loads;
+	(void)state;
+
+	init(&a);
+	save(&j, dir, &a, daemon);
+	for (int it = 0; it < 300; it++) {
+		int k = (int)(rand_r(&seed) % 24), op = (int)(rand_r(&seed) % 5);
+		int i;
+		json_t *sf = json_object_get(daemon, "spec_files");
+		char err[512];
+
+		snprintf(name, sizeof(name), "w%d", k);
+		snprintf(file, sizeof(file), "/etc/np/%s.json", name);
+		i = np_state_find(&a, name);
+		if (i < 0) {
+			admit(&a, name, k % 5 ? "LS" : "LSE", k % 5 ? "300m" : "1");
+			json_object_set_new(sf, name, json_string(file));
+		} else if (op < 2) {
+			assert_int_equal(np_release(&a, name), 0);
+			json_object_del(sf, name);
+		} else if (op == 2) {
+			a.w[i].req.movable ^= 1;
+		} else if (op == 3) {
+			/* out and in again: the record deletes and puts it */
+			assert_int_equal(np_release(&a, name), 0);
+			admit(&a, name, k % 5 ? "LS" : "LSE", k % 5 ? "300m" : "1");
+		} else {
+			json_object_set_new(daemon, "epoch", json_integer(it));
+		}
+		/* a compaction now and then: records on a snapshot that
+		 * holds workloads (changed, deleted, deleted and put again
+		 * as they stream past) */
+		assert_int_equal(np_journal_save(&j, dir, &a, daemon,
+						 it % 70 == 35 ? NP_JOURNAL_COMPACT
+						 : it % 2     ? NP_JOURNAL_NOSYNC
+							      : 0,
+						 err, sizeof(err)),
+				 0);
+		if (it % 10 == 9) {
+			struct np_node_state b;
+			json_t *dp = NULL;
+			bool fresh;
+			/* a workload out and in again in one save keeps its
+			 * place in the journal, not the end it has in a (as
+			 * before the stream): the same workloads, each alike */
+			load_expect(dir, 0, NULL, &dp, NULL);
+			assert_true(json_equal(dp, daemon));
+			json_decref(dp);
+			init(&b);
+			assert_int_equal(np_statefile_load(dir, &b, &fresh, err,
+							   sizeof(err)),
+					 0);
+			assert_int_equal(b.nworkloads, a.nworkloads);
+			for (int x = 0; x < a.nworkloads; x++) {
+				int y = np_state_find(&b, a.w[x].req.name);
+				assert_true(y >= 0);
+				assert_true(np_workload_alloc_fp(&a.w[x]) ==
+					    np_workload_alloc_fp(&b.w[y]));
+			}
+			np_state_free(&b);
+		}
+	}
+	print_message("  %d streamed loads, %lu records, %lu compactions\n",
+		      streamed_loads - loads, j.records, j.compactions);
+	assert_true(streamed_loads - loads >= 25);
+	np_journal_fini(&j);
+	np_state_free(&a);
+	json_decref(daemon);
+	rmdir_all(dir);
+}
+
 /* --reset-state moves the journal aside with the snapshot; the offline
  * reader (np_statefile_read) and np_journal_document see the records. */
 static void test_reset_and_offline(void **state)
@@ -641,6 +777,7 @@ int main(void)
 	    cmocka_unit_test(test_failed_append),
 	    cmocka_unit_test(test_fingerprint),
 	    cmocka_unit_test(test_changed_only),
+	    cmocka_unit_test(test_stream_random),
 	    cmocka_unit_test(test_reset_and_offline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

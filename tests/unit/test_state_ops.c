@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "numaplace/admit.h"
+#include "numaplace/topology_json.h"
 #include "topo_gen.h"
 
 #define GiB (1ULL << 30)
@@ -223,25 +224,50 @@ static void test_index_unused(void **state)
 	np_topology_free(t);
 }
 
-/* The state's cache as a refresh makes it (a release that skips the
- * refresh must leave the same). */
-static void check_cache(struct np_node_state *st, int step)
+/* The state's cache as a refresh makes it, compared on a copy so that
+ * st's own cache goes on being kept by admissions and releases alone
+ * (a subtraction after a subtraction after ...): every aggregate, the
+ * node counts too; shared parts may be marked where a refresh finds none
+ * (an admission's own parts, rejected), never missed. Returns whether
+ * st's parts are marked shared. */
+static bool check_cache(const struct np_node_state *st, int step)
 {
-	struct np_state_cache before = st->cache;
-	bool dev[64];
-	int nd = st->cache.ndevices;
+	const struct np_state_cache *k = &st->cache;
+	struct np_node_state cp;
+	const struct np_state_cache *r = &cp.cache;
+	const char *differs = NULL;
+	int nd = k->ndevices;
 
-	assert_true(nd < 64);
-	memcpy(dev, st->cache.dev_taken, sizeof(bool) * (size_t)nd);
-	assert_int_equal(np_state_refresh(st), 0);
-	if (!np_cpuset_equal(&before.excl, &st->cache.excl) ||
-	    !np_cpuset_equal(&before.lse, &st->cache.lse) ||
-	    memcmp(before.mem, st->cache.mem, sizeof(before.mem)) ||
-	    memcmp(before.huge, st->cache.huge, sizeof(before.huge)) ||
-	    memcmp(before.used, st->cache.used, sizeof(before.used)) ||
-	    memcmp(before.group, st->cache.group, sizeof(before.group)) ||
-	    memcmp(dev, st->cache.dev_taken, sizeof(bool) * (size_t)nd))
-		fail_msg("step %d: the cache differs from a refresh's", step);
+	assert_int_equal(np_state_copy(&cp, st), 0);
+	assert_int_equal(np_state_refresh(&cp), 0);
+	if (!np_cpuset_equal(&k->excl, &r->excl))
+		differs = "excl";
+	else if (!np_cpuset_equal(&k->lse, &r->lse))
+		differs = "lse";
+	else if (memcmp(k->mem, r->mem, sizeof(k->mem)))
+		differs = "mem";
+	else if (memcmp(k->huge, r->huge, sizeof(k->huge)))
+		differs = "huge";
+	else if (memcmp(k->used, r->used, sizeof(k->used)))
+		differs = "used";
+	else if (memcmp(k->nused, r->nused, sizeof(k->nused)))
+		differs = "nused";
+	/* a node charged by two groups (a topology policy that let it):
+	 * np_state_insert in the middle leaves the group of the one put in
+	 * last, a refresh the one last in the array, as before; the next
+	 * release recomputes, seeing shared_parts */
+	else if (!k->shared_parts && memcmp(k->group, r->group, sizeof(k->group)))
+		differs = "group";
+	else if (nd != r->ndevices ||
+		 memcmp(k->dev_taken, r->dev_taken, sizeof(bool) * (size_t)nd))
+		differs = "dev_taken";
+	else if (r->shared_parts && !k->shared_parts)
+		differs = "shared_parts (a refresh finds them, the cache not)";
+	if (differs)
+		fail_msg("step %d: the cache's %s differs from a refresh's", step,
+			 differs);
+	np_state_free(&cp);
+	return k->shared_parts;
 }
 
 /* Exclusive workloads with memory charged beside shared ones: releases
@@ -372,6 +398,204 @@ static void test_pod_rest_cache(void **state)
 	np_topology_free(t);
 }
 
+/* 2 sockets of one node each, 8 cores x 2 threads per node (CPU c and
+ * c + 16 siblings), 8 GiB and 64 2 MiB pages per node, two GPUs per node
+ * and two NICs of no node. */
+static struct np_topology *devices_topology(void)
+{
+	json_t *j = json_pack("{s:[],s:[[i,i],[i,i]],s:[],s:[]}", "cpus",
+			      "distances", 10, 21, 21, 10, "numa_nodes",
+			      "devices");
+	json_t *cpus = json_object_get(j, "cpus");
+	json_t *nodes = json_object_get(j, "numa_nodes");
+	json_t *devs = json_object_get(j, "devices");
+	struct np_topology *t;
+	char err[256], id[32];
+
+	for (int c = 0; c < 32; c++)
+		json_array_append_new(
+		    cpus, json_pack("{s:i,s:i,s:i,s:i,s:i}", "cpu", c, "core",
+				    c % 16, "socket", c % 16 / 8, "numa",
+				    c % 16 / 8, "l3", c % 16 / 8));
+	for (int n = 0; n < 2; n++)
+		json_array_append_new(
+		    nodes, json_pack("{s:i,s:I,s:[{s:i,s:i,s:i}]}", "id", n,
+				     "memory", (json_int_t)(8 * GiB),
+				     "hugepages", "size_kb", 2048, "total", 64,
+				     "free", 64));
+	for (int d = 0; d < 6; d++) {
+		snprintf(id, sizeof(id), "0000:%02x:00.0", d + 1);
+		json_array_append_new(
+		    devs, d < 4 ? json_pack("{s:s,s:s,s:s,s:i}", "id", id,
+					    "resource", "example.com/gpu",
+					    "class", "gpu", "numa", d / 2)
+				: json_pack("{s:s,s:s,s:s,s:n}", "id", id,
+					    "resource", "example.com/nic",
+					    "class", "nic", "numa"));
+	}
+	if (np_topology_from_json(&t, j, "topology", err, sizeof(err)))
+		fail_msg("topology: %s", err);
+	json_decref(j);
+	return t;
+}
+
+/* A random workload's spec: shared, exclusive with memory, hugepages and
+ * devices, init containers, pod budgets, LSR, and some that fit only in
+ * part (a first container placed, a later one too big), so that a
+ * rejection takes a share out again. */
+static void random_spec(uint32_t *seed, const char *name, char *buf,
+			size_t len)
+{
+	static const char *const qos[] = {"LSE", "Guaranteed", "LSR"};
+	int kind = (int)(rnd(seed) % 8), cpu = 1 + (int)(rnd(seed) % 3);
+	const char *q = qos[rnd(seed) % 3];
+	char mem[64] = "", huge[64] = "", dev[96] = "";
+
+	if (rnd(seed) % 2)
+		snprintf(mem, sizeof(mem), ",\"memory\":\"%uMi\"",
+			 256 * (1 + rnd(seed) % 12));
+	if (rnd(seed) % 4 == 0)
+		snprintf(huge, sizeof(huge), ",\"hugepages-2Mi\":\"%uMi\"",
+			 2 * (1 + rnd(seed) % 40));
+	if (rnd(seed) % 3 == 0)
+		snprintf(dev, sizeof(dev), ",\"devices\":{\"example.com/%s\":%u}",
+			 rnd(seed) % 2 ? "gpu" : "nic", 1 + rnd(seed) % 2);
+	switch (kind) {
+	case 0:
+	case 1: /* shared */
+		snprintf(buf, len,
+			 "{\"name\":\"%s\",\"qos\":\"%s\",\"containers\":"
+			 "[{\"name\":\"m\",\"cpu\":\"%dm\"%s}]}",
+			 name, rnd(seed) % 2 ? "LS" : "BE", 100 * cpu, mem);
+		break;
+	case 2: /* exclusive, one or two containers */
+		snprintf(buf, len,
+			 "{\"name\":\"%s\",\"qos\":\"%s\",\"containers\":"
+			 "[{\"name\":\"m\",\"cpu\":\"%d\"%s%s%s}%s]}",
+			 name, q, cpu, mem, huge, dev,
+			 rnd(seed) % 2 ? ",{\"name\":\"s\",\"cpu\":\"1\"}" : "");
+		break;
+	case 3: /* an init container whose CPUs (and devices) are reused */
+		snprintf(buf, len,
+			 "{\"name\":\"%s\",\"qos\":\"Guaranteed\","
+			 "\"init_containers\":[{\"name\":\"i\",\"cpu\":\"%d\"%s}],"
+			 "\"containers\":[{\"name\":\"m\",\"cpu\":\"%d\"%s%s}]}",
+			 name, 1 + (int)(rnd(seed) % 4), dev, cpu, mem, dev);
+		break;
+	case 4: /* a pod budget: the rest the pod's, or shared by one */
+		snprintf(buf, len,
+			 "{\"name\":\"%s\",\"qos\":\"Guaranteed\",\"resources\":"
+			 "{\"cpu\":\"%d\"%s},\"containers\":[{\"name\":\"a\","
+			 "\"cpu\":\"%d\"}%s]}",
+			 name, cpu + 1 + (int)(rnd(seed) % 2), mem, cpu,
+			 rnd(seed) % 2 ? ",{\"name\":\"s\"}" : "");
+		break;
+	case 5: /* the first container fits, the second not */
+		snprintf(buf, len,
+			 "{\"name\":\"%s\",\"qos\":\"%s\",\"containers\":"
+			 "[{\"name\":\"m\",\"cpu\":\"%d\"%s%s},{\"name\":\"b\","
+			 "\"cpu\":\"%d\"%s}]}",
+			 name, q, cpu, mem, dev, 8 + (int)(rnd(seed) % 24),
+			 rnd(seed) % 2 ? ",\"devices\":{\"example.com/gpu\":3}"
+				       : "");
+		break;
+	default: /* exclusive with everything */
+		snprintf(buf, len,
+			 "{\"name\":\"%s\",\"qos\":\"%s\",\"containers\":"
+			 "[{\"name\":\"m\",\"cpu\":\"%d\"%s%s%s}]}",
+			 name, q, cpu, mem, huge, dev);
+	}
+}
+
+/*
+ * Random admissions (some rejected after a first container was placed),
+ * releases, moves out and back in (at the end or in the middle) and copies
+ * of workloads of every kind, under four Topology Manager policies and
+ * both scopes: after each, the cache (kept by subtraction) is what a
+ * refresh makes, and the index answers as a scan.
+ */
+static void test_cache_random(void **state)
+{
+	static const char *const policies[] = {
+	    "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0,16\","
+	    "\"topology_policy\":\"best-effort\"}",
+	    "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+	    "\"topology_policy\":\"single-numa-node\"}",
+	    "{\"cpu_policy\":\"static\",\"reserved_cpus\":2,"
+	    "\"topology_policy\":\"restricted\",\"topology_scope\":\"pod\"}",
+	    "{\"cpu_policy\":\"static\",\"reserved_cpus\":1,"
+	    "\"topology_policy\":\"none\"}",
+	};
+	struct np_topology *t = devices_topology();
+	uint32_t seed = 0xc0ffee;
+	int ops[6] = {0}, shared = 0, steps = 0;
+	(void)state;
+
+	for (unsigned pi = 0; pi < sizeof(policies) / sizeof(*policies); pi++) {
+		json_t *pj = json_loads(policies[pi], 0, NULL);
+		struct np_node_policy p;
+		struct np_node_state st;
+		char err[256], name[32], spec[768];
+
+		if (np_policy_from_json(&p, pj, "policy", err, sizeof(err)) ||
+		    np_state_init(&st, t, &p, err, sizeof(err)))
+			fail_msg("policy %u: %s", pi, err);
+		json_decref(pj);
+		for (int step = 1; step <= 1500; step++, steps++) {
+			int k = (int)(rnd(&seed) % 60), op = (int)(rnd(&seed) % 8);
+			int at;
+
+			snprintf(name, sizeof(name), "w%d", k);
+			at = scan(&st, name);
+			if (at < 0) {
+				struct np_workload_req w;
+				struct np_decision d;
+				json_t *j;
+
+				random_spec(&seed, name, spec, sizeof(spec));
+				assert_non_null(j = json_loads(spec, 0, NULL));
+				if (np_workload_req_from_json(&w, j, "spec", err,
+							      sizeof(err)))
+					fail_msg("%s: %s", spec, err);
+				json_decref(j);
+				assert_int_equal(np_admit(&st, &w, &d, err,
+							  sizeof(err)),
+						 0);
+				ops[d.admitted ? 0 : 1]++;
+				np_workload_req_free(&w);
+			} else if (op < 4) {
+				assert_int_equal(np_release(&st, name), 0);
+				ops[2]++;
+			} else if (op < 7) {
+				struct np_workload_alloc a;
+				int to;
+				assert_int_equal(np_release_keep(&st, at, &a), 0);
+				to = op == 4 ? st.nworkloads
+					     : (int)(rnd(&seed) %
+						     (unsigned)(st.nworkloads + 1));
+				assert_int_equal(np_state_insert(&st, to, &a), 0);
+				ops[3]++;
+			} else {
+				struct np_node_state cp;
+				assert_int_equal(np_state_copy(&cp, &st), 0);
+				np_state_free(&st);
+				st = cp;
+				ops[4]++;
+			}
+			check(&st, "random", step);
+			shared += check_cache(&st, step);
+		}
+		ops[5] += st.nworkloads;
+		np_state_free(&st);
+	}
+	print_message("  %d admitted, %d rejected, %d released, %d moved, "
+		      "%d copies; %d of %d steps with shared parts\n",
+		      ops[0], ops[1], ops[2], ops[3], ops[4], shared, steps);
+	assert_true(ops[0] > 1000 && ops[1] > 300 && ops[2] > 500 &&
+		    ops[3] > 500);
+	np_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +603,7 @@ int main(void)
 	    cmocka_unit_test(test_index_unused),
 	    cmocka_unit_test(test_release_cache),
 	    cmocka_unit_test(test_pod_rest_cache),
+	    cmocka_unit_test(test_cache_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -636,8 +636,8 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	/*
 	 * Build the allocation in place, one slot past the end; each
 	 * container's share goes into the cache as soon as it is chosen, so
-	 * the next container sees it. A rejection drops the slot and
-	 * rebuilds the cache: the state is as before.
+	 * the next container sees it. A rejection drops the slot and takes
+	 * its share out of the cache: the state is as before.
 	 */
 	wa = &st->w[st->nworkloads];
 	memset(wa, 0, sizeof(*wa));
@@ -681,7 +681,7 @@ out:
 	/* The slot past the end is not part of the state; drop its share
 	 * (a pod's rest is in the cache before its first container). */
 	if (wa->ncontainers || wa->pod_rest) {
-		int rr = np_state_cache_refresh(st);
+		int rr = np_state_cache_sub(st, wa);
 		if (rr) {
 			wa->ncontainers = w->ncontainers;
 			np_workload_alloc_free(wa);

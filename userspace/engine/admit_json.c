@@ -496,15 +496,149 @@ static int pod_rest_from_json(const struct np_node_state *st,
 	return 0;
 }
 
+/* A state's workloads taken one at a time (np_state_load_begin). */
+struct np_state_loader {
+	struct np_node_state *st;
+	const char *path;
+	struct np_workload_alloc *arr; /* n filled, cap slots (zeroed) */
+	size_t n, cap;
+	struct np_strmap names, cgroups;
+	np_cpuset seen; /* every exclusive set so far */
+};
+
+int np_state_load_begin(struct np_state_loader **out, struct np_node_state *st,
+			const char *path, size_t hint)
+{
+	struct np_state_loader *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l || !(l->arr = calloc(hint + 1, sizeof(*l->arr)))) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->st = st;
+	l->path = path ? path : "state";
+	l->cap = hint + 1;
+	np_cpuset_zero(&l->seen);
+	*out = l;
+	return 0;
+}
+
+void np_state_load_abort(struct np_state_loader *l)
+{
+	if (!l)
+		return;
+	np_strmap_free(&l->names);
+	np_strmap_free(&l->cgroups);
+	/* arr is zeroed past the failing entry: free what was filled. */
+	for (size_t x = 0; x < l->cap; x++)
+		np_workload_alloc_free(&l->arr[x]);
+	free(l->arr);
+	free(l);
+}
+
+/* Its name and cgroup are no other's so far. */
+static int load_names(struct np_state_loader *l, struct np_workload_alloc *a,
+		      const char *cp, char *err, size_t errlen)
+{
+	long other;
+	int r;
+
+	/* a map, not a pairwise check: 50,000 workloads took minutes */
+	if (np_strmap_get(&l->names, a->req.name, NULL))
+		return np_json_fail(err, errlen, cp, "name",
+				    "duplicate workload \"%s\"", a->req.name);
+	if ((r = np_strmap_put(&l->names, a->req.name, (long)l->n)))
+		return r;
+	/* one cgroup, one workload (the daemon refuses a second) */
+	if (!a->req.cgroup || !a->req.cgroup[0])
+		return 0;
+	if (np_strmap_get(&l->cgroups, a->req.cgroup, &other))
+		return np_json_fail(err, errlen, cp, "cgroup",
+				    "\"%.200s\" is workload %s's already",
+				    a->req.cgroup, l->arr[other].req.name);
+	return np_strmap_put(&l->cgroups, a->req.cgroup, (long)l->n);
+}
+
+int np_state_load_add(struct np_state_loader *l, const json_t *wj, char *err,
+		      size_t errlen)
+{
+	struct np_workload_alloc *a;
+	const char *s;
+	char wp[128], cp[192];
+	int r;
+
+	if (l->n + 1 >= l->cap) { /* one zeroed slot past the filled ones */
+		size_t cap = 2 * l->cap;
+		struct np_workload_alloc *g =
+		    realloc(l->arr, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		memset(g + l->cap, 0, (cap - l->cap) * sizeof(*g));
+		l->arr = g;
+		l->cap = cap;
+	}
+	a = &l->arr[l->n];
+	snprintf(wp, sizeof(wp), "%s.workloads[%zu]", l->path, l->n);
+	snprintf(cp, sizeof(cp), "%s.spec", wp);
+	if ((r = np_workload_req_from_json(&a->req, json_object_get(wj, "spec"),
+					   cp, err, errlen)) ||
+	    (r = load_names(l, a, cp, err, errlen)) ||
+	    (r = np_json_str(wj, "class", wp, true, &s, err, errlen)))
+		return r;
+	if (np_qos_parse(s, &a->qos_class) < 0)
+		return np_json_fail(err, errlen, wp, "class",
+				    "unknown class \"%s\"", s);
+	a->excl = a->req.excl;
+	if ((r = partitioned_by_from_json(a, wj, wp, err, errlen)) ||
+	    (r = containers_from_json(l->st, a, wj, wp, &l->seen, err,
+				      errlen)) ||
+	    (r = pod_rest_from_json(l->st, a, wj, wp, &l->seen, err, errlen)))
+		return r;
+	l->n++;
+	return 0;
+}
+
+int np_state_load_end(struct np_state_loader *l, const json_t *j, char *err,
+		      size_t errlen)
+{
+	struct np_node_state *st = l->st;
+	int r;
+
+	np_strmap_free(&l->names);
+	np_strmap_free(&l->cgroups);
+	if ((r = np_state_check_default(st, l->arr, (int)l->n, j, l->path,
+					err, errlen))) {
+		np_state_load_abort(l);
+		return r;
+	}
+	/* no more room than np_state_load_json's n + 1 (grown by
+	 * doubling when streamed: given back) */
+	if (l->cap > l->n + 1) {
+		struct np_workload_alloc *g =
+		    realloc(l->arr, (l->n + 1) * sizeof(*g));
+		if (g) {
+			l->arr = g;
+			l->cap = l->n + 1;
+		}
+	}
+	for (int x = 0; x < st->nworkloads; x++)
+		np_workload_alloc_free(&st->w[x]);
+	free(st->w);
+	st->w = l->arr;
+	st->nworkloads = (int)l->n;
+	st->cap = (int)l->cap;
+	free(l);
+	return np_state_refresh(st);
+}
+
 int np_state_load_json(struct np_node_state *st, const json_t *j,
 		       const char *path, char *err, size_t errlen)
 {
+	struct np_state_loader *l;
 	const json_t *ws, *wj;
-	struct np_workload_alloc *arr = NULL;
-	struct np_strmap names = {0}, cgroups = {0};
-	np_cpuset seen;
 	size_t i;
-	int r = 0;
+	int r;
 
 	if (!path)
 		path = "state";
@@ -514,82 +648,16 @@ int np_state_load_json(struct np_node_state *st, const json_t *j,
 	if (!json_is_array(ws))
 		return np_json_fail(err, errlen, path, "workloads",
 				    "expected an array");
-	arr = calloc(json_array_size(ws) + 1, sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	np_cpuset_zero(&seen);
+	if ((r = np_state_load_begin(&l, st, path, json_array_size(ws))))
+		return r;
 	json_array_foreach(ws, i, wj)
 	{
-		struct np_workload_alloc *a = &arr[i];
-		const char *s;
-		char wp[128], cp[192];
-
-		snprintf(wp, sizeof(wp), "%s.workloads[%zu]", path, i);
-		snprintf(cp, sizeof(cp), "%s.spec", wp);
-		if ((r = np_workload_req_from_json(&a->req,
-						   json_object_get(wj, "spec"),
-						   cp, err, errlen)))
-			goto fail;
-		/* a map, not a pairwise check: 50,000 workloads took
-		 * minutes */
-		if (np_strmap_get(&names, a->req.name, NULL)) {
-			r = np_json_fail(err, errlen, cp, "name",
-					 "duplicate workload \"%s\"",
-					 a->req.name);
-			goto fail;
+		if ((r = np_state_load_add(l, wj, err, errlen))) {
+			np_state_load_abort(l);
+			return r;
 		}
-		if ((r = np_strmap_put(&names, a->req.name, (long)i)))
-			goto fail;
-		/* one cgroup, one workload (the daemon refuses a second) */
-		if (a->req.cgroup && a->req.cgroup[0]) {
-			long other;
-			if (np_strmap_get(&cgroups, a->req.cgroup, &other)) {
-				r = np_json_fail(err, errlen, cp, "cgroup",
-						 "\"%.200s\" is workload %s's "
-						 "already",
-						 a->req.cgroup,
-						 arr[other].req.name);
-				goto fail;
-			}
-			if ((r = np_strmap_put(&cgroups, a->req.cgroup,
-					       (long)i)))
-				goto fail;
-		}
-		if ((r = np_json_str(wj, "class", wp, true, &s, err, errlen)))
-			goto fail;
-		if (np_qos_parse(s, &a->qos_class) < 0) {
-			r = np_json_fail(err, errlen, wp, "class",
-					 "unknown class \"%s\"", s);
-			goto fail;
-		}
-		a->excl = a->req.excl;
-		if ((r = partitioned_by_from_json(a, wj, wp, err, errlen)) ||
-		    (r = containers_from_json(st, a, wj, wp, &seen, err,
-					      errlen)) ||
-		    (r = pod_rest_from_json(st, a, wj, wp, &seen, err,
-					    errlen)))
-			goto fail;
 	}
-	np_strmap_free(&names);
-	np_strmap_free(&cgroups);
-	if ((r = np_state_check_default(st, arr, (int)json_array_size(ws), j,
-					path, err, errlen)))
-		goto fail; /* freeing the maps again is safe */
-	for (int x = 0; x < st->nworkloads; x++)
-		np_workload_alloc_free(&st->w[x]);
-	free(st->w);
-	st->w = arr;
-	st->nworkloads = (int)json_array_size(ws);
-	st->cap = st->nworkloads + 1;
-	return np_state_refresh(st);
-fail:
-	np_strmap_free(&names);
-	np_strmap_free(&cgroups);
-	/* arr is zeroed past the failing entry: free what was filled. */
-	for (size_t x = 0; x < json_array_size(ws); x++)
-		np_workload_alloc_free(&arr[x]);
-	free(arr);
-	return r;
+	return np_state_load_end(l, j, err, errlen);
 }
 
 /* expect's key k (a CPU list) against the result's at got: 0 or -1. */

@@ -2,8 +2,9 @@
 /*
  * The node state's cached aggregates (struct np_state_cache: exclusive
  * and LSE CPUs, memory and hugepages charged per node, devices taken),
- * kept by admissions and releases (state_ops.c) and rebuilt from the
- * allocations; and what follows from them: the pools, a workload's
+ * kept by admissions and releases (state_ops.c: a release subtracts what
+ * the workload held) and rebuilt from the allocations; and what follows
+ * from them: the pools, a workload's
  * exclusive CPUs, its degraded (offline) ones. Calls nothing of the
  * state's array.
  */
@@ -13,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Add one container's allocation to the cached aggregates. */
-void np_state_cache_add(struct np_node_state *st,
-			const struct np_workload_alloc *a,
-			const struct np_container_alloc *c)
+/* c's memory, hugepages and devices and, when exclusive, its CPUs into
+ * the cached aggregates; a node charged by a second node group marks
+ * the cache's parts shared. */
+static void put(struct np_state_cache *k, const struct np_workload_alloc *a,
+		const struct np_container_alloc *c)
 {
-	struct np_state_cache *k = &st->cache;
 	if (c->exclusive) {
 		np_cpuset_or(&k->excl, &k->excl, c->cpus);
 		/* LSR CPUs stay usable by BE; everything else that is
@@ -35,13 +36,70 @@ void np_state_cache_add(struct np_node_state *st,
 			any |= ch->huge[h][n] > 0;
 		}
 		if (any) {
+			if (k->nused[n] && k->group[n] != c->mems)
+				k->shared_parts = true;
+			k->nused[n]++;
 			k->used[n] = true;
 			k->group[n] = c->mems;
 		}
 	}
-	for (int d = 0; d < c->ndev; d++)
+	for (int d = 0; k->dev_taken && d < c->ndev; d++)
 		if (c->dev[d] >= 0 && c->dev[d] < k->ndevices)
 			k->dev_taken[c->dev[d]] = true;
+}
+
+/* Device dev is one of a's first n containers'. */
+static bool dev_held(const struct np_workload_alloc *a, int n, int dev)
+{
+	for (int j = 0; j < n; j++)
+		for (int d = 0; d < a->c[j].ndev; d++)
+			if (a->c[j].dev[d] == dev)
+				return true;
+	return false;
+}
+
+/* c (a's container n, or a's pod_rest when n is a->ncontainers) holds an
+ * exclusive CPU or a device the cache has, and not from a's containers
+ * before it or, for a container, from a's pod_rest (an admission puts
+ * the rest in first): another workload's, so the parts are shared. A
+ * workload's own containers share CPUs (an init container's reused, a
+ * pod's shared rest) and devices (init containers'). */
+static void mark_shared(struct np_state_cache *k,
+			const struct np_workload_alloc *a,
+			const struct np_container_alloc *c, int n)
+{
+	if (c->exclusive && np_cpuset_intersects(&k->excl, c->cpus)) {
+		np_cpuset own, both;
+
+		np_cpuset_zero(&own);
+		for (int j = 0; j < n; j++)
+			if (a->c[j].exclusive)
+				np_cpuset_or(&own, &own, a->c[j].cpus);
+		if (n < a->ncontainers && a->pod_rest)
+			np_cpuset_or(&own, &own, a->pod_rest);
+		np_cpuset_and(&both, &k->excl, c->cpus);
+		if (!np_cpuset_subset(&both, &own))
+			k->shared_parts = true;
+	}
+	for (int d = 0; k->dev_taken && d < c->ndev; d++)
+		if (c->dev[d] >= 0 && c->dev[d] < k->ndevices &&
+		    k->dev_taken[c->dev[d]] && !dev_held(a, n, c->dev[d]))
+			k->shared_parts = true;
+}
+
+/* Add one container's allocation to the cached aggregates. */
+void np_state_cache_add(struct np_node_state *st,
+			const struct np_workload_alloc *a,
+			const struct np_container_alloc *c)
+{
+	int n = a->ncontainers;
+
+	/* its place among a's containers (an admission adds the last) */
+	for (int j = 0; j < a->ncontainers; j++)
+		if (&a->c[j] == c)
+			n = j;
+	mark_shared(&st->cache, a, c, n);
+	put(&st->cache, a, c);
 }
 
 void np_state_cache_add_pod_rest(struct np_node_state *st,
@@ -52,7 +110,33 @@ void np_state_cache_add_pod_rest(struct np_node_state *st,
 	if (!a->pod_rest)
 		return;
 	rest.cpus = a->pod_rest;
-	np_state_cache_add(st, a, &rest);
+	mark_shared(&st->cache, a, &rest, a->ncontainers);
+	put(&st->cache, a, &rest);
+}
+
+void np_state_cache_add_workload(struct np_node_state *st,
+				 const struct np_workload_alloc *a)
+{
+	struct np_state_cache *k = &st->cache;
+	struct np_container_alloc rest = {.exclusive = true};
+	np_cpuset u;
+
+	/* the whole workload against the others' parts at once */
+	np_workload_exclusive_cpus(a, &u);
+	if (np_cpuset_intersects(&k->excl, &u))
+		k->shared_parts = true;
+	for (int c = 0; k->dev_taken && c < a->ncontainers; c++)
+		for (int d = 0; d < a->c[c].ndev; d++)
+			if (a->c[c].dev[d] >= 0 &&
+			    a->c[c].dev[d] < k->ndevices &&
+			    k->dev_taken[a->c[c].dev[d]])
+				k->shared_parts = true;
+	for (int c = 0; c < a->ncontainers; c++)
+		put(k, a, &a->c[c]);
+	if (a->pod_rest) {
+		rest.cpus = a->pod_rest;
+		put(k, a, &rest);
+	}
 }
 
 int np_state_cache_refresh(struct np_node_state *st)
@@ -69,10 +153,46 @@ int np_state_cache_refresh(struct np_node_state *st)
 	memset(taken, 0, sizeof(bool) * (size_t)nd);
 	st->cache.dev_taken = taken;
 	st->cache.ndevices = nd;
-	for (int i = 0; i < st->nworkloads; i++) {
-		for (int c = 0; c < st->w[i].ncontainers; c++)
-			np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
-		np_state_cache_add_pod_rest(st, &st->w[i]);
+	for (int i = 0; i < st->nworkloads; i++)
+		np_state_cache_add_workload(st, &st->w[i]);
+	return 0;
+}
+
+/*
+ * Without shared parts every exclusive CPU and device of a is a's alone
+ * and every node a charges has one group: the cache less a's share is
+ * what a refresh without a makes (test_state_ops compares the two after
+ * random admissions, rejections, releases, moves and copies).
+ */
+int np_state_cache_sub(struct np_node_state *st,
+		       const struct np_workload_alloc *a)
+{
+	struct np_state_cache *k = &st->cache;
+	np_cpuset u;
+
+	if (k->shared_parts || !k->dev_taken)
+		return np_state_cache_refresh(st);
+	np_workload_exclusive_cpus(a, &u);
+	np_cpuset_andnot(&k->excl, &k->excl, &u);
+	np_cpuset_andnot(&k->lse, &k->lse, &u);
+	for (int c = 0; c < a->ncontainers; c++) {
+		const struct np_mem_charge *ch = a->c[c].charge;
+
+		for (int n = 0; ch && n < NP_MAX_NUMA; n++) {
+			bool any = ch->mem[n] > 0;
+			k->mem[n] -= ch->mem[n];
+			for (int h = 0; h < NP_MAX_HUGEPAGE_SIZES; h++) {
+				k->huge[h][n] -= ch->huge[h][n];
+				any |= ch->huge[h][n] > 0;
+			}
+			if (any && --k->nused[n] == 0) {
+				k->used[n] = false;
+				k->group[n] = 0;
+			}
+		}
+		for (int d = 0; d < a->c[c].ndev; d++)
+			if (a->c[c].dev[d] >= 0 && a->c[c].dev[d] < k->ndevices)
+				k->dev_taken[a->c[c].dev[d]] = false;
 	}
 	return 0;
 }

@@ -257,8 +257,9 @@ int np_release_keep(struct np_node_state *st, int i,
 {
 	if (i < 0 || i >= st->nworkloads)
 		return -ENOENT;
-	/* The refresh below fails only for want of dev_taken: have it
-	 * before anything is moved, so that a failure changes nothing. */
+	/* The cache's update below fails only for want of dev_taken (when
+	 * it recomputes): have it before anything is moved, so that a
+	 * failure changes nothing. */
 	if (!st->cache.dev_taken &&
 	    !(st->cache.dev_taken =
 		  calloc((size_t)st->topo->ndevices + 1, sizeof(bool))))
@@ -269,8 +270,9 @@ int np_release_keep(struct np_node_state *st, int i,
 	st->nworkloads--;
 	index_removed(st, i, out->req.name);
 	/* the cache is the same without a workload that added nothing to
-	 * it (O(1) where a refresh is O(workloads)) */
-	return adds_to_cache(out) ? np_state_cache_refresh(st) : 0;
+	 * it; else it loses what the workload held (O(its containers) where
+	 * a refresh is O(workloads)) */
+	return adds_to_cache(out) ? np_state_cache_sub(st, out) : 0;
 }
 
 int np_release(struct np_node_state *st, const char *name)
@@ -308,9 +310,7 @@ int np_state_insert(struct np_node_state *st, int i,
 		np_state_index_appended(st, indexed);
 	else
 		np_state_index_build(st); /* the ones after i moved */
-	for (int c = 0; c < a->ncontainers; c++)
-		np_state_cache_add(st, &st->w[i], &st->w[i].c[c]);
-	np_state_cache_add_pod_rest(st, &st->w[i]);
+	np_state_cache_add_workload(st, &st->w[i]);
 	return 0;
 }
 

@@ -538,6 +538,19 @@ static int check_reserved(const char *path, const struct np_node_state *st,
 		       json_string_value(v), now, path);
 }
 
+int np_statefile_check_body(const char *path, const json_t *body,
+			    const struct np_node_state *st, char *err,
+			    size_t errlen)
+{
+	struct stored s;
+	int r;
+
+	if ((r = parse_body(path, body, &s, err, errlen)) ||
+	    (r = compare_current(path, st, &s, err, errlen)))
+		return r;
+	return check_reserved(path, st, s.state, err, errlen);
+}
+
 /* The contents of state.json (buf, len; or doc, taken, parsed already)
  * into st. */
 static int load_doc(const char *path, const char *buf, size_t len,
@@ -595,6 +608,14 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 			   bool *fresh, json_t **daemon, char *err,
 			   size_t errlen)
 {
+	return np_statefile_load_dir(dir, st, fresh, daemon, true, err,
+				     errlen);
+}
+
+int np_statefile_load_dir(const char *dir, struct np_node_state *st,
+			  bool *fresh, json_t **daemon, bool stream, char *err,
+			  size_t errlen)
+{
 	_cleanup_close_ int dfd = -1;
 	_cleanup_free_ char *buf = NULL;
 	char path[PATH_MAX];
@@ -611,6 +632,9 @@ int np_statefile_load_with(const char *dir, struct np_node_state *st,
 		return dfd;
 	if ((r = np_statefile_clean_tmp_at(dfd, dir, NULL, err, errlen)))
 		return r;
+	/* streamed, never whole; the whole document when in doubt */
+	if (stream && np_statefile_load_stream(dfd, dir, st, daemon))
+		return 0;
 	r = read_at(dfd, dir, NP_STATEFILE_NAME, &buf, &len, err, errlen);
 	if (r == -ENOENT && np_journal_has_records(dfd))
 		return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,

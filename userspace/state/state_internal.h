@@ -51,5 +51,37 @@ int np_journal_flatten(const json_t *state, const json_t *daemon,
 		       json_t *flat);
 /* One record line (malloc'd), or NULL on ENOMEM. */
 char *np_journal_record_line(uint64_t seq, json_t *puts, json_t *dels);
+/* For the streamed load (state_load_stream.c): dir's journal read and
+ * checked, its records in order up to a damaged tail (*recs NULL when
+ * there is none); those with seq > from applied to a flat form (*last,
+ * *n: the last applied and how many; a record that does not follow is
+ * NP_STATEFILE_ECORRUPT); a flat form back into a state object and the
+ * daemon's part (NULL without "D"). */
+int np_journal_records(int dfd, const char *dir, json_t **recs, char *err,
+		       size_t errlen);
+int np_journal_replay(const char *path, json_t *flat, const json_t *recs,
+		      uint64_t from, uint64_t *last, int *n, char *err,
+		      size_t errlen);
+int np_journal_unflatten(const json_t *flat, json_t **state, json_t **daemon);
+
+/* state_file.c: a body's checks before its state is loaded, as a load
+ * of the whole document makes them: the fingerprints, the stored policy
+ * and topology against st's, the reserved CPUs (body.state needs only
+ * its members but the workloads). */
+int np_statefile_check_body(const char *path, const json_t *body,
+			    const struct np_node_state *st, char *err,
+			    size_t errlen);
+/* np_statefile_load_with, streamed first (stream) or read as one
+ * document only (the tests compare the two). */
+int np_statefile_load_dir(const char *dir, struct np_node_state *st,
+			  bool *fresh, json_t **daemon, bool stream, char *err,
+			  size_t errlen);
+/* state_load_stream.c: dir's state.json and journal loaded into st as a
+ * stream, and *daemon (if not NULL) set as np_statefile_load_with sets
+ * it; false (st and *daemon untouched) when it is not a state file as
+ * numaplaced writes it with every check passing, or memory ran out:
+ * the caller then loads the whole document, which says why. */
+bool np_statefile_load_stream(int dfd, const char *dir,
+			      struct np_node_state *st, json_t **daemon);
 
 #endif

@@ -96,7 +96,7 @@ int np_journal_flatten(const json_t *state, const json_t *daemon,
 }
 
 /* flat back into *state and *daemon (NULL when flat has no "D"). */
-static int unflatten(const json_t *flat, json_t **state, json_t **daemon)
+int np_journal_unflatten(const json_t *flat, json_t **state, json_t **daemon)
 {
 	json_t *st = json_object(), *ws = json_array(), *dm = NULL, *v;
 	const char *key;
@@ -248,8 +248,8 @@ static int scan(const char *path, const char *buf, size_t len, json_t **out,
 }
 
 /* dir's journal read and scanned; *recs NULL when there is none. */
-static int read_journal(int dfd, const char *dir, json_t **recs, char *err,
-			size_t errlen)
+int np_journal_records(int dfd, const char *dir, json_t **recs, char *err,
+		       size_t errlen)
 {
 	_cleanup_free_ char *buf = NULL;
 	char path[4096];
@@ -277,7 +277,7 @@ int np_journal_last_seq(int dfd, const char *dir, uint64_t *seq, char *err,
 			size_t errlen)
 {
 	json_t *recs;
-	int r = read_journal(dfd, dir, &recs, err, errlen);
+	int r = np_journal_records(dfd, dir, &recs, err, errlen);
 	size_t n = recs ? json_array_size(recs) : 0;
 
 	*seq = n ? (uint64_t)json_integer_value(
@@ -314,9 +314,9 @@ bool np_journal_snapshot_whole(const json_t *doc)
 }
 
 /* Records with seq > from applied to flat; *last: the last applied. */
-static int replay(const char *path, json_t *flat, const json_t *recs,
-		  uint64_t from, uint64_t *last, int *n, char *err,
-		  size_t errlen)
+int np_journal_replay(const char *path, json_t *flat, const json_t *recs,
+		      uint64_t from, uint64_t *last, int *n, char *err,
+		      size_t errlen)
 {
 	size_t i, k;
 	json_t *rec, *v;
@@ -377,11 +377,12 @@ static int apply_doc(const char *path, json_t *doc, const json_t *recs,
 				     "workload without a name, or twice); " RESET_HINT,
 				     path)
 			   : np_errf(err, errlen, r, "%s: out of memory", path);
-	if ((r = replay(path, flat, recs, from, &last, applied, err, errlen)))
+	if ((r = np_journal_replay(path, flat, recs, from, &last, applied, err,
+				   errlen)))
 		return r;
 	if (!*applied)
 		return 0;
-	if ((r = unflatten(flat, &state, &daemon)))
+	if ((r = np_journal_unflatten(flat, &state, &daemon)))
 		return np_errf(err, errlen, r, "%s: out of memory", path);
 	json_object_set_new(body, "state", state);
 	if (daemon)
@@ -406,7 +407,7 @@ int np_journal_apply_doc(int dfd, const char *dir, const char *buf,
 	*applied = 0;
 	*out = NULL;
 	snprintf(path, sizeof(path), "%s/" NP_JOURNAL_NAME, dir);
-	if ((r = read_journal(dfd, dir, &recs, err, errlen)) || !recs ||
+	if ((r = np_journal_records(dfd, dir, &recs, err, errlen)) || !recs ||
 	    !json_array_size(recs))
 		return r;
 	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
