@@ -24,6 +24,11 @@ struct fake_daemon {
 void fake_daemon_start(struct fake_daemon *x, const char *name);
 /* Stop it, free the fake, remove the directory. */
 void fake_daemon_stop(struct fake_daemon *x);
+/* A control request as numaplaced's loop serves it: handled, then the
+ * cycle it asks for run (np_daemon_run runs it after the answers that do
+ * not wait for it, before those that do), then its answer (completed
+ * when it waited for that cycle). */
+json_t *fake_daemon_ask(struct np_daemon *d, const json_t *req);
 /* Write text to path (fails the test on error). */
 void fake_write_file(const char *path, const char *text);
 

@@ -54,7 +54,7 @@ static json_t *ask(struct fx *x, const char *text)
 
 	if (!req)
 		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	assert_non_null(resp);
 	return resp;

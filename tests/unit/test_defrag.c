@@ -339,7 +339,7 @@ static json_t *request(struct fx *x, const char *text, bool ok)
 
 	if (!req)
 		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	if (json_is_true(json_object_get(resp, "ok")) != ok)
 		fail_msg("request %s: %s", text,

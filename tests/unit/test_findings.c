@@ -63,7 +63,7 @@ static void admit(struct fx *x, const char *spec)
 	req = json_loads(buf, 0, &je);
 	if (!req)
 		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	if (!json_is_true(json_object_get(resp, "ok")))
 		fail_msg("admit failed: %s",

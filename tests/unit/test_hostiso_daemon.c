@@ -86,7 +86,7 @@ static void request(struct fx *x, const char *text)
 	json_t *req = json_loads(text, 0, NULL), *resp;
 
 	assert_non_null(req);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	if (!json_is_true(json_object_get(resp, "ok")))
 		fail_msg("request failed: %s",

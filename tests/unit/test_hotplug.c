@@ -55,7 +55,7 @@ static json_t *request(struct fx *x, const char *text)
 	json_t *req = json_loads(text, 0, NULL), *resp;
 
 	assert_non_null(req);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	return resp;
 }

@@ -54,7 +54,7 @@ static json_t *request(struct fx *x, const char *text)
 
 	if (!req)
 		fail_msg("bad test request: %s", je.text);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	if (!json_is_true(json_object_get(resp, "ok")))
 		fail_msg("request failed: %s",
@@ -239,7 +239,7 @@ static char *rejected(struct fx *x, const char *spec)
 	snprintf(buf, sizeof(buf), "{\"op\": \"admit\", \"spec\": %s}", spec);
 	req = json_loads(buf, 0, &je);
 	assert_non_null(req);
-	resp = np_daemon_handle(&x->fd.d, req);
+	resp = fake_daemon_ask(&x->fd.d, req);
 	json_decref(req);
 	char *dump = json_dumps(resp, 0);
 	snprintf(reason, sizeof(reason), "%s", dump ? dump : "");

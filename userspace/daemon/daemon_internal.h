@@ -3,9 +3,11 @@
  * numaplaced, one module (prefix np_daemon_) whose files are grouped by
  * the stage of the cycle they serve, one folder each:
  *
- *   daemon.c   the loop (timer, signals, inotify, control socket): it runs
- *              the cycle (apply/reconcile.c), each period and on events;
- *              setup, reload and shutdown; driver.c, config*.c
+ *   daemon.c   the loop (timer, signals, inotify, control socket): the
+ *              only caller of the cycle (apply/reconcile.c), each period,
+ *              on events, and when requests or defrag ask for one
+ *              (cycle_due; an answer that waits for it is held until it
+ *              has run); setup, reload and shutdown; driver.c, config*.c
  *   collect/   what changed: spec files (specdir.c), CPU hotplug
  *              (hotplug.c), BE usage samples (suppress.c), whether the
  *              managed cgroups can be skipped (quiet.c)
@@ -167,6 +169,10 @@ bool np_daemon_defrag_auto(struct np_daemon *d, const struct np_workload_req *w,
 /* After a cycle's writes: pages of moved workloads to their new nodes. */
 void np_daemon_defrag_migrate(struct np_daemon *d);
 json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
+/* A defrag answer held for the cycle (np_daemon_answer): a spec file's
+ * decision, made by that cycle, put in (resp returned; any other answer
+ * as it is). */
+json_t *np_daemon_defrag_answer(struct np_daemon *d, json_t *resp);
 
 /* quiet.c: may this cycle skip the managed cgroups (offline0: the
  * offline CPUs before its hotplug check)? Consumes the enforcer's
