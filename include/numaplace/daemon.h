@@ -221,6 +221,17 @@ struct np_daemon {
 	 * run as soon as the loop has served signals and the socket. */
 	bool scan_more;
 	uint64_t scan_deadline_us; /* CLOCK_MONOTONIC */
+	/* What the spec scan (collect) found for decide: files new or
+	 * changed, with their spec, in the order read; scanned: the scan
+	 * went through the directory (files it did not find are removed). */
+	struct np_spec_queue {
+		bool scanned;
+		int n, cap;
+		struct np_spec_item {
+			char *path;   /* heap */
+			json_t *spec; /* an object with a string "name" */
+		} *v;
+	} specq;
 	/* A request changed the state, or asked for a cycle (reload): the
 	 * loop runs one after this batch of requests. Only the loop runs a
 	 * cycle; requests and defrag ask for one here. */

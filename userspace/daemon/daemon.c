@@ -368,6 +368,11 @@ void np_daemon_fini(struct np_daemon *d)
 	free(d->written);
 	np_strmap_free(&d->meta_ix);
 	np_strmap_free(&d->written_ix);
+	for (int i = 0; i < d->specq.n; i++) {
+		free(d->specq.v[i].path);
+		json_decref(d->specq.v[i].spec);
+	}
+	free(d->specq.v);
 	free(d->notes);
 	free(d->left);
 	free(d->unit_left);

@@ -8,12 +8,14 @@
  *              on events, and when requests or defrag ask for one
  *              (cycle_due; an answer that waits for it is held until it
  *              has run); setup, reload and shutdown; driver.c, config*.c
- *   collect/   what changed: spec files (specdir.c), CPU hotplug
- *              (hotplug.c), BE usage samples (suppress.c), whether the
- *              managed cgroups can be skipped (quiet.c)
+ *   collect/   what changed: spec files read and queued for decide
+ *              (specdir.c), CPU hotplug (hotplug.c), BE usage samples
+ *              (suppress.c), whether the managed cgroups can be skipped
+ *              (quiet.c)
  *   decide/    admit/release through the engine (pure): workloads.c, the
- *              kinds of workload (containers*.c), resize and defrag
- *              (workload_resize.c, workload_defrag.c)
+ *              queued spec files (specs.c), the kinds of workload
+ *              (containers*.c), resize and defrag (workload_resize.c,
+ *              workload_defrag.c)
  *   persist/   persist.c: the state file, before anything is applied or
  *              acknowledged
  *   apply/     reconcile.c: the desired cpusets, handed to the enforcer
@@ -202,8 +204,16 @@ void np_daemon_placement_remove(struct np_daemon *d, const char *name);
 int np_daemon_load_origins(struct np_daemon *d, const json_t *o, char *err,
 			   size_t errlen);
 
-/* specdir.c: admit new and changed spec files, release removed ones */
+/* specdir.c: read the spec files, queue the new and changed ones for
+ * decide (d->specq); nothing admitted, saved or written */
 int np_daemon_scan_specs(struct np_daemon *d);
+/* specs.c: admit the queued spec files (or resize, or refuse), release
+ * the workloads of removed ones; the queue emptied */
+void np_daemon_decide_specs(struct np_daemon *d);
+/* workloads.c: an invalid or refused spec file, said once per content
+ * and reason (spec NULL: it does not parse) */
+void np_daemon_note_invalid(struct np_daemon *d, const char *path,
+			    const json_t *spec, const char *err);
 
 /* reconcile.c */
 void np_daemon_drift(struct np_daemon *d, const char *cgroup,

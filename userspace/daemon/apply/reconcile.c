@@ -715,7 +715,8 @@ int np_daemon_reconcile(struct np_daemon *d)
 		d->enf->ops->cycle(d->enf); /* cgroups are read once a cycle */
 	np_daemon_hotplug(d);
 	np_daemon_suppress_sample(d);
-	np_daemon_scan_specs(d);
+	np_daemon_scan_specs(d);   /* collect: the files read and queued */
+	np_daemon_decide_specs(d); /* decide: admitted, released */
 	if (!d->enf)
 		goto done;
 	if ((quiet = np_daemon_quiet_cycle(d, &offline0)))

@@ -6,6 +6,7 @@
  */
 #include "daemon/daemon_internal.h"
 #include "daemon/serve/metrics.h"
+#include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 
 #include <errno.h>
@@ -141,6 +142,24 @@ void np_daemon_note_del(struct np_daemon *d, const char *file)
 	struct np_spec_note *n = np_daemon_note_find(d, file);
 	if (n)
 		*n = d->notes[--d->nnotes];
+}
+
+/* An invalid spec is reported once per content and reason (a file that
+ * does not parse has no content: once per reason). */
+void np_daemon_note_invalid(struct np_daemon *d, const char *path,
+			 const json_t *spec, const char *err)
+{
+	_cleanup_free_ char *c2 =
+		spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS)
+		     : strdup("");
+	struct np_spec_note *n = np_daemon_note_find(d, path);
+
+	if (n && c2 && !strcmp(n->canon, c2) && !strcmp(n->reason, err))
+		return;
+	np_log(LOG_ERR, "spec %s: %s", path, err);
+	n = np_daemon_note_set(d, path, c2);
+	if (n)
+		snprintf(n->reason, sizeof(n->reason), "%s", err);
 }
 
 /* The workload's cgroup and its containers' own cgroups exist (created
