@@ -13,7 +13,9 @@
  *              (suppress.c), whether the managed cgroups can be skipped
  *              (quiet.c)
  *   decide/    admit/release through the engine (pure): workloads.c, the
- *              queued spec files (specs.c), the kinds of workload
+ *              daemon's record of each workload and the notes about spec
+ *              files (workload_record.c, called by every stage, calling
+ *              none), the queued spec files (specs.c), the kinds of workload
  *              (containers*.c), resize and defrag (workload_resize.c,
  *              workload_defrag.c)
  *   persist/   persist.c: the state file, before anything is applied or
@@ -21,7 +23,8 @@
  *   apply/     reconcile.c: the desired cpusets, handed to the enforcer
  *              (numaplace/enforcer.h), the only writer of cgroup files;
  *              units.c (systemd units), hostiso_phase.c (host isolation)
- *   observe/   reconcile.c reads back through the enforcer; verification
+ *   observe/   reconcile.c reads back through the enforcer, drift.c says
+ *              and counts a cgroup found not as written; verification
  *              (numaplace/verify.h) returns findings, findings.c decides
  *              what they lead to (via the enforcer) for the next cycle
  *   serve/     what others ask and read: the control socket
@@ -40,7 +43,8 @@ static inline const char *strempty(const char *s)
 	return s ? s : "";
 }
 
-/* workloads.c: bookkeeping and the decisions of one change */
+/* workload_record.c: the daemon's record of each workload (by name), the
+ * notes about spec files */
 bool np_daemon_set_str(char **dst, const char *src);
 struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name);
 struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name);
@@ -49,7 +53,11 @@ struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file);
 struct np_spec_note *np_daemon_note_set(struct np_daemon *d, const char *file,
 				 const char *canon);
 void np_daemon_note_del(struct np_daemon *d, const char *file);
-/* Admit one spec (spec_file NULL: from the socket): decided, saved, its
+/* An invalid or refused spec file, said once per content and reason
+ * (spec NULL: it does not parse) */
+void np_daemon_note_invalid(struct np_daemon *d, const char *path,
+			    const json_t *spec, const char *err);
+/* workloads.c: the decisions of one change. Admit one spec (spec_file NULL: from the socket): decided, saved, its
  * cgroup prepared; 0 with dec->admitted false when rejected. */
 int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 		    const char *spec_file, struct np_decision *dec, char *err,
@@ -210,12 +218,8 @@ int np_daemon_scan_specs(struct np_daemon *d);
 /* specs.c: admit the queued spec files (or resize, or refuse), release
  * the workloads of removed ones; the queue emptied */
 void np_daemon_decide_specs(struct np_daemon *d);
-/* workloads.c: an invalid or refused spec file, said once per content
- * and reason (spec NULL: it does not parse) */
-void np_daemon_note_invalid(struct np_daemon *d, const char *path,
-			    const json_t *spec, const char *err);
 
-/* reconcile.c */
+/* drift.c: a cgroup found not as written (have, want), said and counted */
 void np_daemon_drift(struct np_daemon *d, const char *cgroup,
 		     const np_cpuset *have, const np_cpuset *want,
 		     const char *how);
