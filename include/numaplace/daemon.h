@@ -221,9 +221,26 @@ struct np_daemon {
 	 * run as soon as the loop has served signals and the socket. */
 	bool scan_more;
 	uint64_t scan_deadline_us; /* CLOCK_MONOTONIC */
-	/* A request answered once durable ("wait": "durable") changed the
-	 * state: the loop runs a cycle right after its answers are sent. */
+	/* What the spec scan (collect) found for decide: files new or
+	 * changed, with their spec, in the order read; scanned: the scan
+	 * went through the directory (files it did not find are removed). */
+	struct np_spec_queue {
+		bool scanned;
+		int n, cap;
+		struct np_spec_item {
+			char *path;   /* heap */
+			json_t *spec; /* an object with a string "name" */
+		} *v;
+	} specq;
+	/* A request changed the state, or asked for a cycle (reload): the
+	 * loop runs one after this batch of requests. Only the loop runs a
+	 * cycle; requests and defrag ask for one here. */
 	bool cycle_due;
+	/* Set by np_daemon_handle(): the answer of that request waits for
+	 * the cycle it asked for (its change is in force then: "wait":
+	 * "enforced", resize, reload, defrag); the loop holds it and sends
+	 * np_daemon_answer() of it once that cycle has run. */
+	bool answer_after_cycle;
 	/* online CPUs the topology has offline (offline at start): said */
 	np_cpuset unknown_online;
 	/* the managed parent is known not to be a partition root (checked
@@ -295,8 +312,13 @@ int np_daemon_reconcile(struct np_daemon *d);
 void np_daemon_placement_files(struct np_daemon *d);
 /* The event loop; returns when stopped. */
 int np_daemon_run(struct np_daemon *d);
-/* Handle one control request (exposed for tests). */
+/* Handle one control request (exposed for tests): decided and saved, a
+ * cycle asked for (cycle_due) when the state changed; answer_after_cycle
+ * says whether the answer must wait for that cycle. */
 json_t *np_daemon_handle(struct np_daemon *d, const json_t *req);
+/* The answer of a request that waited for a cycle, completed once the
+ * cycle has run (resp consumed; a new reference). */
+json_t *np_daemon_answer(struct np_daemon *d, json_t *resp);
 json_t *np_daemon_status(struct np_daemon *d);
 
 #endif

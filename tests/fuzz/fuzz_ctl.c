@@ -176,6 +176,11 @@ static json_t *answer(const char *line, size_t len)
 	}
 	resp = np_daemon_handle(&d, req);
 	json_decref(req);
+	/* as the loop serves it: the cycle it asks for, then its answer */
+	if (d.cycle_due)
+		np_daemon_reconcile(&d);
+	if (d.answer_after_cycle)
+		resp = np_daemon_answer(&d, resp);
 	return resp;
 }
 

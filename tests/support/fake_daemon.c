@@ -99,7 +99,7 @@ json_t *fake_daemon_ask(struct fake_daemon *x, const char *text)
 
 	if (!req)
 		fail_msg("bad test request %s: %s", text, je.text);
-	resp = np_daemon_handle(&x->d, req);
+	resp = fake_daemon_serve(&x->d, req);
 	json_decref(req);
 	assert_non_null(resp);
 	return resp;
@@ -152,4 +152,16 @@ void fake_daemon_config_add(struct fake_daemon *x, const char *members)
 	assert_non_null(brace = strrchr(cfg, '}'));
 	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s}", members);
 	fake_write_file(path, cfg);
+}
+
+json_t *fake_daemon_serve(struct np_daemon *d, const json_t *req)
+{
+	json_t *resp = np_daemon_handle(d, req);
+
+	/* as the loop: its result is logged, not answered */
+	if (d->cycle_due)
+		(void)np_daemon_reconcile(d);
+	if (d->answer_after_cycle)
+		resp = np_daemon_answer(d, resp);
+	return resp;
 }

@@ -38,6 +38,11 @@ void fake_daemon_stop(struct fake_daemon *x);
  * started as name, and its end (stopped, freed). */
 void *fake_daemon_new(size_t size, const char *name);
 int fake_daemon_teardown(void **state);
+/* A control request as numaplaced's loop serves it: handled, then the
+ * cycle it asks for run (np_daemon_run runs it after the answers that do
+ * not wait for it, before those that do), then its answer (completed
+ * when it waited for that cycle). */
+json_t *fake_daemon_serve(struct np_daemon *d, const json_t *req);
 /* Write text to path (fails the test on error). */
 void fake_write_file(const char *path, const char *text);
 

@@ -50,13 +50,14 @@ static long long now_ms(void)
 }
 
 /* {"ok":true,"op":OP} (with "pad" when f->big). */
-static json_t *stub(void *ctx, const json_t *req)
+static json_t *stub(void *ctx, const json_t *req, bool *held)
 {
 	struct fixture *f = ctx;
 	const char *op = json_string_value(json_object_get(req, "op"));
 	json_t *r;
 
 	f->calls++;
+	*held = op && !strncmp(op, "hold", 4); /* answered when released */
 	r = json_pack("{s:b,s:s}", "ok", 1, "op", op ? op : "");
 	if (f->big) {
 		char *pad = malloc(f->big + 1);
@@ -310,6 +311,58 @@ static void test_split(void **state)
 	cl_puts(&f, c, "\"next\"}\n");
 	expect_op(&f, c, "next");
 	cl_free(c);
+	srv_close(&f);
+}
+
+/* A held answer (what numaplaced's loop sends after its next cycle)
+ * completed: "done" added. */
+static json_t *complete(void *ctx, json_t *resp)
+{
+	struct fixture *f = ctx;
+
+	json_object_set_new(resp, "done", json_integer(f->calls));
+	return resp;
+}
+
+/* A held answer is sent only when released, completed then; its
+ * connection's next request waits for it (and is not idle meanwhile),
+ * other clients are served at once. */
+static void test_held(void **state)
+{
+	struct np_ctl_limits l = limits();
+	struct fixture f;
+	struct client *a, *b;
+
+	(void)state;
+	l.idle_ms = 50;
+	srv_open(&f, &l);
+	a = cl_connect(&f);
+	b = cl_connect(&f);
+	cl_puts(&f, a, "{\"op\":\"hold\"}\n{\"op\":\"after\"}\n");
+	pump_for(&f, 30);
+	cl_puts(&f, b, "{\"op\":\"b\"}\n");
+	expect_op(&f, b, "b");
+	assert_null(cl_line_within(&f, a, 150)); /* 3 idle periods */
+	assert_int_equal(f.calls, 2);		  /* not "after" */
+	assert_int_equal(np_ctl_server_nconns(f.s), 1); /* b idle: closed */
+	np_ctl_server_answer_held(f.s, complete);
+	expect_line(&f, a, "{\"ok\":true,\"op\":\"hold\",\"done\":2}");
+	expect_op(&f, a, "after");
+	assert_int_equal(f.calls, 3);
+	cl_free(a);
+	/* the last request without its newline, held: answered, then
+	 * closed; releasing again sends nothing twice */
+	a = cl_connect(&f);
+	cl_puts(&f, a, "{\"op\":\"hold2\"}");
+	shutdown(a->fd, SHUT_WR);
+	assert_null(cl_line_within(&f, a, 30));
+	np_ctl_server_answer_held(f.s, NULL);
+	np_ctl_server_answer_held(f.s, NULL);
+	expect_op(&f, a, "hold2");
+	expect_eof(&f, a);
+	pump_until_nconns(&f, 0, 2000);
+	cl_free(a);
+	cl_free(b);
 	srv_close(&f);
 }
 
@@ -660,6 +713,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pipelined),
 	    cmocka_unit_test(test_split),
+	    cmocka_unit_test(test_held),
 	    cmocka_unit_test(test_silent_does_not_delay),
 	    cmocka_unit_test(test_too_long),
 	    cmocka_unit_test(test_idle_timeout),

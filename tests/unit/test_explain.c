@@ -466,7 +466,7 @@ static json_t *ctl(struct fake_daemon *x, const char *text)
 	json_t *req = json_loads(text, 0, NULL), *resp;
 
 	assert_non_null(req);
-	resp = np_daemon_handle(&x->d, req);
+	resp = fake_daemon_serve(&x->d, req);
 	json_decref(req);
 	assert_non_null(resp);
 	return resp;

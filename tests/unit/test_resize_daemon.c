@@ -229,6 +229,14 @@ static void put_spec(struct fx *x, const char *text)
 	fake_write_file(path, text);
 }
 
+/* The spec directory as a cycle takes it in: the files read and queued
+ * (collect), then decided (admitted, resized, released). */
+static void scan_specs(struct fx *x)
+{
+	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	np_daemon_decide_specs(&x->fd.d);
+}
+
 /* A spec file whose CPU count changes is resized in place, not released;
  * any other change still releases and admits it; the socket does not
  * resize a spec file's workload. */
@@ -239,13 +247,13 @@ static void test_spec_file(void **state)
 
 	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
 		    "[{\"name\":\"m\",\"cpu\":\"1\"}]}");
-	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	scan_specs(x);
 	fake_daemon_admit(&x->fd, LS_API);
 	assert_string_equal(cpus_of(x, "db"), "1");
 	fake_log_clear(x->fd.f);
 	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
 		    "[{\"name\":\"m\",\"cpu\":\"2\"}]}");
-	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	scan_specs(x);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
 	assert_string_equal(cpus_of(x, "db"), "1,5");
 	assert_int_equal(x->fd.d.n.released, 0);
@@ -255,20 +263,20 @@ static void test_spec_file(void **state)
 	if (yield < 0 || widen < 0 || yield > widen)
 		fail_msg("grow writes:\n%s", fake_log(x->fd.f));
 	/* scanned again: unchanged, nothing done */
-	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	scan_specs(x);
 	assert_int_equal(x->fd.d.n.resized, 1);
 	bad(x, "{\"op\":\"resize\",\"name\":\"db\",\"cpus\":1}",
 	    "comes from the spec file");
 	/* too big for node 0 under restricted: refused, kept, said */
 	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSE\",\"containers\":"
 		    "[{\"name\":\"m\",\"cpu\":\"3\"}]}");
-	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	scan_specs(x);
 	assert_string_equal(cpus_of(x, "db"), "1,5");
 	assert_int_equal(x->fd.d.n.released, 0);
 	/* another change (the class): released and admitted again */
 	put_spec(x, "{\"name\":\"db\",\"qos\":\"LSR\",\"containers\":"
 		    "[{\"name\":\"m\",\"cpu\":\"2\"}]}");
-	assert_int_equal(np_daemon_scan_specs(&x->fd.d), 0);
+	scan_specs(x);
 	assert_int_equal(x->fd.d.n.released, 1);
 	assert_true(np_state_find(&x->fd.d.st, "db") >= 0);
 }

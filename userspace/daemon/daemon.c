@@ -2,7 +2,9 @@
 /*
  * numaplaced: setup, the event loop (collect: timer, signals, the spec
  * directory's inotify, the control socket), reload and shutdown. The cycle
- * itself is in reconcile.c; see daemon_internal.h for the stages.
+ * itself is in reconcile.c; see daemon_internal.h for the stages. Only
+ * the loop runs a cycle: requests and defrag ask for one (cycle_due), and
+ * an answer that waits for it is held until it has run (cycle()).
  */
 #include "daemon_internal.h"
 #include "basic/failpoint.h"
@@ -366,6 +368,11 @@ void np_daemon_fini(struct np_daemon *d)
 	free(d->written);
 	np_strmap_free(&d->meta_ix);
 	np_strmap_free(&d->written_ix);
+	for (int i = 0; i < d->specq.n; i++) {
+		free(d->specq.v[i].path);
+		json_decref(d->specq.v[i].spec);
+	}
+	free(d->specq.v);
 	free(d->notes);
 	free(d->left);
 	free(d->unit_left);
@@ -456,6 +463,29 @@ static void reload(struct np_daemon *d)
 	np_log(LOG_INFO, "configuration reloaded");
 }
 
+/* A request: its answer held when it waits for the next cycle. */
+static json_t *handle_request(void *ctx, const json_t *req, bool *held)
+{
+	struct np_daemon *d = ctx;
+	json_t *resp = np_daemon_handle(d, req);
+
+	*held = d->answer_after_cycle;
+	return resp;
+}
+
+static json_t *complete_answer(void *ctx, json_t *resp)
+{
+	return np_daemon_answer(ctx, resp);
+}
+
+/* One cycle, then the answers that waited for it. */
+static void cycle(struct np_daemon *d)
+{
+	np_daemon_reconcile(d);
+	if (d->ctl)
+		np_ctl_server_answer_held(d->ctl, complete_answer);
+}
+
 /*
  * The enforcer's events (systemd: a watched unit started or stopped): a
  * cycle now rather than a period later. Drained after every wakeup, since
@@ -475,7 +505,7 @@ static void enforcer_events(struct np_daemon *d)
 	/* a cycle's own bus calls may read signals into the queue, after
 	 * which the descriptor is not readable: drain until quiet */
 	for (int i = 0; i < 4 && d->enf->ops->process_events(d->enf); i++)
-		np_daemon_reconcile(d);
+		cycle(d);
 	if (d->enf->bus_gen == d->efd_gen)
 		return;
 	/* a new connection (a reconnect closed the old descriptor, which
@@ -487,11 +517,6 @@ static void enforcer_events(struct np_daemon *d)
 	d->efd = fd;
 	if (fd >= 0 && add_fd(d, fd))
 		np_log_errno(LOG_ERR, -errno, "cannot watch the enforcer's events");
-}
-
-static json_t *handle_request(void *ctx, const json_t *req)
-{
-	return np_daemon_handle(ctx, req);
 }
 
 /* What others read of the daemon, after each wakeup (requests are
@@ -561,7 +586,7 @@ int np_daemon_run(struct np_daemon *d)
 	if (d->enf->ops->event_fd && (d->efd = d->enf->ops->event_fd(d->enf)) >= 0 &&
 	    (r = add_fd(d, d->efd)))
 		return r;
-	np_daemon_reconcile(d);
+	cycle(d);
 	publish(d);
 	sd_notifyf(0, "READY=1\nSTATUS=%d workloads, reconciling every %u ms",
 		   d->st.nworkloads, d->cfg.reconcile_period_ms);
@@ -595,7 +620,7 @@ int np_daemon_run(struct np_daemon *d)
 		if (n < 0)
 			return -errno;
 		if (n == 0 && d->scan_more) {
-			np_daemon_reconcile(d);
+			cycle(d);
 			publish(d);
 			continue;
 		}
@@ -604,13 +629,13 @@ int np_daemon_run(struct np_daemon *d)
 			if (fd == d->tfd) {
 				uint64_t x;
 				(void)!read(fd, &x, sizeof(x));
-				np_daemon_reconcile(d);
+				cycle(d);
 			} else if (fd == d->sfd) {
 				struct signalfd_siginfo si;
 				while (read(fd, &si, sizeof(si)) == sizeof(si)) {
 					if (si.ssi_signo == SIGHUP) {
 						reload(d);
-						np_daemon_reconcile(d);
+						cycle(d);
 					} else {
 						d->stop = true;
 					}
@@ -619,14 +644,15 @@ int np_daemon_run(struct np_daemon *d)
 				char buf[4096];
 				while (read(fd, buf, sizeof(buf)) > 0)
 					;
-				np_daemon_reconcile(d);
+				cycle(d);
 			} else if (d->ctl && fd == np_ctl_server_fd(d->ctl)) {
 				np_ctl_server_dispatch(d->ctl);
 			}
 		}
-		/* after the answers of "wait": "durable" requests */
+		/* asked for by requests: after the answers that do not
+		 * wait for it ("wait": "durable"), before those that do */
 		if (d->cycle_due)
-			np_daemon_reconcile(d);
+			cycle(d);
 		enforcer_events(d);
 		publish(d);
 	}

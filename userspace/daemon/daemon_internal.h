@@ -3,21 +3,28 @@
  * numaplaced, one module (prefix np_daemon_) whose files are grouped by
  * the stage of the cycle they serve, one folder each:
  *
- *   daemon.c   the loop (timer, signals, inotify, control socket): it runs
- *              the cycle (apply/reconcile.c), each period and on events;
- *              setup, reload and shutdown; driver.c, config*.c
- *   collect/   what changed: spec files (specdir.c), CPU hotplug
- *              (hotplug.c), BE usage samples (suppress.c), whether the
- *              managed cgroups can be skipped (quiet.c)
+ *   daemon.c   the loop (timer, signals, inotify, control socket): the
+ *              only caller of the cycle (apply/reconcile.c), each period,
+ *              on events, and when requests or defrag ask for one
+ *              (cycle_due; an answer that waits for it is held until it
+ *              has run); setup, reload and shutdown; driver.c, config*.c
+ *   collect/   what changed: spec files read and queued for decide
+ *              (specdir.c), CPU hotplug (hotplug.c), BE usage samples
+ *              (suppress.c), whether the managed cgroups can be skipped
+ *              (quiet.c)
  *   decide/    admit/release through the engine (pure): workloads.c, the
- *              kinds of workload (containers*.c), resize and defrag
- *              (workload_resize.c, workload_defrag.c)
+ *              daemon's record of each workload and the notes about spec
+ *              files (workload_record.c, called by every stage, calling
+ *              none), the queued spec files (specs.c), the kinds of workload
+ *              (containers*.c), resize and defrag (workload_resize.c,
+ *              workload_defrag.c)
  *   persist/   persist.c: the state file, before anything is applied or
  *              acknowledged
  *   apply/     reconcile.c: the desired cpusets, handed to the enforcer
  *              (numaplace/enforcer.h), the only writer of cgroup files;
  *              units.c (systemd units), hostiso_phase.c (host isolation)
- *   observe/   reconcile.c reads back through the enforcer; verification
+ *   observe/   reconcile.c reads back through the enforcer, drift.c says
+ *              and counts a cgroup found not as written; verification
  *              (numaplace/verify.h) returns findings, findings.c decides
  *              what they lead to (via the enforcer) for the next cycle
  *   serve/     what others ask and read: the control socket
@@ -36,7 +43,8 @@ static inline const char *strempty(const char *s)
 	return s ? s : "";
 }
 
-/* workloads.c: bookkeeping and the decisions of one change */
+/* workload_record.c: the daemon's record of each workload (by name), the
+ * notes about spec files */
 bool np_daemon_set_str(char **dst, const char *src);
 struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name);
 struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name);
@@ -45,7 +53,11 @@ struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file);
 struct np_spec_note *np_daemon_note_set(struct np_daemon *d, const char *file,
 				 const char *canon);
 void np_daemon_note_del(struct np_daemon *d, const char *file);
-/* Admit one spec (spec_file NULL: from the socket): decided, saved, its
+/* An invalid or refused spec file, said once per content and reason
+ * (spec NULL: it does not parse) */
+void np_daemon_note_invalid(struct np_daemon *d, const char *path,
+			    const json_t *spec, const char *err);
+/* workloads.c: the decisions of one change. Admit one spec (spec_file NULL: from the socket): decided, saved, its
  * cgroup prepared; 0 with dec->admitted false when rejected. */
 int np_daemon_admit(struct np_daemon *d, const json_t *spec,
 		    const char *spec_file, struct np_decision *dec, char *err,
@@ -167,6 +179,10 @@ bool np_daemon_defrag_auto(struct np_daemon *d, const struct np_workload_req *w,
 /* After a cycle's writes: pages of moved workloads to their new nodes. */
 void np_daemon_defrag_migrate(struct np_daemon *d);
 json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req);
+/* A defrag answer held for the cycle (np_daemon_answer): a spec file's
+ * decision, made by that cycle, put in (resp returned; any other answer
+ * as it is). */
+json_t *np_daemon_defrag_answer(struct np_daemon *d, json_t *resp);
 
 /* quiet.c: may this cycle skip the managed cgroups (offline0: the
  * offline CPUs before its hotplug check)? Consumes the enforcer's
@@ -196,10 +212,14 @@ void np_daemon_placement_remove(struct np_daemon *d, const char *name);
 int np_daemon_load_origins(struct np_daemon *d, const json_t *o, char *err,
 			   size_t errlen);
 
-/* specdir.c: admit new and changed spec files, release removed ones */
+/* specdir.c: read the spec files, queue the new and changed ones for
+ * decide (d->specq); nothing admitted, saved or written */
 int np_daemon_scan_specs(struct np_daemon *d);
+/* specs.c: admit the queued spec files (or resize, or refuse), release
+ * the workloads of removed ones; the queue emptied */
+void np_daemon_decide_specs(struct np_daemon *d);
 
-/* reconcile.c */
+/* drift.c: a cgroup found not as written (have, want), said and counted */
 void np_daemon_drift(struct np_daemon *d, const char *cgroup,
 		     const np_cpuset *have, const np_cpuset *want,
 		     const char *how);

@@ -546,18 +546,6 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 
 /* A cgroup no longer holds what was written there: logged with both
  * values and counted, whether the drift check or the counters saw it. */
-void np_daemon_drift(struct np_daemon *d, const char *cgroup,
-		     const np_cpuset *have, const np_cpuset *want,
-		     const char *how)
-{
-	char *a = np_cpuset_str(have), *b = np_cpuset_str(want);
-	np_log(LOG_WARNING, "drift in %s: cpuset.cpus is \"%s\", want \"%s\"%s",
-	       cgroup, a ? a : "?", b ? b : "?", how);
-	free(a);
-	free(b);
-	d->n.drift_repaired++;
-}
-
 /* What a desired cgroup holds now (created first when configured);
  * -ENOENT for a leftover that is gone. */
 static int read_back(struct np_daemon *d, struct desired *x, np_cpuset *cpus,
@@ -715,7 +703,8 @@ int np_daemon_reconcile(struct np_daemon *d)
 		d->enf->ops->cycle(d->enf); /* cgroups are read once a cycle */
 	np_daemon_hotplug(d);
 	np_daemon_suppress_sample(d);
-	np_daemon_scan_specs(d);
+	np_daemon_scan_specs(d);   /* collect: the files read and queued */
+	np_daemon_decide_specs(d); /* decide: admitted, released */
 	if (!d->enf)
 		goto done;
 	if ((quiet = np_daemon_quiet_cycle(d, &offline0)))

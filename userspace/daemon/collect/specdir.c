@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Collect: the spec directory. Every *.json file is a workload spec; new
- * and changed files are admitted, removed ones released. Rejected and
- * invalid files are noted (said once per content and reason) and retried
- * every cycle; a file whose cgroup was removed by hand is retired until it
- * changes.
+ * Collect: the spec directory. Every *.json file is a workload spec: read
+ * (if trusted) and parsed, and queued for decide (d->specq;
+ * decide/specs.c admits new and changed files, releases the workloads of
+ * removed ones). Nothing is admitted, saved or written here. Invalid
+ * files are noted (said once per content and reason) and read again
+ * every cycle, as are rejected ones; a file whose cgroup was removed by
+ * hand is retired until it changes.
  */
 #include "daemon/daemon_internal.h"
 #include "basic/trust.h"
@@ -20,120 +22,6 @@
 
 /* A spec is a few hundred bytes; anything this long is not one. */
 #define NP_SPEC_MAX_SIZE (1024 * 1024)
-
-static char *canonical(const json_t *spec)
-{
-	return json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-}
-
-/*
- * A workload loaded from the state after a restart, whose spec file says
- * what the state recorded: adopted as it is (no release, no new CPUs).
- */
-static bool same_as_loaded(struct np_daemon *d, const json_t *spec,
-			   const char *name)
-{
-	struct np_workload_req *fw = calloc(1, sizeof(*fw));
-	_cleanup_free_ char *a = NULL, *b = NULL;
-	_cleanup_json_ json_t *ja = NULL, *jb = NULL;
-	char err[512];
-	bool same = false;
-
-	if (fw && !np_workload_req_from_json(fw, spec, "spec", err,
-					     sizeof(err))) {
-		const struct np_workload_alloc *wa =
-			&d->st.w[np_state_find(&d->st, name)];
-		/* a partition made by verification is not in the file */
-		if (wa->partition_by_verify && !fw->partition)
-			fw->partition = true;
-		ja = np_workload_req_to_json(fw);
-		jb = np_workload_req_to_json(&wa->req);
-		a = json_dumps(ja, JSON_COMPACT | JSON_SORT_KEYS);
-		b = json_dumps(jb, JSON_COMPACT | JSON_SORT_KEYS);
-		same = a && b && !strcmp(a, b);
-	}
-	if (fw)
-		np_workload_req_free(fw);
-	free(fw);
-	return same;
-}
-
-/* An invalid spec is reported once per content and reason (a file that
- * does not parse has no content: once per reason). */
-static void note_invalid(struct np_daemon *d, const char *path,
-			 const json_t *spec, const char *err)
-{
-	_cleanup_free_ char *c2 = spec ? canonical(spec) : strdup("");
-	struct np_spec_note *n = np_daemon_note_find(d, path);
-
-	if (n && c2 && !strcmp(n->canon, c2) && !strcmp(n->reason, err))
-		return;
-	np_log(LOG_ERR, "spec %s: %s", path, err);
-	n = np_daemon_note_set(d, path, c2);
-	if (n)
-		snprintf(n->reason, sizeof(n->reason), "%s", err);
-}
-
-/* True when the file needs no admission: unchanged, adopted or retired. */
-static bool unchanged(struct np_daemon *d, const char *path,
-		      const json_t *spec, const char *name)
-{
-	struct np_wl_meta *m = np_daemon_meta_find(d, name);
-	_cleanup_free_ char *canon = canonical(spec);
-	struct np_spec_note *n;
-
-	if (m)
-		m->seen_scan = d->spec_scan;
-	if (m && canon && !strcmp(strempty(m->spec_json), canon))
-		return true;
-	/* Loaded from the state after a restart: adopt it if the file still
-	 * says what the state recorded, else it changed while we were down:
-	 * admit it anew. */
-	if (m && !strempty(m->spec_json)[0] && np_state_find(&d->st, name) >= 0 &&
-	    same_as_loaded(d, spec, name) && np_daemon_set_str(&m->spec_json, canon) &&
-	    np_daemon_set_str(&m->spec_file, path))
-		return true;
-	n = np_daemon_note_find(d, path);
-	return n && n->retired && canon && !strcmp(n->canon, canon);
-}
-
-/* Another spec file that still exists named this workload first: this
- * one is refused (said once), instead of the two taking turns at
- * releasing and admitting it every period. */
-static bool taken_by_other_file(struct np_daemon *d, const char *path,
-				const json_t *spec, const char *name)
-{
-	struct np_wl_meta *m = np_daemon_meta_find(d, name);
-	char err[2 * NP_PATH_MAX + 128];
-
-	if (!m || !strempty(m->spec_file)[0] || !strcmp(strempty(m->spec_file), path) ||
-	    access(strempty(m->spec_file), F_OK))
-		return false;
-	snprintf(err, sizeof(err),
-		 "name: workload \"%.127s\" comes from %.900s already", name,
-		 strempty(m->spec_file));
-	note_invalid(d, path, spec, err);
-	return true;
-}
-
-/* A workload of that name admitted through the control socket: the file
- * does not take it over (it would be released and admitted anew, its
- * CPUs moved), it is refused until the name is free. */
-static bool socket_workload(struct np_daemon *d, const char *path,
-			    const json_t *spec, const char *name)
-{
-	struct np_wl_meta *m = np_daemon_meta_find(d, name);
-	char err[NP_NAME_MAX + 160];
-
-	if (!m || strempty(m->spec_file)[0] || np_state_find(&d->st, name) < 0)
-		return false;
-	snprintf(err, sizeof(err),
-		 "name: workload \"%.127s\" was admitted through the control "
-		 "socket; release it first",
-		 name);
-	note_invalid(d, path, spec, err);
-	return true;
-}
 
 static uint64_t mono_us(void)
 {
@@ -158,18 +46,56 @@ static bool read_spec(struct np_daemon *d, const char *path, char **text,
 		return true;
 	if (!strncmp(err, path, n) && err[n] == ':')
 		why = err + n + 2; /* note_invalid names the file */
-	note_invalid(d, path, NULL, why);
+	np_daemon_note_invalid(d, path, NULL, why);
 	for (int i = 0; r == -EPERM && i < d->nmeta; i++)
 		if (!strcmp(strempty(d->meta[i].spec_file), path))
 			d->meta[i].seen_scan = d->spec_scan;
 	return false;
 }
 
+/* For decide: path and spec (a new reference); -ENOMEM. */
+static int queue(struct np_daemon *d, const char *path, json_t *spec)
+{
+	struct np_spec_queue *q = &d->specq;
+	char *p;
+
+	if (q->n == q->cap) {
+		int cap = q->cap ? 2 * q->cap : 16;
+		struct np_spec_item *v = realloc(q->v, sizeof(*v) * (size_t)cap);
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	if (!(p = strdup(path)))
+		return -ENOMEM;
+	q->v[q->n].path = p;
+	q->v[q->n++].spec = json_incref(spec);
+	return 0;
+}
+
+/* The file says what its workload was admitted with from it: marked
+ * seen (not removed), nothing for decide (most files, most cycles). */
+static bool as_admitted(struct np_daemon *d, const char *path,
+			const json_t *spec, const char *name)
+{
+	struct np_wl_meta *m = np_daemon_meta_find(d, name);
+	_cleanup_free_ char *canon = NULL;
+
+	if (!m || strcmp(strempty(m->spec_file), path))
+		return false;
+	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!canon || strcmp(strempty(m->spec_json), canon))
+		return false;
+	m->seen_scan = d->spec_scan;
+	return true;
+}
+
 static void scan_one(struct np_daemon *d, const char *path)
 {
 	_cleanup_json_ json_t *spec = NULL;
 	_cleanup_free_ char *text = NULL;
-	struct np_decision dec;
+	struct np_wl_meta *m;
 	json_error_t jerr;
 	const char *name;
 	char err[512];
@@ -180,40 +106,25 @@ static void scan_one(struct np_daemon *d, const char *path)
 	spec = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!spec) {
 		snprintf(err, sizeof(err), "line %d: %s", jerr.line, jerr.text);
-		note_invalid(d, path, NULL, err);
+		np_daemon_note_invalid(d, path, NULL, err);
 		return;
 	}
 	if (!json_is_object(spec)) {
-		note_invalid(d, path, spec, "spec: expected a workload spec object");
+		np_daemon_note_invalid(d, path, spec,
+				       "spec: expected a workload spec object");
 		return;
 	}
 	name = json_string_value(json_object_get(spec, "name"));
 	if (!name) {
-		note_invalid(d, path, spec, "name: required field is missing");
+		np_daemon_note_invalid(d, path, spec,
+				       "name: required field is missing");
 		return;
 	}
-	if (taken_by_other_file(d, path, spec, name))
+	if (as_admitted(d, path, spec, name) || !queue(d, path, spec))
 		return;
-	if (unchanged(d, path, spec, name))
-		return;
-	if (socket_workload(d, path, spec, name))
-		return;
-	if (mono_us() > d->scan_deadline_us) {
-		d->scan_more = true; /* next cycle, after signals and requests */
-		return;
-	}
-	if (np_state_find(&d->st, name) >= 0) {
-		/* Only exclusive CPU counts changed: resized in place, its
-		 * CPUs kept; anything else: released and admitted again. */
-		_cleanup_free_ char *canon = canonical(spec);
-		if (canon && np_daemon_resize_spec(d, spec, path, canon))
-			return;
-	}
-	if (np_state_find(&d->st, name) >= 0 &&
-	    np_daemon_release(d, name, "spec changed") < 0)
-		return; /* retried next cycle */
-	if (np_daemon_admit(d, spec, path, &dec, err, sizeof(err)) < 0)
-		note_invalid(d, path, spec, err);
+	np_log(LOG_ERR, "spec %s: out of memory (read again next cycle)", path);
+	if ((m = np_daemon_meta_find(d, name)))
+		m->seen_scan = d->spec_scan; /* not taken for removed */
 }
 
 int np_daemon_scan_specs(struct np_daemon *d)
@@ -244,6 +155,7 @@ int np_daemon_scan_specs(struct np_daemon *d)
 	d->spec_dir_refused[0] = '\0';
 	/* workloads named by a spec file of this scan are marked with it */
 	d->spec_scan++;
+	d->specq.scanned = true; /* decide releases what it did not find */
 	d->scan_more = false;
 	d->scan_deadline_us = mono_us() + NP_SCAN_BUDGET_MS * 1000u;
 	while ((e = readdir(dir))) {
@@ -263,16 +175,5 @@ int np_daemon_scan_specs(struct np_daemon *d)
 			np_daemon_note_del(d, d->notes[i].file);
 			i--;
 		}
-	/* Specs that disappeared release their workloads. */
-	for (int i = 0; i < d->nmeta; i++) {
-		if (!strempty(d->meta[i].spec_file)[0])
-			continue;
-		if (d->meta[i].seen_scan != d->spec_scan) {
-			char name[NP_NAME_MAX];
-			snprintf(name, sizeof(name), "%s", d->meta[i].name);
-			np_daemon_release(d, name, "spec file removed");
-			i--;
-		}
-	}
 	return 0;
 }

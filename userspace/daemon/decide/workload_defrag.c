@@ -4,9 +4,11 @@
  *   - the op "defrag" ({"spec": {...} optional, "apply": bool}): the plan
  *     for the spec, or for the last admission the engine rejected; with
  *     apply, the moves are carried out (decide: the moved allocations;
- *     persist: saved before anything is written; apply: the next cycle
- *     writes them through the enforcer, which orders shrink before grow),
- *     then the request is admitted;
+ *     persist: saved before anything is written; apply: the loop's next
+ *     cycle writes them through the enforcer, which orders shrink before
+ *     grow), then the request is admitted; the answer waits for that
+ *     cycle (a spec file's admission is that cycle's: its decision is
+ *     read once it has run, np_daemon_defrag_answer);
  *   - config.defrag.auto: the same for a rejected admission, at once;
  *   - a moved workload whose memory nodes changed has its pages migrated
  *     once the cycle has written its cpuset (the enforcer's
@@ -176,23 +178,37 @@ static json_t *pending_spec(struct np_daemon *d, const json_t *req,
 	return j;
 }
 
-/* Admit the request after the moves: from its spec file by the cycle, or
- * through the socket path. The decision as JSON. */
+/* The key of a defrag answer whose decision is the next cycle's: what
+ * np_daemon_defrag_answer replaces with it. */
+#define AFTER_CYCLE "decision_after_cycle"
+
+/* Admit the request after the moves: through the socket path (the
+ * decision as JSON), or from its spec file by the loop's next cycle
+ * ({workload, spec_file}, completed by np_daemon_defrag_answer). Both
+ * answered once that cycle has run. */
 static json_t *admit_after(struct np_daemon *d, const json_t *spec,
 			   const char *file, const char *name, char *err,
 			   size_t errlen)
 {
 	struct np_decision dec;
+
+	d->cycle_due = true;
+	d->answer_after_cycle = true;
+	if (file[0]) /* the spec file is retried by the cycle */
+		return json_pack("{s:s,s:s}", "workload", name, "spec_file",
+				 file);
+	if (np_daemon_admit(d, spec, NULL, &dec, err, errlen))
+		return NULL;
+	return np_decision_to_json(&d->st, &dec);
+}
+
+/* The decision the cycle made for a spec file's workload (name). */
+static json_t *file_decision(struct np_daemon *d, const char *name,
+			     const char *file)
+{
+	struct np_decision dec;
 	int i;
 
-	if (!file[0]) {
-		if (np_daemon_admit(d, spec, NULL, &dec, err, errlen))
-			return NULL;
-		json_t *o = np_decision_to_json(&d->st, &dec);
-		np_daemon_reconcile(d);
-		return o;
-	}
-	np_daemon_reconcile(d); /* the spec file is retried by the cycle */
 	memset(&dec, 0, sizeof(dec));
 	snprintf(dec.workload, sizeof(dec.workload), "%s", name);
 	if ((i = np_state_find(&d->st, name)) >= 0) {
@@ -204,6 +220,23 @@ static json_t *admit_after(struct np_daemon *d, const json_t *spec,
 		snprintf(dec.resource, sizeof(dec.resource), "cpu");
 	}
 	return np_decision_to_json(&d->st, &dec);
+}
+
+json_t *np_daemon_defrag_answer(struct np_daemon *d, json_t *resp)
+{
+	json_t *after = json_object_get(resp, AFTER_CYCLE), *dec;
+	const char *name = json_string_value(json_object_get(after, "workload")),
+		   *file = json_string_value(json_object_get(after, "spec_file"));
+
+	if (!name || !file)
+		return resp;
+	dec = file_decision(d, name, file);
+	if (json_is_true(json_object_get(dec, "admitted")) &&
+	    !strcmp(file, d->defrag.last_file))
+		d->defrag.last_spec[0] = '\0';
+	json_object_set_new(resp, "decision", dec);
+	json_object_del(resp, AFTER_CYCLE);
+	return resp;
 }
 
 static json_t *run(struct np_daemon *d, const json_t *spec, const char *file,
@@ -238,7 +271,7 @@ static json_t *run(struct np_daemon *d, const json_t *spec, const char *file,
 	}
 	np_defrag_plan_free(&p);
 	return json_pack("{s:b,s:o,s:b,s:o?}", "ok", 1, "plan", pj, "applied",
-			 dec != NULL, "decision", dec);
+			 dec != NULL, file[0] ? AFTER_CYCLE : "decision", dec);
 }
 
 json_t *np_daemon_op_defrag(struct np_daemon *d, const json_t *req)

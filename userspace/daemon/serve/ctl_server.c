@@ -14,7 +14,9 @@
  * line that fills it is answered with an error and the connection closed);
  * the next request of a connection is handled only once the previous
  * response has been written out, so the output buffer holds at most one
- * response line, itself at most NP_CTL_MAX_LINE bytes.
+ * response line, itself at most NP_CTL_MAX_LINE bytes. A held answer
+ * (ctl_server.h) stops its connection (nothing read, no idle deadline)
+ * until np_ctl_server_answer_held() queues it.
  */
 #include "daemon/serve/ctl_server.h"
 #include "basic/fileio.h"
@@ -60,6 +62,7 @@ struct conn {
 	bool closing;	   /* close once the output is written */
 	bool backlog;	   /* complete lines left after its batch */
 	bool read_only;	   /* served for lim.read_gid: lim.read_ops only */
+	json_t *held;	   /* an answer the handler held (not yet sent) */
 };
 
 struct np_ctl_server {
@@ -114,7 +117,9 @@ static void conn_watch(struct np_ctl_server *s, struct conn *c)
 {
 	struct epoll_event ev = {.data.ptr = c};
 
-	if (c->outoff < c->outlen)
+	if (c->held)
+		ev.events = 0; /* until its answer is sent */
+	else if (c->outoff < c->outlen)
 		ev.events = EPOLLOUT;
 	else if (!c->closing && !c->rd_eof)
 		ev.events = EPOLLIN;
@@ -136,6 +141,7 @@ static void conn_free(struct np_ctl_server *s, struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	close(c->fd); /* also leaves the epoll set */
+	json_decref(c->held);
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -151,7 +157,7 @@ static void arm_timer(struct np_ctl_server *s)
 
 	for (struct conn *c = s->conns; c; c = c->next) {
 		long long d = c->backlog ? 1 : 0;
-		if (!d && s->lim.idle_ms > 0)
+		if (!d && s->lim.idle_ms > 0 && !c->held)
 			d = c->last_ms + s->lim.idle_ms;
 		if (d && (!due || d < due))
 			due = d;
@@ -249,6 +255,7 @@ static void handle_line(struct np_ctl_server *s, struct conn *c,
 	json_error_t jerr;
 	_cleanup_json_ json_t *req = NULL;
 	json_t *resp;
+	bool held = false;
 
 	req = json_loadb(
 	    line, len, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
@@ -273,7 +280,11 @@ static void handle_line(struct np_ctl_server *s, struct conn *c,
 	else if (c->read_only && !read_op(s, req))
 		resp = read_only_error(s, req);
 	else
-		resp = s->h(s->ctx, req);
+		resp = s->h(s->ctx, req, &held);
+	if (held && resp) {
+		c->held = resp; /* sent by np_ctl_server_answer_held() */
+		return;
+	}
 answer:
 	if (queue_response(c, resp)) {
 		np_log(LOG_ERR, "control connection: out of memory for an "
@@ -376,6 +387,8 @@ static bool conn_run(struct np_ctl_server *s, struct conn *c)
 
 	c->backlog = false;
 	for (;;) {
+		if (c->held)
+			break; /* nothing more until its answer is sent */
 		if ((r = conn_flush(c)) == -EAGAIN)
 			break;
 		if (r < 0 || c->closing)
@@ -522,7 +535,8 @@ static void accept_conns(struct np_ctl_server *s)
 static bool idle(const struct np_ctl_server *s, const struct conn *c,
 		 long long now)
 {
-	return s->lim.idle_ms > 0 && now - c->last_ms >= s->lim.idle_ms;
+	return !c->held && s->lim.idle_ms > 0 &&
+	       now - c->last_ms >= s->lim.idle_ms;
 }
 
 /* The timer: connections with buffered requests get their next turn, idle
@@ -577,6 +591,42 @@ int np_ctl_server_dispatch(struct np_ctl_server *s)
 		accept_conns(s);
 	arm_timer(s);
 	return 0;
+}
+
+void np_ctl_server_answer_held(struct np_ctl_server *s,
+			       np_ctl_complete complete)
+{
+	struct conn *next;
+	bool any = false;
+	int r;
+
+	for (struct conn *c = s->conns; c; c = next) {
+		json_t *resp = c->held;
+
+		next = c->next;
+		if (!resp)
+			continue;
+		c->held = NULL;
+		any = true;
+		if (complete)
+			resp = complete(s->ctx, resp);
+		if (queue_response(c, resp)) {
+			np_log(LOG_ERR, "control connection: out of memory for "
+					"an answer; closing it");
+			c->closing = true;
+		}
+		/* sent now, as an answer not held is; what the client
+		 * sent meanwhile is read at the next dispatch */
+		if (((r = conn_flush(c)) < 0 && r != -EAGAIN) ||
+		    (!r && c->closing)) {
+			conn_free(s, c);
+			continue;
+		}
+		c->backlog = c->inlen > c->inoff || c->rd_eof;
+		conn_watch(s, c);
+	}
+	if (any)
+		arm_timer(s);
 }
 
 int np_ctl_server_open(struct np_ctl_server **out, const char *path,

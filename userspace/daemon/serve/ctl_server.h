@@ -10,7 +10,11 @@
  * connections at once, the size of a request line, and idle time.
  *
  * The handler runs in the caller's thread, inside dispatch, one request at
- * a time; it returns the response object (a new reference).
+ * a time; it returns the response object (a new reference). It may hold
+ * that answer (*held = true): it is sent only when the caller says the
+ * work it waits for is done (np_ctl_server_answer_held(), which may
+ * complete it first); that connection's next request waits until then,
+ * and others are served meanwhile.
  *
  * What clients get besides the handler's answers ({"ok":false,"error":..}):
  *   - a peer whose uid is not lim.allow_uid, nor in lim.read_gid (its
@@ -47,7 +51,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-typedef json_t *(*np_ctl_handler)(void *ctx, const json_t *req);
+typedef json_t *(*np_ctl_handler)(void *ctx, const json_t *req, bool *held);
+/* Completes a held answer (resp, consumed) when it is sent: the final
+ * answer (a new reference). */
+typedef json_t *(*np_ctl_complete)(void *ctx, json_t *resp);
 
 struct np_ctl_limits {
 	int max_conns;       /* connections served at once; more wait in the
@@ -83,6 +90,11 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 int np_ctl_server_fd(const struct np_ctl_server *s);
 /* Do all I/O that can be done now without blocking; 0 or -errno. */
 int np_ctl_server_dispatch(struct np_ctl_server *s);
+/* Send the held answers (each through complete, when not NULL, with the
+ * handler's ctx); their connections' next requests are handled at the
+ * next dispatch (the fd becomes readable). */
+void np_ctl_server_answer_held(struct np_ctl_server *s,
+			       np_ctl_complete complete);
 /* Close every connection and the socket, unlink the path. */
 void np_ctl_server_close(struct np_ctl_server *s);
 

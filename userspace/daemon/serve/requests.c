@@ -125,13 +125,12 @@ static int parse_wait(const json_t *req, bool *durable, json_t **err)
 	return -EINVAL;
 }
 
-/* Put the saved change in force now, or right after the answer. */
+/* The saved change is put in force by the loop's next cycle; the answer
+ * waits for it, or not (durable). */
 static void in_force(struct np_daemon *d, bool durable)
 {
-	if (durable)
-		d->cycle_due = true;
-	else
-		np_daemon_reconcile(d);
+	d->cycle_due = true;
+	d->answer_after_cycle = !durable;
 }
 
 static json_t *op_admit(struct np_daemon *d, const json_t *req)
@@ -256,7 +255,7 @@ static json_t *op_reload(struct np_daemon *d, const json_t *req)
 {
 	(void)req;
 	d->quiet_ok = false; /* asked for: a cycle through every cgroup */
-	np_daemon_reconcile(d);
+	in_force(d, false);
 	return json_pack("{s:b}", "ok", 1);
 }
 
@@ -340,8 +339,9 @@ static json_t *op_resize(struct np_daemon *d, const json_t *req)
 		free(before);
 		return np_ctl_error("%s", err);
 	}
-	/* The answer before the reconcile: dec.alloc points into the state,
-	 * which a release of a vanished cgroup there would shift. */
+	/* The answer made now, sent after the cycle: dec.alloc points into
+	 * the state, which a release of a vanished cgroup there would
+	 * shift. */
 	after = container_cpus(d, name, ctr);
 	res = json_pack("{s:b,s:b,s:o,s:s,s:s}", "ok", 1, "resized",
 			dec.admitted, "decision",
@@ -350,7 +350,7 @@ static json_t *op_resize(struct np_daemon *d, const json_t *req)
 	free(before);
 	free(after);
 	if (dec.admitted)
-		np_daemon_reconcile(d); /* in force when answered */
+		in_force(d, false); /* in force when answered */
 	return res;
 }
 
@@ -399,6 +399,7 @@ json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
 	size_t used = 0;
 	const char *op, *bad;
 
+	d->answer_after_cycle = false;
 	if (!json_is_object(req))
 		return np_ctl_error("request: expected a JSON object");
 	if (!opj)
@@ -419,4 +420,9 @@ json_t *np_daemon_handle(struct np_daemon *d, const json_t *req)
 			used = sizeof(names) - 1;
 	}
 	return np_ctl_error("op: \"%.64s\" is not one of %s", op, names);
+}
+
+json_t *np_daemon_answer(struct np_daemon *d, json_t *resp)
+{
+	return np_daemon_defrag_answer(d, resp);
 }
