@@ -24,6 +24,12 @@ struct fake_daemon {
 void fake_daemon_start(struct fake_daemon *x, const char *name);
 /* Stop it, free the fake, remove the directory. */
 void fake_daemon_stop(struct fake_daemon *x);
+/* Its configuration file (np.json) with members (", \"key\": value")
+ * added, for a start with another configuration (the daemon stopped
+ * first); the file's path in path, what it held before in old (when
+ * not NULL; at most 2 KiB). */
+void fake_config_add(const struct fake_daemon *x, const char *members,
+		     char *path, size_t pathlen, char *old, size_t oldlen);
 /* Write text to path (fails the test on error). */
 void fake_write_file(const char *path, const char *text);
 

@@ -235,24 +235,14 @@ static void test_unreadable(void **state)
 static void test_restart_offline(void **state)
 {
 	struct fx *x = *state;
-	char path[192], cfg[2048], err[1024] = "";
+	char path[192], add[256], err[1024] = "";
 	struct fake_cgroup *c;
-	FILE *fp;
-	size_t n;
-	char *brace;
 
 	lse(x, "db", 2, "1,5");
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
-	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
-	assert_non_null(fp = fopen(path, "r"));
-	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
-	fclose(fp);
-	cfg[n] = '\0';
-	assert_non_null(brace = strrchr(cfg, '}'));
-	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg),
-		 ", \"cpu_online_file\": \"%s\"}", x->online);
-	fake_write_file(path, cfg);
+	snprintf(add, sizeof(add), ", \"cpu_online_file\": \"%s\"", x->online);
+	fake_config_add(&x->fd, add, path, sizeof(path), NULL, 0);
 	fake_write_file(x->online, "0-4,6-7\n");
 	assert_non_null(x->fd.f = fake_enforcer_new());
 	assert_non_null(c = fake_cg(x->fd.f, 'h', "numaplace.slice", true));

@@ -528,29 +528,21 @@ static void test_unit_confined(void **state)
 /* The daemon (re)started on a fake with units, the container's scope
  * running on every CPU, and a rule of oci_hook.policy letting containers
  * in kubepods.slice ask for LSE. */
-static void container_scope_start(struct fx *x)
+static void container_scope_start(struct fx *x, bool first)
 {
-	static const char rule[] =
-	    ", \"oci_hook\": {\"policy\": {\"rules\": [{\"cgroup_parent\": "
-	    "\"kubepods.slice\", \"qos\": [\"LSE\", \"LS\"]}]}}}";
-	char path[128], cfg[2048], err[1024];
+	char path[128], err[1024];
 	struct fake_cgroup *u, *c;
-	FILE *fp;
-	size_t n;
 
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
-	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
-	assert_non_null(fp = fopen(path, "r"));
-	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
-	fclose(fp);
-	cfg[n] = '\0';
-	if (!strstr(cfg, "oci_hook")) {
-		char *brace = strrchr(cfg, '}');
-		assert_non_null(brace);
-		snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s", rule);
-		fake_write_file(path, cfg);
-	}
+	if (first)
+		fake_config_add(&x->fd,
+				", \"oci_hook\": {\"policy\": {\"rules\": "
+				"[{\"cgroup_parent\": \"kubepods.slice\", "
+				"\"qos\": [\"LSE\", \"LS\"]}]}}",
+				path, sizeof(path), NULL, 0);
+	else
+		snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
 	assert_non_null(x->fd.f = fake_enforcer_new());
 	fake_enable_units(x->fd.f);
 	for (int i = 0; i < 2; i++) {
@@ -577,7 +569,7 @@ static void test_container_scope(void **state)
 	struct fx *x = *state;
 	char *r;
 
-	container_scope_start(x);
+	container_scope_start(x, true);
 	fake_log_clear(x->fd.f);
 	admit(x, CTR_SCOPE);
 	assert_log(x, "set host system.slice cpus=0,2-4,6-7\n"
@@ -591,7 +583,7 @@ static void test_container_scope(void **state)
 		fail_msg("answer: %s", r);
 	assert_log(x, "");
 	/* restarted: the state has the container, loaded as the scope's */
-	container_scope_start(x);
+	container_scope_start(x, false);
 	assert_int_equal(x->fd.d.st.nworkloads, 1);
 	assert_string_equal(x->fd.d.st.w[0].req.unit,
 			    "cri-containerd-c0ffee.scope");
@@ -633,23 +625,13 @@ static void test_moved_parent(void **state)
 	struct fx *x = *state;
 	char path[128], cfg[2048], err[1024] = "";
 	struct fake_enforcer *f2;
-	FILE *fp;
-	size_t n;
 
 	admit(x, LSE_WEB);
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
-	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
-	assert_non_null(fp = fopen(path, "r"));
-	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
-	fclose(fp);
-	cfg[n] = '\0';
 	/* the same file, another managed parent */
-	char *brace = strrchr(cfg, '}');
-	assert_non_null(brace);
-	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg),
-		 ", \"cgroup_parent\": \"other.slice\"}");
-	fake_write_file(path, cfg);
+	fake_config_add(&x->fd, ", \"cgroup_parent\": \"other.slice\"", path,
+			sizeof(path), cfg, sizeof(cfg));
 	assert_non_null(f2 = fake_enforcer_new());
 	assert_int_equal(np_daemon_init_with(&x->fd.d, path, 0, &f2->e, err,
 					     sizeof(err)),
@@ -661,8 +643,6 @@ static void test_moved_parent(void **state)
 	assert_true(f2->destroyed);
 	free(f2);
 	/* the state is untouched: the original configuration loads it */
-	*brace = '}';
-	brace[1] = '\0';
 	fake_write_file(path, cfg);
 	assert_non_null(x->fd.f = fake_enforcer_new());
 	if (np_daemon_init_with(&x->fd.d, path, 0, &x->fd.f->e, err, sizeof(err)))
