@@ -378,7 +378,7 @@ check:
 	@mkdir -p $(BUILD) && rm -f $(NP_SUMMARY_FILE)
 	$(Q)$(MAKE) --no-print-directory check-layout check-unit check-vectors check-daemon check-badinput check-trust check-nri check-install check-deb check-docs check-bpf check-clang check-asan fuzz check-vm check-outcome
 	$(Q)tools/check-summary.sh $(NP_SUMMARY_FILE) build/vm/last-2node.log build/vm/last-4node.log \
-		build/vm/last-sd-2node.log build/vm/last-sd-4node.log
+		build/vm/last-sd-2node.log build/vm/last-sd-4node.log build/vm/sd-containerd.log
 
 # Test objects are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -393,16 +393,13 @@ bench-systemd: all $(BUILD)/np-ctl-latency
 	$(Q)grep -h '^\[91-hook-latency\] #' build/vm/last-sd-2node.log || true
 
 # containerd 1.6 for real (tests/vm/systemd/containerd, issue 31): the NRI
-# plugin run by Debian's containerd and runc in the systemd VM, driven
-# through the CRI. Opt-in, not in make check: a base of its own with
-# containerd, runc and python3-grpcio (101 MB against 41 MB; made once, 50
-# s), about 2 min 40 s of VM per run.
-CONTAINERD_PKGS := containerd runc python3 python3-grpcio python3-protobuf
+# plugin run by Debian's containerd and runc (both cgroup drivers) in the
+# systemd VM, driven through the CRI; also in make check (check-vm, lane
+# 2). A base of its own with containerd, runc and python3-grpcio (101 MB
+# against 41 MB; made once, 50 s).
 .PHONY: check-containerd
 check-containerd: all
-	$(Q)tests/vm/systemd/run.sh --topology 2node --scenarios tests/vm/systemd/containerd \
-		--extra-pkgs "$(CONTAINERD_PKGS)" --bin $(BUILD)/numaplaced --bin $(BUILD)/numaplace \
-		--bin $(BUILD)/numaplace-oci-hook --log-name sd-containerd --timeout 1200 --quiet
+	$(Q)tests/vm/systemd/run-containerd.sh $(BUILD)
 
 # The soak: 20-crash with 600 kills (about 1,050 admit/resize/release
 # operations) in the 2node busybox VM; CI runs its 50-kill form in check-vm.

@@ -22,6 +22,25 @@ void fake_write_file(const char *path, const char *text)
 	fclose(fp);
 }
 
+void fake_config_add(const struct fake_daemon *x, const char *members,
+		     char *path, size_t pathlen, char *old, size_t oldlen)
+{
+	char cfg[4096], *brace;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, pathlen, "%s/np.json", x->dir);
+	assert_non_null(fp = fopen(path, "r"));
+	n = fread(cfg, 1, 2048, fp);
+	fclose(fp);
+	cfg[n] = '\0';
+	if (old)
+		snprintf(old, oldlen, "%s", cfg);
+	assert_non_null(brace = strrchr(cfg, '}'));
+	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s}", members);
+	fake_write_file(path, cfg);
+}
+
 static void host_cgroup(struct fake_enforcer *f, const char *name)
 {
 	struct fake_cgroup *c = fake_cg(f, 'h', name, true);

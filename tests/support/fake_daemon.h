@@ -43,6 +43,12 @@ int fake_daemon_teardown(void **state);
  * not wait for it, before those that do), then its answer (completed
  * when it waited for that cycle). */
 json_t *fake_daemon_serve(struct np_daemon *d, const json_t *req);
+/* Its configuration file (np.json) with members (", \"key\": value")
+ * added, for a start with another configuration (the daemon stopped
+ * first); the file's path in path, what it held before in old (when
+ * not NULL; at most 2 KiB). */
+void fake_config_add(const struct fake_daemon *x, const char *members,
+		     char *path, size_t pathlen, char *old, size_t oldlen);
 /* Write text to path (fails the test on error). */
 void fake_write_file(const char *path, const char *text);
 

@@ -467,6 +467,110 @@ static void test_unit_confined(void **state)
 	assert_false(meta(x, "svc")->unit_pending);
 }
 
+/* A container that is a systemd scope of its own (runc's systemd driver:
+ * cri-containerd-ID.scope) is placed through the scope's properties,
+ * never written in its cgroup; released by id, and when the scope is gone
+ * within a cycle; the state keeps the container, and a restart makes it
+ * the scope's again. A container in a service's own cgroup is refused. */
+#define CTR_SCOPE_CG "/kubepods.slice/cri-containerd-c0ffee.scope"
+#define CTR_SCOPE                                                              \
+	"{\"name\": \"ctr\", \"qos\": \"LSE\", \"containers\": [{\"name\": "   \
+	"\"main\", \"cpu\": \"2\"}], \"container\": {\"id\": \"c0ffee\", "     \
+	"\"cgroup\": \"" CTR_SCOPE_CG "\", \"limits\": {\"cpu\": \"2\"}, "     \
+	"\"requests\": {\"cpu\": \"2\"}}}"
+
+/* The daemon (re)started on a fake with units, the container's scope
+ * running on every CPU, and a rule of oci_hook.policy letting containers
+ * in kubepods.slice ask for LSE. */
+static void container_scope_start(struct fx *x, bool first)
+{
+	char path[128], err[1024];
+	struct fake_cgroup *u, *c;
+
+	np_daemon_fini(&x->fd.d);
+	free(x->fd.f);
+	if (first)
+		fake_config_add(&x->fd,
+				", \"oci_hook\": {\"policy\": {\"rules\": "
+				"[{\"cgroup_parent\": \"kubepods.slice\", "
+				"\"qos\": [\"LSE\", \"LS\"]}]}}",
+				path, sizeof(path), NULL, 0);
+	else
+		snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
+	assert_non_null(x->fd.f = fake_enforcer_new());
+	fake_enable_units(x->fd.f);
+	for (int i = 0; i < 2; i++) {
+		struct fake_cgroup *h = fake_cg(
+		    x->fd.f, 'h', i ? "numaplace.slice" : "system.slice", true);
+		h->exists = true;
+		np_cpuset_parse(&h->cpus, "0-7", NULL, 0);
+		h->mems = 0x3;
+	}
+	u = fake_cg(x->fd.f, 'u', "cri-containerd-c0ffee.scope", true);
+	u->exists = true;
+	snprintf(u->slice, sizeof(u->slice), "kubepods.slice");
+	np_cpuset_parse(&u->cpus, "0-7", NULL, 0);
+	c = fake_cg(x->fd.f, 'm', CTR_SCOPE_CG, true);
+	c->exists = true;
+	np_cpuset_parse(&c->cpus, "0-7", NULL, 0);
+	if (np_daemon_init_with(&x->fd.d, path, 0, &x->fd.f->e, err,
+				sizeof(err)))
+		fail_msg("init: %s", err);
+}
+
+static void test_container_scope(void **state)
+{
+	struct fx *x = *state;
+	char *r;
+
+	container_scope_start(x, true);
+	fake_log_clear(x->fd.f);
+	admit(x, CTR_SCOPE);
+	assert_log(x, "set host system.slice cpus=0,2-4,6-7\n"
+		      "set-unit cri-containerd-c0ffee.scope cpus=1,5 mems=0\n");
+	assert_string_equal(x->fd.d.st.w[0].req.unit,
+			    "cri-containerd-c0ffee.scope");
+	/* the same request again (a retried hook): its allocation */
+	fake_log_clear(x->fd.f);
+	r = rejected(x, CTR_SCOPE);
+	if (!strstr(r, "\"again\": true"))
+		fail_msg("answer: %s", r);
+	assert_log(x, "");
+	/* restarted: the state has the container, loaded as the scope's */
+	container_scope_start(x, false);
+	assert_int_equal(x->fd.d.st.nworkloads, 1);
+	assert_string_equal(x->fd.d.st.w[0].req.unit,
+			    "cri-containerd-c0ffee.scope");
+	/* released by its id: the unit given back, no cgroup written */
+	fake_log_clear(x->fd.f);
+	json_decref(request(x, "{\"op\": \"release\", \"container\": \"c0ffee\"}"));
+	assert_int_equal(fake_log_find(x->fd.f,
+				       "release-unit cri-containerd-c0ffee.scope"),
+			 0);
+	assert_int_equal(fake_log_find(x->fd.f, "write "), -1);
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
+	assert_int_equal(x->fd.d.n.drift_repaired, 0);
+	/* admitted again, then its scope goes (the container killed) */
+	admit(x, CTR_SCOPE);
+	fake_cg(x->fd.f, 'm', CTR_SCOPE_CG, false)->exists = false;
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.st.nworkloads, 0);
+	assert_int_equal(x->fd.d.n.vanished, 1);
+	assert_int_equal(fake_log_find(x->fd.f,
+				       "release-unit cri-containerd-c0ffee.scope"),
+			 0);
+	/* a service's own cgroup is systemd's and no container's */
+	fake_cg(x->fd.f, 'm', "/kubepods.slice/x.service", true)->exists = true;
+	r = rejected(x, "{\"name\": \"svc\", \"qos\": \"LS\", \"containers\": "
+			"[{\"name\": \"m\", \"cpu\": \"1\"}], \"container\": "
+			"{\"id\": \"x1\", \"cgroup\": \"/kubepods.slice/x.service\", "
+			"\"limits\": {\"cpu\": \"1\"}, \"requests\": {\"cpu\": \"1\"}}}");
+	if (!strstr(r, "is the cgroup of the systemd unit x.service, which "
+		       "systemd writes, and not a scope"))
+		fail_msg("answer: %s", r);
+}
+
 /* A start that would look for the workloads' cgroups elsewhere (another
  * cgroup_parent, or the "auto" driver choosing otherwise) refuses,
  * naming where they are, instead of releasing them all. */
@@ -475,23 +579,13 @@ static void test_moved_parent(void **state)
 	struct fx *x = *state;
 	char path[128], cfg[2048], err[1024] = "";
 	struct fake_enforcer *f2;
-	FILE *fp;
-	size_t n;
 
 	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
-	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
-	assert_non_null(fp = fopen(path, "r"));
-	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
-	fclose(fp);
-	cfg[n] = '\0';
 	/* the same file, another managed parent */
-	char *brace = strrchr(cfg, '}');
-	assert_non_null(brace);
-	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg),
-		 ", \"cgroup_parent\": \"other.slice\"}");
-	fake_write_file(path, cfg);
+	fake_config_add(&x->fd, ", \"cgroup_parent\": \"other.slice\"", path,
+			sizeof(path), cfg, sizeof(cfg));
 	assert_non_null(f2 = fake_enforcer_new());
 	assert_int_equal(np_daemon_init_with(&x->fd.d, path, 0, &f2->e, err,
 					     sizeof(err)),
@@ -503,8 +597,6 @@ static void test_moved_parent(void **state)
 	assert_true(f2->destroyed);
 	free(f2);
 	/* the state is untouched: the original configuration loads it */
-	*brace = '}';
-	brace[1] = '\0';
 	fake_write_file(path, cfg);
 	assert_non_null(x->fd.f = fake_enforcer_new());
 	if (np_daemon_init_with(&x->fd.d, path, 0, &x->fd.f->e, err, sizeof(err)))
@@ -548,6 +640,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_confined, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_container_scope, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_moved_parent, setup,
 						fake_daemon_teardown),

@@ -191,6 +191,11 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 			return -ENOMEM;
 		}
 		m->established = true;
+		/* not saved: a container that is a scope is its unit's */
+		if (np_daemon_container_unit(d, &d->st.w[i].req)) {
+			json_decref(origins);
+			return -ENOMEM;
+		}
 	}
 	r = np_daemon_load_origins(d, origins, err, errlen);
 	json_decref(origins);

@@ -106,6 +106,12 @@ int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 int np_daemon_container_check(struct np_daemon *d,
 			      const struct np_workload_req *w, char *why,
 			      size_t len);
+/* A container whose cgroup is a systemd scope's own (runc's systemd
+ * driver: cri-containerd-ID.scope) becomes a unit workload too: w->unit
+ * set to the scope, whose AllowedCPUs=/AllowedMemoryNodes= numaplaced sets
+ * through the bus (units.c). Derived, never saved (the state keeps the
+ * container): at admission and at load. 0 or -ENOMEM. */
+int np_daemon_container_unit(struct np_daemon *d, struct np_workload_req *w);
 /* requests.c: the ops config.socket_read_group may ask (NULL-ended). */
 extern const char *const np_daemon_read_ops[];
 /* containers_policy.c: who may ask for what (numaplace/oci_policy.h) for

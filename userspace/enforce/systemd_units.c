@@ -280,6 +280,20 @@ int np_systemd_read_unit(struct np_enforcer *e, const char *unit,
 	return 0;
 }
 
+/* A scope (transient, never started again) whose cgroup is gone: a
+ * container's that ended. Setting its properties would only make systemd
+ * load a stub of it. */
+static bool scope_gone(struct systemd_backend *s, const struct host_unit *u)
+{
+	struct np_cgroup_state st;
+	size_t n = strlen(u->unit);
+
+	if (n < 7 || strcmp(u->unit + n - 6, ".scope"))
+		return false;
+	return !u->cgroup[0] ||
+	       np_cgroup_inspect(&s->host, u->cgroup, &st, NULL, 0) == -ENOENT;
+}
+
 int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen)
 {
@@ -287,17 +301,30 @@ int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 	struct host_unit *u = np_systemd_unit_find(s, unit);
 	int r;
 
-	if (!u || !u->recorded)
+	if (!u)
 		return 0;
-	r = np_systemd_set_allowed(s, unit,
-				 u->orig_cpus_set ? &u->orig_cpus : &s->full,
-				 u->orig_mems_set ? &u->orig_mems : &s->nodes,
-				 err, errlen);
-	/* a unit that is gone has nothing to give back */
-	if (r < 0 && r != -ENOENT && r != -ENXIO)
-		return r;
-	u->recorded = u->known = false;
-	return np_systemd_save_originals(s, err, errlen);
+	if (u->recorded && !u->host && scope_gone(s, u)) {
+		u->recorded = u->known = false; /* nothing left to give back */
+		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
+			return r;
+	}
+	if (u->recorded) {
+		r = np_systemd_set_allowed(
+		    s, unit, u->orig_cpus_set ? &u->orig_cpus : &s->full,
+		    u->orig_mems_set ? &u->orig_mems : &s->nodes, err, errlen);
+		/* a unit that is gone has nothing to give back */
+		if (r < 0 && r != -ENOENT && r != -ENXIO)
+			return r;
+		u->recorded = u->known = false;
+		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
+			return r;
+	}
+	/* A workload's unit is forgotten (a container's scope is a new unit
+	 * per container: kept, they would pile up); host units come first
+	 * and stay. */
+	if (!u->host && strcmp(u->unit, s->scope))
+		*u = s->units[--s->nunits];
+	return 0;
 }
 
 int np_systemd_recorded_unit(struct np_enforcer *e, int i, char *unit,

@@ -6,7 +6,9 @@
  * "/numaplace.slice/np-ctr3.scope/container"): numaplaced writes its
  * cpuset like any workload's but never creates or removes it, and
  * releases the workload when the runtime removed it (reconcile.c,
- * release_vanished). What may be admitted is checked here.
+ * release_vanished). What may be admitted is checked here. Under the
+ * systemd driver a container that is a scope of its own (runc's systemd
+ * driver) is placed through the scope's unit properties instead.
  */
 #include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
@@ -45,6 +47,26 @@ int np_daemon_find_container(const struct np_daemon *d, const char *id)
 		    !strcmp(d->st.w[i].req.container_id, id))
 			return i;
 	return -1;
+}
+
+/* Is unit a scope (the only units a runtime makes for one container)? */
+static bool is_scope(const char *unit)
+{
+	size_t n = strlen(unit);
+	return n > 6 && !strcmp(unit + n - 6, ".scope");
+}
+
+int np_daemon_container_unit(struct np_daemon *d, struct np_workload_req *w)
+{
+	char unit[NP_UNIT_NAME_MAX], uerr[256];
+
+	if (!w->container_id || w->unit || !w->cgroup || w->cgroup[0] != '/' ||
+	    !d->enf || !d->enf->ops->set_unit ||
+	    np_systemd_unit_of_cgroup(w->cgroup + 1, unit, sizeof(unit), uerr,
+				      sizeof(uerr)) ||
+	    !is_scope(unit))
+		return 0;
+	return (w->unit = strdup(unit)) ? 0 : -ENOMEM;
 }
 
 int np_daemon_container_check(struct np_daemon *d,
@@ -94,16 +116,19 @@ int np_daemon_container_check(struct np_daemon *d,
 		}
 	}
 	/* Under systemd the unit's own cgroup is systemd's to write (it
-	 * rewrites it at every daemon-reload); below it (crun's and
-	 * podman's "container") the runtime was delegated the tree. */
-	if (d->enf && d->enf->ops->set_unit &&
+	 * rewrites it at every daemon-reload): a scope (runc's systemd
+	 * driver) is placed through its properties (w->unit, set by
+	 * np_daemon_container_unit); below a unit (crun's and podman's
+	 * "container") the runtime was delegated the tree. */
+	if (d->enf && d->enf->ops->set_unit && !w->unit &&
 	    !np_systemd_unit_of_cgroup(rel, unit, sizeof(unit), uerr,
 				       sizeof(uerr))) {
 		snprintf(why, len,
 			 "container cgroup %.512s is the cgroup of the systemd "
-			 "unit %s, which systemd writes: the container must run "
-			 "in a cgroup below it (crun and podman use "
-			 ".../container with the systemd cgroup manager)",
+			 "unit %s, which systemd writes, and not a scope: the "
+			 "container must run in a scope of its own (runc's "
+			 "systemd driver) or in a cgroup below a unit (crun "
+			 "and podman use .../container)",
 			 w->cgroup, unit);
 		return -EPERM;
 	}

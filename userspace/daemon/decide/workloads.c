@@ -73,11 +73,12 @@ static int cgroup_conflict(const struct np_daemon *d,
 			   const struct np_workload_req *w, char *why,
 			   size_t len)
 {
-	if (w->unit || !w->cgroup)
+	/* a unit has no cgroup ("") unless it is a container's scope */
+	if (!w->cgroup || !w->cgroup[0])
 		return 0;
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_req *o = &d->st.w[i].req;
-		if (o->unit || !o->cgroup || !strcmp(o->name, w->name))
+		if (!o->cgroup || !o->cgroup[0] || !strcmp(o->name, w->name))
 			continue;
 		if (!strcmp(o->cgroup, w->cgroup))
 			snprintf(why, len, "cgroup %s is workload %s's already",
@@ -198,7 +199,8 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 
 	if (!w)
 		return -ENOMEM;
-	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)))
+	if ((r = np_workload_req_from_json(w, spec, "spec", err, errlen)) ||
+	    (r = np_daemon_container_unit(d, w)))
 		goto out;
 	if (refused_here(d, w, spec_file, dec)) {
 		/* dec says why */
@@ -242,8 +244,10 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		goto out;
 	}
 	/* A container's cgroup exists (checked) and is the runtime's:
-	 * nothing to create, so nothing pending to save after the cycle */
-	m->established = w->container_id != NULL;
+	 * nothing to create, so nothing pending to save after the cycle; a
+	 * container's scope is established once its unit has its CPUs
+	 * (units.c: what it had before is no drift) */
+	m->established = w->container_id && !w->unit;
 	m->seen_scan = d->spec_scan; /* admitted from this scan's file */
 	/* Durable before any cgroup is touched and before it is reported:
 	 * an admission the state file does not know would be lost by a
@@ -324,7 +328,8 @@ static void remove_cgroups(struct np_daemon *d, const struct np_workload_req *re
 			       req->name, req->unit, err);
 			np_daemon_unit_left(d, req->unit, true);
 		}
-		return;
+		if (!req->container_id)
+			return;
 	}
 	d->enf->ops->forget(d->enf, req->cgroup);
 	if (req->container_id) /* the runtime's cgroup: it removes it */
@@ -408,8 +413,11 @@ void np_daemon_release_vanished(struct np_daemon *d)
 		char name[NP_NAME_MAX];
 		np_cpuset cpus;
 		np_nodemask mems;
-		if (!m || !m->established || d->st.w[i].req.unit)
-			continue; /* a stopped unit is not a removed one */
+		/* a stopped unit is not a removed one; a container's scope
+		 * is (its cgroup is the container's) */
+		if (!m || !m->established ||
+		    (d->st.w[i].req.unit && !d->st.w[i].req.container_id))
+			continue;
 		if (d->enf->ops->read(d->enf, d->st.w[i].req.cgroup, &cpus,
 				      &mems, err, sizeof(err)) != -ENOENT)
 			continue;

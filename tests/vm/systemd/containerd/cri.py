@@ -2,17 +2,23 @@
 # A minimal CRI v1 client for 95-containerd.sh (issue 31): the messages it
 # needs encoded by hand as protobuf (field numbers of cri-api v0.25.0's
 # api.proto, shared/reference/containerd_nri_v01.md section 3) and sent
-# with Debian's python3-grpcio as raw bytes, no generated code. One
-# process runs the whole pod (python's start costs about 20 s under TCG):
-#   cri.py NUMAPLACE SOCKET CGROUP_PARENT NAME
-# a pod NAME (host network, CGROUP_PARENT, numaplace.io/ annotations
-# asking LSE for 2 CPUs) and a Guaranteed 2-CPU container whose first
-# action writes its Cpus_allowed_list to /out/cpus; prints what it saw,
-# what numaplaced placed and the container cgroup's effective cpuset, then
-# stops and removes both and prints what numaplaced still has.
+# with Debian's python3-grpcio as raw bytes, no generated code.
+#
+# One process serves the whole scenario (python's start costs about 20 s
+# under TCG): it reads one JSON command a line on stdin and answers one
+# JSON line on stdout, {"ok": true, ...} or {"ok": false, "error": TEXT}
+# (a gRPC error: containerd's message). Commands:
+#   {"op": "pod", "name": N, "parent": CGROUP_PARENT, "ann": {...}}
+#       a host-network pod sandbox -> {"id": SANDBOX}
+#   {"op": "run", "pod": N, "name": C, "res": [PERIOD, QUOTA, SHARES],
+#    "out": FILE}
+#       a busybox container of pod N whose first action writes its
+#       Cpus_allowed_list to FILE (under /out, mounted), then sleeps;
+#       created and started -> {"id": ID} (a failed start: ok false, id)
+#   {"op": "stop" | "rm" | "stoppod" | "rmpod", "id": ID}
+#   {"op": "ping"}  Version, retried for up to 60 s (after a restart)
 import grpc
 import json
-import subprocess
 import sys
 import time
 
@@ -57,56 +63,73 @@ def first_string(b):  # the response's field 1 (an id)
 ch = grpc.insecure_channel("unix:///run/containerd/containerd.sock")
 
 
-def call(method, req):
-    t = time.time()
-    r = ch.unary_unary("/runtime.v1.RuntimeService/" + method,
-                       request_serializer=None,
-                       response_deserializer=None)(req, timeout=300)
-    print("time %s %.2f" % (method, time.time() - t), flush=True)
-    return r
+def call(method, req, timeout=300):
+    return ch.unary_unary("/runtime.v1.RuntimeService/" + method,
+                          request_serializer=None,
+                          response_deserializer=None)(req, timeout=timeout)
 
 
-def workloads():
-    out = subprocess.check_output([sys.argv[1], "status", "--json",
-                                   "--socket", sys.argv[2]])
-    return json.loads(out)["workloads"]
+node_net = s(2, s(1, i(1, 2)))  # namespace_options.network = NODE
+pods = {}  # name -> (sandbox id, sandbox config)
 
 
-ann = {"numaplace.io/qos": "LSE", "numaplace.io/cpus": "2",
-       "numaplace.io/workload": "ctrd-web"}
-meta = s(1, sys.argv[4]) + s(2, "uid-" + sys.argv[4]) + s(3, "default") + i(4, 0)
-node_net = s(2, s(1, i(1, 2)))  # security_context.namespace_options.network = NODE
-sandbox_cfg = s(1, meta) + m(7, ann) + s(8, s(1, sys.argv[3]) + node_net)
-sb = first_string(call("RunPodSandbox", s(1, sandbox_cfg)))
-print("sandbox", sb, flush=True)
-# the kubelet's encoding of 2 CPUs: period 100000, quota 200000, shares 2048
-res = i(1, 100000) + i(2, 200000) + i(3, 2048)
-cfg = (s(1, s(1, "main")) + s(2, s(1, "docker.io/library/npbox:1"))
-       + s(3, "/bin/busybox") + s(4, "sh") + s(4, "-c")
-       + s(4, "grep Cpus_allowed_list /proc/self/status >/out/cpus; "
-              "exec sleep 1000000")
-       + s(7, s(1, "/out") + s(2, "/out")) + s(15, s(1, res)))
-cid = first_string(call("CreateContainer", s(1, sb) + s(2, cfg)
-                        + s(3, sandbox_cfg)))
-print("container", cid, flush=True)
-call("StartContainer", s(1, cid))
-for _ in range(600):
+def pod(c):
+    meta = s(1, c["name"]) + s(2, "uid-" + c["name"]) + s(3, "default") + i(4, 0)
+    cfg = (s(1, meta) + m(7, c.get("ann", {}))
+           + s(8, s(1, c["parent"]) + node_net))
+    sb = first_string(call("RunPodSandbox", s(1, cfg)))
+    pods[c["name"]] = (sb, cfg)
+    return {"id": sb}
+
+
+def run(c):
+    sb, sbcfg = pods[c["pod"]]
+    period, quota, shares = c["res"]
+    res = b""
+    for f, v in ((1, period), (2, quota), (3, shares)):
+        if v:
+            res += i(f, v)
+    cfg = (s(1, s(1, c["name"])) + s(2, s(1, "docker.io/library/npbox:1"))
+           + s(3, "/bin/busybox") + s(4, "sh") + s(4, "-c")
+           + s(4, "grep Cpus_allowed_list /proc/self/status >%s; "
+                  "exec sleep 1000000" % c["out"])
+           + s(7, s(1, "/out") + s(2, "/out")) + s(15, s(1, res)))
+    cid = first_string(call("CreateContainer", s(1, sb) + s(2, cfg)
+                            + s(3, sbcfg)))
     try:
-        print("saw", open("/out/cpus").read().split()[1], flush=True)
-        break
-    except (OSError, IndexError):
-        time.sleep(0.2)
-w = [x for x in workloads() if x.get("container_id") == cid]
-print("placed", w[0]["cpuset"] if w else "none",
-      w[0]["cgroup"] if w else "none", flush=True)
-print("pause-placed", len([x for x in workloads()
-                           if x.get("container_id") == sb]), flush=True)
-if w:
-    eff = open("/sys/fs/cgroup%s/cpuset.cpus.effective" % w[0]["cgroup"])
-    print("effective", eff.read().strip(), flush=True)
-call("StopContainer", s(1, cid) + i(2, 0))
-call("RemoveContainer", s(1, cid))
-call("StopPodSandbox", s(1, sb))
-call("RemovePodSandbox", s(1, sb))
-print("after", len([x for x in workloads() if x.get("container_id") == cid]),
-      flush=True)
+        call("StartContainer", s(1, cid))
+    except grpc.RpcError as e:
+        return {"ok": False, "id": cid, "error": e.details()}
+    return {"id": cid}
+
+
+def ping(c):
+    for _ in range(120):
+        try:
+            call("Version", b"", timeout=5)
+            return {}
+        except grpc.RpcError:
+            time.sleep(0.5)
+    return {"ok": False, "error": "no answer to Version for 60 s"}
+
+
+ops = {
+    "pod": pod,
+    "run": run,
+    "ping": ping,
+    "stop": lambda c: call("StopContainer", s(1, c["id"]) + i(2, 0)) and {},
+    "rm": lambda c: call("RemoveContainer", s(1, c["id"])) and {},
+    "stoppod": lambda c: call("StopPodSandbox", s(1, c["id"])) and {},
+    "rmpod": lambda c: call("RemovePodSandbox", s(1, c["id"])) and {},
+}
+
+print(json.dumps({"ok": True, "ready": True}), flush=True)
+for line in sys.stdin:
+    c = json.loads(line)
+    t = time.time()
+    try:
+        out = ops[c["op"]](c) or {}
+    except grpc.RpcError as e:
+        out = {"ok": False, "error": e.details()}
+    out.setdefault("ok", True)
+    print(json.dumps(dict(time=round(time.time() - t, 2), **out)), flush=True)
