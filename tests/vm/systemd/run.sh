@@ -17,7 +17,10 @@
 #   --bin PATH            a program for /usr/local/sbin (repeatable)
 #   --only GLOB[,GLOB]    run only matching scenarios
 #   --timeout SECONDS     hard limit for the whole VM run (default 900)
-#   --scenario-timeout S  limit for each scenario (default 300)
+#   --scenario-timeout S  limit for each scenario (default 300; a scenario's
+#                         "# np-timeout: S" line gives it more, never less)
+#   --append ARGS         extra kernel command line arguments (np.KEY=VALUE
+#                         becomes NP_KEY in the scenarios' environment)
 #   --boot-timeout S      no NP-BOOT S seconds after qemu started: boot
 #                         again (default 150)
 #   --boot-attempts N     default 3
@@ -71,7 +74,7 @@ die() { echo "systemd/run.sh: $*" >&2; exit 2; }
 
 topo= scen=$HERE/scenarios hard_timeout=900 scen_timeout=300
 boot_timeout=${NP_VM_BOOT_TIMEOUT:-150} boot_attempts=${NP_VM_BOOT_ATTEMPTS:-3}
-silence_timeout=0 only= quiet=0 tcg_threads=single mem=2048 disk_mb=0 ctl= log_name=
+silence_timeout=0 only= append= quiet=0 tcg_threads=single mem=2048 disk_mb=0 ctl= log_name=
 extra_pkgs= extra_skip=
 bins=() hostfwd=() modules=() files=() pins=() pin_rest=
 while (($#)); do
@@ -80,6 +83,7 @@ while (($#)); do
 	--scenarios) scen=${2:-}; shift 2 ;;
 	--bin) bins+=("${2:-}"); shift 2 ;;
 	--only) only=${2:-}; shift 2 ;;
+	--append) append=${2:-}; shift 2 ;;
 	--timeout) hard_timeout=${2:-}; shift 2 ;;
 	--scenario-timeout) scen_timeout=${2:-}; shift 2 ;;
 	--boot-timeout) boot_timeout=${2:-}; shift 2 ;;
@@ -212,6 +216,7 @@ cmdline="console=ttyS0 quiet panic=-1 systemd.unified_cgroup_hierarchy=1 systemd
 cmdline+=" np.topo=$topo np.nodes=$nnodes np.cpus=$ncpus np.smt=$smt"
 cmdline+=" np.nodecpus=$nodecpus_param np.dist=$dist np.timeout=$scen_timeout"
 [[ -n $only ]] && cmdline+=" np.only=$only"
+[[ -n $append ]] && cmdline+=" $append"
 
 # pin_threads: qemu's threads where --pin and --pin-rest say (all of them
 # first, then each named vCPU thread, "CPU N/TCG"); threads made later
