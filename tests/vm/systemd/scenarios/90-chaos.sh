@@ -160,6 +160,7 @@ collect() {
 		wait "${BUSY[$n]}" 2>/dev/null
 		unset "BUSY[$n]"
 		o=$(cat $CH/out/$n.out)
+		echo "CHAOS-ANS $n: $(head -n 1 <<<"$o" | cut -c1-150)"
 		prev=$(cat $CH/out/$n.prev)
 		read -r _ q k _ <<<"$prev"
 		[ -n "$(cat $CH/out/$n.q 2>/dev/null)" ] && q=$(cat $CH/out/$n.q)
@@ -176,7 +177,7 @@ collect() {
 		elif grep -qE "^rejected $n: |^numaplaced: |^numaplace resize: $n not resized" <<<"$o"; then
 			setm $n "$prev" # refused, or an error answered: nothing changed
 			NREJ=$((NREJ + 1))
-		elif grep -qE "^numaplace [a-z]+: (cannot connect|connecting) to numaplaced" <<<"$o"; then
+		elif grep -qE "^numaplace [a-z]+: ((cannot connect|connecting) to numaplaced|numaplaced is not running)" <<<"$o"; then
 			setm $n "$prev" # never sent
 			NUNREACH=$((NUNREACH + 1))
 		else

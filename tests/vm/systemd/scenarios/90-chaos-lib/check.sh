@@ -90,7 +90,7 @@ chk_systemd() {
 		*=*) SD[$u.${l%%=*}]=${l#*=} ;;
 		esac
 	done < <(systemctl show -p Id -p ActiveState -p SubState -p AllowedCPUs -p EffectiveCPUs \
-		numaplaced.service $HOSTU 2>/dev/null)
+		numaplaced.service $HOSTU chaos-u1.service chaos-u2.service 2>/dev/null)
 }
 
 # chk_workloads: the per-workload checks; sets XSET (every LSE/LSR CPU
@@ -98,7 +98,7 @@ chk_systemd() {
 chk_workloads() {
 	local f n st q k c p eff cfg i j
 	local -a xn=() xe=()
-	XSET=" " LSESET=" "
+	XSET=" " LSESET=" " XWHO=""
 	for f in "$M"/*; do
 		[ -f "$f" ] || continue
 		n=${f##*/}
@@ -121,11 +121,12 @@ chk_workloads() {
 		case $q in
 		LSE | LSR | partition)
 			xn+=("$n") xe+=("$_E")
+			XWHO+=" $n($st $q):$eff"
 			XSET+="${_E# }"
 			[ "$q" = LSR ] || LSESET+="${_E# }"
 			;;
-		LS) SH_N+=("$n") SH_E+=("$_E") ;;
-		BE) BE_N+=("$n") BE_E+=("$_E") ;;
+		LS) SH_N+=("$n") SH_E+=("$_E") SH_W+=("$p: $eff") ;;
+		BE) BE_N+=("$n") BE_E+=("$_E") BE_W+=("$p: $eff") ;;
 		esac
 	done
 	for ((i = 0; i < ${#xn[@]}; i++)); do
@@ -136,16 +137,20 @@ chk_workloads() {
 	done
 }
 
+# the exclusive sets and whose (for a window's reason), with the units'
+# AllowedCPUs
+xwho() { echo "$XWHO; u1 AllowedCPUs=${SD[chaos-u1.service.AllowedCPUs]:-} u2 AllowedCPUs=${SD[chaos-u2.service.AllowedCPUs]:-}"; }
+
 # chk_others: shared and BE workloads, host units, host isolation
 chk_others() {
 	local i u e a
 	for ((i = 0; i < ${#SH_N[@]}; i++)); do
 		_and "$XSET" "${SH_E[i]}"
-		[ -z "$_A" ] || viol "shared:${SH_N[i]}" "LS workload's effective set holds exclusive CPU(s) $_A"
+		[ -z "$_A" ] || viol "shared:${SH_N[i]}" "LS workload's effective set (${SH_W[i]}) holds exclusive CPU(s) $_A;$(xwho)"
 	done
 	for ((i = 0; i < ${#BE_N[@]}; i++)); do
 		_and "$LSESET" "${BE_E[i]}"
-		[ -z "$_A" ] || viol "be:${BE_N[i]}" "BE workload's effective set holds LSE CPU(s) $_A"
+		[ -z "$_A" ] || viol "be:${BE_N[i]}" "BE workload's effective set (${BE_W[i]}) holds LSE CPU(s) $_A;$(xwho)"
 	done
 	[ "$XSET" = " " ] && return 0
 	for u in $HOSTU; do
@@ -203,14 +208,15 @@ chk_loop() {
 	while [ ! -e "$CH/stop" ]; do
 		_ms
 		t0=$_T
-		CUR=() SH_N=() SH_E=() BE_N=() BE_E=()
+		CUR=() SH_N=() SH_E=() SH_W=() BE_N=() BE_E=() BE_W=()
 		# systemd's properties every 3 s (a systemctl per second takes a
 		# good part of the emulated machine); the kernel's files each second
 		((ticks % 3)) || chk_systemd
 		up=0
 		[ "${SD[numaplaced.service.ActiveState]:-}" = active ] &&
 			[ "${SD[numaplaced.service.SubState]:-}" = running ] &&
-			[ -S "$SOCK" ] && [ -s /sys/fs/cgroup/system.slice/numaplaced.service/cgroup.procs ] && up=1
+			[ -S "$SOCK" ] && _rd /sys/fs/cgroup/system.slice/numaplaced.service/cgroup.procs &&
+			[ -n "$_V" ] && up=1
 		chk_workloads
 		chk_others
 		_ms

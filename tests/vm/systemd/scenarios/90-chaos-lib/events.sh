@@ -40,14 +40,15 @@ ev_release() { # NAME
 	wait_idle $1
 	sock_bg $1 "$(cat $M/$1)" "$NPC" release $1 --socket "$SOCK"
 }
-ev_spec() { # NAME OP(0,1 write; 2 remove) QOS CPUS
+declare -A SPECQ=([f1]=LSE [f2]=LS [f3]=BE)
+ev_spec() { # NAME OP(0,1 write; 2 remove) CPUS
 	if [ $2 = 2 ]; then
 		rm -f $SPECS/$1.json
 		setm $1 "absent - cg -"
 		return
 	fi
-	spec_json $1 $3 $4 >$SPECS/.$1.tmp && mv -f $SPECS/.$1.tmp $SPECS/$1.json
-	setm $1 "spec $(qos_sent $3) cg -"
+	spec_json $1 ${SPECQ[$1]} $3 >$SPECS/.$1.tmp && mv -f $SPECS/.$1.tmp $SPECS/$1.json
+	setm $1 "spec ${SPECQ[$1]} cg -"
 }
 ev_unit() { # NAME OP(0 admit, 1 release) QOS CPUS
 	wait_idle $1
@@ -179,7 +180,7 @@ run_chaos() {
 	echo "CHAOS-SCHEDULE $total events, sha256 $(sha256sum <$CH/schedule | cut -c1-16)"
 	_ms
 	t0=$_T
-	end=$((MIN * 60000 + 60000))
+	end=$((MIN * 60000 + 10000)) # behind by more at the end: stop (a bounded time)
 	IDX=0
 	cg_pid
 	LASTPID=$_P

@@ -28,7 +28,9 @@ leak_sample() {
 	units=$(systemctl list-units --all --plain --no-legend 2>/dev/null | wc -l)
 	cgs=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | wc -l)
 	[ -n "$rss" ] || return 0
-	echo "CHAOS-LEAK $SECONDS $p $rss $fds $ino ${bpf#*/} $units $cgs maps=${bpf%/*}"
+	# and how many workload cgroups there are (descriptors and watches
+	# follow them: a slope is a leak only at a like number)
+	echo "CHAOS-LEAK $SECONDS $p $rss $fds $ino ${bpf#*/} $units $cgs maps=${bpf%/*} workloads=$(find $SCOPE -mindepth 1 -maxdepth 1 -type d ! -name '.*' | wc -l)"
 	echo "$SECONDS $p $rss $fds $ino ${bpf#*/} $units $cgs" >>$CH/leaks
 }
 # slopes: "NAME SLOPE/min N" for each column after warm-up
@@ -52,7 +54,7 @@ leak_report() {
 	      if (n[g] < 2) continue
 	      dx = t[i] - sx[g] / n[g]; num += dx * (v[i, c] - sv[g] / n[g]); den += dx * dx; m++
 	    }
-	    printf "%s %s %d\n", name[c - 2], den > 0 ? sprintf("%.3f", num / den * 60) : "n/a", m
+	    printf "%s %s %d\n", name[c - 2], (den > 0 ? sprintf("%.3f", num / den * 60) : "n/a"), m
 	  }
 	}' $CH/leaks
 }

@@ -11,7 +11,9 @@
 # Weights, out of 100 (a mean gap of 3.5 s between events: under TCG an
 # event takes 1-3 s):
 #   admit 18  resize 8  release 12  (socket; workloads s1..s6)
-#   spec 10   (spec files f1..f3: add, change the cpu, remove)
+#   spec 10   (spec files f1 LSE, f2 LS, f3 BE: add, change the cpu,
+#             remove; a file keeps its class, so that a change is a resize
+#             in place)
 #   unit 6    (socket; the services chaos-u1/u2 as workloads) restart-unit 4
 #   reload 6  (systemctl daemon-reload)  confined 3 (restart chaos-host)
 #   admin 5   (set-property on system.slice)   burst 3 (24 socket clients)
@@ -34,7 +36,7 @@ chaos_schedule() {
 		if ((r < 18)); then ev="admit s$n $q $c"
 		elif ((r < 26)); then ev="resize s$n $((1 + RANDOM % 3))"
 		elif ((r < 38)); then ev="release s$n"
-		elif ((r < 48)); then ev="spec f$((1 + n % 3)) $(((RANDOM % 3))) ${q/partition/LSE} $c"
+		elif ((r < 48)); then ev="spec f$((1 + n % 3)) $(((RANDOM % 3))) $c"
 		elif ((r < 54)); then ev="unit u$((1 + n % 2)) $((RANDOM % 2)) ${q/partition/LS} $c"
 		elif ((r < 58)); then ev="restart-unit u$((1 + n % 2))"
 		elif ((r < 64)); then ev="reload"
