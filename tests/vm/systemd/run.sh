@@ -17,7 +17,12 @@
 #   --bin PATH            a program for /usr/local/sbin (repeatable)
 #   --only GLOB[,GLOB]    run only matching scenarios
 #   --timeout SECONDS     hard limit for the whole VM run (default 900)
-#   --scenario-timeout S  limit for each scenario (default 300)
+#   --scenario-timeout S  limit for each scenario (default 300; a scenario's
+#                         "# np-timeout: S" line gives it more, never less)
+#   --append ARGS         extra kernel command line arguments (np.KEY=VALUE
+#                         becomes NP_KEY in the scenarios' environment;
+#                         "loglevel=7" keeps soft lockups' backtraces in the
+#                         console log, which "quiet" hides)
 #   --boot-timeout S      no NP-BOOT S seconds after qemu started: boot
 #                         again (default 150)
 #   --boot-attempts N     default 3
@@ -29,9 +34,6 @@
 #                         whole (tests/vm/README.md "Timings and TCG
 #                         threading"), and the hard --timeout is long.
 #   --quiet               print only the results
-#   --append ARGS         more kernel command line (e.g. "loglevel=7": the
-#                         console log then keeps soft lockups' backtraces,
-#                         which "quiet" hides)
 #   --tcg-threads single|multi  qemu -accel tcg,thread=... (default single;
 #                         multi gives each vCPU a host thread: see
 #                         tests/vm/README.md "Timings and TCG threading")
@@ -83,13 +85,13 @@ while (($#)); do
 	--scenarios) scen=${2:-}; shift 2 ;;
 	--bin) bins+=("${2:-}"); shift 2 ;;
 	--only) only=${2:-}; shift 2 ;;
+	--append) append=${2:-}; shift 2 ;;
 	--timeout) hard_timeout=${2:-}; shift 2 ;;
 	--scenario-timeout) scen_timeout=${2:-}; shift 2 ;;
 	--boot-timeout) boot_timeout=${2:-}; shift 2 ;;
 	--boot-attempts) boot_attempts=${2:-}; shift 2 ;;
 	--silence-timeout) silence_timeout=${2:-}; shift 2 ;;
 	--quiet) quiet=1; shift ;;
-	--append) append=${2:-}; shift 2 ;;
 	--tcg-threads) tcg_threads=${2:-}; shift 2 ;;
 	--mem) mem=${2:-}; shift 2 ;;
 	--disk) disk_mb=${2:-}; shift 2 ;;
