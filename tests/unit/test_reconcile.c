@@ -525,7 +525,7 @@ static void test_container_scope(void **state)
 
 	container_scope_start(x, true);
 	fake_log_clear(x->fd.f);
-	admit(x, CTR_SCOPE);
+	fake_daemon_admit(&x->fd, CTR_SCOPE);
 	assert_log(x, "set host system.slice cpus=0,2-4,6-7\n"
 		      "set-unit cri-containerd-c0ffee.scope cpus=1,5 mems=0\n");
 	assert_string_equal(x->fd.d.st.w[0].req.unit,
@@ -543,7 +543,7 @@ static void test_container_scope(void **state)
 			    "cri-containerd-c0ffee.scope");
 	/* released by its id: the unit given back, no cgroup written */
 	fake_log_clear(x->fd.f);
-	json_decref(request(x, "{\"op\": \"release\", \"container\": \"c0ffee\"}"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"container\": \"c0ffee\"}"));
 	assert_int_equal(fake_log_find(x->fd.f,
 				       "release-unit cri-containerd-c0ffee.scope"),
 			 0);
@@ -551,7 +551,7 @@ static void test_container_scope(void **state)
 	assert_int_equal(x->fd.d.st.nworkloads, 0);
 	assert_int_equal(x->fd.d.n.drift_repaired, 0);
 	/* admitted again, then its scope goes (the container killed) */
-	admit(x, CTR_SCOPE);
+	fake_daemon_admit(&x->fd, CTR_SCOPE);
 	fake_cg(x->fd.f, 'm', CTR_SCOPE_CG, false)->exists = false;
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
