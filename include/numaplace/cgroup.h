@@ -381,6 +381,12 @@ struct np_cgroup_change {
 	const np_cpuset *old_cpus, *new_cpus;
 	np_nodemask old_mems, new_mems;
 	enum np_cgroup_kind kind;
+	/* Koordinator's LSR: best effort may run on a reserved workload's
+	 * CPUs. A shared cgroup with best_effort (it holds the BE pool) and
+	 * an exclusive one with lends_to_be (an LSR workload's) may hold the
+	 * same CPUs; each still conflicts with every other cgroup as its
+	 * kind says. Either flag on the other kind is refused. */
+	bool best_effort, lends_to_be;
 };
 
 enum np_cgroup_file {

@@ -881,8 +881,12 @@ static void simulate(const struct np_cgroup_change *ch, int n,
 				    ancestor(ch[j].cgroup, ch[i].cgroup);
 				bool excl = ch[i].kind == NP_CGROUP_EXCLUSIVE ||
 					    ch[j].kind == NP_CGROUP_EXCLUSIVE;
+				bool lent = (ch[i].lends_to_be &&
+					     ch[j].best_effort) ||
+					    (ch[j].lends_to_be &&
+					     ch[i].best_effort);
 
-				if (nested || !excl ||
+				if (nested || !excl || lent ||
 				    !np_cpuset_intersects(&cur[i], &cur[j]))
 					continue;
 				dump_plan(p);
@@ -1096,6 +1100,43 @@ static void test_plan_refusals(void **state)
 	assert_int_equal(np_cgroup_plan_build(&p, ch, 2, err, sizeof(err)), 0);
 	simulate(ch, 2, &p);
 	np_cgroup_plan_free(&p);
+
+	/* an LSR workload lends its CPUs to the BE pool: the BE cgroup keeps
+	 * CPU 6 while the LSR one gets it, the LS pool still gives it up
+	 * first (Koordinator: BE may run on LSR's CPUs, LS may not) */
+	ch[0] = chg("BE", NP_CGROUP_SHARED, "0-7", "0-1,4-7", 0, 0);
+	ch[0].best_effort = true;
+	ch[1] = chg("LSR", NP_CGROUP_EXCLUSIVE, "", "6", 0, 0);
+	ch[1].lends_to_be = true;
+	ch[2] = chg("LS", NP_CGROUP_SHARED, "0-7", "0-1,4-5,7", 0, 0);
+	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)), 0);
+	simulate(ch, 3, &p);
+	/* BE is never made to give CPU 6 up */
+	for (int k = 0; k < p.n; k++)
+		if (p.steps[k].change == 0 && p.steps[k].file == NP_CGROUP_CPUS)
+			assert_true(np_cpuset_test(p.steps[k].cpus, 6));
+	np_cgroup_plan_free(&p);
+	/* ... to the BE pool only: an LS pool holding it is refused */
+	ch[0].best_effort = false;
+	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)),
+			 -EINVAL);
+	assert_contains(err, "shared BE (0-1,4-7) and exclusive LSR (6)");
+	/* ... and by an LSR workload only: an LSE one is refused */
+	ch[0].best_effort = true;
+	ch[1].lends_to_be = false;
+	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)),
+			 -EINVAL);
+	assert_contains(err, "shared BE (0-1,4-7) and exclusive LSR (6)");
+	/* the flags belong to their kind */
+	ch[1].best_effort = true;
+	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)),
+			 -EINVAL);
+	assert_contains(err, "LSR: best_effort is for shared cgroups");
+	ch[1].best_effort = false;
+	ch[2].lends_to_be = true;
+	assert_int_equal(np_cgroup_plan_build(&p, ch, 3, err, sizeof(err)),
+			 -EINVAL);
+	assert_contains(err, "LS: lends_to_be is for exclusive cgroups");
 
 	/* duplicates, empty targets, bad paths */
 	ch[0] = chg("A", NP_CGROUP_SHARED, "0", "1", 0, 0);

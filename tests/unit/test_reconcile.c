@@ -102,6 +102,47 @@ static void test_drift(void **state)
 	assert_int_equal(x->fd.d.n.drift_repaired, 1);
 }
 
+/* An LSR workload beside a BE one: the BE pool keeps the LSR's CPUs
+ * (Koordinator lets best effort run there), the LS pool gives them up. A
+ * cycle that writes both (here: both drifted, as after a hotplug) was
+ * refused whole before ("target sets overlap"), every cycle after it. */
+static void test_lsr_lends_to_be(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *be, *lsr, *api;
+	np_cpuset want_be, want_lsr;
+
+	fake_daemon_admit(&x->fd, FAKE_LS_API);
+	fake_daemon_admit(&x->fd,
+			  "{\"name\": \"batch\", \"cgroup\": \"batch\", "
+			  "\"qos\": \"BE\", \"containers\": [{\"name\": "
+			  "\"main\"}]}");
+	fake_daemon_admit(&x->fd,
+			  "{\"name\": \"db\", \"cgroup\": \"db\", "
+			  "\"qos\": \"LSR\", \"containers\": [{\"name\": "
+			  "\"main\", \"cpu\": \"2\"}]}");
+	assert_non_null(be = fake_cg(x->fd.f, 'm', "batch", false));
+	assert_non_null(lsr = fake_cg(x->fd.f, 'm', "db", false));
+	assert_non_null(api = fake_cg(x->fd.f, 'm', "api", false));
+	assert_int_equal(np_cpuset_count(&lsr->cpus), 2);
+	/* the BE cgroup holds the LSR's CPUs, the LS one none of them */
+	assert_true(np_cpuset_subset(&lsr->cpus, &be->cpus));
+	assert_false(np_cpuset_intersects(&lsr->cpus, &api->cpus));
+	want_be = be->cpus;
+	want_lsr = lsr->cpus;
+	/* both drifted: one plan writes them back */
+	np_cpuset_parse(&be->cpus, "0-7", NULL, 0);
+	np_cpuset_parse(&lsr->cpus, "0-7", NULL, 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_int_equal(x->fd.d.n.write_errors, 0);
+	assert_true(np_cpuset_equal(&be->cpus, &want_be));
+	assert_true(np_cpuset_equal(&lsr->cpus, &want_lsr));
+	/* and a cycle after it has nothing to write */
+	fake_log_clear(x->fd.f);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_log(x, "");
+}
+
 /* A release: the cgroup goes, its CPUs return to the shared cgroups. */
 static void test_release(void **state)
 {
@@ -640,6 +681,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unit_pending, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_unit_confined, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_lsr_lends_to_be, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_container_scope, setup,
 						fake_daemon_teardown),

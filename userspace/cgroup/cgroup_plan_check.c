@@ -79,6 +79,14 @@ static int validate_ix(struct planner *pl, struct np_strmap *ix)
 			       ch[i].cgroup, (int)ch[i].kind);
 			return -EINVAL;
 		}
+		if ((ch[i].best_effort && ch[i].kind != NP_CGROUP_SHARED) ||
+		    (ch[i].lends_to_be && ch[i].kind != NP_CGROUP_EXCLUSIVE)) {
+			np_errmsg(pl->err, pl->errlen,
+				  "%s: %s is for %s cgroups", ch[i].cgroup,
+				  ch[i].best_effort ? "best_effort" : "lends_to_be",
+				  ch[i].best_effort ? "shared" : "exclusive");
+			return -EINVAL;
+		}
 		if (np_strmap_get(ix, ch[i].cgroup, NULL)) {
 			np_errmsg(pl->err, pl->errlen,
 			       "%s appears twice in the change list",
@@ -223,8 +231,18 @@ static int check_overlap(struct planner *pl, const struct solo_ix *x)
  * What the cgroups conflicting with i are to get: fixed.  For a solo i,
  * the union over all of them: every exclusive one's for a shared i; every
  * other one's for an exclusive i, which (targets checked) is the union of
- * all but its own.
+ * all but its own.  Not for the pairs that lend and borrow (LSR and the
+ * BE pool): those go through conflict() one by one.
  */
+static bool solo_union(const struct planner *pl, const struct solo_ix *x,
+		       int i, enum np_cgroup_kind kind)
+{
+	const struct np_cgroup_change *ch = &pl->ch[i];
+
+	return x->solo[i] && ch->kind == kind && !ch->best_effort &&
+	       !ch->lends_to_be;
+}
+
 static int fill_claims(struct planner *pl, const struct solo_ix *x)
 {
 	const struct np_cgroup_change *ch = pl->ch;
@@ -233,8 +251,7 @@ static int fill_claims(struct planner *pl, const struct solo_ix *x)
 	pl->u_excl = x->u_excl;
 	np_cpuset_zero(&pl->none);
 	for (int i = 0; i < pl->n; i++)
-		own += pl->cm[i] &&
-		       !(x->solo[i] && ch[i].kind == NP_CGROUP_SHARED);
+		own += pl->cm[i] && !solo_union(pl, x, i, NP_CGROUP_SHARED);
 	pl->claim_own = calloc((size_t)(own ? own : 1), sizeof(np_cpuset));
 	if (!pl->claim_own) {
 		np_errmsg(pl->err, pl->errlen, "out of memory");
@@ -249,13 +266,13 @@ static int fill_claims(struct planner *pl, const struct solo_ix *x)
 			pl->claim[i] = &pl->none; /* conflicts with nobody */
 			continue;
 		}
-		if (x->solo[i] && ch[i].kind == NP_CGROUP_SHARED) {
+		if (solo_union(pl, x, i, NP_CGROUP_SHARED)) {
 			pl->claim[i] = &pl->u_excl;
 			continue;
 		}
 		c = &pl->claim_own[k++];
 		pl->claim[i] = c;
-		if (x->solo[i]) {
+		if (solo_union(pl, x, i, NP_CGROUP_EXCLUSIVE)) {
 			np_cpuset_andnot(c, &x->u_all, ch[i].new_cpus);
 			continue;
 		}

@@ -67,13 +67,20 @@ static inline bool anc(const struct planner *pl, int i, int j)
 	return false;
 }
 
+/* i lends its CPUs to j: j holds the BE pool and i is an LSR workload's. */
+static inline bool lends(const struct planner *pl, int i, int j)
+{
+	return pl->ch[i].lends_to_be && pl->ch[j].best_effort;
+}
+
 /* i and j may not hold the same CPU at the same time. */
 static inline bool conflict(const struct planner *pl, int i, int j)
 {
 	return i != j && pl->cm[i] && pl->cm[j] &&
 	       (pl->ch[i].kind == NP_CGROUP_EXCLUSIVE ||
 		pl->ch[j].kind == NP_CGROUP_EXCLUSIVE) &&
-	       !anc(pl, i, j) && !anc(pl, j, i);
+	       !lends(pl, i, j) && !lends(pl, j, i) && !anc(pl, i, j) &&
+	       !anc(pl, j, i);
 }
 
 /* The cgroups that may conflict with i: only exclusive ones for a shared

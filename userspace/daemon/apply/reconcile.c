@@ -100,6 +100,9 @@ struct desired {
 	np_cpuset *own_cpus; /* union over several containers (heap) */
 	np_nodemask mems;
 	bool exclusive;
+	/* the BE pool's (shared), an LSR workload's CPUs (exclusive): the BE
+	 * pool may hold LSR CPUs (np_cgroup_change.best_effort) */
+	bool best_effort, lends_to_be;
 	bool present; /* its cgroup exists (read or created this cycle) */
 	int wl; /* workload index */
 	/* Its meta (NULL for leftovers): meta[] does not change from
@@ -218,6 +221,10 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 				/* the pod's shared rest: several containers
 				 * hold it, none claims it */
 				cd->exclusive = ca->exclusive && !ca->pod_shared;
+				cd->best_effort = !cd->exclusive &&
+						  a->qos_class == NP_QOS_BE;
+				cd->lends_to_be = cd->exclusive &&
+						  a->qos_class == NP_QOS_LSR;
 				cd->wl = i;
 				cd->m = wd->m;
 			}
@@ -228,6 +235,8 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		if (wd->own_cpus)
 			wd->cpus = wd->own_cpus;
 		wd->exclusive = excl;
+		wd->best_effort = !excl && a->qos_class == NP_QOS_BE;
+		wd->lends_to_be = excl && a->qos_class == NP_QOS_LSR;
 		if (!wd->mems)
 			wd->mems = d->topo->numa_mask;
 	}
@@ -637,6 +646,8 @@ static int plan_changes(struct np_daemon *d, struct desired *v, int n,
 		ch->old_mems = mems;
 		ch->new_mems = v[i].mems;
 		ch->kind = v[i].exclusive ? NP_CGROUP_EXCLUSIVE : NP_CGROUP_SHARED;
+		ch->best_effort = v[i].best_effort;
+		ch->lends_to_be = v[i].lends_to_be;
 	}
 	return 0;
 }
