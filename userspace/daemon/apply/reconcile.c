@@ -110,6 +110,13 @@ struct desired {
 	struct np_wl_meta *m;
 };
 
+/* Which side of LSR's lending to the BE pool v is on (exclusive set). */
+static void set_lending(struct desired *v, enum np_qos q)
+{
+	v->best_effort = !v->exclusive && q == NP_QOS_BE;
+	v->lends_to_be = v->exclusive && q == NP_QOS_LSR;
+}
+
 static void free_desired(struct desired *v, int n)
 {
 	for (int i = 0; v && i < n; i++) {
@@ -221,10 +228,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 				/* the pod's shared rest: several containers
 				 * hold it, none claims it */
 				cd->exclusive = ca->exclusive && !ca->pod_shared;
-				cd->best_effort = !cd->exclusive &&
-						  a->qos_class == NP_QOS_BE;
-				cd->lends_to_be = cd->exclusive &&
-						  a->qos_class == NP_QOS_LSR;
+				set_lending(cd, a->qos_class);
 				cd->wl = i;
 				cd->m = wd->m;
 			}
@@ -235,8 +239,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		if (wd->own_cpus)
 			wd->cpus = wd->own_cpus;
 		wd->exclusive = excl;
-		wd->best_effort = !excl && a->qos_class == NP_QOS_BE;
-		wd->lends_to_be = excl && a->qos_class == NP_QOS_LSR;
+		set_lending(wd, a->qos_class);
 		if (!wd->mems)
 			wd->mems = d->topo->numa_mask;
 	}
