@@ -34,13 +34,6 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* The first component of every workload's cgroup below the managed parent
  * (what a directory there must be named to hold one): 0 or -ENOMEM. */
 static int top_components(const struct np_node_state *st, struct np_strmap *m)
@@ -605,7 +598,7 @@ int np_daemon_run(struct np_daemon *d)
 		struct epoll_event ev[8];
 		int timeout = -1;
 		if (wd_usec) {
-			uint64_t now = now_usec();
+			uint64_t now = np_daemon_now_us();
 			if (now >= next_ping) {
 				sd_notifyf(0,
 					   "WATCHDOG=1\nSTATUS=%d workloads, "

@@ -37,6 +37,9 @@
 #include "basic/log.h"
 #include "numaplace/daemon.h"
 
+#include <stdint.h>
+#include <time.h>
+
 /* s, or "" for NULL (systemd's strempty()) */
 static inline const char *strempty(const char *s)
 {
@@ -234,5 +237,15 @@ void np_daemon_drift(struct np_daemon *d, const char *cgroup,
  * migration), through the enforcer */
 void np_daemon_act_on_findings(struct np_daemon *d,
 			       const struct np_findings *fs);
+
+/* CLOCK_MONOTONIC in microseconds (the loop's deadlines, the spec scan's
+ * budget). */
+static inline uint64_t np_daemon_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 #endif

@@ -23,13 +23,6 @@
 /* A spec is a few hundred bytes; anything this long is not one. */
 #define NP_SPEC_MAX_SIZE (1024 * 1024)
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* A spec file that is not trusted (basic/trust.h) is not read: refused,
  * said once per reason, and nothing changes for the workload it gave
  * (kept as it is, not released as a removed file would be). False then. */
@@ -157,7 +150,7 @@ int np_daemon_scan_specs(struct np_daemon *d)
 	d->spec_scan++;
 	d->specq.scanned = true; /* decide releases what it did not find */
 	d->scan_more = false;
-	d->scan_deadline_us = mono_us() + NP_SCAN_BUDGET_MS * 1000u;
+	d->scan_deadline_us = np_daemon_now_us() + NP_SCAN_BUDGET_MS * 1000u;
 	while ((e = readdir(dir))) {
 		char path[2 * NP_PATH_MAX];
 		size_t len = strlen(e->d_name);

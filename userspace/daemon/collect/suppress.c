@@ -23,13 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* The "cpu " line of /proc/stat: busy and total ticks over all CPUs, and
  * the number of "cpuN" lines. 0 or -EINVAL with why. */
 static int parse_stat(const char *txt, uint64_t *busy, uint64_t *total,
@@ -183,7 +176,7 @@ static void compute(struct np_daemon *d, uint64_t busy, uint64_t total,
 void np_daemon_suppress_sample(struct np_daemon *d)
 {
 	_cleanup_free_ char *txt = NULL;
-	uint64_t busy, total, now = mono_us();
+	uint64_t busy, total, now = np_daemon_now_us();
 	char why[128];
 	int ncpu, r;
 

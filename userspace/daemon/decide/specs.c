@@ -116,13 +116,6 @@ static bool socket_workload(struct np_daemon *d, const char *path,
 	return true;
 }
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* One queued file: path, its spec (an object with a "name"). */
 static void decide_one(struct np_daemon *d, const char *path,
 		       const json_t *spec)
@@ -137,7 +130,7 @@ static void decide_one(struct np_daemon *d, const char *path,
 		return;
 	if (socket_workload(d, path, spec, name))
 		return;
-	if (mono_us() > d->scan_deadline_us) {
+	if (np_daemon_now_us() > d->scan_deadline_us) {
 		d->scan_more = true; /* next cycle, after signals and requests */
 		return;
 	}

@@ -11,13 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 #define NP_METRICS_RETRY_US (30u * 1000000u)
 
 /* Listen on cfg.metrics_listen unless already; a failure is said once per
@@ -42,7 +35,7 @@ static void metrics_listen(struct np_daemon *d)
 		d->metrics_error[0] = '\0';
 		return;
 	}
-	if (d->metrics_retry_us && mono_us() < d->metrics_retry_us)
+	if (d->metrics_retry_us && np_daemon_now_us() < d->metrics_retry_us)
 		return;
 	r = np_metrics_start(&d->metrics, d->cfg.metrics_listen, err,
 			     sizeof(err));
@@ -52,7 +45,7 @@ static void metrics_listen(struct np_daemon *d)
 					"every 30 s)",
 			       err);
 		snprintf(d->metrics_error, sizeof(d->metrics_error), "%s", err);
-		d->metrics_retry_us = mono_us() + NP_METRICS_RETRY_US;
+		d->metrics_retry_us = np_daemon_now_us() + NP_METRICS_RETRY_US;
 		return;
 	}
 	d->metrics_error[0] = '\0';
