@@ -34,8 +34,36 @@ static void on_audit(const struct np_bpf_audit_rec *r, void *ctx)
 	       r->slot, r->cpu, r->flags, r->comm);
 }
 
+/* CPU's time in hardirq, softirq and steal (/proc/stat, in ns): time in
+ * the window no task's se.sum_exec_runtime (and so no cpu.stat usage and no
+ * BPF run) has, as the kernel's task clock leaves out steal time under
+ * PARAVIRT_TIME_ACCOUNTING and irq time under IRQ_TIME_ACCOUNTING. */
+static unsigned long long lost_ns(unsigned cpu)
+{
+	char want[32], line[512];
+	unsigned long long v[8] = {0};
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "r");
+
+	snprintf(want, sizeof(want), "cpu%u ", cpu);
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		if (sscanf(line + strlen(want),
+			   "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]) != 8)
+			memset(v, 0, sizeof(v));
+		break;
+	}
+	if (f)
+		fclose(f);
+	/* fields: user nice system idle iowait irq softirq steal */
+	return (v[5] + v[6] + v[7]) * (1000000000ULL / (hz > 0 ? hz : 100));
+}
+
 /* "runtime CPU CG...": one line, read within microseconds:
- * "runtime user_ns U kthread_ns K mono_ns T usage_us CG1 N1 CG2 N2 ...". */
+ * "runtime user_ns U kthread_ns K mono_ns T lost_ns L usage_us CG1 N1 ...". */
 static void runtime(const struct np_bpf_maps *m, unsigned cpu, char *cgs)
 {
 	struct np_bpf_cpu_intrude v;
@@ -47,10 +75,12 @@ static void runtime(const struct np_bpf_maps *m, unsigned cpu, char *cgs)
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	printf("runtime user_ns %llu kthread_ns %llu mono_ns %llu usage_us",
+	printf("runtime user_ns %llu kthread_ns %llu mono_ns %llu lost_ns %llu "
+	       "usage_us",
 	       (unsigned long long)v.user_ns, (unsigned long long)v.kthread_ns,
 	       (unsigned long long)ts.tv_sec * 1000000000ULL +
-		   (unsigned long long)ts.tv_nsec);
+		   (unsigned long long)ts.tv_nsec,
+	       lost_ns(cpu));
 	for (char *cg = strtok_r(cgs, " \n", &save); cg;
 	     cg = strtok_r(NULL, " \n", &save)) {
 		char path[600];
