@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -690,6 +693,50 @@ static void test_response_too_long(void **state)
 	srv_close(&f);
 }
 
+/* The socket appears at its path already listening and with its mode: it
+ * is bound under a temporary name and renamed into place, replacing a stale
+ * file, and nothing else is left in the directory. */
+static void test_open_in_place(void **state)
+{
+	struct np_ctl_limits l = limits();
+	struct fixture f;
+	struct client *c;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int n = 0, fd;
+
+	(void)state;
+	srv_open(&f, &l);
+	np_ctl_server_close(f.s);
+	fd = open(f.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	f.s = NULL;
+	{
+		char err[256];
+		assert_int_equal(np_ctl_server_open(&f.s, f.path, &l, stub, &f,
+						    err, sizeof(err)),
+				 0);
+	}
+	assert_int_equal(stat(f.path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_non_null(d = opendir(f.dir));
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			assert_string_equal(e->d_name, "ctl.sock");
+			n++;
+		}
+	closedir(d);
+	assert_int_equal(n, 1);
+	c = cl_connect(&f);
+	cl_puts(&f, c, "{\"op\":\"here\"}\n");
+	expect_op(&f, c, "here");
+	cl_free(c);
+	srv_close(&f);
+}
+
 static void test_open_errors(void **state)
 {
 	struct np_ctl_limits l = limits();
@@ -715,6 +762,7 @@ static void test_open_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_open_in_place),
 	    cmocka_unit_test(test_pipelined),
 	    cmocka_unit_test(test_split),
 	    cmocka_unit_test(test_held),

@@ -68,6 +68,7 @@ struct conn {
 struct np_ctl_server {
 	int lfd, epfd, tfd;
 	bool listening;		 /* lfd is in the epoll set */
+	bool placed;		 /* path is ours: renamed into place */
 	long long accept_resume; /* paused after EMFILE until then; 0: not */
 	long long armed;	 /* the timerfd's deadline; 0: disarmed */
 	struct conn *conns;
@@ -637,7 +638,7 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct np_ctl_server *s;
 	char dir[sizeof(a.sun_path)], *slash;
-	int r;
+	int r, sfx;
 
 	*out = NULL;
 	if (strlen(path) >= sizeof(a.sun_path))
@@ -664,7 +665,18 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	s->ctx = ctx;
 	s->epfd = s->tfd = -1;
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	memcpy(a.sun_path, path, strlen(path) + 1);
+	/* bound, owned and listening under a temporary name, then renamed into
+	 * place: a client that sees the path can connect (never ECONNREFUSED
+	 * between bind() and listen()), and never with the umask's mode */
+	sfx = snprintf(NULL, 0, ".%d~", (int)getpid());
+	if (strlen(path) + (size_t)sfx >= sizeof(a.sun_path)) {
+		r = np_errf(err, errlen, -ENAMETOOLONG,
+			    "socket %.200s: path too long for its temporary "
+			    "name (at most %zu bytes)",
+			    path, sizeof(a.sun_path) - 1 - (size_t)sfx);
+		goto fail;
+	}
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d~", path, (int)getpid());
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0) {
 		r = np_errno(err, errlen, -errno, "control socket");
@@ -674,10 +686,12 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	if (bind(s->lfd, (struct sockaddr *)&a, sizeof(a)) ||
 	    (lim->read_group && chown(a.sun_path, (uid_t)-1, lim->read_gid)) ||
 	    chmod(a.sun_path, lim->read_group ? 0660 : 0600) ||
-	    listen(s->lfd, 128)) {
+	    listen(s->lfd, 128) || rename(a.sun_path, path)) {
 		r = np_errno(err, errlen, -errno, "control socket %s", path);
+		unlink(a.sun_path);
 		goto fail;
 	}
+	s->placed = true;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	ev.data.ptr = &s->tfd;
@@ -717,7 +731,8 @@ void np_ctl_server_close(struct np_ctl_server *s)
 		conn_free(s, s->conns);
 	if (s->lfd >= 0) {
 		close(s->lfd);
-		unlink(s->path);
+		if (s->placed)
+			unlink(s->path);
 	}
 	if (s->epfd >= 0)
 		close(s->epfd);
