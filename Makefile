@@ -178,7 +178,7 @@ $(BUILD)/np-memtouch: $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/memtouch/*.c)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 # numaplaced with its failpoints armed (basic/failpoint.h): the daemon's
-# folder built again with -DNP_FAILPOINTS, for tests/daemon-host.sh only.
+# folder built again with -DNP_FAILPOINTS, for tests/host/daemon-host.sh only.
 FP_OBJS := $(patsubst %.c,$(BUILD)/fp/%.o,$(daemon_SRCS) $(MAINS))
 $(BUILD)/fp/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(dir $@)
@@ -186,10 +186,10 @@ $(BUILD)/fp/%.o: %.c | $(VERSION_H)
 $(BUILD)/numaplaced-failpoints: $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS))
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(FP_OBJS) $(filter-out $(daemon_LIB),$(LAYER_LIBS)) $(NP_LDLIBS) $(LDLIBS)
 
-# The BPF test driver of tests/bpf-host.sh.
-$(BUILD)/np-bpf-driver: $(BUILD)/tests/bpf/np_bpf_driver.o $(LIB)
+# The BPF test driver of tests/host/bpf-host.sh.
+$(BUILD)/np-bpf-driver: $(BUILD)/tests/host/bpf/np_bpf_driver.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
-$(BUILD)/np-verify-settle: $(BUILD)/tests/bpf/np_verify_settle.o $(LIB)
+$(BUILD)/np-verify-settle: $(BUILD)/tests/host/bpf/np_verify_settle.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 # Fuzz harnesses (tests/fuzz): each with replay.c as main in every build
@@ -222,12 +222,12 @@ $(BUILD)/np-ctl-latency: $(BUILD)/bench/daemon/np_ctl_latency.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
 # The keys the configuration and spec parsers accept, probed by running
-# them (tests/man-host.sh).
-$(BUILD)/np-probe-keys: $(BUILD)/tests/docs/np_probe_keys.o $(LIB)
+# them (tests/host/man-host.sh).
+$(BUILD)/np-probe-keys: $(BUILD)/tests/host/docs/np_probe_keys.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS)
 
-# The control socket stress client of tests/socket-host.sh.
-$(BUILD)/np-ctl-stress: $(BUILD)/tests/socket/np_ctl_stress.o $(LIB)
+# The control socket stress client of tests/host/socket-host.sh.
+$(BUILD)/np-ctl-stress: $(BUILD)/tests/host/socket/np_ctl_stress.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(NP_LDLIBS) $(LDLIBS) -pthread
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(SUPPORT_OBJS) $(LIB)
@@ -300,61 +300,61 @@ check-vectors: $(BUILD)/numaplace
 # faults (state directory full and read-only, failing cpuset writes, BPF
 # not loading, a request flood, SIGTERM mid-cycle).
 check-daemon: all $(BUILD)/numaplaced-failpoints $(BUILD)/np-ctl-stress
-	$(Q)tests/daemon-host.sh $(BUILD)
-	$(Q)tests/socket-host.sh $(BUILD)
-	$(Q)tests/faults-host.sh $(BUILD)
-	$(Q)tests/metrics-host.sh $(BUILD)
-	$(Q)tests/suppress-host.sh $(BUILD)
-	$(Q)tests/export-host.sh $(BUILD)
-	$(Q)tests/containers-host.sh $(BUILD)
+	$(Q)tests/host/daemon-host.sh $(BUILD)
+	$(Q)tests/host/socket-host.sh $(BUILD)
+	$(Q)tests/host/faults-host.sh $(BUILD)
+	$(Q)tests/host/metrics-host.sh $(BUILD)
+	$(Q)tests/host/suppress-host.sh $(BUILD)
+	$(Q)tests/host/export-host.sh $(BUILD)
+	$(Q)tests/host/containers-host.sh $(BUILD)
 
-# Trust boundaries (tests/trust-host.sh): hostile container requests on the
+# Trust boundaries (tests/host/trust-host.sh): hostile container requests on the
 # socket and through the OCI hook, the files numaplaced trusts, the socket's
 # read group, the shipped unit's exposure (systemd-analyze security).
 .PHONY: check-trust
 check-trust: all
-	$(Q)tests/trust-host.sh $(BUILD)
+	$(Q)tests/host/trust-host.sh $(BUILD)
 
-# containerd's NRI v0.1 plugin (tests/nri-host.sh): `numaplace-oci-hook
+# containerd's NRI v0.1 plugin (tests/host/nri-host.sh): `numaplace-oci-hook
 # invoke` driven with containerd 1.6's Requests against numaplaced on a fake
 # tree mirroring real cgroups (root and cgroup2 needed, else skipped).
 .PHONY: check-nri
 check-nri: all
-	$(Q)tests/nri-host.sh $(BUILD)
+	$(Q)tests/host/nri-host.sh $(BUILD)
 
 # How numaplace is shipped (issue 34): the version everywhere it is
-# reported (tests/version-host.sh); make install and uninstall into a
-# DESTDIR, the bash completion (tests/install-host.sh); the man pages
+# reported (tests/host/version-host.sh); make install and uninstall into a
+# DESTDIR, the bash completion (tests/host/install-host.sh); the man pages
 # render and name every configuration and spec key the parsers accept,
-# every command, option, socket op and signal (tests/man-host.sh).
+# every command, option, socket op and signal (tests/host/man-host.sh).
 .PHONY: check-install
 check-install: all $(BUILD)/np-probe-keys
-	$(Q)tests/version-host.sh $(BUILD)
-	$(Q)tests/install-host.sh $(BUILD)
-	$(Q)tests/man-host.sh $(BUILD)
+	$(Q)tests/host/version-host.sh $(BUILD)
+	$(Q)tests/host/install-host.sh $(BUILD)
+	$(Q)tests/host/man-host.sh $(BUILD)
 
 # README and docs/: every relative link resolves, the old README's sections
-# have their homes, README's examples run as written (tests/docs-host.sh).
+# have their homes, README's examples run as written (tests/host/docs-host.sh).
 .PHONY: check-docs
 check-docs: all
-	$(Q)tests/docs-host.sh $(BUILD)
+	$(Q)tests/host/docs-host.sh $(BUILD)
 
 # The Debian package built by make deb and inspected: its files, lintian,
-# its maintainer scripts (tests/deb-host.sh; 30-60 s on 2 CPUs; skipped,
+# its maintainer scripts (tests/host/deb-host.sh; 30-60 s on 2 CPUs; skipped,
 # and said, without dpkg-buildpackage and debhelper).
 .PHONY: check-deb
 check-deb:
-	$(Q)tests/deb-host.sh $(BUILD)
+	$(Q)tests/host/deb-host.sh $(BUILD)
 
 # The bad-input corpus (tests/badinput/): every surface, with the message
 # and exit code each case must give; the daemon's tree and state unchanged.
 .PHONY: check-badinput
 check-badinput: all
-	$(Q)tests/badinput.sh $(BUILD)
+	$(Q)tests/host/badinput.sh $(BUILD)
 
 # The BPF programs on this machine's kernel (root; skips otherwise).
 check-bpf: all $(BUILD)/np-bpf-driver $(BUILD)/np-verify-settle
-	$(Q)tests/bpf-host.sh $(BUILD)
+	$(Q)tests/host/bpf-host.sh $(BUILD)
 
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \

@@ -11,7 +11,7 @@ build=${1:-build}
 n=${2:-50}
 tmp=$(mktemp -d /dev/shm/np-drift-XXXXXX)
 trap 'kill "$dpid" 2>/dev/null; rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/../tests/host-lib.sh"
+. "$(dirname "$0")/../tests/host/host-lib.sh"
 setup "$tmp"
 sed -i 's/"reconcile_period_s": 0.2/"reconcile_period_s": 60/' "$tmp/np.json"
 "$build/numaplaced" -c "$tmp/np.json" 2>"$tmp/log" &

@@ -51,7 +51,7 @@ cleanup() {
 	rm -rf "$tmp" "$sdir"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/../tests/host-lib.sh"
+. "$(dirname "$0")/../tests/host/host-lib.sh"
 setup "$tmp"
 sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$sdir\"|" "$tmp/np.json"
 # the bench's namespace may ask for LSE (oci_hook.policy); the hook's log

@@ -22,25 +22,6 @@ void fake_write_file(const char *path, const char *text)
 	fclose(fp);
 }
 
-void fake_config_add(const struct fake_daemon *x, const char *members,
-		     char *path, size_t pathlen, char *old, size_t oldlen)
-{
-	char cfg[4096], *brace;
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, pathlen, "%s/np.json", x->dir);
-	assert_non_null(fp = fopen(path, "r"));
-	n = fread(cfg, 1, 2048, fp);
-	fclose(fp);
-	cfg[n] = '\0';
-	if (old)
-		snprintf(old, oldlen, "%s", cfg);
-	assert_non_null(brace = strrchr(cfg, '}'));
-	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s}", members);
-	fake_write_file(path, cfg);
-}
-
 static void host_cgroup(struct fake_enforcer *f, const char *name)
 {
 	struct fake_cgroup *c = fake_cg(f, 'h', name, true);
@@ -155,22 +136,35 @@ void fake_daemon_restart(struct fake_daemon *x)
 		fail_msg("init: %s", err);
 }
 
-void fake_daemon_config_add(struct fake_daemon *x, const char *members)
+void fake_daemon_config_add(const struct fake_daemon *x, const char *members,
+			    char *path, size_t pathlen, char *old,
+			    size_t oldlen)
 {
-	char path[128], cfg[4096];
+	char file[128], cfg[4096];
 	char *brace;
 	FILE *fp;
 	size_t n;
+	int len;
 
-	snprintf(path, sizeof(path), "%s/np.json", x->dir);
-	if (!(fp = fopen(path, "r")))
-		fail_msg("%s: %s", path, strerror(errno));
+	snprintf(file, sizeof(file), "%s/np.json", x->dir);
+	if (!(fp = fopen(file, "r")))
+		fail_msg("%s: %s", file, strerror(errno));
 	n = fread(cfg, 1, sizeof(cfg) - 1, fp);
+	if (n == sizeof(cfg) - 1 && fgetc(fp) != EOF)
+		fail_msg("%s: longer than %zu bytes", file, sizeof(cfg) - 1);
 	fclose(fp);
 	cfg[n] = '\0';
+	if (old && (size_t)snprintf(old, oldlen, "%s", cfg) >= oldlen)
+		fail_msg("%s: %zu bytes do not fit in old (%zu)", file, n,
+			 oldlen);
 	assert_non_null(brace = strrchr(cfg, '}'));
-	snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s}", members);
-	fake_write_file(path, cfg);
+	len = snprintf(brace, sizeof(cfg) - (size_t)(brace - cfg), "%s}",
+		       members);
+	if ((size_t)len >= sizeof(cfg) - (size_t)(brace - cfg))
+		fail_msg("%s: the members do not fit", file);
+	fake_write_file(file, cfg);
+	if (path)
+		snprintf(path, pathlen, "%s", file);
 }
 
 json_t *fake_daemon_serve(struct np_daemon *d, const json_t *req)

@@ -43,12 +43,6 @@ int fake_daemon_teardown(void **state);
  * not wait for it, before those that do), then its answer (completed
  * when it waited for that cycle). */
 json_t *fake_daemon_serve(struct np_daemon *d, const json_t *req);
-/* Its configuration file (np.json) with members (", \"key\": value")
- * added, for a start with another configuration (the daemon stopped
- * first); the file's path in path, what it held before in old (when
- * not NULL; at most 2 KiB). */
-void fake_config_add(const struct fake_daemon *x, const char *members,
-		     char *path, size_t pathlen, char *old, size_t oldlen);
 /* Write text to path (fails the test on error). */
 void fake_write_file(const char *path, const char *text);
 
@@ -63,8 +57,13 @@ void fake_daemon_admit(struct fake_daemon *x, const char *spec);
  * directory and fake cgroups (their contents kept, the call log cleared),
  * as numaplaced restarted on the same node. */
 void fake_daemon_restart(struct fake_daemon *x);
-/* Add members (", \"key\": value" ...) to the configuration file; they
- * take effect at the next start. */
-void fake_daemon_config_add(struct fake_daemon *x, const char *members);
+/* Add members (", \"key\": value" ...) to its configuration file
+ * (np.json), for a start with another configuration (the daemon stopped
+ * first; they take effect at the next start). The file's path goes to
+ * path and what it held before to old, each when not NULL; a file or a
+ * result that does not fit fails the test. */
+void fake_daemon_config_add(const struct fake_daemon *x, const char *members,
+			    char *path, size_t pathlen, char *old,
+			    size_t oldlen);
 
 #endif

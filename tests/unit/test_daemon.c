@@ -10,7 +10,7 @@
  * loads (acknowledged means durable); a workload's placement file holds
  * its CPUs and goes with its release, and a file of a workload the state
  * does not know is removed. The loop itself (signals, timers, the socket,
- * sd_notify) runs in tests/daemon-host.sh.
+ * sd_notify) runs in tests/host/daemon-host.sh.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -222,8 +222,7 @@ static void test_restart_offline(void **state)
 	free(x->fd.f);
 	snprintf(members, sizeof(members), ", \"cpu_online_file\": \"%s\"",
 		 x->online);
-	fake_daemon_config_add(&x->fd, members);
-	snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
+	fake_daemon_config_add(&x->fd, members, path, sizeof(path), NULL, 0);
 	fake_write_file(x->online, "0-4,6-7\n");
 	assert_non_null(x->fd.f = fake_enforcer_new());
 	assert_non_null(c = fake_cg(x->fd.f, 'h', "numaplace.slice", true));

@@ -531,11 +531,12 @@ static void container_scope_start(struct fx *x, bool first)
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
 	if (first)
-		fake_config_add(&x->fd,
-				", \"oci_hook\": {\"policy\": {\"rules\": "
-				"[{\"cgroup_parent\": \"kubepods.slice\", "
-				"\"qos\": [\"LSE\", \"LS\"]}]}}",
-				path, sizeof(path), NULL, 0);
+		fake_daemon_config_add(
+		    &x->fd,
+		    ", \"oci_hook\": {\"policy\": {\"rules\": "
+		    "[{\"cgroup_parent\": \"kubepods.slice\", "
+		    "\"qos\": [\"LSE\", \"LS\"]}]}}",
+		    path, sizeof(path), NULL, 0);
 	else
 		snprintf(path, sizeof(path), "%s/np.json", x->fd.dir);
 	assert_non_null(x->fd.f = fake_enforcer_new());
@@ -625,8 +626,8 @@ static void test_moved_parent(void **state)
 	np_daemon_fini(&x->fd.d);
 	free(x->fd.f);
 	/* the same file, another managed parent */
-	fake_config_add(&x->fd, ", \"cgroup_parent\": \"other.slice\"", path,
-			sizeof(path), cfg, sizeof(cfg));
+	fake_daemon_config_add(&x->fd, ", \"cgroup_parent\": \"other.slice\"",
+			       path, sizeof(path), cfg, sizeof(cfg));
 	assert_non_null(f2 = fake_enforcer_new());
 	assert_int_equal(np_daemon_init_with(&x->fd.d, path, 0, &f2->e, err,
 					     sizeof(err)),

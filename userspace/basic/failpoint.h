@@ -3,7 +3,7 @@
  * Failpoints: test-only fault injection, the one clearly internal place
  * for it. A failpoint is armed by NUMAPLACED_FAILPOINT=NAME in the
  * environment of a test build only: built without -DNP_FAILPOINTS (the
- * default for `make`; tests/daemon-host.sh uses the test build) it is
+ * default for `make`; tests/host/daemon-host.sh uses the test build) it is
  * never armed, whatever the environment says.
  *
  * Known names: "admit-saved" (numaplaced exits 86 right after an

@@ -264,7 +264,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 		    d->cfg.state_dir, strerror(-r), w->name);
 		goto out;
 	}
-	/* Test-only fault injection (tests/daemon-host.sh): die where a
+	/* Test-only fault injection (tests/host/daemon-host.sh): die where a
 	 * SIGKILL between the state save and the cgroup's creation would. */
 	if (d->failpoint_admit_saved) {
 		np_log(LOG_ERR, "failpoint admit-saved: exiting after saving %s",

@@ -6,13 +6,13 @@
 #      release and at start;
 #   2. the state directory read-only (the tmpfs remounted ro);
 #   3. cpuset writes failing with EBUSY and EINVAL (injected at write(2) by
-#      tests/faults/np_fault_write.c, an LD_PRELOAD library: a fake tree
+#      tests/host/faults/np_fault_write.c, an LD_PRELOAD library: a fake tree
 #      has no kernel to say so), and with a real EROFS (a read-only bind
 #      mount over one cpuset.cpus);
 #   4. the BPF programs failing to load: the daemon's verification module
-#      without privileges (tests/faults/np_verify_fail.c), and numaplaced
+#      without privileges (tests/host/faults/np_verify_fail.c), and numaplaced
 #      with verification off placing all the same;
-#   5. a flood of 10,000 control-socket requests (tests/faults/np_flood.py);
+#   5. a flood of 10,000 control-socket requests (tests/host/faults/np_flood.py);
 #   6. SIGTERM while admissions are being processed (three times), and
 #      in the middle of one long cycle (600 new spec files in one scan).
 # Root only (skipped, said, otherwise): numaplaced's control socket serves
@@ -22,7 +22,7 @@
 set -uo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d /tmp/np-faults-XXXXXX)
 daemons=() mounts=()
 cleanup() {

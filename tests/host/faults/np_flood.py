@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A flood of control-socket requests, for tests/faults-host.sh.
+"""A flood of control-socket requests, for tests/host/faults-host.sh.
 
     np_flood.py SOCKET REQUESTS [THREADS] [PREFIX]
 
 THREADS clients (16) open connection after connection, each with 1 to 40
 requests pipelined, until REQUESTS have been sent in all. The mix, unlike
-tests/socket-host.sh (a few hundred admits and releases): mostly cheap
+tests/host/socket-host.sh (a few hundred admits and releases): mostly cheap
 requests in great number: status, events, release of a name nobody has,
 an unknown op, a request that is not JSON, a request with data after its
 JSON, a request without "op"; and a few admits of a shared workload each

@@ -10,14 +10,14 @@
 #     ("numaplace_version"), and /metrics' numaplace_build_info carries it.
 # Prints "version-host: N passed, N failed".
 #
-#   tests/version-host.sh [BUILD_DIR]
+#   tests/host/version-host.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd -P)
+root=$(cd "$(dirname "$0")/../.." && pwd -P)
 tmp=$(mktemp -d /tmp/np-version-XXXXXX)
 dpid=
 trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; [ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-. "$root/tests/host-lib.sh"
+. "$root/tests/host/host-lib.sh"
 
 # ---- 1. tools/version.sh ---------------------------------------------------------------
 base=$(tr -d ' \t\n' <"$root/VERSION")

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Fault injection for tests/faults-host.sh: an LD_PRELOAD library that
+ * Fault injection for tests/host/faults-host.sh: an LD_PRELOAD library that
  * makes write(2) fail with a chosen errno for chosen files, the way the
  * kernel's cpuset code answers (EBUSY, EINVAL) and a fake cgroup tree
  * cannot. The daemon is not changed: its own write() call gets the errno.
  *
- *   cc -shared -fPIC -o np-fault-write.so tests/faults/np_fault_write.c -ldl
+ *   cc -shared -fPIC -o np-fault-write.so \
+ *      tests/host/faults/np_fault_write.c -ldl
  *   NP_FAULT_RULES=FILE [NP_FAULT_LOG=FILE] LD_PRELOAD=./np-fault-write.so numaplaced ...
  *
  * FILE is read at every write to a file descriptor above 2 (so the rules

@@ -16,13 +16,13 @@
 #     stops it and keeps the state and configuration, purge removes them.
 # Prints "deb-host: N passed, N failed".
 #
-#   tests/deb-host.sh [BUILD_DIR]
+#   tests/host/deb-host.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd -P)
+root=$(cd "$(dirname "$0")/../.." && pwd -P)
 tmp=$(mktemp -d /tmp/np-deb-XXXXXX)
 trap '[ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-. "$root/tests/host-lib.sh"
+. "$root/tests/host/host-lib.sh"
 cd "$root"
 if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
 	echo "skip deb-host: dpkg-buildpackage or debhelper is not installed (make deps installs them)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # numaplaced's control socket under load, no root cgroup v2 needed:
 # numaplaced on a fake cgroup tree (as in daemon-host.sh) and
-# tests/socket/np_ctl_stress.c against it: 64
+# tests/host/socket/np_ctl_stress.c against it: 64
 # clients at once doing admit/release/status with pipelined requests, one
 # client holding a silent connection the whole time, one sending 10 MiB
 # without a newline. Prints "socket-host: N passed, N failed".

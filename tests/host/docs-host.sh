@@ -16,13 +16,13 @@
 #     (PREFIX=/usr/local and PREFIX=/usr).
 # Prints "docs-host: N passed, N failed".
 #
-#   tests/docs-host.sh [BUILD_DIR]
+#   tests/host/docs-host.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd -P)
+root=$(cd "$(dirname "$0")/../.." && pwd -P)
 tmp=$(mktemp -d /tmp/np-docs-XXXXXX)
 trap '[ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-. "$root/tests/host-lib.sh"
+. "$root/tests/host/host-lib.sh"
 cd "$root"
 pages=(README.md CONTRIBUTING.md docs/*.md)
 

@@ -1,7 +1,7 @@
 # Shared by the host-level daemon tests (daemon-host.sh, socket-host.sh):
 # counters and checks, and setup DIR: a fake cgroup root in DIR/cg (8 CPUs,
 # 2 nodes) and DIR/np.json with its spec directory, state directory and
-# socket in DIR; /metrics off (tests/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup, valgrind_cmd, mkcg,
+# socket in DIR; /metrics off (tests/host/metrics-host.sh turns it on). Source it; it defines pass, fail, ok, bad, check, setup, valgrind_cmd, mkcg,
 # daemon_start, daemon_stop, snap and settled.
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }

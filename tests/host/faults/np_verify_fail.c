@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * BPF verification that cannot be loaded, for tests/faults-host.sh:
+ * BPF verification that cannot be loaded, for tests/host/faults-host.sh:
  * starts the daemon's own verification module (np_verify_start, as
  * numaplaced's start does) on a directory that is not a fake cgroup tree,
  * so that the programs really are loaded, and prints what it returned

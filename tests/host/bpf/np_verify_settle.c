@@ -2,7 +2,7 @@
 /*
  * The settle window of a placement change lasts until its cgroups are
  * written (np_verify_applied), then verify.settle_ms more — however long
- * the apply took. Run by tests/bpf-host.sh as root on the machine's own
+ * the apply took. Run by tests/host/bpf-host.sh as root on the machine's own
  * kernel, through the daemon's own verification module:
  *
  *   np-verify-settle PIN_PATH PARENT_DIR PARENT_RELATIVE

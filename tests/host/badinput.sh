@@ -10,12 +10,12 @@
 # config cases start numaplaced with the bad file and check the same of the
 # tree they were given. Prints "badinput: N passed, N failed".
 #
-#   tests/badinput.sh BUILD_DIR [SURFACE...]
+#   tests/host/badinput.sh BUILD_DIR [SURFACE...]
 #
 # NP_VERBOSE=1 shows the output of passing cases too; NP_KEEP=1 keeps the
 # scratch directory.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 build=$(cd "${1:-build}" && pwd) || exit 2
 shift
 surfaces=("$@")
@@ -31,7 +31,7 @@ cleanup() {
 	[ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
-. tests/host-lib.sh
+. tests/host/host-lib.sh
 T0=$SECONDS
 
 # ---- helpers ----

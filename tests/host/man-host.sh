@@ -17,11 +17,11 @@
 #     of a program has its exit codes 0, 1 and 2.
 # Prints "man-host: N passed, N failed".
 #
-#   tests/man-host.sh [BUILD_DIR]
+#   tests/host/man-host.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd -P)
-. "$root/tests/host-lib.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd -P)
+. "$root/tests/host/host-lib.sh"
 cd "$root"
 probe=$build/np-probe-keys
 pages=(numaplace.1 numaplaced.8 numaplace.json.5 numaplace-workload.5 numaplace-oci-hook.1)

@@ -334,7 +334,7 @@ daemon_stop
 check "daemon stops cleanly under valgrind (exit $?)" test $? -eq 0
 
 # ---- 4. the shipped unit's exposure --------------------------------------------------------
-unit=$(dirname "$0")/../dist/numaplaced.service
+unit=$(dirname "$0")/../../dist/numaplaced.service
 if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
 	out=$(systemd-analyze security --offline=true "$unit" 2>&1)
 	fig=$(sed -n 's/.*Overall exposure level for numaplaced.service: \([0-9.]*\).*/\1/p' <<<"$out")

@@ -22,13 +22,13 @@
 #     and the struct option arrays), of numaplaced and of the hook.
 # Prints "install-host: N passed, N failed".
 #
-#   tests/install-host.sh [BUILD_DIR]
+#   tests/host/install-host.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd -P)
+root=$(cd "$(dirname "$0")/../.." && pwd -P)
 tmp=$(mktemp -d /tmp/np-install-XXXXXX)
 trap '[ -n "${NP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-. "$root/tests/host-lib.sh"
+. "$root/tests/host/host-lib.sh"
 cd "$root"
 made=$(sed -n 's/^#define NP_VERSION "\(.*\)"$/\1/p' "$build/gen/np_version.h")
 man=yes

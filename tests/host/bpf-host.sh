@@ -346,7 +346,7 @@ check "the owner ran ($ou ns) and its runs are not foreign" [ "$ou" -gt $((win /
 say "owner 1 3" >/dev/null
 
 # (h) the settle window lasts until the cgroups are written, however long
-# that takes (tests/bpf/np_verify_settle.c: the daemon's verification module
+# that takes (tests/host/bpf/np_verify_settle.c: the daemon's verification module
 # on its own pins, with a busy task of its own cgroup on CPU 1)
 echo quit >&"${D[1]}"
 wait "$DRV" 2>/dev/null

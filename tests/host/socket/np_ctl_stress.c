@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Control socket stress client for tests/socket-host.sh.
+ * Control socket stress client for tests/host/socket-host.sh.
  *
  *   np-ctl-stress run SOCKET EXPECT_FILE [CLIENTS [ROUNDS]]
  *     CLIENTS threads (64) each open ROUNDS connections (6) one after the

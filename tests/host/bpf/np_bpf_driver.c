@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Test driver for the verification programs on a host where numaplaced
- * cannot enforce (tests/bpf-host.sh): loads and attaches them like the
+ * cannot enforce (tests/host/bpf-host.sh): loads and attaches them like the
  * daemon does, then takes commands on stdin, one per line:
  *   policy CGROUP_DIR SLOT NAME CPULIST [excl]   watch a cgroup
  *   owner CPU SLOT                               CPU owned by SLOT from now

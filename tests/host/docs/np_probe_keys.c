@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * np-probe-keys KIND PATH TEMPLATE: the keys the real parser accepts in one
- * object, read from the code by running it (tests/man-host.sh checks that
+ * object, read from the code by running it (tests/host/man-host.sh checks that
  * the man pages name each one).
  *
  * KIND is "config" (np_config_from_json, what numaplaced and the hook read)

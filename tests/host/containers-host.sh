@@ -27,7 +27,7 @@ setup "$tmp"
 # what is saved: state.json and its journal, byte for byte
 # host.slice is confined to the shared pool (as system.slice is on a node);
 # this node lets its containers ask for any class (oci_hook.policy;
-# tests/trust-host.sh has the hostile ones)
+# tests/host/trust-host.sh has the hostile ones)
 sed -i 's|"metrics": {"listen": ""}|"metrics": {"listen": ""}, "shared_cgroups": ["host.slice", "other.slice"], "oci_hook": {"policy": {"default": {"qos": ["LSE", "LSR", "LS", "BE"]}}}|' "$tmp/np.json"
 valgrind_cmd
 
