@@ -60,12 +60,14 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$P/w/inner" "$P/other" || skip "cannot create cgroups under $CG"
 
-# busy TASK: a shell loop with a recognisable name, in cgroup $1 on CPU $2
+# busy TASK: a shell loop with a recognisable name, in cgroup $1 on CPU $2,
+# at nice -19 so that whatever else the host runs (qemu threads are often
+# given nice -15 here) does not starve it: the checks count its runs
 busy() {
 	local cg=$1 cpu=$2 name=$3
 	# a renamed shell: its comm is the name (busybox would not know it)
 	cp "$(readlink -f /bin/sh)" "$tmp/$name"
-	sh -c "echo \$\$ > $cg/cgroup.procs; exec taskset -c $cpu $tmp/$name -c 'while :; do :; done'" &
+	sh -c "echo \$\$ > $cg/cgroup.procs; exec nice -n -19 taskset -c $cpu $tmp/$name -c 'while :; do :; done'" &
 	pids+=($!)
 }
 cnt() { # WORKLOAD COUNTER from numaplace violations --json
@@ -110,8 +112,14 @@ busy "$P" 0 np-intruder
 cp "$(readlink -f /bin/sh)" "$tmp/np-zombie"
 sh -c "echo \$\$ > $P/w/cgroup.procs; taskset -c 1 $tmp/np-zombie -c 'exit 0' & exec sleep 60" &
 pids+=($!)
+# (it must run on CPU 1, beside the busy loops at nice -19, to exit: up to
+# 20 s)
 sleep 2
-zstate=$(for f in /proc/[0-9]*/stat; do read -r l <"$f" 2>/dev/null && case $l in *"(np-zombie) Z"*) echo Z ;; esac; done | head -n 1)
+for _ in $(seq 40); do
+	zstate=$(for f in /proc/[0-9]*/stat; do read -r l <"$f" 2>/dev/null && case $l in *"(np-zombie) Z"*) echo Z ;; esac; done | head -n 1)
+	[ "$zstate" = Z ] && break
+	sleep 0.5
+done
 # (c) the iter/task audit sees the nested task as w's (slot 3), outside
 echo audit >&"${D[1]}"
 audit=
@@ -124,14 +132,34 @@ zombie_skipped() { [ "$zstate" = Z ] && ! grep -q 'comm np-zombie' <<<"$audit"; 
 check "audit: a zombie of w (state ${zstate:-not found}) is not audited" zombie_skipped
 # (a) samples reach the ring buffer: w ran outside (kind 1), np-intruder on
 # w's CPU 0 (kind 2)
-echo events >&"${D[1]}"
+# On a loaded host the busy tasks get less of the CPUs and their samples
+# share the rate-limited ring with every other task's: the ring is read
+# again (up to 30 s) until both kinds are there, and the counters below are
+# awaited the same way rather than after a fixed sleep (CI's loaded host
+# saw ran-outside ticks 37 and 49 of the 50 wanted after 2 s, and no
+# np-intruder sample once).
 ev=
-while read -r -t 10 l <&"${D[0]}" && [ "$l" != ok ]; do ev+="$l;"; done
+for _ in $(seq 60); do
+	echo events >&"${D[1]}"
+	while read -r -t 10 l <&"${D[0]}" && [ "$l" != ok ]; do ev+="$l;"; done
+	grep -Eq 'event kind 1 slot 3 pid [0-9]+ cpu 1 aux [0-9]+ comm np-(outside|nested)' <<<"$ev" &&
+		grep -Eq 'event kind 2 slot 3 pid [0-9]+ cpu 0 aux [0-9]+ comm np-intruder' <<<"$ev" && break
+	sleep 0.5
+done
 nev=$(grep -o 'event ' <<<"$ev" | wc -l)
 check "ran-outside samples for w ($(grep -Eo 'event kind 1 slot 3 [^;]*' <<<"$ev" | head -n 1); $nev sample(s) in all)" \
 	grep -Eq 'event kind 1 slot 3 pid [0-9]+ cpu 1 aux [0-9]+ comm np-(outside|nested)' <<<"$ev"
 check "intrusion samples name np-intruder ($(grep -Eo 'event kind 2 slot 3 [^;]*np-intruder' <<<"$ev" | head -n 1))" \
 	grep -Eq 'event kind 2 slot 3 pid [0-9]+ cpu 0 aux [0-9]+ comm np-intruder' <<<"$ev"
+intruder_ticks() {
+	"$build/numaplace" violations --pin-path "$PIN" --json w |
+		python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(max([i['ticks'] for i in t if i['comm'] == 'np-intruder'] or [0]))"
+}
+for _ in $(seq 60); do
+	[ "$(cnt w run_outside_ticks)" -gt 50 ] && [ "$(cnt w intrude_ticks)" -gt 50 ] &&
+		[ "$(intruder_ticks)" -gt 20 ] && break
+	sleep 0.5
+done
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 pids=()
 sleep 0.3
@@ -147,8 +175,7 @@ top=$("$build/numaplace" violations --pin-path "$PIN" --json w |
 pid_cg=$(stat -c %i "$P")
 check "top intruder is np-intruder of cgroup $pid_cg ($top)" grep -q "np-intruder:$pid_cg:cgroup" <<<"$top"
 # the tick program names intruders too (a busy one may switch in only once)
-itk=$("$build/numaplace" violations --pin-path "$PIN" --json w |
-	python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(max([i['ticks'] for i in t if i['comm'] == 'np-intruder'] or [0]))")
+itk=$(intruder_ticks)
 # (43 to 156 ticks seen over runs on a loaded 2-CPU host; the total of
 # intruder ticks on CPU 0 is about 250 in the same runs)
 check "np-intruder's own intruder ticks counted ($itk)" [ "$itk" -gt 20 ]
@@ -337,12 +364,15 @@ xu=$(($(rtd "$P/x") * 1000))
 log_rt="window ${win} ns (steal+irq ${lost} ns): BPF user ${fu} ns, kthread ${fk} ns; cpu.stat o ${ou} ns, x ${xu} ns"
 echo "     | $log_rt"
 check "the intruder's usage is in the foreign user time ($log_rt)" \
-	[ "$xu" -gt $((win / 5)) -a "$fu" -ge $((xu - xu / 50 - 2000000)) ]
+	[ "$xu" -gt $((win / 20)) -a "$fu" -ge $((xu - xu / 50 - 2000000)) ]
 # /proc/stat counts in ticks: 3 of them of slack for its two reads
 tick=$((1000000000 / $(getconf CLK_TCK)))
 check "owner's usage + foreign time = the window less steal and irq time, CPU 1 never idle ($((ou + fu + fk)) of $win ns, $lost lost)" \
 	[ $((ou + fu + fk)) -ge $((win - lost - win / 50 - 2000000 - 3 * tick)) -a $((ou + fu + fk)) -le $((win + win / 50 + 2000000)) ]
-check "the owner ran ($ou ns) and its runs are not foreign" [ "$ou" -gt $((win / 5)) -a "$fu" -lt $((win - ou / 2)) ]
+# (each of o and x had half of CPU 1 on a quiet host, 7 % of it at load 6,
+# when other tasks ran there: a twentieth still makes the owner's runs
+# counted as foreign fail the sum above by more than its tolerance)
+check "the owner ran ($ou ns) and its runs are not foreign" [ "$ou" -gt $((win / 20)) -a "$fu" -lt $((win - ou / 2)) ]
 say "owner 1 3" >/dev/null
 
 # (h) the settle window lasts until the cgroups are written, however long
