@@ -14,12 +14,17 @@
 # schedule drawn here (the same generator, schedule.sh): a replay runs the
 # same events in the same order, whatever their outcomes.
 # --lsr sends LSR draws as LSR (by default as LSE: 90-chaos.sh says why).
+# Before booting, the invariant checker's reading of systemctl show is
+# tested on systemd 252's recorded output (check.sh, chk_selftest; the
+# guest does it again).
 # --schedule prints that schedule and exits.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 # shellcheck source=scenarios/90-chaos-lib/schedule.sh
 . "$HERE/scenarios/90-chaos-lib/schedule.sh"
+# shellcheck source=scenarios/90-chaos-lib/check.sh
+. "$HERE/scenarios/90-chaos-lib/check.sh"
 die() { echo "chaos.sh: $*" >&2; exit 2; }
 
 if [[ ${1:-} == --schedule ]]; then
@@ -44,6 +49,7 @@ done
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] || die "--seed wants a non-negative integer"
 [[ -z $slack || $slack =~ ^[0-9]+$ ]] || die "--slack wants seconds"
 seed=${seed:-$((RANDOM * 32768 + RANDOM))}
+r=$(chk_selftest) || die "$r"
 bins=()
 for b in numaplace numaplaced numaplace-oci-hook; do
 	[[ -x $build/$b ]] || die "$build/$b missing (make first)"

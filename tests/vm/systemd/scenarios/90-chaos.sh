@@ -20,6 +20,8 @@
 #    Kernel parameters: np.chaos_minutes (none: skipped; make chaos gives it),
 #    np.chaos_seed (default: drawn, printed), np.chaos_slack (seconds a
 #    window may last beyond the reconcile period, default 8: TCG).
+#    Before anything, on every boot (skipped or not): the checker's reading
+#    of systemctl show on systemd 252's own output (chk_selftest).
 #    A failure prints CHAOS-FAIL with the broken invariant; the seed and
 #    each event are on the test channel (CHAOS-SEED, CHAOS-EV), which
 #    tests/vm/systemd/chaos.sh saves under build/chaos/.
@@ -37,6 +39,7 @@ HERE=/sdtest/scenarios/90-chaos-lib
 . $HERE/check.sh
 journal_on_fail numaplaced
 
+r=$(chk_selftest) || fail "$r"
 # opt-in: make chaos and the 4node run of make check ask for it
 [ -n "${NP_CHAOS_MINUTES:-}" ] || skip "no np.chaos_minutes (make chaos, or NP_SDVM_CHAOS_MINUTES=3 for run-all.sh)"
 MIN=$NP_CHAOS_MINUTES
