@@ -163,7 +163,7 @@ housekeep() {
 chaos_fail() {
 	local u
 	echo "CHAOS-FAIL seed=$SEED event=$IDX: $*"
-	echo "CHAOS-REPRO make chaos CHAOS_TOPOLOGY=$NP_TOPO CHAOS_SEED=$SEED CHAOS_MINUTES=$MIN"
+	echo "CHAOS-REPRO make chaos CHAOS_TOPOLOGY=$NP_TOPO CHAOS_SEED=$SEED CHAOS_MINUTES=$MIN CHAOS_SLACK=$SLACK$( ((LSR)) || echo " CHAOS_LSR=0")"
 	tail -n 40 $CH/log | sed 's/^/  log: /'
 	for u in $HOSTU numaplaced.service; do
 		echo "  $u: $(systemctl show -p AllowedCPUs -p EffectiveCPUs -p ActiveState -p SubState -p MainPID $u | tr '\n' ' ')"
