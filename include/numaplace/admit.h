@@ -259,6 +259,14 @@ struct np_state_cache {
 	 * the aggregates cannot lose one workload's share by subtraction,
 	 * so a release recomputes them (np_state_cache_refresh). */
 	bool shared_parts;
+	/* Koordinator's exclusive-policy marks (np_admit_koord_opts): the
+	 * CPUs of every container of the workloads in the state whose
+	 * policy is PCPULevel ([0]) or NUMANodeLevel ([1]), and per CPU how
+	 * many such containers hold it, so that a release takes its own
+	 * out (O(its CPUs), where a scan of every workload was O(n)). An
+	 * admission's workload is marked once admitted, not while placed. */
+	np_cpuset marked[2];
+	uint32_t nmarked[2][NP_MAX_CPUS];
 };
 
 struct np_state_ix;
@@ -373,6 +381,10 @@ void np_state_cache_add_workload(struct np_node_state *st,
  * recompute. */
 int np_state_cache_sub(struct np_node_state *st,
 		       const struct np_workload_alloc *a);
+/* a's containers into (sign 1) or out of (-1) the exclusive-policy
+ * marks, by its policy (nothing for None). */
+void np_state_cache_mark(struct np_node_state *st,
+			 const struct np_workload_alloc *a, int sign);
 
 /*
  * Decide and, when admitted, record the allocation in st. A rejection

@@ -261,6 +261,10 @@ static bool check_cache(const struct np_node_state *st, int step)
 	else if (nd != r->ndevices ||
 		 memcmp(k->dev_taken, r->dev_taken, sizeof(bool) * (size_t)nd))
 		differs = "dev_taken";
+	else if (!np_cpuset_equal(&k->marked[0], &r->marked[0]) ||
+		 !np_cpuset_equal(&k->marked[1], &r->marked[1]) ||
+		 memcmp(k->nmarked, r->nmarked, sizeof(k->nmarked)))
+		differs = "exclusive-policy marks";
 	else if (r->shared_parts && !k->shared_parts)
 		differs = "shared_parts (a refresh finds them, the cache not)";
 	if (differs)
@@ -439,17 +443,20 @@ static struct np_topology *devices_topology(void)
 	return t;
 }
 
-/* A random workload's spec: shared, exclusive with memory, hugepages and
- * devices, init containers, pod budgets, LSR, and some that fit only in
- * part (a first container placed, a later one too big), so that a
- * rejection takes a share out again. */
+/* A random workload's spec: shared, exclusive with memory, hugepages,
+ * devices and Koordinator's exclusive policies, init containers, pod
+ * budgets, LSR, and some that fit only in part (a first container
+ * placed, a later one too big), so that a rejection takes a share out
+ * again. */
 static void random_spec(uint32_t *seed, const char *name, char *buf,
 			size_t len)
 {
 	static const char *const qos[] = {"LSE", "Guaranteed", "LSR"};
 	int kind = (int)(rnd(seed) % 8), cpu = 1 + (int)(rnd(seed) % 3);
 	const char *q = qos[rnd(seed) % 3];
-	char mem[64] = "", huge[64] = "", dev[96] = "";
+	char mem[64] = "", huge[64] = "", dev[96] = "", rs[96] = "";
+	static const char *const excl[] = {"PCPULevel", "NUMANodeLevel",
+					   "None"};
 
 	if (rnd(seed) % 2)
 		snprintf(mem, sizeof(mem), ",\"memory\":\"%uMi\"",
@@ -460,6 +467,12 @@ static void random_spec(uint32_t *seed, const char *name, char *buf,
 	if (rnd(seed) % 3 == 0)
 		snprintf(dev, sizeof(dev), ",\"devices\":{\"example.com/%s\":%u}",
 			 rnd(seed) % 2 ? "gpu" : "nic", 1 + rnd(seed) % 2);
+	/* Koordinator's exclusive policies: the marks the cache keeps */
+	if (rnd(seed) % 2)
+		snprintf(rs, sizeof(rs),
+			 ",\"resourceSpec\":{\"preferredCPUExclusivePolicy\":"
+			 "\"%s\"}",
+			 excl[rnd(seed) % 3]);
 	switch (kind) {
 	case 0:
 	case 1: /* shared */
@@ -470,9 +483,9 @@ static void random_spec(uint32_t *seed, const char *name, char *buf,
 		break;
 	case 2: /* exclusive, one or two containers */
 		snprintf(buf, len,
-			 "{\"name\":\"%s\",\"qos\":\"%s\",\"containers\":"
+			 "{\"name\":\"%s\",\"qos\":\"%s\"%s,\"containers\":"
 			 "[{\"name\":\"m\",\"cpu\":\"%d\"%s%s%s}%s]}",
-			 name, q, cpu, mem, huge, dev,
+			 name, q, rs, cpu, mem, huge, dev,
 			 rnd(seed) % 2 ? ",{\"name\":\"s\",\"cpu\":\"1\"}" : "");
 		break;
 	case 3: /* an init container whose CPUs (and devices) are reused */
@@ -501,9 +514,9 @@ static void random_spec(uint32_t *seed, const char *name, char *buf,
 		break;
 	default: /* exclusive with everything */
 		snprintf(buf, len,
-			 "{\"name\":\"%s\",\"qos\":\"%s\",\"containers\":"
+			 "{\"name\":\"%s\",\"qos\":\"%s\"%s,\"containers\":"
 			 "[{\"name\":\"m\",\"cpu\":\"%d\"%s%s%s}]}",
-			 name, q, cpu, mem, huge, dev);
+			 name, q, rs, cpu, mem, huge, dev);
 	}
 }
 

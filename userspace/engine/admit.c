@@ -674,6 +674,7 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 	indexed = np_state_indexed(st);
 	st->nworkloads++;
 	np_state_index_appended(st, indexed);
+	np_state_cache_mark(st, wa, 1);
 	d->admitted = true;
 	d->alloc = wa;
 	return 0;

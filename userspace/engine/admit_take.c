@@ -37,20 +37,6 @@ static int kubelet_take(const struct np_node_state *st, const np_cpuset *avail,
 	return np_take_kubelet(&q, out, why, len);
 }
 
-static void marks(const struct np_node_state *st, np_cpuset *pcpu,
-		  np_cpuset *numa)
-{
-	np_cpuset_zero(pcpu);
-	np_cpuset_zero(numa);
-	for (int i = 0; i < st->nworkloads; i++)
-		for (int c = 0; c < st->w[i].ncontainers; c++) {
-			if (st->w[i].excl == NP_EXCL_PCPU_LEVEL)
-				np_cpuset_or(pcpu, pcpu, st->w[i].c[c].cpus);
-			else if (st->w[i].excl == NP_EXCL_NUMA_NODE_LEVEL)
-				np_cpuset_or(numa, numa, st->w[i].c[c].cpus);
-		}
-}
-
 void np_admit_koord_opts(const struct np_node_state *st,
 			 const struct np_workload_req *w, struct np_take_req *q)
 {
@@ -61,7 +47,10 @@ void np_admit_koord_opts(const struct np_node_state *st,
 	q->required = w->bind_required || st->policy.opt.full_pcpus_only;
 	q->exclusive_policy = w->excl;
 	q->numa_strategy = st->policy.numa_strategy;
-	marks(st, &q->pcpu_marked, &q->numa_marked);
+	/* the CPUs of the admitted workloads of each policy (the cache's,
+	 * kept by admissions and releases) */
+	q->pcpu_marked = st->cache.marked[0];
+	q->numa_marked = st->cache.marked[1];
 }
 
 static int koord_take(const struct np_node_state *st,

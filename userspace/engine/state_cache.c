@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The node state's cached aggregates (struct np_state_cache: exclusive
- * and LSE CPUs, memory and hugepages charged per node, devices taken),
+ * and LSE CPUs, memory and hugepages charged per node, devices taken,
+ * Koordinator's exclusive-policy marks),
  * kept by admissions and releases (state_ops.c: a release subtracts what
  * the workload held) and rebuilt from the allocations; and what follows
  * from them: the pools, a workload's
@@ -114,6 +115,27 @@ void np_state_cache_add_pod_rest(struct np_node_state *st,
 	put(&st->cache, a, &rest);
 }
 
+void np_state_cache_mark(struct np_node_state *st,
+			 const struct np_workload_alloc *a, int sign)
+{
+	struct np_state_cache *k = &st->cache;
+	int m = a->excl == NP_EXCL_PCPU_LEVEL	     ? 0
+		: a->excl == NP_EXCL_NUMA_NODE_LEVEL ? 1
+						     : -1;
+
+	if (m < 0)
+		return;
+	for (int c = 0; c < a->ncontainers; c++)
+		NP_CPUSET_FOREACH (cpu, a->c[c].cpus) {
+			uint32_t *n = &k->nmarked[m][cpu];
+
+			if (sign > 0 && (*n)++ == 0)
+				np_cpuset_set(&k->marked[m], cpu);
+			else if (sign < 0 && *n && --*n == 0)
+				np_cpuset_clear(&k->marked[m], cpu);
+		}
+}
+
 void np_state_cache_add_workload(struct np_node_state *st,
 				 const struct np_workload_alloc *a)
 {
@@ -137,6 +159,7 @@ void np_state_cache_add_workload(struct np_node_state *st,
 		rest.cpus = a->pod_rest;
 		put(k, a, &rest);
 	}
+	np_state_cache_mark(st, a, 1);
 }
 
 int np_state_cache_refresh(struct np_node_state *st)

@@ -269,6 +269,7 @@ int np_release_keep(struct np_node_state *st, int i,
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
 	st->nworkloads--;
 	index_removed(st, i, out->req.name);
+	np_state_cache_mark(st, out, -1);
 	/* the cache is the same without a workload that added nothing to
 	 * it; else it loses what the workload held (O(its containers) where
 	 * a refresh is O(workloads)) */
