@@ -366,7 +366,10 @@ check-clang:
 
 # The busybox VM (cgroup v2 without an init system) and the VM whose PID 1
 # is systemd (tests/vm/systemd), both topologies, in two lanes at once
-# (tests/vm/check-vm.sh; NP_VM_LANES=1 for one after the other).
+# (tests/vm/check-vm.sh; NP_VM_LANES=1 for one after the other). The
+# systemd 4node boot installs the Debian package (scenario 95-deb):
+# tests/vm/systemd/deb.sh makes it with make deb (72 s) when check-deb has
+# not made this version's.
 check-vm: all
 	$(Q)tests/vm/check-vm.sh $(BUILD)
 

@@ -10,7 +10,9 @@
 #                       checks depend on the topology; 30-nofight and
 #                       50-crash, about the bus and crash safety, and
 #                       80-containers, about the runtimes' hooks, run on
-#                       2node only, to keep CI under an hour); "*" for all
+#                       2node only, to keep CI under an hour; 95-deb, the
+#                       Debian package, on 4node only: on 2node it has no
+#                       package and skips); "*" for all
 #   NP_SDVM_CHAOS_MINUTES  the chaos scenario's length on 4node (default
 #                       3, its CI form, in the same boot; 0: not run). On
 #                       2node it is skipped (make chaos runs it on either)
@@ -23,6 +25,9 @@
 #   NP_SDVM_CHAOS_SLACK  seconds a window may last beyond the reconcile
 #                       period there (default 30: the two lanes share the
 #                       host; make chaos's default is 8)
+#   NP_SDVM_DEB         the Debian package for 95-deb on 4node (default:
+#                       BUILD_DIR/deb's for this version, made by make deb
+#                       when missing: deb.sh)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
@@ -37,13 +42,17 @@ rc=0
 summary=()
 for t in ${NP_SDVM_TOPOLOGIES:-2node 4node}; do
 	only=()
-	chaos=()
+	app=()
 	if [[ $t == 4node ]]; then
-		only=(--only "${NP_SDVM_4NODE_ONLY:-10-*,20-*,40-*,60-*,70-*,90-*}")
+		only=(--only "${NP_SDVM_4NODE_ONLY:-10-*,20-*,40-*,60-*,70-*,90-*,95-*}")
+		ap=
 		((${NP_SDVM_CHAOS_MINUTES:-3} > 0)) &&
-			chaos=(--append "np.chaos_minutes=${NP_SDVM_CHAOS_MINUTES:-3} np.chaos_seed=${NP_SDVM_CHAOS_SEED:-802} np.chaos_slack=${NP_SDVM_CHAOS_SLACK:-30}")
+			ap="np.chaos_minutes=${NP_SDVM_CHAOS_MINUTES:-3} np.chaos_seed=${NP_SDVM_CHAOS_SEED:-802} np.chaos_slack=${NP_SDVM_CHAOS_SLACK:-30} "
+		# the package for 95-deb (one --append: run.sh keeps the last)
+		deb=$("$HERE/deb.sh" "$build") || { summary+=("systemd $t: FAILED (no package)"); rc=1; continue; }
+		app=(--file "$deb:/sdtest/numaplace.deb" --append "${ap}np.deb=/sdtest/numaplace.deb")
 	fi
-	if "$HERE/run.sh" --topology "$t" "${args[@]}" "${only[@]}" "${chaos[@]}"; then
+	if "$HERE/run.sh" --topology "$t" "${args[@]}" "${only[@]}" "${app[@]}"; then
 		summary+=("systemd $t: OK")
 	else
 		summary+=("systemd $t: FAILED")
