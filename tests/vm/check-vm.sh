@@ -12,7 +12,9 @@
 #   lane 2: busybox 2node (~610), systemd 4node (~620, and the chaos
 #           scenario's 3-minute form on its fixed seed 802 in the same
 #           boot: +241 s, 905 s wall in all at host load 5-7;
-#           NP_SDVM_CHAOS_MINUTES=0 leaves it out), busybox 4node (~190)
+#           NP_SDVM_CHAOS_MINUTES=0 leaves it out; then 95-deb, the
+#           package installed, removed and purged: +115 s), busybox
+#           4node (~190)
 # Environment:
 #   NP_VM_LANES=1   one after the other, as before (a 1-core host, or to
 #                   time a scenario alone)
