@@ -78,7 +78,7 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 		while (st.nworkloads && st.nworkloads * max_cpus / 2 >
 						t->ncpus * 2 / 3)
 			np_release(&st,
-				   st.w[rand_r(&seed) % st.nworkloads].req.name);
+				   st.w[rand_r(&seed) % st.nworkloads]->req.name);
 		t0 = now_us();
 		r = np_admit(&st, &w, &d, err, sizeof(err));
 		lat[n++] = now_us() - t0;
@@ -127,11 +127,11 @@ static void exclusive_churn(struct np_node_state *st)
 		struct np_workload_alloc keep;
 		double t0;
 
-		if (st->w[i].qos_class != NP_QOS_LSE)
+		if (st->w[i]->qos_class != NP_QOS_LSE)
 			continue;
-		if (np_workload_alloc_copy(&keep, &st->w[i]))
+		if (np_workload_alloc_copy(&keep, st->w[i]))
 			exit(1);
-		snprintf(name, sizeof(name), "%s", st->w[i].req.name);
+		snprintf(name, sizeof(name), "%s", st->w[i]->req.name);
 		t0 = now_us();
 		np_release(st, name);
 		rel[n] = now_us() - t0;
@@ -212,7 +212,7 @@ static void run_scale(struct np_topology *t)
 		char name[NP_NAME_MAX];
 		double t0;
 		snprintf(name, sizeof(name), "%s",
-			 st.w[rand_r(&seed) % st.nworkloads].req.name);
+			 st.w[rand_r(&seed) % st.nworkloads]->req.name);
 		t0 = now_us();
 		np_release(&st, name);
 		rel[i] = now_us() - t0;

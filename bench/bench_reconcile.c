@@ -297,7 +297,7 @@ static double cpuset_write_floor(const struct np_daemon *d, const char *cg)
 			int fd;
 
 			snprintf(p, sizeof(p), "%s/%s/cpuset.cpus", cg,
-				 d->st.w[i].req.cgroup);
+				 d->st.w[i]->req.cgroup);
 			if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
 				continue;
 			len = read(fd, buf, sizeof(buf));
@@ -410,7 +410,7 @@ static void run(int nworkloads)
 		struct np_wl_meta *m = realloc(d.meta, sizeof(*m) * (size_t)(d.nmeta + 1));
 		d.meta = m;
 		memset(&d.meta[d.nmeta], 0, sizeof(*m));
-		d.meta[d.nmeta].name = strdup(d.st.w[i].req.name);
+		d.meta[d.nmeta].name = strdup(d.st.w[i]->req.name);
 		d.nmeta++;
 	}
 	rss_admitted = status_kb("VmRSS");

@@ -281,7 +281,9 @@ struct np_node_state {
 	 * sets that hold one keep it (np_state_degraded). Not saved. */
 	np_cpuset offline;
 	int nworkloads, cap;
-	struct np_workload_alloc *w; /* nworkloads entries */
+	/* nworkloads entries, each on the heap and owned by the state: an
+	 * insert or a release shifts pointers, not allocations */
+	struct np_workload_alloc **w;
 	struct np_state_cache cache;
 	/* Workload name -> index in w, for np_state_find (state_ops.c);
 	 * kept by the engine's functions that change w, used only while made
@@ -512,7 +514,7 @@ int np_release_container(struct np_node_state *st, int i, int k);
  * strict-cpu-reservation), disjoint from every assignment, and with them
  * all CPUs. 0, or -EINVAL with a message naming the rule and the field. */
 int np_state_check_default(const struct np_node_state *st,
-			   const struct np_workload_alloc *w, int n,
+			   struct np_workload_alloc *const *w, int n,
 			   const json_t *j, const char *path, char *err,
 			   size_t errlen);
 /* Two requests are the same (their canonical specs are equal). */

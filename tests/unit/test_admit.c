@@ -85,6 +85,7 @@ static void test_reject_changes_nothing(void **state)
 	struct np_node_state st;
 	struct np_decision d;
 	struct np_workload_alloc *before = malloc(4 * sizeof(*before));
+	struct np_workload_alloc *ptrs[4];
 	int n;
 	char err[256];
 	(void)state;
@@ -96,7 +97,10 @@ static void test_reject_changes_nothing(void **state)
 	if (!d.admitted)
 		fail_msg("rejected: %s", d.reason);
 	n = st.nworkloads;
-	memcpy(before, st.w, sizeof(*st.w) * (size_t)n);
+	assert_true(n <= 4);
+	memcpy(ptrs, st.w, sizeof(*st.w) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		before[i] = *st.w[i];
 	/* 5 CPUs: no single node has them */
 	assert_int_equal(np_admit(&st, np_test_workload("b", NP_QOS_GUARANTEED, 5000), &d,
 				  err, sizeof(err)),
@@ -104,7 +108,9 @@ static void test_reject_changes_nothing(void **state)
 	assert_false(d.admitted);
 	assert_non_null(strstr(d.reason, "single-numa-node"));
 	assert_int_equal(st.nworkloads, n);
-	assert_memory_equal(before, st.w, sizeof(*st.w) * (size_t)n);
+	assert_memory_equal(ptrs, st.w, sizeof(*st.w) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		assert_memory_equal(&before[i], st.w[i], sizeof(before[i]));
 	free(before);
 	np_state_free(&st);
 	np_topology_free(t);
@@ -358,7 +364,7 @@ static void test_release_keep(void **state)
 				  err, sizeof(err)),
 			 0);
 	assert_true(d.admitted);
-	excl1 = *st.w[1].c[0].cpus;
+	excl1 = *st.w[1]->c[0].cpus;
 	memset(&untouched, 0xa5, sizeof(untouched));
 	out = untouched;
 	assert_int_equal(np_release_keep(&st, 2, &out), -ENOENT);
@@ -371,7 +377,7 @@ static void test_release_keep(void **state)
 	assert_int_equal(np_release_keep(&st, 0, &out), 0);
 	assert_string_equal(out.req.name, "g0");
 	assert_int_equal(st.nworkloads, 1);
-	assert_string_equal(st.w[0].req.name, "g1");
+	assert_string_equal(st.w[0]->req.name, "g1");
 	assert_non_null(st.cache.dev_taken);
 	assert_true(np_cpuset_equal(&st.cache.excl, &excl1));
 	np_workload_alloc_free(&out);
@@ -403,8 +409,8 @@ static void test_container_cpus_owned(void **state)
 				  sizeof(err)),
 			 0);
 	assert_true(d.admitted);
-	assert_ptr_equal(st.w[1].c[0].cpus, &np_cpuset_empty_set);
-	a = &st.w[0];
+	assert_ptr_equal(st.w[1]->c[0].cpus, &np_cpuset_empty_set);
+	a = st.w[0];
 	assert_true(a->c[0].exclusive);
 	assert_ptr_not_equal(a->c[0].cpus, &np_cpuset_empty_set);
 	assert_int_equal(np_cpuset_count(a->c[0].cpus), 2);
@@ -440,8 +446,8 @@ static void test_container_cpus_owned(void **state)
 
 	/* a state copy too: independent, freed apart */
 	assert_int_equal(np_state_copy(&st2, &st), 0);
-	assert_ptr_not_equal(st2.w[0].c[0].cpus, st.w[0].c[0].cpus);
-	assert_ptr_equal(st2.w[0].c[1].cpus, &np_cpuset_empty_set);
+	assert_ptr_not_equal(st2.w[0]->c[0].cpus, st.w[0]->c[0].cpus);
+	assert_ptr_equal(st2.w[0]->c[1].cpus, &np_cpuset_empty_set);
 	np_state_free(&st2);
 	/* saved and loaded: the same form, fingerprint and kinds of sets */
 	{
@@ -458,18 +464,18 @@ static void test_container_cpus_owned(void **state)
 		s1 = json_dumps(j1, JSON_SORT_KEYS);
 		s2 = json_dumps(j2, JSON_SORT_KEYS);
 		assert_string_equal(s1, s2);
-		assert_true(np_workload_alloc_fp(&st2.w[0]) ==
-			    np_workload_alloc_fp(&st.w[0]));
-		assert_ptr_not_equal(st2.w[0].c[0].cpus, &np_cpuset_empty_set);
-		assert_ptr_equal(st2.w[0].c[1].cpus, &np_cpuset_empty_set);
-		assert_ptr_equal(st2.w[1].c[0].cpus, &np_cpuset_empty_set);
+		assert_true(np_workload_alloc_fp(st2.w[0]) ==
+			    np_workload_alloc_fp(st.w[0]));
+		assert_ptr_not_equal(st2.w[0]->c[0].cpus, &np_cpuset_empty_set);
+		assert_ptr_equal(st2.w[0]->c[1].cpus, &np_cpuset_empty_set);
+		assert_ptr_equal(st2.w[1]->c[0].cpus, &np_cpuset_empty_set);
 		free(s1);
 		free(s2);
 		json_decref(j1);
 		json_decref(j2);
 		np_state_free(&st2);
 	}
-	np_cpuset_format(st.w[0].c[0].cpus, buf, sizeof(buf));
+	np_cpuset_format(st.w[0]->c[0].cpus, buf, sizeof(buf));
 	np_cpuset_format(&excl, err, sizeof(err));
 	assert_string_equal(buf, err);
 	assert_int_equal(np_release(&st, "mix"), 0);
@@ -636,17 +642,17 @@ static void test_properties(void **state)
 						  err, sizeof(err)),
 					 0);
 			if (rand_r(&seed) % 5 == 0 && st.nworkloads)
-				np_release(&st, st.w[rand_r(&seed) % st.nworkloads].req.name);
+				np_release(&st, st.w[rand_r(&seed) % st.nworkloads]->req.name);
 			np_state_pools(&st, &p);
 			np_cpuset_zero(&seen);
 			for (int i = 0; i < st.nworkloads; i++) {
-				const struct np_container_alloc *c = &st.w[i].c[0];
+				const struct np_container_alloc *c = &st.w[i]->c[0];
 				if (!c->exclusive)
 					continue;
 				assert_false(np_cpuset_intersects(&seen, c->cpus));
 				assert_false(np_cpuset_intersects(c->cpus, &st.reserved));
 				assert_int_equal(np_cpuset_count(c->cpus),
-						 st.w[i].req.c[0].cpu_milli / 1000);
+						 st.w[i]->req.c[0].cpu_milli / 1000);
 				if (pi == 1 || pi == 3) {
 					np_cpuset whole;
 					np_topology_cores_of(t, c->cpus, &whole);

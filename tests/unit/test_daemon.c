@@ -52,7 +52,7 @@ static const struct np_workload_alloc *find(struct fake_daemon *x,
 {
 	int i = np_state_find(&x->d.st, name);
 
-	return i >= 0 ? &x->d.st.w[i] : NULL;
+	return i >= 0 ? x->d.st.w[i] : NULL;
 }
 
 static void test_dispatch_refusals(void **state)

@@ -86,7 +86,7 @@ static const char *cpus_of(const struct np_node_state *st, const char *name)
 	np_cpuset s;
 
 	assert_true(i >= 0);
-	np_workload_exclusive_cpus(&st->w[i], &s);
+	np_workload_exclusive_cpus(st->w[i], &s);
 	np_cpuset_format(&s, buf, sizeof(buf));
 	return buf;
 }
@@ -147,7 +147,7 @@ static void test_one_move(void **state)
 	assert_string_equal(cpus_of(&st, "m"), "4-5");
 	assert_int_equal(np_defrag_apply_moves(&st, &p, err, sizeof(err)), 0);
 	assert_string_equal(cpus_of(&st, "m"), "2-3");
-	assert_true(st.w[np_state_find(&st, "m")].req.movable);
+	assert_true(st.w[np_state_find(&st, "m")]->req.movable);
 	assert_int_equal(np_admit(&st, &w, &d, err, sizeof(err)), 0);
 	assert_true(d.admitted);
 	assert_string_equal(cpus_of(&st, "big"), "4-7");
@@ -423,7 +423,7 @@ static void test_daemon_apply(void **state)
 					   sizeof(err)),
 			 0);
 	assert_string_equal(cpus_of(&loaded, "m"), "1,5");
-	assert_true(loaded.w[np_state_find(&loaded, "m")].req.movable);
+	assert_true(loaded.w[np_state_find(&loaded, "m")]->req.movable);
 	np_state_free(&loaded);
 	/* nothing is remembered any more */
 	r = request(x, "{\"op\": \"defrag\"}", false);

@@ -167,7 +167,7 @@ static void check_skips(const struct np_node_state *st,
 			case NP_EXS_HELD:
 				assert_true(k >= 0);
 				np_cpuset held;
-				np_workload_exclusive_cpus(&st->w[k], &held);
+				np_workload_exclusive_cpus(st->w[k], &held);
 				assert_true(np_cpuset_test(&held, cpu));
 				break;
 			case NP_EXS_OUTSIDE_HINT:

@@ -405,7 +405,7 @@ static json_t *status_of(const struct np_node_state *st)
 
 	for (int i = 0; i < st->nworkloads; i++)
 		json_array_append_new(ws,
-				      np_workload_alloc_to_json(st, &st->w[i]));
+				      np_workload_alloc_to_json(st, st->w[i]));
 	return json_pack("{s:o,s:o,s:o,s:s}", "topology",
 			 np_topology_to_json(st->topo), "pools",
 			 np_pools_to_json(st), "workloads", ws, "offline_cpus",

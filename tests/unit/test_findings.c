@@ -70,7 +70,7 @@ static struct np_finding *add_finding(struct fx *x, struct np_findings *fs,
 	struct np_pools p;
 
 	assert_true(i >= 0);
-	a = &x->fd.d.st.w[i];
+	a = x->fd.d.st.w[i];
 	if (fs->n == fs->cap) {
 		fs->cap = fs->cap ? 2 * fs->cap : 4;
 		fs->f = realloc(fs->f, sizeof(*fs->f) * (size_t)fs->cap);
@@ -112,7 +112,7 @@ static struct np_workload_alloc *alloc_of(struct fx *x, const char *name)
 	int i = np_state_find(&x->fd.d.st, name);
 
 	assert_true(i >= 0);
-	return &x->fd.d.st.w[i];
+	return x->fd.d.st.w[i];
 }
 
 /* A task ran outside its set / has a mask outside it: its cpuset is

@@ -262,9 +262,9 @@ static void test_release_container(void **state)
 	assert_int_equal(np_release_container(&st, i, 0), 0); /* a */
 	i = np_state_find(&st, "db");
 	assert_true(i >= 0);
-	assert_int_equal(st.w[i].ncontainers, 1);
-	assert_int_equal(st.w[i].req.ncontainers, 1);
-	assert_string_equal(st.w[i].req.c[0].name, "b");
+	assert_int_equal(st.w[i]->ncontainers, 1);
+	assert_int_equal(st.w[i]->req.ncontainers, 1);
+	assert_string_equal(st.w[i]->req.c[0].name, "b");
 	assert_int_equal(st.cache.mem[1], 16u << 20);
 	np_cpuset_parse(&want, "1,3,5", NULL, 0);
 	assert_true(np_cpuset_equal(&st.cache.excl, &want));

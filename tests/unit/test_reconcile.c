@@ -570,7 +570,7 @@ static void test_container_scope(void **state)
 	fake_daemon_admit(&x->fd, CTR_SCOPE);
 	assert_log(x, "set host system.slice cpus=0,2-4,6-7\n"
 		      "set-unit cri-containerd-c0ffee.scope cpus=1,5 mems=0\n");
-	assert_string_equal(x->fd.d.st.w[0].req.unit,
+	assert_string_equal(x->fd.d.st.w[0]->req.unit,
 			    "cri-containerd-c0ffee.scope");
 	/* the same request again (a retried hook): its allocation */
 	fake_log_clear(x->fd.f);
@@ -581,7 +581,7 @@ static void test_container_scope(void **state)
 	/* restarted: the state has the container, loaded as the scope's */
 	container_scope_start(x, false);
 	assert_int_equal(x->fd.d.st.nworkloads, 1);
-	assert_string_equal(x->fd.d.st.w[0].req.unit,
+	assert_string_equal(x->fd.d.st.w[0]->req.unit,
 			    "cri-containerd-c0ffee.scope");
 	/* released by its id: the unit given back, no cgroup written */
 	fake_log_clear(x->fd.f);

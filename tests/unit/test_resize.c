@@ -36,7 +36,7 @@ static np_cpuset cpus_of(const struct np_node_state *st, const char *name)
 {
 	int i = np_state_find(st, name);
 	assert_true(i >= 0);
-	return *st->w[i].c[0].cpus;
+	return *st->w[i]->c[0].cpus;
 }
 
 /* Every exclusive set disjoint from the others and from the reserved
@@ -46,15 +46,15 @@ static void check_invariants(const struct np_node_state *st)
 	np_cpuset seen;
 	np_cpuset_zero(&seen);
 	for (int i = 0; i < st->nworkloads; i++)
-		for (int k = 0; k < st->w[i].ncontainers; k++) {
-			const struct np_container_alloc *c = &st->w[i].c[k];
+		for (int k = 0; k < st->w[i]->ncontainers; k++) {
+			const struct np_container_alloc *c = &st->w[i]->c[k];
 			if (!c->exclusive)
 				continue;
 			assert_false(np_cpuset_intersects(&seen, c->cpus));
 			assert_false(np_cpuset_intersects(c->cpus,
 							  &st->reserved));
 			assert_int_equal(np_cpuset_count(c->cpus),
-					 st->w[i].req.c[k].cpu_milli / 1000);
+					 st->w[i]->req.c[k].cpu_milli / 1000);
 			np_cpuset_or(&seen, &seen, c->cpus);
 		}
 }
@@ -70,7 +70,7 @@ static np_cpuset resize_ok(struct np_node_state *st, const char *name,
 		fail_msg("resize %s to %d: %d %s", name, n, r, err);
 	if (!d.admitted)
 		fail_msg("resize %s to %d refused: %s", name, n, d.reason);
-	assert_ptr_equal(d.alloc, &st->w[np_state_find(st, name)]);
+	assert_ptr_equal(d.alloc, st->w[np_state_find(st, name)]);
 	check_invariants(st);
 	return cpus_of(st, name);
 }
@@ -254,12 +254,12 @@ static void test_malformed(void **state)
 	{
 		struct np_decision d;
 		char err[256];
-		np_cpuset side = *st.w[np_state_find(&st, "two")].c[1].cpus, got;
+		np_cpuset side = *st.w[np_state_find(&st, "two")]->c[1].cpus, got;
 		assert_int_equal(np_resize(&st, "two", "side", 2, &d, err,
 					   sizeof(err)),
 				 0);
 		assert_true(d.admitted);
-		got = *st.w[np_state_find(&st, "two")].c[1].cpus;
+		got = *st.w[np_state_find(&st, "two")]->c[1].cpus;
 		assert_true(np_cpuset_subset(&side, &got));
 		assert_int_equal(np_cpuset_count(&got), 2);
 		check_invariants(&st);
@@ -360,11 +360,11 @@ static void test_properties(void **state)
 			int n = 1 + (int)(rand_r(&seed) % 8);
 			if (n > t->ncpus)
 				n = t->ncpus;
-			np_cpuset cur = *st.w[i].c[0].cpus, got;
+			np_cpuset cur = *st.w[i]->c[0].cpus, got;
 			json_t *before = state_json(&st), *after;
 			struct np_decision d;
 			char err[256];
-			snprintf(name, sizeof(name), "%s", st.w[i].req.name);
+			snprintf(name, sizeof(name), "%s", st.w[i]->req.name);
 			assert_int_equal(np_resize(&st, name, NULL, n, &d, err,
 						   sizeof(err)),
 					 0);
@@ -374,7 +374,7 @@ static void test_properties(void **state)
 				assert_true(json_equal(before, after));
 				refused++;
 			} else {
-				got = *st.w[i].c[0].cpus;
+				got = *st.w[i]->c[0].cpus;
 				assert_int_equal(np_cpuset_count(&got), n);
 				if (n >= np_cpuset_count(&cur))
 					assert_true(np_cpuset_subset(&cur, &got));
@@ -384,7 +384,7 @@ static void test_properties(void **state)
 				 * join the memory nodes (found by 20-crash on
 				 * 4node: CPU 12 of node 3 with mems 1) */
 				assert_true((np_topology_nodes_of(t, &got) &
-					     ~st.w[i].c[0].mems) == 0);
+					     ~st.w[i]->c[0].mems) == 0);
 				done++;
 			}
 			check_invariants(&st);

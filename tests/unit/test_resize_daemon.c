@@ -41,7 +41,7 @@ static const char *cpus_of(struct fx *x, const char *name)
 	static char buf[64];
 	int i = np_state_find(&x->fd.d.st, name);
 	assert_true(i >= 0);
-	np_cpuset_format(x->fd.d.st.w[i].c[0].cpus, buf, sizeof(buf));
+	np_cpuset_format(x->fd.d.st.w[i]->c[0].cpus, buf, sizeof(buf));
 	return buf;
 }
 

@@ -176,8 +176,8 @@ static const char *cpus_of(struct fx *x, const char *name)
 	if (i < 0)
 		return buf;
 	np_cpuset_zero(&all);
-	for (int c = 0; c < x->fd.d.st.w[i].ncontainers; c++)
-		np_cpuset_or(&all, &all, x->fd.d.st.w[i].c[c].cpus);
+	for (int c = 0; c < x->fd.d.st.w[i]->ncontainers; c++)
+		np_cpuset_or(&all, &all, x->fd.d.st.w[i]->c[c].cpus);
 	s = np_cpuset_str(&all);
 	assert_non_null(s);
 	snprintf(buf, sizeof(buf), "%s", s);

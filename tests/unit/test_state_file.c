@@ -660,7 +660,7 @@ static void test_policy_changed(void **state)
 	np_state_free(&a);
 	populated(&a, t, POLICY_RESTRICTED);
 	while (a.nworkloads)
-		assert_int_equal(np_release(&a, a.w[0].req.name), 0);
+		assert_int_equal(np_release(&a, a.w[0]->req.name), 0);
 	save(dir, &a);
 	load_expect(dir, t,
 		    "{\"cpu_policy\":\"static\",\"reserved_cpus\":\"0-1\","
@@ -1167,7 +1167,7 @@ static const struct np_workload_alloc *wl(const struct np_node_state *st,
 	int i = np_state_find(st, name);
 	if (i < 0)
 		fail_msg("no workload %s", name);
-	return &st->w[i];
+	return st->w[i];
 }
 
 static void expect_container(const struct np_workload_alloc *a, int i,
@@ -1461,7 +1461,7 @@ static void test_kubelet_many_pods(void **state)
 	assert_int_equal(st.nworkloads, 1);
 	{
 		char got[64];
-		np_cpuset_format(st.w[0].c[0].cpus, got, sizeof(got));
+		np_cpuset_format(st.w[0]->c[0].cpus, got, sizeof(got));
 		assert_string_equal(got, "1-2");
 	}
 	np_state_free(&st);

@@ -489,7 +489,7 @@ static void test_fingerprint(void **state)
 
 	init(&a);
 	admit(&a, "web", "LSE", "2");
-	w = &a.w[0];
+	w = a.w[0];
 	fp0 = np_workload_alloc_fp(w);
 	assert_true(np_workload_alloc_fp(w) == fp0);
 #define CHANGED(change, undo)                                                  \
@@ -591,11 +591,11 @@ static void test_changed_only(void **state)
 			snprintf(name, sizeof(name), "w%d", next++);
 			admit(&a, name, "LS", "250m");
 		} else if (op == 1) {
-			assert_int_equal(np_release(&a, a.w[i].req.name), 0);
+			assert_int_equal(np_release(&a, a.w[i]->req.name), 0);
 		} else if (op == 2) {
-			a.w[i].req.movable ^= 1;
+			a.w[i]->req.movable ^= 1;
 		} else {
-			char *cg = a.w[i].req.cgroup;
+			char *cg = a.w[i]->req.cgroup;
 			assert_non_null(cg);
 			cg[0] = cg[0] == 'x' ? 'y' : 'x'; /* in place */
 		}
@@ -652,7 +652,7 @@ static void test_stream_random(void **state)
 			assert_int_equal(np_release(&a, name), 0);
 			json_object_del(sf, name);
 		} else if (op == 2) {
-			a.w[i].req.movable ^= 1;
+			a.w[i]->req.movable ^= 1;
 		} else if (op == 3) {
 			/* out and in again: the record deletes and puts it */
 			assert_int_equal(np_release(&a, name), 0);
@@ -685,10 +685,10 @@ static void test_stream_random(void **state)
 					 0);
 			assert_int_equal(b.nworkloads, a.nworkloads);
 			for (int x = 0; x < a.nworkloads; x++) {
-				int y = np_state_find(&b, a.w[x].req.name);
+				int y = np_state_find(&b, a.w[x]->req.name);
 				assert_true(y >= 0);
-				assert_true(np_workload_alloc_fp(&a.w[x]) ==
-					    np_workload_alloc_fp(&b.w[y]));
+				assert_true(np_workload_alloc_fp(a.w[x]) ==
+					    np_workload_alloc_fp(b.w[y]));
 			}
 			np_state_free(&b);
 		}

@@ -28,7 +28,7 @@
 static int scan(const struct np_node_state *st, const char *name)
 {
 	for (int i = 0; i < st->nworkloads; i++)
-		if (!strcmp(st->w[i].req.name, name))
+		if (!strcmp(st->w[i]->req.name, name))
 			return i;
 	return -1;
 }
@@ -181,7 +181,7 @@ static void test_index_unused(void **state)
 	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
 	struct np_node_policy p = {0};
 	struct np_node_state st;
-	struct np_workload_alloc *w2;
+	struct np_workload_alloc **w2;
 	struct np_decision d;
 	char err[256];
 	(void)state;
@@ -211,7 +211,7 @@ static void test_index_unused(void **state)
 	assert_int_equal(np_state_find(&st, "b"), 0);
 	/* swapped in place: the index is "in use" but its hits are stale */
 	{
-		struct np_workload_alloc x = st.w[0];
+		struct np_workload_alloc *x = st.w[0];
 		st.w[0] = st.w[1];
 		st.w[1] = x;
 	}

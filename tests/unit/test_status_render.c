@@ -222,7 +222,7 @@ static void test_render_library_status(void **state)
 	}
 	for (int i = 0; i < ns.nworkloads; i++)
 		json_array_append_new(ws,
-				      np_workload_alloc_to_json(&ns, &ns.w[i]));
+				      np_workload_alloc_to_json(&ns, ns.w[i]));
 	st = json_pack("{s:o,s:o,s:o,s:{s:i},s:[],s:f,s:{s:i,s:i,s:i}}",
 		       "topology", np_topology_to_json(t), "pools",
 		       np_pools_to_json(&ns), "workloads", ws, "counters",
@@ -250,7 +250,7 @@ static void test_render_library_status(void **state)
 	dj = np_decision_to_json(&ns, &d);
 	assert_int_equal(np_decision_render(dj, f), 0);
 	json_decref(dj);
-	d.alloc = &ns.w[np_state_find(&ns, "web")];
+	d.alloc = ns.w[np_state_find(&ns, "web")];
 	dj = np_decision_to_json(&ns, &d);
 	assert_int_equal(np_decision_render(dj, f), 0);
 	json_decref(dj);

@@ -39,7 +39,7 @@
 static int top_components(const struct np_node_state *st, struct np_strmap *m)
 {
 	for (int i = 0; i < st->nworkloads; i++) {
-		const char *cg = st->w[i].req.cgroup;
+		const char *cg = st->w[i]->req.cgroup;
 		char comp[NAME_MAX + 1];
 		size_t n = cg ? strcspn(cg, "/") : 0;
 
@@ -178,14 +178,14 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 	/* Loaded workloads are established (their cgroups exist already),
 	 * except those the state lists as pending. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_daemon_meta_add(d, d->st.w[i].req.name);
+		struct np_wl_meta *m = np_daemon_meta_add(d, d->st.w[i]->req.name);
 		if (!m) {
 			json_decref(origins);
 			return -ENOMEM;
 		}
 		m->established = true;
 		/* not saved: a container that is a scope is its unit's */
-		if (np_daemon_container_unit(d, &d->st.w[i].req)) {
+		if (np_daemon_container_unit(d, &d->st.w[i]->req)) {
 			json_decref(origins);
 			return -ENOMEM;
 		}

@@ -575,6 +575,45 @@ int np_admit(struct np_node_state *st, const struct np_workload_req *w,
 	return np_admit_explain(st, w, d, NULL, err, errlen);
 }
 
+/*
+ * A new allocation of w (its request copied, its containers made) at
+ * st->w[st->nworkloads], the slot past the end (room made for it), not
+ * counted: the state's only once np_admit_explain counts it, freed by it
+ * on a rejection. -ENOMEM leaves the state as it was.
+ */
+static int new_slot(struct np_node_state *st, const struct np_workload_req *w,
+		    struct np_workload_alloc **out)
+{
+	bool indexed = np_state_indexed(st);
+	struct np_workload_alloc *wa;
+	int r;
+
+	if (st->nworkloads == st->cap) {
+		int cap = st->cap ? st->cap * 2 : 16;
+		struct np_workload_alloc **g =
+			realloc(st->w, sizeof(*st->w) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		st->w = g;
+		st->cap = cap;
+		np_state_index_moved(st, indexed); /* the same entries */
+	}
+	if (!(wa = calloc(1, sizeof(*wa))))
+		return -ENOMEM;
+	if ((r = np_workload_req_copy(&wa->req, w))) {
+		free(wa);
+		return r;
+	}
+	if (!(wa->c = np_container_allocs_new(w->ncontainers))) {
+		np_workload_req_free(&wa->req);
+		free(wa);
+		return -ENOMEM;
+	}
+	st->w[st->nworkloads] = wa;
+	*out = wa;
+	return 0;
+}
+
 int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 		     struct np_decision *d, struct np_explain *ex, char *err,
 		     size_t errlen)
@@ -622,32 +661,14 @@ int np_admit_explain(struct np_node_state *st, const struct np_workload_req *w,
 			np_ex_reject(ex, d->resource, d->reason);
 		return 0;
 	}
-	indexed = np_state_indexed(st);
-	if (st->nworkloads == st->cap) {
-		int cap = st->cap ? st->cap * 2 : 16;
-		struct np_workload_alloc *g =
-			realloc(st->w, sizeof(*st->w) * (size_t)cap);
-		if (!g)
-			return -ENOMEM;
-		st->w = g;
-		st->cap = cap;
-		np_state_index_moved(st, indexed); /* the same entries */
-	}
 	/*
 	 * Build the allocation in place, one slot past the end; each
 	 * container's share goes into the cache as soon as it is chosen, so
 	 * the next container sees it. A rejection drops the slot and takes
 	 * its share out of the cache: the state is as before.
 	 */
-	wa = &st->w[st->nworkloads];
-	memset(wa, 0, sizeof(*wa));
-	if ((r = np_workload_req_copy(&wa->req, w)))
+	if ((r = new_slot(st, w, &wa)))
 		return r;
-	wa->c = np_container_allocs_new(w->ncontainers);
-	if (!wa->c) {
-		np_workload_req_free(&wa->req);
-		return -ENOMEM;
-	}
 	wa->qos_class = effective_class(st, w);
 	wa->excl = w->excl;
 	if (w->has_hint) {
@@ -686,12 +707,15 @@ out:
 		if (rr) {
 			wa->ncontainers = w->ncontainers;
 			np_workload_alloc_free(wa);
+			free(wa);
 			return rr;
 		}
 	}
 	/* Free every container's charge, the failing one's too. */
 	wa->ncontainers = w->ncontainers;
 	np_workload_alloc_free(wa);
+	free(wa);
+	st->w[st->nworkloads] = NULL;
 	if (ex && r == -ENOSPC)
 		np_ex_reject(ex, d->resource, d->reason);
 	return r == -ENOSPC ? 0 : r; /* a rejection: reason in d */

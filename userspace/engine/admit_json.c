@@ -500,7 +500,10 @@ static int pod_rest_from_json(const struct np_node_state *st,
 struct np_state_loader {
 	struct np_node_state *st;
 	const char *path;
-	struct np_workload_alloc *arr; /* n filled, cap slots (zeroed) */
+	/* n filled, cap slots: NULL past n but for the one being read at
+	 * arr[n] (each its own heap allocation, the state's array once
+	 * loaded) */
+	struct np_workload_alloc **arr;
 	size_t n, cap;
 	struct np_strmap names, cgroups;
 	np_cpuset seen; /* every exclusive set so far */
@@ -530,9 +533,12 @@ void np_state_load_abort(struct np_state_loader *l)
 		return;
 	np_strmap_free(&l->names);
 	np_strmap_free(&l->cgroups);
-	/* arr is zeroed past the failing entry: free what was filled. */
+	/* arr is NULL past the failing entry: free what was filled. */
 	for (size_t x = 0; x < l->cap; x++)
-		np_workload_alloc_free(&l->arr[x]);
+		if (l->arr[x]) {
+			np_workload_alloc_free(l->arr[x]);
+			free(l->arr[x]);
+		}
 	free(l->arr);
 	free(l);
 }
@@ -556,7 +562,7 @@ static int load_names(struct np_state_loader *l, struct np_workload_alloc *a,
 	if (np_strmap_get(&l->cgroups, a->req.cgroup, &other))
 		return np_json_fail(err, errlen, cp, "cgroup",
 				    "\"%.200s\" is workload %s's already",
-				    a->req.cgroup, l->arr[other].req.name);
+				    a->req.cgroup, l->arr[other]->req.name);
 	return np_strmap_put(&l->cgroups, a->req.cgroup, (long)l->n);
 }
 
@@ -568,9 +574,9 @@ int np_state_load_add(struct np_state_loader *l, const json_t *wj, char *err,
 	char wp[128], cp[192];
 	int r;
 
-	if (l->n + 1 >= l->cap) { /* one zeroed slot past the filled ones */
+	if (l->n + 1 >= l->cap) { /* one NULL slot past the filled ones */
 		size_t cap = 2 * l->cap;
-		struct np_workload_alloc *g =
+		struct np_workload_alloc **g =
 		    realloc(l->arr, cap * sizeof(*g));
 		if (!g)
 			return -ENOMEM;
@@ -578,7 +584,9 @@ int np_state_load_add(struct np_state_loader *l, const json_t *wj, char *err,
 		l->arr = g;
 		l->cap = cap;
 	}
-	a = &l->arr[l->n];
+	if (!l->arr[l->n] && !(l->arr[l->n] = calloc(1, sizeof(**l->arr))))
+		return -ENOMEM;
+	a = l->arr[l->n];
 	snprintf(wp, sizeof(wp), "%s.workloads[%zu]", l->path, l->n);
 	snprintf(cp, sizeof(cp), "%s.spec", wp);
 	if ((r = np_workload_req_from_json(&a->req, json_object_get(wj, "spec"),
@@ -612,18 +620,26 @@ int np_state_load_end(struct np_state_loader *l, const json_t *j, char *err,
 		np_state_load_abort(l);
 		return r;
 	}
+	/* a slot read but not taken (a failed add) is not the state's */
+	if (l->arr[l->n]) {
+		np_workload_alloc_free(l->arr[l->n]);
+		free(l->arr[l->n]);
+		l->arr[l->n] = NULL;
+	}
 	/* no more room than np_state_load_json's n + 1 (grown by
 	 * doubling when streamed: given back) */
 	if (l->cap > l->n + 1) {
-		struct np_workload_alloc *g =
+		struct np_workload_alloc **g =
 		    realloc(l->arr, (l->n + 1) * sizeof(*g));
 		if (g) {
 			l->arr = g;
 			l->cap = l->n + 1;
 		}
 	}
-	for (int x = 0; x < st->nworkloads; x++)
-		np_workload_alloc_free(&st->w[x]);
+	for (int x = 0; x < st->nworkloads; x++) {
+		np_workload_alloc_free(st->w[x]);
+		free(st->w[x]);
+	}
 	free(st->w);
 	st->w = l->arr;
 	st->nworkloads = (int)l->n;

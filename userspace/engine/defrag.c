@@ -146,7 +146,7 @@ static int sim_place(struct sim *s, const int *set, int k, char *err,
 	if ((r = np_state_copy(&s->work, s->st)))
 		return r;
 	for (int i = 0; i < k; i++) {
-		int at = np_state_find(&s->work, s->st->w[set[i]].req.name);
+		int at = np_state_find(&s->work, s->st->w[set[i]]->req.name);
 		if ((r = np_release_keep(&s->work, at, &s->old[s->nold])))
 			return r;
 		s->nold++;
@@ -162,7 +162,7 @@ static int sim_place(struct sim *s, const int *set, int k, char *err,
 		if (!d.admitted)
 			return 0;
 		at = np_state_find(&s->work, s->old[i].req.name);
-		s->work.w[at].partition_by_verify = s->old[i].partition_by_verify;
+		s->work.w[at]->partition_by_verify = s->old[i].partition_by_verify;
 	}
 	return 1;
 }
@@ -180,7 +180,7 @@ static int sim_check(struct sim *s, int k, struct np_defrag_plan *p,
 		return r;
 	for (int i = 0; i < k; i++) {
 		const struct np_workload_alloc *to =
-			&s->work.w[np_state_find(&s->work, s->old[i].req.name)];
+			s->work.w[np_state_find(&s->work, s->old[i].req.name)];
 		if (same_alloc(to, &s->old[i]))
 			continue; /* put back where it was: not a move */
 		if ((r = replace_alloc(&chk, to)))
@@ -239,7 +239,7 @@ static int candidates(const struct np_node_state *st,
 		return -ENOMEM;
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < st->nworkloads; i++) {
-			const struct np_workload_alloc *a = &st->w[i];
+			const struct np_workload_alloc *a = st->w[i];
 			const char *why = np_defrag_unmovable(a);
 			bool excl = exclusive_alloc(a);
 			if ((pass == 0) == excl)

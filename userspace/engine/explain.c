@@ -189,8 +189,8 @@ int np_explain_workload(const struct np_node_state *st, const char *name,
 		NP_ERR("no workload named %s", np_echo(name));
 		return -ENOENT;
 	}
-	np_workload_exclusive_cpus(&st->w[i], &held);
-	if ((r = np_workload_req_copy(&w, &st->w[i].req)) ||
+	np_workload_exclusive_cpus(st->w[i], &held);
+	if ((r = np_workload_req_copy(&w, &st->w[i]->req)) ||
 	    (r = np_state_copy(&copy, st)) || (r = np_release(&copy, name)))
 		goto out;
 	if ((r = explain_admit(&copy, &w, out, err, errlen)))

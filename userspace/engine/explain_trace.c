@@ -294,7 +294,7 @@ static struct np_ex_event *skip_event(struct np_explain *ex, int from, int why,
 static int skip_why(const struct np_node_state *st, const np_cpuset *pool,
 		    const np_cpuset *aligned, int cpu, const char **holder)
 {
-	const struct np_workload_alloc *self = &st->w[st->nworkloads];
+	const struct np_workload_alloc *self = st->w[st->nworkloads];
 
 	*holder = "";
 	if (!np_cpuset_test(&st->topo->online, cpu) ||
@@ -303,9 +303,9 @@ static int skip_why(const struct np_node_state *st, const np_cpuset *pool,
 	if (np_cpuset_test(&st->reserved, cpu))
 		return NP_EXS_RESERVED;
 	for (int i = 0; i < st->nworkloads; i++)
-		for (int c = 0; c < st->w[i].ncontainers; c++)
-			if (np_cpuset_test(st->w[i].c[c].cpus, cpu)) {
-				*holder = st->w[i].req.name;
+		for (int c = 0; c < st->w[i]->ncontainers; c++)
+			if (np_cpuset_test(st->w[i]->c[c].cpus, cpu)) {
+				*holder = st->w[i]->req.name;
 				return NP_EXS_HELD;
 			}
 	for (int c = 0; c < self->ncontainers; c++)

@@ -286,7 +286,7 @@ static json_t *pod_cpu_allocs(const struct np_node_state *st)
 	char uid[40];
 
 	for (int i = 0; a && i < st->nworkloads; i++) {
-		const struct np_workload_alloc *w = &st->w[i];
+		const struct np_workload_alloc *w = st->w[i];
 		np_cpuset cpus;
 
 		np_workload_exclusive_cpus(w, &cpus);

@@ -179,7 +179,7 @@ static int workload_from_status(const struct np_node_state *st,
 static int workloads_from_status(struct np_node_state *st, const json_t *ws,
 				 char *err, size_t errlen)
 {
-	struct np_workload_alloc *arr;
+	struct np_workload_alloc **arr;
 	const json_t *wj;
 	np_cpuset seen;
 	size_t i, n = json_array_size(ws);
@@ -196,20 +196,27 @@ static int workloads_from_status(struct np_node_state *st, const json_t *ws,
 		char wp[64];
 
 		snprintf(wp, sizeof(wp), "status.workloads[%zu]", i);
-		if ((r = workload_from_status(st, &arr[i], wj, wp, &seen, err,
+		if (!(arr[i] = calloc(1, sizeof(*arr[i])))) {
+			r = -ENOMEM;
+			break;
+		}
+		if ((r = workload_from_status(st, arr[i], wj, wp, &seen, err,
 					      errlen)))
 			break;
 		for (size_t j = 0; j < i && !r; j++)
-			if (!strcmp(arr[j].req.name, arr[i].req.name))
+			if (!strcmp(arr[j]->req.name, arr[i]->req.name))
 				r = np_json_fail(err, errlen, wp, "name",
 						 "duplicate workload \"%s\"",
-						 arr[i].req.name);
+						 arr[i]->req.name);
 		if (r)
 			break;
 	}
 	if (r) {
 		for (size_t x = 0; x < n; x++)
-			np_workload_alloc_free(&arr[x]);
+			if (arr[x]) {
+				np_workload_alloc_free(arr[x]);
+				free(arr[x]);
+			}
 		free(arr);
 		return r;
 	}

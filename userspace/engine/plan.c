@@ -646,8 +646,8 @@ static int do_release(struct np_node_state *st, const char *name,
 				 name, "note", note);
 		return *res ? 0 : -ENOMEM;
 	}
-	for (int c = 0; ctr && c < st->w[i].ncontainers; c++)
-		if (!strcmp(st->w[i].req.c[c].name, ctr))
+	for (int c = 0; ctr && c < st->w[i]->ncontainers; c++)
+		if (!strcmp(st->w[i]->req.c[c].name, ctr))
 			k = c;
 	if (ctr && k < 0) {
 		snprintf(note, sizeof(note),
@@ -660,11 +660,11 @@ static int do_release(struct np_node_state *st, const char *name,
 				 note);
 		return *res ? 0 : -ENOMEM;
 	}
-	whole = k < 0 || st->w[i].ncontainers == 1;
+	whole = k < 0 || st->w[i]->ncontainers == 1;
 	if (whole)
-		np_workload_exclusive_cpus(&st->w[i], &freed);
+		np_workload_exclusive_cpus(st->w[i], &freed);
 	else
-		container_freed(&st->w[i], k, &freed);
+		container_freed(st->w[i], k, &freed);
 	*res = json_pack("{s:b,s:s,s:o,s:b}", "released", 1, "workload", name,
 			 "cpus", np_json_cpuset_str(&freed), "workload_released",
 			 whole);
@@ -753,7 +753,7 @@ static int admit_again(const struct np_node_state *st, int i,
 {
 	char msg[512];
 
-	if (!np_workload_req_same(w, &st->w[i].req)) {
+	if (!np_workload_req_same(w, &st->w[i]->req)) {
 		snprintf(msg, sizeof(msg),
 			 "workload \"%.128s\" is already admitted with another "
 			 "request: changing it would be a resize, which plan "
@@ -762,7 +762,7 @@ static int admit_again(const struct np_node_state *st, int i,
 		*result = json_pack("{s:s}", "error", msg);
 		return *result ? 0 : -ENOMEM;
 	}
-	*result = np_workload_alloc_to_json(st, &st->w[i]);
+	*result = np_workload_alloc_to_json(st, st->w[i]);
 	if (!*result)
 		return -ENOMEM;
 	json_object_set_new(*result, "admitted", json_true());

@@ -32,7 +32,7 @@ static void all_cpus(const struct np_node_state *st, np_cpuset *out)
 }
 
 int np_state_check_default(const struct np_node_state *st,
-			   const struct np_workload_alloc *w, int n,
+			   struct np_workload_alloc *const *w, int n,
 			   const json_t *j, const char *path, char *err,
 			   size_t errlen)
 {
@@ -48,8 +48,8 @@ int np_state_check_default(const struct np_node_state *st,
 		return r;
 	all_cpus(st, &all);
 	for (int i = 0; i < n; i++)
-		for (int c = 0; c < w[i].ncontainers; c++)
-			nassigned += w[i].c[c].exclusive;
+		for (int c = 0; c < w[i]->ncontainers; c++)
+			nassigned += w[i]->c[c].exclusive;
 	if (np_cpuset_empty(&def)) {
 		if (nassigned)
 			return np_json_fail(
@@ -82,8 +82,8 @@ int np_state_check_default(const struct np_node_state *st,
 		    cpus_str(&def, b2, sizeof(b2)));
 	known = def;
 	for (int i = 0; i < n; i++)
-		for (int c = 0; c < w[i].ncontainers; c++) {
-			const struct np_container_alloc *ca = &w[i].c[c];
+		for (int c = 0; c < w[i]->ncontainers; c++) {
+			const struct np_container_alloc *ca = &w[i]->c[c];
 			if (!ca->exclusive)
 				continue;
 			if (np_cpuset_intersects(ca->cpus, &def))
@@ -93,25 +93,25 @@ int np_state_check_default(const struct np_node_state *st,
 				    "overlaps with default cpuset \"%s\" (rule: "
 				    "the default set and the assignments are "
 				    "disjoint)",
-				    w[i].req.name, np_container_name(&w[i], c),
+				    w[i]->req.name, np_container_name(w[i], c),
 				    cpus_str(ca->cpus, b1, sizeof(b1)),
 				    cpus_str(&def, b2, sizeof(b2)));
 			np_cpuset_or(&known, &known, ca->cpus);
 		}
 	/* a pod's rest is assigned (the kubelet's pod entry holds it) */
 	for (int i = 0; i < n; i++) {
-		if (!w[i].pod_rest)
+		if (!w[i]->pod_rest)
 			continue;
-		if (np_cpuset_intersects(w[i].pod_rest, &def))
+		if (np_cpuset_intersects(w[i]->pod_rest, &def))
 			return np_json_fail(
 			    err, errlen, path, "default_cpuset",
 			    "pod: %s cpuset: \"%s\" overlaps with default "
 			    "cpuset \"%s\" (rule: the default set and the "
 			    "assignments are disjoint)",
-			    w[i].req.name,
-			    cpus_str(w[i].pod_rest, b1, sizeof(b1)),
+			    w[i]->req.name,
+			    cpus_str(w[i]->pod_rest, b1, sizeof(b1)),
 			    cpus_str(&def, b2, sizeof(b2)));
-		np_cpuset_or(&known, &known, w[i].pod_rest);
+		np_cpuset_or(&known, &known, w[i]->pod_rest);
 	}
 	if (!np_cpuset_equal(&known, &all))
 		return np_json_fail(
@@ -131,7 +131,7 @@ int np_release_container(struct np_node_state *st, int i, int k)
 
 	if (i < 0 || i >= st->nworkloads)
 		return -ENOENT;
-	a = &st->w[i];
+	a = st->w[i];
 	q = &a->req;
 	if (k < 0 || k >= a->ncontainers || a->ncontainers != q->ncontainers)
 		return -ENOENT;

@@ -21,10 +21,10 @@ static np_cpuset container_cpus(const struct np_node_state *st,
 	int i = np_state_find(st, name);
 
 	np_cpuset_zero(&none);
-	for (int k = 0; i >= 0 && k < st->w[i].ncontainers; k++)
-		if (ctr ? !strcmp(st->w[i].req.c[k].name, ctr)
-			: st->w[i].c[k].exclusive)
-			return *st->w[i].c[k].cpus;
+	for (int k = 0; i >= 0 && k < st->w[i]->ncontainers; k++)
+		if (ctr ? !strcmp(st->w[i]->req.c[k].name, ctr)
+			: st->w[i]->c[k].exclusive)
+			return *st->w[i]->c[k].cpus;
 	return none;
 }
 

@@ -225,7 +225,7 @@ int np_resize(struct np_node_state *st, const char *name, const char *container,
 		NP_ERR("workload: \"%s\" is not admitted", name ? name : "");
 		return -ENOENT;
 	}
-	a = &st->w[i];
+	a = st->w[i];
 	if ((k = find_container(a, container, err, errlen)) < 0)
 		return k;
 	if (cpus < 1 || cpus > online) {

@@ -177,7 +177,7 @@ int np_state_cache_refresh(struct np_node_state *st)
 	st->cache.dev_taken = taken;
 	st->cache.ndevices = nd;
 	for (int i = 0; i < st->nworkloads; i++)
-		np_state_cache_add_workload(st, &st->w[i]);
+		np_state_cache_add_workload(st, st->w[i]);
 	return 0;
 }
 
@@ -250,7 +250,7 @@ void np_workload_exclusive_cpus(const struct np_workload_alloc *a,
 
 bool np_state_degraded(const struct np_node_state *st, int i, np_cpuset *out)
 {
-	np_workload_exclusive_cpus(&st->w[i], out);
+	np_workload_exclusive_cpus(st->w[i], out);
 	np_cpuset_and(out, out, &st->offline);
 	return !np_cpuset_empty(out);
 }

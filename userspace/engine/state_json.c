@@ -101,7 +101,7 @@ int np_state_to_json(const struct np_node_state *st, json_t **out)
 
 	for (int i = 0; ws && i < st->nworkloads; i++)
 		if (json_array_append_new(ws,
-					  np_workload_state_json(st, &st->w[i]))) {
+					  np_workload_state_json(st, st->w[i]))) {
 			json_decref(ws);
 			ws = NULL;
 		}

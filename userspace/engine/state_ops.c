@@ -36,7 +36,7 @@
 
 struct np_state_ix {
 	struct np_strmap map; /* name -> q */
-	const struct np_workload_alloc *w; /* the array it was made for */
+	struct np_workload_alloc *const *w; /* the array it was made for */
 	int n;				   /* and its length */
 	int gone[GONE_MAX];
 	int ngone;
@@ -50,7 +50,7 @@ static bool index_valid(const struct np_node_state *st)
 static int scan(const struct np_node_state *st, const char *name)
 {
 	for (int i = 0; i < st->nworkloads; i++)
-		if (!strcmp(st->w[i].req.name, name))
+		if (!strcmp(st->w[i]->req.name, name))
 			return i;
 	return -1;
 }
@@ -116,7 +116,7 @@ int np_state_find(const struct np_node_state *st, const char *name)
 	p = lookup(st->ix, name);
 	if (p < 0)
 		return -1;
-	if (p < st->nworkloads && !strcmp(st->w[p].req.name, name))
+	if (p < st->nworkloads && !strcmp(st->w[p]->req.name, name))
 		return p;
 	return scan(st, name);
 }
@@ -142,7 +142,7 @@ void np_state_index_build(struct np_node_state *st)
 	/* last to first: of two entries of one name (never in a checked
 	 * state) the first is kept, as the scan finds it */
 	for (int i = st->nworkloads - 1; i >= 0; i--)
-		if (np_strmap_put(&x->map, st->w[i].req.name, i)) {
+		if (np_strmap_put(&x->map, st->w[i]->req.name, i)) {
 			np_state_index_free(st);
 			return;
 		}
@@ -159,8 +159,8 @@ void np_state_index_appended(struct np_node_state *st, bool indexed)
 		np_state_index_build(st);
 		return;
 	}
-	if (!np_strmap_get(&x->map, st->w[i].req.name, NULL) &&
-	    np_strmap_put(&x->map, st->w[i].req.name, i + x->ngone)) {
+	if (!np_strmap_get(&x->map, st->w[i]->req.name, NULL) &&
+	    np_strmap_put(&x->map, st->w[i]->req.name, i + x->ngone)) {
 		np_state_index_free(st);
 		return;
 	}
@@ -198,8 +198,10 @@ static void index_removed(struct np_node_state *st, int p, const char *name)
 
 void np_state_free(struct np_node_state *st)
 {
-	for (int i = 0; i < st->nworkloads; i++)
-		np_workload_alloc_free(&st->w[i]);
+	for (int i = 0; i < st->nworkloads; i++) {
+		np_workload_alloc_free(st->w[i]);
+		free(st->w[i]);
+	}
 	free(st->w);
 	free(st->cache.dev_taken);
 	np_state_index_free(st);
@@ -229,8 +231,12 @@ int np_state_copy(struct np_node_state *dst, const struct np_node_state *src)
 		}
 		dst->cap = src->nworkloads;
 		for (int i = 0; i < src->nworkloads; i++) {
-			int r = np_workload_alloc_copy(&dst->w[i], &src->w[i]);
-			if (r) {
+			int r = -ENOMEM;
+
+			if (!(dst->w[i] = malloc(sizeof(*dst->w[i]))) ||
+			    (r = np_workload_alloc_copy(dst->w[i], src->w[i]))) {
+				/* a failed copy leaves nothing of its own */
+				free(dst->w[i]);
 				dst->nworkloads = i;
 				np_state_free(dst);
 				return r;
@@ -264,7 +270,8 @@ int np_release_keep(struct np_node_state *st, int i,
 	    !(st->cache.dev_taken =
 		  calloc((size_t)st->topo->ndevices + 1, sizeof(bool))))
 		return -ENOMEM;
-	*out = st->w[i];
+	*out = *st->w[i];
+	free(st->w[i]);
 	memmove(&st->w[i], &st->w[i + 1],
 		sizeof(*st->w) * (size_t)(st->nworkloads - i - 1));
 	st->nworkloads--;
@@ -291,27 +298,31 @@ int np_state_insert(struct np_node_state *st, int i,
 		    const struct np_workload_alloc *a)
 {
 	bool indexed = index_valid(st);
+	struct np_workload_alloc *p;
 
 	if (i < 0 || i > st->nworkloads)
 		return -EINVAL;
 	if (st->nworkloads == st->cap) {
 		int cap = st->cap ? 2 * st->cap : 8;
-		struct np_workload_alloc *g =
+		struct np_workload_alloc **g =
 			realloc(st->w, sizeof(*g) * (size_t)cap);
 		if (!g)
 			return -ENOMEM;
 		st->w = g;
 		st->cap = cap;
 	}
+	if (!(p = malloc(sizeof(*p))))
+		return -ENOMEM;
+	*p = *a;
 	memmove(&st->w[i + 1], &st->w[i],
 		sizeof(*st->w) * (size_t)(st->nworkloads - i));
-	st->w[i] = *a;
+	st->w[i] = p;
 	st->nworkloads++;
 	if (i == st->nworkloads - 1)
 		np_state_index_appended(st, indexed);
 	else
 		np_state_index_build(st); /* the ones after i moved */
-	np_state_cache_add_workload(st, &st->w[i]);
+	np_state_cache_add_workload(st, st->w[i]);
 	return 0;
 }
 

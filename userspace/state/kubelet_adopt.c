@@ -77,9 +77,9 @@ static int min_nodes(const struct np_topology *t, int n)
 static int workload_of_cpus(const struct np_node_state *st, const np_cpuset *s)
 {
 	for (int i = 0; i < st->nworkloads; i++)
-		for (int c = 0; c < st->w[i].ncontainers; c++)
-			if (st->w[i].c[c].exclusive &&
-			    np_cpuset_intersects(st->w[i].c[c].cpus, s))
+		for (int c = 0; c < st->w[i]->ncontainers; c++)
+			if (st->w[i]->c[c].exclusive &&
+			    np_cpuset_intersects(st->w[i]->c[c].cpus, s))
 				return i;
 	return -1;
 }
@@ -87,7 +87,7 @@ static int workload_of_cpus(const struct np_node_state *st, const np_cpuset *s)
 static int find_cgroup(const struct np_node_state *st, const char *cg)
 {
 	for (int i = 0; i < st->nworkloads; i++)
-		if (!strcmp(st->w[i].req.cgroup, cg))
+		if (!strcmp(st->w[i]->req.cgroup, cg))
 			return i;
 	return -1;
 }
@@ -379,7 +379,7 @@ static int check_pod_state(const struct np_node_state *st, struct adoption *a,
 		return np_errf(err, errlen, -EEXIST,
 			       "pod %s is already adopted as workload \"%s\" "
 			       "(cgroup %s)",
-			       pd->uid, st->w[w].req.name, pd->cgroup);
+			       pd->uid, st->w[w]->req.name, pd->cgroup);
 	if ((r = name_pod(st, a, p, err, errlen)) ||
 	    (r = check_names(pd, err, errlen)))
 		return r;
@@ -390,7 +390,7 @@ static int check_pod_state(const struct np_node_state *st, struct adoption *a,
 		    "numaplace workload \"%s\"; release that "
 		    "workload first, or leave this pod to the kubelet",
 		    pd->uid, cpus_str(&pd->all, s1, sizeof(s1)),
-		    st->w[w].req.name);
+		    st->w[w]->req.name);
 	if (np_cpuset_intersects(&pd->all, &st->reserved)) {
 		np_cpuset_and(&bad, &pd->all, &st->reserved);
 		return np_errf(err, errlen, -EEXIST,
@@ -416,15 +416,14 @@ static int check_pod_state(const struct np_node_state *st, struct adoption *a,
 	return 0;
 }
 
-/* pods[p] as a new workload at st->w[st->nworkloads] (not yet counted). */
+/* pods[p] as a new workload in wa (zeroed; on a failure what it holds
+ * is freed, wa itself is the caller's). */
 static int make_workload(struct np_node_state *st, const struct adoption *a,
-			 const struct pod *pd)
+			 const struct pod *pd, struct np_workload_alloc *wa)
 {
-	struct np_workload_alloc *wa = &st->w[st->nworkloads];
 	np_cpuset rest;
 	int c = 0, r;
 
-	memset(wa, 0, sizeof(*wa));
 	/* At most one container per entry plus the pod pool. */
 	if ((r = np_workload_req_set_containers(&wa->req, pd->n + 1)))
 		return r;
@@ -479,7 +478,7 @@ static int append_pods(struct np_node_state *st, const struct adoption *a,
 	int old = st->nworkloads, r = 0;
 
 	if (st->nworkloads + nadd > st->cap) {
-		struct np_workload_alloc *g = realloc(
+		struct np_workload_alloc **g = realloc(
 		    st->w, sizeof(*g) * (size_t)(st->nworkloads + nadd));
 		if (!g)
 			return -ENOMEM;
@@ -488,18 +487,29 @@ static int append_pods(struct np_node_state *st, const struct adoption *a,
 	}
 	for (int p = 0; p < a->npods && !r; p++) {
 		const struct pod *pd = &a->pods[p];
+		struct np_workload_alloc *wa;
+
 		if (np_cpuset_empty(&pd->all))
 			continue;
-		if ((r = make_workload(st, a, pd)))
+		if (!(wa = calloc(1, sizeof(*wa)))) {
+			r = -ENOMEM;
 			break;
+		}
+		if ((r = make_workload(st, a, pd, wa))) {
+			free(wa);
+			break;
+		}
+		st->w[st->nworkloads] = wa;
 		if (uids)
 			uids[st->nworkloads - old] = pd->uid;
 		st->nworkloads++;
 	}
 	if (!r && !(r = np_state_refresh(st)))
 		return 0;
-	while (st->nworkloads > old)
-		np_workload_alloc_free(&st->w[--st->nworkloads]);
+	while (st->nworkloads > old) {
+		np_workload_alloc_free(st->w[--st->nworkloads]);
+		free(st->w[st->nworkloads]);
+	}
 	np_state_refresh(st);
 	return r;
 }

@@ -454,7 +454,7 @@ int np_kubelet_import_json(const char *path, const struct np_node_state *st,
 				    json_integer(ck.data_checksum));
 	for (int i = 0; i < n; i++) {
 		json_t *w =
-		    np_workload_alloc_to_json(&cp, &cp.w[st->nworkloads + i]);
+		    np_workload_alloc_to_json(&cp, cp.w[st->nworkloads + i]);
 		json_object_set_new(w, "podUID", json_string(uids[i]));
 		json_array_append_new(ws, w);
 	}

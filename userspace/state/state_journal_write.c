@@ -43,8 +43,8 @@ void np_journal_fini(struct np_journal *j)
 static int all_fps(const struct np_node_state *st, struct np_strmap *fps)
 {
 	for (int i = 0; i < st->nworkloads; i++)
-		if (np_strmap_put(fps, st->w[i].req.name,
-				  (long)np_workload_alloc_fp(&st->w[i]))) {
+		if (np_strmap_put(fps, st->w[i]->req.name,
+				  (long)np_workload_alloc_fp(st->w[i]))) {
 			np_strmap_free(fps);
 			return -ENOMEM;
 		}
@@ -141,7 +141,7 @@ static int diff_workloads(const struct np_strmap *last_fps,
 	int r = 0;
 
 	for (int i = 0; i < st->nworkloads; i++) {
-		const struct np_workload_alloc *a = &st->w[i];
+		const struct np_workload_alloc *a = st->w[i];
 		uint64_t fp;
 		long v;
 		bool had;
@@ -162,7 +162,7 @@ static int diff_workloads(const struct np_strmap *last_fps,
 		return 0;
 	/* some are gone: which (a release; O(workloads) lookups) */
 	for (int i = 0; !r && i < st->nworkloads; i++)
-		r = np_strmap_put(&now, st->w[i].req.name, 1);
+		r = np_strmap_put(&now, st->w[i]->req.name, 1);
 	for (size_t i = 0; !r && i < last_fps->cap; i++) {
 		const char *k = np_strmap_key_at(last_fps, i);
 		if (!k || np_strmap_get(&now, k, NULL))

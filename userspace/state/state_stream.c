@@ -179,7 +179,7 @@ static int workloads(struct out *o, const void *ctx, int depth)
 	punct(o, "[");
 	for (int i = 0; i < st->nworkloads && !r; i++) {
 		_cleanup_json_ json_t *w =
-		    np_workload_state_json(st, &st->w[i]);
+		    np_workload_state_json(st, st->w[i]);
 
 		if (!w)
 			return -ENOMEM;

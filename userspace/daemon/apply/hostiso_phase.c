@@ -23,7 +23,7 @@ static void isolated_cpus(struct np_daemon *d, np_cpuset *out)
 	if (d->cfg.host_isolation == NP_HOSTISO_OFF)
 		return;
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		if (d->cfg.host_isolation == NP_HOSTISO_PARTITION &&
 		    !a->req.partition)
 			continue;

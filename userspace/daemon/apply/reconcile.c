@@ -77,7 +77,7 @@ static void written_set(struct np_daemon *d, const char *path,
 static bool any_partition(const struct np_daemon *d)
 {
 	for (int i = 0; i < d->st.nworkloads; i++)
-		if (d->st.w[i].req.partition)
+		if (d->st.w[i]->req.partition)
 			return true;
 	return false;
 }
@@ -160,9 +160,9 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 	/* One per workload, one per container with its own cgroup. */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		cap++;
-		for (int c = 0; c < d->st.w[i].ncontainers; c++)
-			cap += d->st.w[i].req.c[c].cgroup &&
-			       d->st.w[i].req.c[c].cgroup[0];
+		for (int c = 0; c < d->st.w[i]->ncontainers; c++)
+			cap += d->st.w[i]->req.c[c].cgroup &&
+			       d->st.w[i]->req.c[c].cgroup[0];
 	}
 	/* Exclusive grants can take every CPU best effort may use; BE tasks
 	 * then squeeze onto the shared pool (an empty cpuset.cpus would mean
@@ -183,7 +183,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 	if (!v)
 		return -ENOMEM;
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		struct desired *wd;
 		bool excl = true; /* exclusive only when every container is */
 		if (a->req.unit)
@@ -482,7 +482,7 @@ static void workload_partitions(struct np_daemon *d)
 	if (d->parent_refused_set)
 		return; /* no partition can be valid below that parent */
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 		struct np_cgroup_state cs;
 		char err[1024];
@@ -532,9 +532,9 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 		return;
 	for (int i = 0; i < n; i++) {
 		const struct np_workload_alloc *a;
-		if (v[i].wl < 0 || strcmp(v[i].path, d->st.w[v[i].wl].req.cgroup))
+		if (v[i].wl < 0 || strcmp(v[i].path, d->st.w[v[i].wl]->req.cgroup))
 			continue; /* leftovers and container sub-cgroups */
-		a = &d->st.w[v[i].wl];
+		a = d->st.w[v[i].wl];
 		w[k].wl = v[i].wl;
 		snprintf(w[k].name, sizeof(w[k].name), "%s", a->req.name);
 		snprintf(w[k].cgroup, sizeof(w[k].cgroup), "%s", v[i].path);

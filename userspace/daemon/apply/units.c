@@ -167,8 +167,8 @@ void np_daemon_stale_units(struct np_daemon *d)
 						   sizeof(unit)) > 0; i++) {
 		bool wl = false;
 		for (int w = 0; w < d->st.nworkloads && !wl; w++)
-			wl = d->st.w[w].req.unit &&
-			     !strcmp(d->st.w[w].req.unit, unit);
+			wl = d->st.w[w]->req.unit &&
+			     !strcmp(d->st.w[w]->req.unit, unit);
 		if (wl)
 			continue;
 		np_log(LOG_INFO,
@@ -193,8 +193,8 @@ static int units_given_back(struct np_daemon *d)
 		char err[1024];
 		bool taken = false;
 		for (int w = 0; w < d->st.nworkloads && !taken; w++)
-			taken = d->st.w[w].req.unit &&
-				!strcmp(d->st.w[w].req.unit, u);
+			taken = d->st.w[w]->req.unit &&
+				!strcmp(d->st.w[w]->req.unit, u);
 		if (!taken &&
 		    d->enf->ops->release_unit(d->enf, u, err, sizeof(err)) < 0) {
 			if (!l->said)
@@ -227,8 +227,8 @@ int np_daemon_units_phase(struct np_daemon *d, bool before)
 	np_state_pools(&d->st, &p);
 	np_daemon_suppress_pool(d, &p);
 	for (int i = 0; i < d->st.nworkloads; i++)
-		if (d->st.w[i].req.unit)
-			writes += one_unit(d, &d->st.w[i], &p, before);
+		if (d->st.w[i]->req.unit)
+			writes += one_unit(d, d->st.w[i], &p, before);
 	return writes;
 }
 
@@ -290,10 +290,10 @@ int np_daemon_unit_check(struct np_daemon *d, const struct np_workload_req *w,
 		return -EINVAL;
 	}
 	for (int i = 0; i < d->st.nworkloads; i++)
-		if (d->st.w[i].req.unit && !strcmp(d->st.w[i].req.unit, w->unit) &&
-		    strcmp(d->st.w[i].req.name, w->name)) {
+		if (d->st.w[i]->req.unit && !strcmp(d->st.w[i]->req.unit, w->unit) &&
+		    strcmp(d->st.w[i]->req.name, w->name)) {
 			snprintf(why, len, "unit %s is workload %s's already",
-				 w->unit, d->st.w[i].req.name);
+				 w->unit, d->st.w[i]->req.name);
 			return -EBUSY;
 		}
 	return 0;

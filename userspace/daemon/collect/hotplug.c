@@ -97,7 +97,7 @@ static void replace(struct np_daemon *d, const char *name)
 
 	if (i < 0 || !np_state_degraded(&d->st, i, &off))
 		return;
-	np_workload_exclusive_cpus(&d->st.w[i], &old);
+	np_workload_exclusive_cpus(d->st.w[i], &old);
 	was = np_cpuset_str(&old);
 	if (np_release_keep(&d->st, i, &keep))
 		return;
@@ -116,9 +116,9 @@ static void replace(struct np_daemon *d, const char *name)
 		return;
 	}
 	i = np_state_find(&d->st, name);
-	d->st.w[i].partition_by_verify = keep.partition_by_verify;
+	d->st.w[i]->partition_by_verify = keep.partition_by_verify;
 	np_workload_alloc_free(&keep);
-	np_workload_exclusive_cpus(&d->st.w[i], &old);
+	np_workload_exclusive_cpus(d->st.w[i], &old);
 	now = np_cpuset_str(&old);
 	d->dirty = true;
 	d->n.replaced++;
@@ -138,13 +138,13 @@ static void workloads_changed(struct np_daemon *d, const np_cpuset *went,
 		np_cpuset excl, off;
 		_cleanup_free_ char *l = NULL;
 		bool deg = np_state_degraded(&d->st, i, &off);
-		np_workload_exclusive_cpus(&d->st.w[i], &excl);
+		np_workload_exclusive_cpus(d->st.w[i], &excl);
 		if (deg && np_cpuset_intersects(&excl, went)) {
 			l = np_cpuset_str(&off);
 			np_log(LOG_WARNING,
 			       "%s is degraded: its exclusive CPU(s) %s are "
 			       "offline%s",
-			       d->st.w[i].req.name, strempty(l),
+			       d->st.w[i]->req.name, strempty(l),
 			       d->cfg.on_cpu_offline == NP_OFFLINE_REPORT
 				       ? "; it keeps them (on_cpu_offline "
 					 "\"report\")"
@@ -152,10 +152,10 @@ static void workloads_changed(struct np_daemon *d, const np_cpuset *went,
 			if (d->cfg.on_cpu_offline == NP_OFFLINE_REPLACE &&
 			    names)
 				snprintf(names[k++], NP_NAME_MAX, "%s",
-					 d->st.w[i].req.name);
+					 d->st.w[i]->req.name);
 		} else if (!deg && np_cpuset_intersects(&excl, back)) {
 			np_log(LOG_INFO, "%s has all its CPUs online again",
-			       d->st.w[i].req.name);
+			       d->st.w[i]->req.name);
 		}
 	}
 	for (int j = 0; j < k; j++)

@@ -86,7 +86,7 @@ static void workload_usage(struct np_daemon *d, uint64_t elapsed_us,
 	int pfd = d->enf ? d->enf->ops->parent_fd(d->enf) : -1;
 
 	for (int i = 0; pfd >= 0 && i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 		uint64_t now;
 		int64_t milli;
@@ -248,8 +248,8 @@ int np_daemon_suppress_quota(struct np_daemon *d)
 		d->suppress.cpu_enabled = true;
 	}
 	for (int i = 0; i < d->st.nworkloads; i++)
-		nbe += d->st.w[i].qos_class == NP_QOS_BE &&
-		       !d->st.w[i].req.unit && d->st.w[i].req.cgroup;
+		nbe += d->st.w[i]->qos_class == NP_QOS_BE &&
+		       !d->st.w[i]->req.unit && d->st.w[i]->req.cgroup;
 	if (!nbe)
 		return 0;
 	/* Koordinator caps the BE pods' common parent; here each BE
@@ -258,7 +258,7 @@ int np_daemon_suppress_quota(struct np_daemon *d)
 	if (each < 1000)
 		each = 1000;
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 		char err[512];
 		if (a->qos_class != NP_QOS_BE || a->req.unit || !a->req.cgroup ||

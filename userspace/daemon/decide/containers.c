@@ -43,8 +43,8 @@ static bool wants_exclusive(const struct np_daemon *d,
 int np_daemon_find_container(const struct np_daemon *d, const char *id)
 {
 	for (int i = 0; i < d->st.nworkloads; i++)
-		if (d->st.w[i].req.container_id &&
-		    !strcmp(d->st.w[i].req.container_id, id))
+		if (d->st.w[i]->req.container_id &&
+		    !strcmp(d->st.w[i]->req.container_id, id))
 			return i;
 	return -1;
 }
@@ -82,9 +82,9 @@ int np_daemon_container_check(struct np_daemon *d,
 	if (!w->container_id)
 		return 0;
 	if ((i = np_daemon_find_container(d, w->container_id)) >= 0 &&
-	    strcmp(d->st.w[i].req.name, w->name)) {
+	    strcmp(d->st.w[i]->req.name, w->name)) {
 		snprintf(why, len, "container %.128s is workload %.128s's already",
-			 w->container_id, d->st.w[i].req.name);
+			 w->container_id, d->st.w[i]->req.name);
 		return -EBUSY;
 	}
 	if (within(managed, rel) || within(rel, managed)) {
@@ -177,14 +177,14 @@ bool np_daemon_admit_again(struct np_daemon *d, const json_t *spec,
 		np_workload_req_free(&w);
 		return false;
 	}
-	same = np_workload_req_same(&w, &d->st.w[i].req);
+	same = np_workload_req_same(&w, &d->st.w[i]->req);
 	np_workload_req_free(&w);
 	if (!same)
 		return false;
 	memset(dec, 0, sizeof(*dec));
 	dec->admitted = true;
 	snprintf(dec->workload, sizeof(dec->workload), "%s",
-		 d->st.w[i].req.name);
-	dec->alloc = &d->st.w[i];
+		 d->st.w[i]->req.name);
+	dec->alloc = d->st.w[i];
 	return true;
 }

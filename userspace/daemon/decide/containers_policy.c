@@ -143,7 +143,7 @@ static int held_by_rule(struct np_daemon *d, int rule, const char *skip)
 	int n = 0;
 
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		np_cpuset cpus;
 		if (!a->req.container_id || !strcmp(a->req.name, skip) ||
 		    np_oci_policy_match(p, a->req.container_ns,
@@ -181,7 +181,7 @@ int np_daemon_container_resize_check(struct np_daemon *d, int i,
 				     const char *container, int cpus,
 				     char *why, size_t len)
 {
-	const struct np_workload_alloc *a = &d->st.w[i];
+	const struct np_workload_alloc *a = d->st.w[i];
 	struct np_workload_req w;
 	int r, k;
 

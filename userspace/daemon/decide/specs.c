@@ -39,7 +39,7 @@ static bool same_as_loaded(struct np_daemon *d, const json_t *spec,
 	if (fw && !np_workload_req_from_json(fw, spec, "spec", err,
 					     sizeof(err))) {
 		const struct np_workload_alloc *wa =
-			&d->st.w[np_state_find(&d->st, name)];
+			d->st.w[np_state_find(&d->st, name)];
 		/* a partition made by verification is not in the file */
 		if (wa->partition_by_verify && !fw->partition)
 			fw->partition = true;

@@ -132,9 +132,9 @@ void np_daemon_defrag_migrate(struct np_daemon *d)
 		int k = np_state_find(&d->st, g->name);
 		struct np_migrate_result res;
 		char err[512];
-		if (k < 0 || d->st.w[k].req.unit)
+		if (k < 0 || d->st.w[k]->req.unit)
 			continue; /* released since, or systemd's cgroup */
-		if (d->enf->ops->migrate_memory(d->enf, d->st.w[k].req.cgroup,
+		if (d->enf->ops->migrate_memory(d->enf, d->st.w[k]->req.cgroup,
 						g->from & ~g->to, g->to, &res,
 						err, sizeof(err)) < 0)
 			np_log(LOG_ERR, "defrag: migrating %s's pages: %s",
@@ -213,7 +213,7 @@ static json_t *file_decision(struct np_daemon *d, const char *name,
 	snprintf(dec.workload, sizeof(dec.workload), "%s", name);
 	if ((i = np_state_find(&d->st, name)) >= 0) {
 		dec.admitted = true;
-		dec.alloc = &d->st.w[i];
+		dec.alloc = d->st.w[i];
 	} else {
 		snprintf(dec.reason, sizeof(dec.reason),
 			 "spec file %.400s is still rejected", file);

@@ -31,14 +31,14 @@ static int resize_all(struct np_daemon *d, int i, const struct resize_one *rs,
 	char name[NP_NAME_MAX];
 	int r = 0;
 
-	snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
-	if (d->st.w[i].req.partition) {
+	snprintf(name, sizeof(name), "%s", d->st.w[i]->req.name);
+	if (d->st.w[i]->req.partition) {
 		NP_ERR("resize: workload \"%s\" is a cpuset partition: it is "
 		       "not resized in place (release it and admit it again)",
 		       name);
 		return -EINVAL;
 	}
-	if ((r = np_workload_alloc_copy(&before, &d->st.w[i])))
+	if ((r = np_workload_alloc_copy(&before, d->st.w[i])))
 		return r;
 	for (int k = 0; k < n && !r; k++) {
 		r = np_resize(&d->st, name, rs[k].container, rs[k].cpus, dec,
@@ -47,7 +47,7 @@ static int resize_all(struct np_daemon *d, int i, const struct resize_one *rs,
 			break;
 	}
 	if (!r && dec->admitted) {
-		if (np_workload_req_same(&before.req, &d->st.w[i].req)) {
+		if (np_workload_req_same(&before.req, &d->st.w[i]->req)) {
 			np_workload_alloc_free(&before);
 			return 0; /* the same counts: nothing to save */
 		}
@@ -67,11 +67,11 @@ static int resize_all(struct np_daemon *d, int i, const struct resize_one *rs,
 		    d->cfg.state_dir, strerror(-r), name);
 	}
 	/* Put the allocation back as it was. */
-	np_workload_alloc_free(&d->st.w[i]);
-	d->st.w[i] = before;
+	np_workload_alloc_free(d->st.w[i]);
+	*d->st.w[i] = before;
 	if (np_state_refresh(&d->st) && !r)
 		r = -ENOMEM;
-	dec->alloc = dec->admitted && !r ? &d->st.w[i] : NULL;
+	dec->alloc = dec->admitted && !r ? d->st.w[i] : NULL;
 	if (r)
 		dec->admitted = false;
 	return r;
@@ -117,7 +117,7 @@ int np_daemon_resize(struct np_daemon *d, const char *name,
 		return 0;
 	}
 	if (m) {
-		json_t *j = np_workload_req_to_json(&d->st.w[i].req);
+		json_t *j = np_workload_req_to_json(&d->st.w[i]->req);
 		_cleanup_free_ char *canon =
 		    j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 		json_decref(j);
@@ -175,8 +175,8 @@ int np_daemon_resize_spec(struct np_daemon *d, const json_t *spec,
 	memset(&w, 0, sizeof(w));
 	if (np_workload_req_from_json(&w, spec, "spec", err, sizeof(err)) ||
 	    (i = np_state_find(&d->st, w.name)) < 0 ||
-	    d->st.w[i].req.partition || d->st.w[i].req.has_pod_res ||
-	    !(n = only_counts(&d->st.w[i], &w, rs))) {
+	    d->st.w[i]->req.partition || d->st.w[i]->req.has_pod_res ||
+	    !(n = only_counts(d->st.w[i], &w, rs))) {
 		np_workload_req_free(&w);
 		return 0;
 	}

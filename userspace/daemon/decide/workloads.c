@@ -77,7 +77,7 @@ static int cgroup_conflict(const struct np_daemon *d,
 	if (!w->cgroup || !w->cgroup[0])
 		return 0;
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_req *o = &d->st.w[i].req;
+		const struct np_workload_req *o = &d->st.w[i]->req;
 		if (!o->cgroup || !o->cgroup[0] || !strcmp(o->name, w->name))
 			continue;
 		if (!strcmp(o->cgroup, w->cgroup))
@@ -106,7 +106,7 @@ const char *np_daemon_partition_unit_clash(const struct np_daemon *d,
 					   bool partition, bool unit)
 {
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_req *o = &d->st.w[i].req;
+		const struct np_workload_req *o = &d->st.w[i]->req;
 		if ((partition && o->unit) || (unit && o->partition))
 			return o->name;
 	}
@@ -356,7 +356,7 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 
 	if (i < 0)
 		return -ENOENT;
-	snprintf(cg, sizeof(cg), "%s", d->st.w[i].req.cgroup);
+	snprintf(cg, sizeof(cg), "%s", d->st.w[i]->req.cgroup);
 	if ((r = np_release_keep(&d->st, i, &keep)))
 		return r; /* nothing changed */
 	/* Durable before the cgroup is touched and before it is reported;
@@ -409,19 +409,19 @@ void np_daemon_release_vanished(struct np_daemon *d)
 	char err[1024];
 
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_daemon_meta_find(d, d->st.w[i].req.name);
+		struct np_wl_meta *m = np_daemon_meta_find(d, d->st.w[i]->req.name);
 		char name[NP_NAME_MAX];
 		np_cpuset cpus;
 		np_nodemask mems;
 		/* a stopped unit is not a removed one; a container's scope
 		 * is (its cgroup is the container's) */
 		if (!m || !m->established ||
-		    (d->st.w[i].req.unit && !d->st.w[i].req.container_id))
+		    (d->st.w[i]->req.unit && !d->st.w[i]->req.container_id))
 			continue;
-		if (d->enf->ops->read(d->enf, d->st.w[i].req.cgroup, &cpus,
+		if (d->enf->ops->read(d->enf, d->st.w[i]->req.cgroup, &cpus,
 				      &mems, err, sizeof(err)) != -ENOENT)
 			continue;
-		snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
+		snprintf(name, sizeof(name), "%s", d->st.w[i]->req.name);
 		d->n.vanished++;
 		if (strempty(m->spec_file)[0]) {
 			struct np_spec_note *note =

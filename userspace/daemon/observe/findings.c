@@ -70,7 +70,7 @@ static void make_partition(struct np_daemon *d, const struct np_finding *f)
 
 	if (i < 0)
 		return;
-	a = &d->st.w[i];
+	a = d->st.w[i];
 	/* a unit's cgroup is systemd's; a partition beside unit workloads
 	 * would leave them the reserved CPUs: reported only */
 	if (a->req.partition || a->req.unit || a->req.container_id ||

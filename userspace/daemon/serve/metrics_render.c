@@ -104,7 +104,7 @@ static void workloads(FILE *f, const struct np_daemon *d)
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		np_cpuset off;
 		for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
-			if (d->st.w[i].qos_class == classes[k])
+			if (d->st.w[i]->qos_class == classes[k])
 				n[k]++;
 		if (any_offline)
 			degraded += np_state_degraded(&d->st, i, &off);

@@ -190,7 +190,7 @@ void np_daemon_placement_files(struct np_daemon *d)
 	pools_fp = np_fnv1a64(&p.shared, sizeof(p.shared)) ^
 		   np_fnv1a64(&p.be, sizeof(p.be)) * 31;
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		const struct np_workload_alloc *a = &d->st.w[i];
+		const struct np_workload_alloc *a = d->st.w[i];
 		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
 		if (m && m->established &&
 		    write_one(d, dfd, &p, a, m, file_key(a, pools_fp)))

@@ -25,10 +25,10 @@ json_t *np_daemon_status(struct np_daemon *d)
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		np_cpuset off;
 		json_array_append_new(ws, np_workload_alloc_to_json_with(
-						  &d->st, &pools, &d->st.w[i]));
+						  &d->st, &pools, d->st.w[i]));
 		if (np_state_degraded(&d->st, i, &off)) {
 			char *l = np_cpuset_str(&off);
-			json_object_set_new(deg, d->st.w[i].req.name,
+			json_object_set_new(deg, d->st.w[i]->req.name,
 					    json_string(l ? l : ""));
 			free(l);
 		}
@@ -178,7 +178,7 @@ static json_t *release_container(struct np_daemon *d, const json_t *cj,
 		return json_pack("{s:b,s:b,s:s}", "ok", 1, "released", 0,
 				 "message", "no workload holds this container "
 				 "(released already, or never admitted)");
-	snprintf(name, sizeof(name), "%s", d->st.w[i].req.name);
+	snprintf(name, sizeof(name), "%s", d->st.w[i]->req.name);
 	r = np_daemon_release(d, name, "container stopped");
 	if (r < 0)
 		return np_ctl_error("release %s: the state could not be saved "
@@ -300,10 +300,10 @@ static char *container_cpus(const struct np_daemon *d, const char *name,
 {
 	int i = np_state_find(&d->st, name);
 
-	for (int k = 0; i >= 0 && k < d->st.w[i].ncontainers; k++)
-		if (ctr ? !strcmp(d->st.w[i].req.c[k].name, ctr)
-			: d->st.w[i].c[k].exclusive)
-			return np_cpuset_str(d->st.w[i].c[k].cpus);
+	for (int k = 0; i >= 0 && k < d->st.w[i]->ncontainers; k++)
+		if (ctr ? !strcmp(d->st.w[i]->req.c[k].name, ctr)
+			: d->st.w[i]->c[k].exclusive)
+			return np_cpuset_str(d->st.w[i]->c[k].cpus);
 	return strdup("");
 }
 
