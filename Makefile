@@ -15,8 +15,9 @@
 #   make bench      benchmarks (figures printed, nothing asserted)
 #   make bench-outcome  what numaplace buys a latency-critical service on a
 #                   node full of noise, in the systemd VM (bench/outcome;
-#                   about 25 minutes; OUTCOME_ARGS="--rounds N ..." passes
-#                   options; results in build/outcome/)
+#                   both layouts about 55 minutes on 2 cores, see
+#                   docs/outcome.md; OUTCOME_ARGS="--layouts uncontended
+#                   --rounds N ..." passes options; results in build/outcome/)
 #   make demo       the narrated VM scenario (see README)
 #   make chaos      everything at once in the systemd VM, invariants checked
 #                   each second (CHAOS_MINUTES=30, CHAOS_TOPOLOGY="2node
