@@ -225,6 +225,7 @@ np_cpu_intrude_of(__u32 cpu, const struct np_bpf_owner *own, __u64 now)
 		ci->run_start_ns = 0;
 		ci->run_kind = NP_BPF_RUN_NONE;
 		ci->run_pid = 0;
+		ci->run_csw = 0;
 	}
 	return ci;
 }
@@ -250,7 +251,8 @@ static __always_inline void np_foreign_run(const struct np_bpf_owner *own,
 
 	if (!ci)
 		return;
-	if (ci->run_kind != NP_BPF_RUN_NONE && ci->run_pid == (__u32)prev->pid) {
+	if (ci->run_kind != NP_BPF_RUN_NONE && ci->run_pid == (__u32)prev->pid &&
+	    (__u32)(prev->nvcsw + prev->nivcsw) == ci->run_csw + 1) {
 		end = prev->se.sum_exec_runtime;
 		if (end > ci->run_start_ns) {
 			if (ci->run_kind == NP_BPF_RUN_KTHREAD)
@@ -263,6 +265,9 @@ static __always_inline void np_foreign_run(const struct np_bpf_owner *own,
 	ci->run_pid = kind != NP_BPF_RUN_NONE ? (__u32)next->pid : 0;
 	ci->run_start_ns =
 	    kind != NP_BPF_RUN_NONE ? next->se.sum_exec_runtime : 0;
+	ci->run_csw = kind != NP_BPF_RUN_NONE
+			  ? (__u32)(next->nvcsw + next->nivcsw)
+			  : 0;
 }
 
 /* A violation sample, rate-limited per CPU per workload; the counters

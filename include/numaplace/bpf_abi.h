@@ -202,7 +202,12 @@ enum np_bpf_intrude_kind {
 
 struct np_bpf_cpu_intrude {
 	__u32 owner_slot_plus1; /* the owner counted for (0: never owned) */
-	__u32 pad;
+	__u32 run_csw;      /* the running foreign task's context switches
+			     * (nvcsw + nivcsw, low 32 bits) when it came in:
+			     * its switch out here makes them one more, so a
+			     * run whose task switched out anywhere unseen in
+			     * between (events missed while the CPU had no
+			     * owner, between two numaplaced) is not counted */
 	__u64 since_ns;     /* bpf_ktime_get_ns of its first event */
 	__u64 user;         /* switches in to user tasks */
 	__u64 user_ticks;   /* cpu-clock samples of user tasks */
