@@ -641,11 +641,13 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	int r, sfx;
 
 	*out = NULL;
-	if (strlen(path) >= sizeof(a.sun_path))
+	/* the socket is bound as PATH.PID~ first (below): that name must fit */
+	sfx = snprintf(NULL, 0, ".%d~", (int)getpid());
+	if (strlen(path) + (size_t)sfx >= sizeof(a.sun_path))
 		return np_errf(err, errlen, -ENAMETOOLONG,
 			       "socket %.200s: path too long (at most %zu "
-			       "bytes)",
-			       path, sizeof(a.sun_path) - 1);
+			       "bytes, with room for its temporary name)",
+			       path, sizeof(a.sun_path) - 1 - (size_t)sfx);
 	if (lim->max_conns < 1 || lim->max_request < 2)
 		return np_errf(err, errlen, -EINVAL,
 			       "control socket: max_conns must be at least 1 "
@@ -668,14 +670,6 @@ int np_ctl_server_open(struct np_ctl_server **out, const char *path,
 	/* bound, owned and listening under a temporary name, then renamed into
 	 * place: a client that sees the path can connect (never ECONNREFUSED
 	 * between bind() and listen()), and never with the umask's mode */
-	sfx = snprintf(NULL, 0, ".%d~", (int)getpid());
-	if (strlen(path) + (size_t)sfx >= sizeof(a.sun_path)) {
-		r = np_errf(err, errlen, -ENAMETOOLONG,
-			    "socket %.200s: path too long for its temporary "
-			    "name (at most %zu bytes)",
-			    path, sizeof(a.sun_path) - 1 - (size_t)sfx);
-		goto fail;
-	}
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d~", path, (int)getpid());
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->lfd < 0) {
