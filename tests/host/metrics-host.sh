@@ -182,6 +182,26 @@ for bad in "localhost:9464" "127.0.0.1" "127.0.0.1:99999" "unix:rel/path" "[::1:
 		sh -c "test $rc -eq 2 && echo '$out' | grep -q 'config.metrics.listen'"
 done
 
+# a Unix path that holds something else than a socket is not replaced;
+# a socket left by an earlier run is, through a temporary name
+echo keep >"$tmp/two/m.sock"
+set_listen "$tmp/two/np.json" "unix:$tmp/two/m.sock"
+"$build/numaplaced" -c "$tmp/two/np.json" 2>"$tmp/two/log2" &
+d2pid=$!
+for _ in $(seq 100); do grep -q "metrics.listen unix" "$tmp/two/log2" && break; sleep 0.1; done
+check "a regular file at the metrics path is refused, naming metrics.listen" \
+	grep -q "metrics.listen unix:$tmp/two/m.sock: exists and is not a socket" "$tmp/two/log2"
+check "and is left as it was" test "$(cat "$tmp/two/m.sock")" = keep
+kill "$d2pid"; wait "$d2pid" 2>/dev/null; d2pid=
+rm -f "$tmp/two/m.sock"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/two/m.sock"
+"$build/numaplaced" -c "$tmp/two/np.json" 2>"$tmp/two/log3" &
+d2pid=$!
+for _ in $(seq 100); do get "localhost/metrics" "$tmp/two/m.sock" >/dev/null 2>"$tmp/hdr" && grep -q '^200 ' "$tmp/hdr" && break; sleep 0.1; done
+check "a stale socket at the metrics path is replaced and served" grep -q '^200 ' "$tmp/hdr"
+check "no temporary name is left beside it" sh -c "! ls '$tmp/two/' | grep -q '~\$'"
+kill "$d2pid"; wait "$d2pid" 2>/dev/null; d2pid=
+
 # a reload moves it to a Unix socket; the port is closed
 set_listen "$tmp/np.json" "unix:$tmp/metrics.sock"
 kill -HUP "$dpid"

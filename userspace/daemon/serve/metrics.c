@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -128,29 +129,56 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		     MHD_RESPMEM_MUST_FREE);
 }
 
+/* The Unix socket is bound and listening under PATH.PID~ first, then
+ * renamed into place (as the control socket is): a client that sees the
+ * path can connect, never ECONNREFUSED between bind() and listen(). A
+ * socket left by an earlier run is replaced; anything else at the path is
+ * refused. */
 static int unix_listen(struct np_metrics *m, const struct np_metrics_addr *a,
 		       char *err, size_t errlen)
 {
 	const struct sockaddr_un *un = (const struct sockaddr_un *)&a->sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un tmp = *un;
+	struct stat st;
+	int fd = -1, r;
 
+	if (snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d~", un->sun_path,
+		     (int)getpid()) >= (int)sizeof(tmp.sun_path)) {
+		snprintf(err, errlen,
+			 "metrics.listen unix:%s: path too long (at most %zu "
+			 "bytes, with room for its temporary name)",
+			 un->sun_path,
+			 sizeof(tmp.sun_path) - 1 -
+				 (strlen(tmp.sun_path) - strlen(un->sun_path)));
+		return -ENAMETOOLONG;
+	}
+	if (!lstat(un->sun_path, &st) && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen,
+			 "metrics.listen unix:%s: exists and is not a socket "
+			 "(not replaced)", un->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
-	/* a socket left by an earlier run is replaced; anything else at
-	 * the path is not */
-	if (unlink(un->sun_path) && errno != ENOENT)
+	unlink(tmp.sun_path);
+	if (bind(fd, (const struct sockaddr *)&tmp, a->len) || listen(fd, 16) ||
+	    rename(tmp.sun_path, un->sun_path)) {
+		r = errno;
+		unlink(tmp.sun_path);
+		errno = r;
 		goto fail;
-	if (bind(fd, (const struct sockaddr *)un, a->len) || listen(fd, 16))
-		goto fail;
+	}
 	m->unix_fd = fd;
 	snprintf(m->unix_path, sizeof(m->unix_path), "%s", un->sun_path);
 	return 0;
 fail:
+	r = -errno;
 	snprintf(err, errlen, "metrics.listen unix:%s: %s", un->sun_path,
-		 strerror(errno));
+		 strerror(-r));
 	if (fd >= 0)
 		close(fd);
-	return -errno;
+	return r;
 }
 
 int np_metrics_start(struct np_metrics **out, const char *listen, char *err,
