@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "daemon/daemon_internal.h"
 #include "figure.h"
 #include "numaplace/daemon.h"
 #include "numaplace/topology_json.h"
@@ -406,13 +407,13 @@ static void run(int nworkloads)
 		np_workload_req_free(&w);
 		json_decref(spec);
 	}
-	for (int i = 0; i < d.st.nworkloads; i++) {
-		struct np_wl_meta *m = realloc(d.meta, sizeof(*m) * (size_t)(d.nmeta + 1));
-		d.meta = m;
-		memset(&d.meta[d.nmeta], 0, sizeof(*m));
-		d.meta[d.nmeta].name = strdup(d.st.w[i]->req.name);
-		d.nmeta++;
-	}
+	/* each workload's record, as an admission gives it (not
+	 * established: the first cycle creates its cgroup) */
+	for (int i = 0; i < d.st.nworkloads; i++)
+		if (!np_daemon_meta_add(&d, d.st.w[i]->req.name)) {
+			fprintf(stderr, "out of memory\n");
+			exit(1);
+		}
 	rss_admitted = status_kb("VmRSS");
 	t0 = now_ms();
 	np_daemon_reconcile(&d);

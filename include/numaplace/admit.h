@@ -185,6 +185,25 @@ struct np_container_alloc {
 	int16_t dev[16]; /* indexes into topo->devices */
 };
 
+/*
+ * The caller's own record of a workload (numaplaced's: the spec file it
+ * came from, whether its cgroup was written, ...), kept in the workload's
+ * allocation so that the state is the one record of each workload: the
+ * caller finds its part through np_state_find, not through an index of
+ * its own beside the state, and it goes when the workload goes. The
+ * caller embeds this first in its struct and sets free; the engine reads
+ * nothing else of it. Counted: every copy of an allocation
+ * (np_workload_alloc_copy, np_state_copy) holds the same record, and the
+ * last one freed (np_workload_alloc_free, np_release, np_state_free)
+ * frees it. An allocation the engine makes (np_admit, a load) has none;
+ * one that takes a workload's place (np_defrag_apply_moves) takes its
+ * record.
+ */
+struct np_workload_rec {
+	void (*free)(struct np_workload_rec *r);
+	unsigned refs; /* allocations holding it (np_workload_rec_set: 1) */
+};
+
 struct np_workload_alloc {
 	struct np_workload_req req;
 	enum np_qos qos_class; /* effective class (LSE/LSR/LS/BE) */
@@ -203,7 +222,16 @@ struct np_workload_alloc {
 	 * there are none (pod_shared containers hold the rest otherwise).
 	 * Heap, owned by the allocation; saved as "pod_rest". */
 	np_cpuset *pod_rest;
+	/* The caller's record (above), NULL: none. */
+	struct np_workload_rec *rec;
 };
+
+/* a holds r (its record until now, if any, let go; r NULL: none). */
+void np_workload_rec_set(struct np_workload_alloc *a, struct np_workload_rec *r);
+/* dst takes over src's record (the workload is the same, its allocation
+ * new: a re-placement); src holds none, dst's own is let go. */
+void np_workload_rec_move(struct np_workload_alloc *dst,
+			  struct np_workload_alloc *src);
 
 /* The name of a's container k (its request's). */
 static inline const char *np_container_name(const struct np_workload_alloc *a,
@@ -215,7 +243,8 @@ static inline const char *np_container_name(const struct np_workload_alloc *a,
 /*
  * Ownership. A request owns cgroup, c and each c[i].cgroup and .dev; an
  * allocation owns its request and c and each c[i].charge, .baseline and
- * .cpus (unless it is the shared empty set). A state
+ * .cpus (unless it is the shared empty set), and holds one count of its
+ * record (rec). A state
  * owns its allocations: np_state_free() frees them, np_state_copy() copies
  * them deeply, np_release() frees the released one, np_state_insert() takes
  * over the arrays of the allocation it is given.

@@ -70,8 +70,13 @@ struct np_export_file {
 	char error[512]; /* of the last try, "" = none */
 };
 
-/* Per workload bookkeeping that is not part of the allocation. */
+/* The daemon's record of a workload, beyond its allocation: held by the
+ * workload's allocation in the engine's state (numaplace/admit.h,
+ * struct np_workload_rec), found through it (np_daemon_meta_of,
+ * np_daemon_meta_find) and freed with it. An admitted workload has one
+ * from its admission (or the load at start) on; nothing else has. */
 struct np_wl_meta {
+	struct np_workload_rec rec; /* the engine's hold on it: first */
 	/* Heap strings owned by the entry; name is never NULL (a heap copy,
 	 * not an array: 120 bytes less per workload), the others NULL read
 	 * as "". */
@@ -132,12 +137,10 @@ struct np_daemon {
 	/* Apply: the only way the daemon changes cgroups. */
 	struct np_enforcer *enf;
 	uint32_t host_pending; /* shared_cgroups[i] is not there yet: bit i */
-	int nmeta;
-	struct np_wl_meta *meta;
 	int nwritten;
 	struct np_written *written;
-	/* Indexes: name -> meta[] index, path -> written[] index. */
-	struct np_strmap meta_ix, written_ix;
+	/* Index: path -> written[] index. */
+	struct np_strmap written_ix;
 	int nnotes;
 	struct np_spec_note *notes;
 	/* Released workloads whose cgroup still holds tasks: kept on the

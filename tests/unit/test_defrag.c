@@ -396,7 +396,11 @@ static void test_daemon_apply(void **state)
 	char path[128], err[256];
 	struct np_node_state loaded;
 
+	struct np_wl_meta *m;
+
 	fragment(x, true);
+	m = np_daemon_meta_find(&x->fd.d, "m");
+	assert_non_null(m);
 	r = request(x, "{\"op\": \"defrag\"}", true);
 	assert_string_equal(plan_field(r, "workload"), "big");
 	assert_true(json_is_true(json_object_get(json_object_get(r, "plan"),
@@ -412,6 +416,10 @@ static void test_daemon_apply(void **state)
 	json_decref(r);
 	assert_string_equal(cpus_of(&x->fd.d.st, "m"), "1,5");
 	assert_string_equal(cpus_of(&x->fd.d.st, "big"), "2-3,6-7");
+	/* moved, the same workload: its record went with it */
+	assert_ptr_equal(np_daemon_meta_find(&x->fd.d, "m"), m);
+	assert_true(m->established);
+	assert_non_null(np_daemon_meta_find(&x->fd.d, "big"));
 	assert_true(x->fd.d.n.state_saves >= saves + 2);
 	assert_log(x, MOVE_WRITES);
 	/* the state on disk has the move */

@@ -169,11 +169,19 @@ static void test_replace(void **state)
 {
 	struct fx *x = *state;
 
+	struct np_wl_meta *m;
+
 	x->fd.d.cfg.on_cpu_offline = NP_OFFLINE_REPLACE;
 	assert_string_equal(admit(x, LS_API), "0-7");
 	lse(x, "db", 2, "1,5");
+	m = np_daemon_meta_find(&x->fd.d, "db");
+	assert_non_null(m);
+	assert_true(m->established);
 	cycle_with(x, "0-4,6-7\n");
 	assert_int_equal(x->fd.d.n.replaced, 1);
+	/* placed anew, the same workload: its record goes with it */
+	assert_ptr_equal(np_daemon_meta_find(&x->fd.d, "db"), m);
+	assert_true(m->established);
 	assert_cg(x, "db", "2,6");
 	assert_status(x, "db", "offline_cpus", "");
 	assert_status(x, "db", "cpuset", "2,6");

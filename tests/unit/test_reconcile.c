@@ -245,11 +245,11 @@ static char *rejected(struct fx *x, const char *spec)
 
 static struct np_wl_meta *meta(struct fx *x, const char *name)
 {
-	for (int i = 0; i < x->fd.d.nmeta; i++)
-		if (!strcmp(x->fd.d.meta[i].name, name))
-			return &x->fd.d.meta[i];
-	fail_msg("no workload %s", name);
-	return NULL;
+	struct np_wl_meta *m = np_daemon_meta_find(&x->fd.d, name);
+
+	if (!m)
+		fail_msg("no workload %s", name);
+	return m;
 }
 
 #define LSE_SVC                                                                \

@@ -142,10 +142,13 @@ static void test_refused_unchanged(void **state)
 {
 	struct fx *x = *state;
 	char before[131072], dir[sizeof(x->fd.d.cfg.state_dir)];
+	struct np_wl_meta *m;
 	json_t *r;
 
 	fake_daemon_admit(&x->fd, LS_API);
 	fake_daemon_admit(&x->fd, LSE_WEB);
+	m = np_daemon_meta_find(&x->fd.d, "web");
+	assert_non_null(m);
 	snprintf(before, sizeof(before), "%s", state_text(x));
 	fake_log_clear(x->fd.f);
 	/* restricted: web's node 0 holds 1,5 free only, 0,4 are reserved */
@@ -174,6 +177,9 @@ static void test_refused_unchanged(void **state)
 	assert_int_equal(x->fd.d.n.resized, 0);
 	assert_string_equal(fake_log(x->fd.f), "");
 	assert_string_equal(state_text(x), before);
+	/* the allocation put back keeps the workload's record */
+	assert_ptr_equal(np_daemon_meta_find(&x->fd.d, "web"), m);
+	assert_true(m->established);
 }
 
 static void bad(struct fx *x, const char *text, const char *needle)

@@ -5,7 +5,9 @@
  * for it), release, insert (at the end and in the middle), copy and
  * copy-back, np_state_find answers as a scan
  * of the array does, for present and absent names, and the index is the
- * one in use (made for this array), so the answers come from it.
+ * one in use (made for this array), so the answers come from it. The
+ * caller's record of a workload (np_workload_rec) is one per workload
+ * through copies, releases, inserts and re-placements, freed once.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -609,6 +611,120 @@ static void test_cache_random(void **state)
 	np_topology_free(t);
 }
 
+/* The caller's record of a workload (struct np_workload_rec): one per
+ * workload, whatever holds it. Copies share it (counted), a release and
+ * an insert carry it, a re-placement hands it on (np_workload_rec_move),
+ * and it is freed once, with the last allocation that holds it: at the
+ * workload's release, or with the state. */
+struct rec {
+	struct np_workload_rec r; /* first */
+	int *freed;
+};
+
+static void rec_free(struct np_workload_rec *r)
+{
+	struct rec *x = (struct rec *)r;
+
+	(*x->freed)++;
+	free(x);
+}
+
+static struct rec *rec_new(struct np_workload_alloc *a, int *freed)
+{
+	struct rec *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	x->r.free = rec_free;
+	x->freed = freed;
+	np_workload_rec_set(a, &x->r);
+	assert_int_equal(x->r.refs, 1);
+	return x;
+}
+
+static void test_record(void **state)
+{
+	struct np_topology *t = np_test_topology(2, 1, 2, 2, true, GiB);
+	struct np_node_policy p = {0};
+	struct np_node_state st, cp;
+	struct np_workload_alloc keep, one;
+	struct np_decision d;
+	struct rec *ra, *rb, *rc;
+	int freed_a = 0, freed_b = 0, freed_c = 0, i;
+	char err[256];
+	(void)state;
+
+	p.cpu_policy = NP_CPU_POLICY_NONE;
+	if (np_state_init(&st, t, &p, err, sizeof(err)))
+		fail_msg("init: %s", err);
+	assert_int_equal(admit(&st, "a", &d), 0);
+	assert_null(d.alloc->rec); /* an admission makes none */
+	assert_int_equal(admit(&st, "b", &d), 0);
+	assert_int_equal(admit(&st, "c", &d), 0);
+	ra = rec_new(st.w[np_state_find(&st, "a")], &freed_a);
+	rb = rec_new(st.w[np_state_find(&st, "b")], &freed_b);
+
+	/* a copy of the state holds the same records, counted */
+	assert_int_equal(np_state_copy(&cp, &st), 0);
+	assert_ptr_equal(cp.w[np_state_find(&cp, "a")]->rec, &ra->r);
+	assert_int_equal(ra->r.refs, 2);
+	np_state_free(&cp);
+	assert_int_equal(ra->r.refs, 1);
+	assert_int_equal(freed_a, 0);
+	/* so does a copy of one allocation */
+	assert_int_equal(np_workload_alloc_copy(&one, st.w[np_state_find(&st, "b")]), 0);
+	assert_ptr_equal(one.rec, &rb->r);
+	assert_int_equal(rb->r.refs, 2);
+	np_workload_alloc_free(&one);
+	assert_null(one.rec);
+	assert_int_equal(rb->r.refs, 1);
+
+	/* out and back in: the same record */
+	i = np_state_find(&st, "a");
+	assert_int_equal(np_release_keep(&st, i, &keep), 0);
+	assert_ptr_equal(keep.rec, &ra->r);
+	assert_int_equal(np_state_insert(&st, st.nworkloads, &keep), 0);
+	assert_ptr_equal(st.w[np_state_find(&st, "a")]->rec, &ra->r);
+	assert_int_equal(freed_a, 0);
+
+	/* placed anew (hotplug's re-placement): the new allocation takes
+	 * the record over, the old one lets it go without freeing it */
+	i = np_state_find(&st, "a");
+	assert_int_equal(np_release_keep(&st, i, &keep), 0);
+	assert_int_equal(np_admit(&st, &keep.req, &d, err, sizeof(err)), 0);
+	assert_true(d.admitted);
+	np_workload_rec_move(st.w[np_state_find(&st, "a")], &keep);
+	assert_null(keep.rec);
+	np_workload_alloc_free(&keep);
+	assert_ptr_equal(st.w[np_state_find(&st, "a")]->rec, &ra->r);
+	assert_int_equal(ra->r.refs, 1);
+	assert_int_equal(freed_a, 0);
+	/* moved onto a copy that holds it already: counted once */
+	assert_int_equal(np_workload_alloc_copy(&one, st.w[np_state_find(&st, "a")]), 0);
+	assert_int_equal(ra->r.refs, 2);
+	np_workload_rec_move(&one, st.w[np_state_find(&st, "a")]);
+	assert_int_equal(ra->r.refs, 1);
+	np_workload_rec_move(st.w[np_state_find(&st, "a")], &one);
+	np_workload_alloc_free(&one);
+	assert_int_equal(ra->r.refs, 1);
+	assert_int_equal(freed_a, 0);
+
+	/* set again: the old record goes */
+	rc = rec_new(st.w[np_state_find(&st, "c")], &freed_c);
+	(void)rc;
+	rec_new(st.w[np_state_find(&st, "c")], &freed_c);
+	assert_int_equal(freed_c, 1);
+
+	/* released: freed, once */
+	assert_int_equal(np_release(&st, "b"), 0);
+	assert_int_equal(freed_b, 1);
+	/* the state freed: every record left, once */
+	np_state_free(&st);
+	assert_int_equal(freed_a, 1);
+	assert_int_equal(freed_b, 1);
+	assert_int_equal(freed_c, 2);
+	np_topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +733,7 @@ int main(void)
 	    cmocka_unit_test(test_release_cache),
 	    cmocka_unit_test(test_pod_rest_cache),
 	    cmocka_unit_test(test_cache_random),
+	    cmocka_unit_test(test_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,15 +194,19 @@ static int load_state(struct np_daemon *d, unsigned flags, char *err,
 	json_decref(origins);
 	if (r)
 		return r;
-	/* Specs removed while we were down release their workloads. */
-	for (int i = 0; i < d->nmeta; i++)
-		if (strempty(d->meta[i].spec_file)[0] &&
-		    access(d->meta[i].spec_file, F_OK) && errno == ENOENT) {
+	/* Specs removed while we were down release their workloads (one
+	 * not released, its state not saved, stays: none is tried twice). */
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_wl_meta *m = np_daemon_meta_of(d->st.w[i]);
+		if (m && strempty(m->spec_file)[0] &&
+		    access(m->spec_file, F_OK) && errno == ENOENT) {
 			char name[NP_NAME_MAX];
-			snprintf(name, sizeof(name), "%s", d->meta[i].name);
-			np_daemon_release(d, name, "spec file removed while stopped");
-			i--;
+			snprintf(name, sizeof(name), "%s", m->name);
+			if (!np_daemon_release(d, name,
+					       "spec file removed while stopped"))
+				i--;
 		}
+	}
 	adopt_unknown_cgroups(d);
 	/* Loading parsed the state file into a JSON document several times
 	 * the state's size (about 40 MiB at 10,000 workloads), now freed:
@@ -351,20 +355,13 @@ void np_daemon_fini(struct np_daemon *d)
 	d->enf = NULL;
 	np_hostiso_close(d->hostiso);
 	d->hostiso = NULL;
-	np_state_free(&d->st);
+	np_state_free(&d->st); /* the workloads' records with them */
 	np_topology_free(d->topo);
-	for (int i = 0; i < d->nmeta; i++) {
-		free(d->meta[i].spec_file);
-		free(d->meta[i].spec_json);
-		free(d->meta[i].name);
-	}
-	free(d->meta);
 	for (int i = 0; i < d->nwritten; i++) {
 		free(d->written[i].path);
 		free(d->written[i].cpus);
 	}
 	free(d->written);
-	np_strmap_free(&d->meta_ix);
 	np_strmap_free(&d->written_ix);
 	for (int i = 0; i < d->specq.n; i++) {
 		free(d->specq.v[i].path);
@@ -379,7 +376,6 @@ void np_daemon_fini(struct np_daemon *d)
 	d->notes = NULL;
 	d->left = NULL;
 	d->topo = NULL;
-	d->meta = NULL;
 	d->written = NULL;
 }
 

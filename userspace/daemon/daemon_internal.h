@@ -13,9 +13,9 @@
  *              (suppress.c), whether the managed cgroups can be skipped
  *              (quiet.c)
  *   decide/    admit/release through the engine (pure): workloads.c, the
- *              daemon's record of each workload and the notes about spec
- *              files (workload_record.c, called by every stage, calling
- *              none), the queued spec files (specs.c), the kinds of workload
+ *              daemon's record of each workload (held by the workload in
+ *              the engine's state) and the notes about spec files
+ *              (workload_record.c, called by every stage, calling none), the queued spec files (specs.c), the kinds of workload
  *              (containers*.c), resize and defrag (workload_resize.c,
  *              workload_defrag.c)
  *   persist/   persist.c: the state file, before anything is applied or
@@ -46,12 +46,16 @@ static inline const char *strempty(const char *s)
 	return s ? s : "";
 }
 
-/* workload_record.c: the daemon's record of each workload (by name), the
- * notes about spec files */
+/* workload_record.c: the daemon's record of each workload, held by its
+ * allocation in d->st (NULL: none, or not admitted); the notes about
+ * spec files */
 bool np_daemon_set_str(char **dst, const char *src);
+struct np_wl_meta *np_daemon_meta_of(const struct np_workload_alloc *a);
 struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name);
+/* The record of admitted workload name, made if it has none; NULL when
+ * name is not admitted or memory ran out. Freed with the workload
+ * (np_release, np_daemon_release). */
 struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name);
-void np_daemon_meta_del(struct np_daemon *d, const char *name);
 struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file);
 struct np_spec_note *np_daemon_note_set(struct np_daemon *d, const char *file,
 				 const char *canon);

@@ -71,7 +71,8 @@ static int wanted_cpus(const struct np_node_state *st,
 	return n;
 }
 
-/* Put a copy of alloc in place of the workload of the same name. */
+/* Put a copy of alloc in place of the workload of the same name (which
+ * keeps its record: the workload is the same, moved). */
 static int replace_alloc(struct np_node_state *st,
 			 const struct np_workload_alloc *alloc)
 {
@@ -86,7 +87,9 @@ static int replace_alloc(struct np_node_state *st,
 		np_workload_alloc_free(&cp);
 		return r;
 	}
+	np_workload_rec_move(&cp, &old);
 	if ((r = np_state_insert(st, i, &cp))) {
+		np_workload_rec_move(&old, &cp);
 		np_workload_alloc_free(&cp);
 		if (np_state_insert(st, i, &old))
 			np_workload_alloc_free(&old);

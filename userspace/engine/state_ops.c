@@ -427,8 +427,38 @@ int np_container_set_cpus(struct np_container_alloc *c, const np_cpuset *s)
 	return 0;
 }
 
+static void rec_drop(struct np_workload_rec *r)
+{
+	if (r && !--r->refs)
+		r->free(r);
+}
+
+void np_workload_rec_set(struct np_workload_alloc *a, struct np_workload_rec *r)
+{
+	if (r)
+		r->refs = 1;
+	rec_drop(a->rec);
+	a->rec = r;
+}
+
+void np_workload_rec_move(struct np_workload_alloc *dst,
+			  struct np_workload_alloc *src)
+{
+	struct np_workload_rec *r = src->rec;
+
+	src->rec = NULL;
+	if (r == dst->rec) { /* a copy of the same workload */
+		rec_drop(r);
+		return;
+	}
+	rec_drop(dst->rec);
+	dst->rec = r;
+}
+
 void np_workload_alloc_free(struct np_workload_alloc *a)
 {
+	rec_drop(a->rec);
+	a->rec = NULL;
 	np_workload_req_free(&a->req);
 	for (int i = 0; a->c && i < a->ncontainers; i++) {
 		free(a->c[i].charge);
@@ -450,6 +480,7 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 	*dst = *src;
 	dst->c = NULL;
 	dst->pod_rest = NULL;
+	dst->rec = NULL; /* counted once the copy is whole */
 	if (src->pod_rest &&
 	    !(dst->pod_rest = malloc(sizeof(*dst->pod_rest))))
 		return -ENOMEM;
@@ -499,5 +530,7 @@ int np_workload_alloc_copy(struct np_workload_alloc *dst,
 				*c->baseline = *src->c[i].baseline;
 		}
 	}
+	if ((dst->rec = src->rec))
+		dst->rec->refs++;
 	return 0;
 }

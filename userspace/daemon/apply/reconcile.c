@@ -105,8 +105,9 @@ struct desired {
 	bool best_effort, lends_to_be;
 	bool present; /* its cgroup exists (read or created this cycle) */
 	int wl; /* workload index */
-	/* Its meta (NULL for leftovers): meta[] does not change from
-	 * build_desired to the end of the cycle. */
+	/* Its record (NULL for leftovers), held by its allocation: no
+	 * workload is admitted or released from build_desired to the end of
+	 * the cycle. */
 	struct np_wl_meta *m;
 };
 
@@ -191,7 +192,7 @@ static int build_desired(struct np_daemon *d, struct np_pools *pp,
 		wd = &v[k++];
 		wd->path = a->req.cgroup;
 		wd->wl = i;
-		wd->m = np_daemon_meta_find(d, a->req.name);
+		wd->m = np_daemon_meta_of(a);
 		if ((a->ncontainers > 1 || a->pod_rest) &&
 		    !(wd->own_cpus = calloc(1, sizeof(*wd->own_cpus)))) {
 			free_desired(v, k);
@@ -483,7 +484,7 @@ static void workload_partitions(struct np_daemon *d)
 		return; /* no partition can be valid below that parent */
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = d->st.w[i];
-		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
+		struct np_wl_meta *m = np_daemon_meta_of(a);
 		struct np_cgroup_state cs;
 		char err[1024];
 		int r;

@@ -116,7 +116,9 @@ static void replace(struct np_daemon *d, const char *name)
 		return;
 	}
 	i = np_state_find(&d->st, name);
+	/* the same workload, placed anew: it keeps its record */
 	d->st.w[i]->partition_by_verify = keep.partition_by_verify;
+	np_workload_rec_move(d->st.w[i], &keep);
 	np_workload_alloc_free(&keep);
 	np_workload_exclusive_cpus(d->st.w[i], &old);
 	now = np_cpuset_str(&old);

@@ -40,9 +40,11 @@ static bool read_spec(struct np_daemon *d, const char *path, char **text,
 	if (!strncmp(err, path, n) && err[n] == ':')
 		why = err + n + 2; /* note_invalid names the file */
 	np_daemon_note_invalid(d, path, NULL, why);
-	for (int i = 0; r == -EPERM && i < d->nmeta; i++)
-		if (!strcmp(strempty(d->meta[i].spec_file), path))
-			d->meta[i].seen_scan = d->spec_scan;
+	for (int i = 0; r == -EPERM && i < d->st.nworkloads; i++) {
+		struct np_wl_meta *m = np_daemon_meta_of(d->st.w[i]);
+		if (m && !strcmp(strempty(m->spec_file), path))
+			m->seen_scan = d->spec_scan;
+	}
 	return false;
 }
 

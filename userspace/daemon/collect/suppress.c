@@ -87,7 +87,7 @@ static void workload_usage(struct np_daemon *d, uint64_t elapsed_us,
 
 	for (int i = 0; pfd >= 0 && i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = d->st.w[i];
-		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
+		struct np_wl_meta *m = np_daemon_meta_of(a);
 		uint64_t now;
 		int64_t milli;
 		if (!m || a->req.unit || !a->req.cgroup ||
@@ -259,7 +259,7 @@ int np_daemon_suppress_quota(struct np_daemon *d)
 		each = 1000;
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = d->st.w[i];
-		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
+		struct np_wl_meta *m = np_daemon_meta_of(a);
 		char err[512];
 		if (a->qos_class != NP_QOS_BE || a->req.unit || !a->req.cgroup ||
 		    !m || m->cpu_max_us == each)

@@ -161,15 +161,17 @@ void np_daemon_decide_specs(struct np_daemon *d)
 	if (!q->scanned)
 		return; /* no scan: nothing is known removed */
 	q->scanned = false;
-	/* Specs that disappeared release their workloads. */
-	for (int i = 0; i < d->nmeta; i++) {
-		if (!strempty(d->meta[i].spec_file)[0])
+	/* Specs that disappeared release their workloads (one whose release
+	 * could not be saved stays, tried again at the next scan). */
+	for (int i = 0; i < d->st.nworkloads; i++) {
+		const struct np_wl_meta *m = np_daemon_meta_of(d->st.w[i]);
+		char name[NP_NAME_MAX];
+
+		if (!m || !strempty(m->spec_file)[0] ||
+		    m->seen_scan == d->spec_scan)
 			continue;
-		if (d->meta[i].seen_scan != d->spec_scan) {
-			char name[NP_NAME_MAX];
-			snprintf(name, sizeof(name), "%s", d->meta[i].name);
-			np_daemon_release(d, name, "spec file removed");
+		snprintf(name, sizeof(name), "%s", m->name);
+		if (!np_daemon_release(d, name, "spec file removed"))
 			i--;
-		}
 	}
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Decide: the daemon's record of each workload beside the engine's state
- * (struct np_wl_meta: its spec file and canonical spec, whether its cgroup
- * was written, ...; found by name through an index), and the notes about
- * spec files that are not admitted (rejected, invalid, retired). Called by
- * every stage; calls nothing of the daemon.
+ * Decide: the daemon's record of each workload (struct np_wl_meta: its
+ * spec file and canonical spec, whether its cgroup was written, ...),
+ * held by the workload's allocation in the engine's state (struct
+ * np_workload_rec) and freed with it, found through the engine's own
+ * index (np_state_find), so that a record and a workload cannot disagree;
+ * and the notes about spec files that are not admitted (rejected,
+ * invalid, retired), the daemon's own. Called by every stage; calls
+ * nothing of the daemon.
  */
 #include "daemon/daemon_internal.h"
 #include "numaplace/cleanup.h"
@@ -26,68 +29,48 @@ bool np_daemon_set_str(char **dst, const char *src)
 	return true;
 }
 
-/* (Re)build the name index when meta[] changed behind its back (entries
- * appended directly, as the benchmark does). */
-static int meta_reindex(struct np_daemon *d)
+static void meta_free(struct np_workload_rec *r)
 {
-	np_strmap_free(&d->meta_ix);
-	for (int i = 0; i < d->nmeta; i++)
-		if (np_strmap_put(&d->meta_ix, d->meta[i].name, i)) {
-			np_strmap_free(&d->meta_ix);
-			return -ENOMEM;
-		}
-	return 0;
+	struct np_wl_meta *m = (struct np_wl_meta *)r; /* rec is first */
+
+	free(m->name);
+	free(m->spec_file);
+	free(m->spec_json);
+	free(m);
+}
+
+/* Only a record this file made is the daemon's (rec.free says so). */
+struct np_wl_meta *np_daemon_meta_of(const struct np_workload_alloc *a)
+{
+	return a->rec && a->rec->free == meta_free ? (struct np_wl_meta *)a->rec
+						  : NULL;
 }
 
 struct np_wl_meta *np_daemon_meta_find(struct np_daemon *d, const char *name)
 {
-	long i;
-	if (d->meta_ix.n != (size_t)d->nmeta ||
-	    (np_strmap_get(&d->meta_ix, name, &i) &&
-	     (i >= d->nmeta || strcmp(d->meta[i].name, name))))
-		if (meta_reindex(d)) {
-			for (int k = 0; k < d->nmeta; k++)
-				if (!strcmp(d->meta[k].name, name))
-					return &d->meta[k];
-			return NULL;
-		}
-	return np_strmap_get(&d->meta_ix, name, &i) ? &d->meta[i] : NULL;
+	int i = np_state_find(&d->st, name);
+
+	return i < 0 ? NULL : np_daemon_meta_of(d->st.w[i]);
 }
 
 struct np_wl_meta *np_daemon_meta_add(struct np_daemon *d, const char *name)
 {
-	struct np_wl_meta *m = np_daemon_meta_find(d, name), *g;
-	if (m)
+	int i = np_state_find(&d->st, name);
+	struct np_wl_meta *m;
+
+	if (i < 0)
+		return NULL; /* not admitted: no record */
+	if ((m = np_daemon_meta_of(d->st.w[i])))
 		return m;
-	g = realloc(d->meta, sizeof(*g) * (size_t)(d->nmeta + 1));
-	if (!g)
+	if (!(m = calloc(1, sizeof(*m))))
 		return NULL;
-	d->meta = g;
-	m = &d->meta[d->nmeta];
-	memset(m, 0, sizeof(*m));
-	if (!(m->name = strdup(name)))
-		return NULL;
-	if (np_strmap_put(&d->meta_ix, m->name, d->nmeta)) {
-		free(m->name);
+	m->rec.free = meta_free;
+	if (!(m->name = strdup(name))) {
+		free(m);
 		return NULL;
 	}
-	d->nmeta++;
+	np_workload_rec_set(d->st.w[i], &m->rec);
 	return m;
-}
-
-void np_daemon_meta_del(struct np_daemon *d, const char *name)
-{
-	struct np_wl_meta *m = np_daemon_meta_find(d, name);
-	if (!m)
-		return;
-	np_strmap_del(&d->meta_ix, m->name);
-	free(m->name);
-	free(m->spec_file);
-	free(m->spec_json);
-	*m = d->meta[--d->nmeta];
-	if (m != &d->meta[d->nmeta] &&
-	    np_strmap_put(&d->meta_ix, m->name, m - d->meta))
-		np_strmap_free(&d->meta_ix); /* rebuilt on the next find */
 }
 
 struct np_spec_note *np_daemon_note_find(struct np_daemon *d, const char *file)

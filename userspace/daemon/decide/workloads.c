@@ -238,8 +238,7 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 	}
 	canon = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!np_daemon_set_str(&m->spec_file, spec_file) || !np_daemon_set_str(&m->spec_json, canon)) {
-		np_release(&d->st, w->name);
-		np_daemon_meta_del(d, w->name);
+		np_release(&d->st, w->name); /* its record with it */
 		r = -ENOMEM;
 		goto out;
 	}
@@ -255,7 +254,6 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 	d->dirty = true;
 	if ((r = np_daemon_save(d))) {
 		np_release(&d->st, w->name);
-		np_daemon_meta_del(d, w->name);
 		d->dirty = false;
 		dec->admitted = false;
 		dec->alloc = NULL;
@@ -273,7 +271,6 @@ static int admit_one(struct np_daemon *d, const json_t *spec,
 	}
 	if ((r = prepare_cgroups(d, w, cerr, sizeof(cerr)))) {
 		np_release(&d->st, w->name);
-		np_daemon_meta_del(d, w->name);
 		d->dirty = true;
 		np_daemon_save(d); /* a failure leaves it dirty: retried */
 		NP_ERR("cgroup %.200s: %.400s", w->cgroup, cerr);
@@ -378,7 +375,7 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 		return r; /* the save's errno: ENOSPC, EROFS, ... */
 	}
 	remove_cgroups(d, &keep.req);
-	np_workload_alloc_free(&keep);
+	np_workload_alloc_free(&keep); /* and its record */
 	/* Remove the cgroup; one that still has tasks stays on the shared
 	 * pool until it is empty. */
 	if (d->enf && cg[0] && cg[0] != '/' &&
@@ -394,7 +391,6 @@ int np_daemon_release(struct np_daemon *d, const char *name, const char *why)
 			snprintf(d->left[d->nleft++], sizeof(d->left[0]), "%s", cg);
 		}
 	}
-	np_daemon_meta_del(d, name);
 	np_daemon_placement_remove(d, name);
 	d->n.released++;
 	np_log(LOG_INFO, "released %s (%s)", name, why);
@@ -409,7 +405,7 @@ void np_daemon_release_vanished(struct np_daemon *d)
 	char err[1024];
 
 	for (int i = 0; i < d->st.nworkloads; i++) {
-		struct np_wl_meta *m = np_daemon_meta_find(d, d->st.w[i]->req.name);
+		struct np_wl_meta *m = np_daemon_meta_of(d->st.w[i]);
 		char name[NP_NAME_MAX];
 		np_cpuset cpus;
 		np_nodemask mems;

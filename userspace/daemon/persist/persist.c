@@ -35,14 +35,16 @@ static json_t *origins_json(const struct np_daemon *d)
 	json_t *o = json_object(), *files = json_object(), *pend = json_array();
 	bool bad = !o || !files || !pend;
 
-	for (int i = 0; !bad && i < d->nmeta; i++) {
-		if (strempty(d->meta[i].spec_file)[0])
-			bad |= json_object_set_new(
-				   files, d->meta[i].name,
-				   json_string(d->meta[i].spec_file)) != 0;
-		if (!d->meta[i].established)
-			bad |= json_array_append_new(
-				   pend, json_string(d->meta[i].name)) != 0;
+	for (int i = 0; !bad && i < d->st.nworkloads; i++) {
+		const struct np_wl_meta *m = np_daemon_meta_of(d->st.w[i]);
+		if (!m)
+			continue;
+		if (strempty(m->spec_file)[0])
+			bad |= json_object_set_new(files, m->name,
+						   json_string(m->spec_file)) != 0;
+		if (!m->established)
+			bad |= json_array_append_new(pend,
+						     json_string(m->name)) != 0;
 	}
 	if (bad || json_object_set(o, "spec_files", files) ||
 	    json_object_set(o, "pending", pend) ||

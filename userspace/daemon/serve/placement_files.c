@@ -191,7 +191,7 @@ void np_daemon_placement_files(struct np_daemon *d)
 		   np_fnv1a64(&p.be, sizeof(p.be)) * 31;
 	for (int i = 0; i < d->st.nworkloads; i++) {
 		const struct np_workload_alloc *a = d->st.w[i];
-		struct np_wl_meta *m = np_daemon_meta_find(d, a->req.name);
+		struct np_wl_meta *m = np_daemon_meta_of(a);
 		if (m && m->established &&
 		    write_one(d, dfd, &p, a, m, file_key(a, pools_fp)))
 			failed = true;
