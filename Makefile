@@ -15,9 +15,11 @@
 #   make bench      benchmarks (figures printed, nothing asserted)
 #   make bench-outcome  what numaplace buys a latency-critical service on a
 #                   node full of noise, in the systemd VM (bench/outcome;
-#                   both layouts about 55 minutes on 2 cores, see
-#                   docs/outcome.md; OUTCOME_ARGS="--layouts uncontended
-#                   --rounds N ..." passes options; results in build/outcome/)
+#                   the uncontended layout, 5 rounds: 16 minutes from a
+#                   fresh clone on 2 cores; OUTCOME_ARGS='--layouts
+#                   "uncontended oversubscribed"' adds the comparative
+#                   layout, about an hour more; see docs/outcome.md;
+#                   results in build/outcome/)
 #   make demo       the narrated VM scenario (see README)
 #   make chaos      everything at once in the systemd VM, invariants checked
 #                   each second (CHAOS_MINUTES=30, CHAOS_TOPOLOGY="2node
@@ -443,8 +445,9 @@ bench: $(BENCHES) all $(BUILD)/np-fdatasync-floor
 	$(Q)bench/run.sh $(BUILD) $(BENCHES)
 
 # The outcome benchmark (bench/outcome/run.sh --help): redis and cyclictest
-# under five configurations, interleaved, in two VM layouts; --host runs it
-# on this machine instead.
+# under the configurations, interleaved, in the uncontended VM layout (the
+# oversubscribed and 4node ones on request); --host runs it on this machine
+# instead.
 OUTCOME_ARGS ?=
 bench-outcome: deps all
 	$(Q)bench/outcome/run.sh --build $(BUILD) $(OUTCOME_ARGS)

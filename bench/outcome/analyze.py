@@ -44,6 +44,19 @@ Figures per slot (one configuration in one round):
   probe_pages_local_pct    the probe's anonymous pages on the node of its
                            CPUs (numa_maps)
   noise_ops_per_s          stress-ng bogo ops per second, all CPU hogs
+  host_*                   the VM layouts only: qemu's threads on the host
+                           (client.py's OUTDIR/LAYOUT/raw/SLOT.host.jsonl,
+                           their schedstat), what no guest accounting sees:
+                           host_probe_vcpu_wait_us_per_req (the probe's
+                           vCPU threads' run-queue wait on the host during
+                           the GETs, per GET), host_main_wait_us_per_req
+                           (qemu's main loop: timers, user-mode network),
+                           host_probe_vcpu_busy_pct, host_main_busy_pct,
+                           host_other_vcpu_busy_pct (each vCPU thread's
+                           average), host_qemu_other_busy_pct (the other
+                           threads together) over the window;
+                           host_steal_pct: this host's steal time (when it
+                           is itself a VM), % of its CPUs over the window
 
 --check (the smoke in make check): exit 1 unless every configuration the
 node ran has a record and the targets read in the kernel's files hold (no
@@ -247,6 +260,49 @@ def slot_figures(rec, redis_text):
     return f
 
 
+def host_figures(f, samples, cpus):
+    """The emulator's threads on the host, from client.py's samples."""
+    by = {x["tag"]: x for x in samples}
+    if not all(t in by for t in ("0", "1", "r0", "r1")):
+        return
+    probe = {f"CPU {c}/TCG" for c in cpus}
+
+    def kind(name):
+        if name in probe:
+            return "probe"
+        if re.fullmatch(r"CPU \d+/TCG", name):
+            return "vcpu"
+        return "main" if name.startswith("qemu-system") else "other"
+
+    def sums(a, b):
+        out = {"probe": [0, 0, 0], "vcpu": [0, 0, 0], "main": [0, 0, 0], "other": [0, 0, 0]}
+        for tid, (name, run, wait, _) in b["threads"].items():
+            e = a["threads"].get(tid)
+            if not e:
+                continue
+            k = out[kind(name)]
+            k[0] += run - e[1]
+            k[1] += wait - e[2]
+            k[2] += 1
+        return out, (b["t_ns"] - a["t_ns"]) or 1
+
+    win, wall = sums(by["0"], by["1"])
+    red, _ = sums(by["r0"], by["r1"])
+    n = f.get("redis_requests")
+    if n:
+        f["host_probe_vcpu_wait_us_per_req"] = red["probe"][1] / 1000.0 / n
+        f["host_main_wait_us_per_req"] = red["main"][1] / 1000.0 / n
+    f["host_probe_vcpu_busy_pct"] = 100.0 * win["probe"][0] / wall / max(1, win["probe"][2])
+    f["host_main_busy_pct"] = 100.0 * win["main"][0] / wall
+    f["host_other_vcpu_busy_pct"] = 100.0 * win["vcpu"][0] / wall / max(1, win["vcpu"][2])
+    f["host_qemu_other_busy_pct"] = 100.0 * win["other"][0] / wall
+    s0, s1 = by["0"].get("steal_ticks"), by["1"].get("steal_ticks")
+    if s0 and s1:
+        hz = os.sysconf("SC_CLK_TCK")
+        ticks = sum(s1[c] - s0.get(c, s1[c]) for c in s1)
+        f["host_steal_pct"] = 100.0 * ticks / hz * 1e9 / wall / len(s1)
+
+
 def summarize(vals):
     vals = [v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
     if not vals:
@@ -258,7 +314,9 @@ NUMERIC = ["redis_p50_us", "redis_p99_us", "redis_p999_us", "redis_max_us", "run
            "cyclictest_other_p99_us", "cyclictest_other_max_us", "cyclictest_fifo_p99_us",
            "cyclictest_fifo_max_us", "foreign_ns_kernel", "foreign_ns_tasks", "percpu_kthread_ns",
            "foreign_ns_kernel_other", "foreign_ns_bpf", "device_irqs_on_probe_cpus",
-           "probe_pages_local_pct", "noise_ops_per_s", "window_s", "overrun_ms"]
+           "probe_pages_local_pct", "noise_ops_per_s", "window_s", "overrun_ms",
+           "host_probe_vcpu_wait_us_per_req", "host_main_wait_us_per_req", "host_probe_vcpu_busy_pct",
+           "host_main_busy_pct", "host_other_vcpu_busy_pct", "host_qemu_other_busy_pct", "host_steal_pct"]
 
 
 def load_layout(outdir, layout):
@@ -285,6 +343,9 @@ def load_layout(outdir, layout):
             p = os.path.join(d, "raw", f"{rec['slot']}.redis.txt")
             text = open(p, errors="replace").read() if os.path.exists(p) else None
         f = slot_figures(rec, text)
+        hp = os.path.join(d, "raw", f"{rec['slot']}.host.jsonl")
+        if os.path.exists(hp):
+            host_figures(f, [json.loads(x) for x in open(hp) if x.strip()], cpulist(rec["probe_cpus"]))
         f["config"] = rec["config"]
         f["slot"] = rec["slot"]
         slots.append(f)
@@ -296,9 +357,13 @@ def load_layout(outdir, layout):
 
 def boots_text(b):
     """What the VM run took: more than one boot when the guest hung."""
+    rt = ""
+    if b and b.get("host_rt") == "on":
+        rt = ("; qemu's threads and the client at SCHED_RR on the host (vCPUs 1, the rest 2: "
+              "run.sh --host-rt)")
     if not b or b.get("boots", 1) <= 1:
-        return ""
-    return (f"; {b['boots']} boots: the guest hung {b['hung']} time(s) under multi-threaded TCG "
+        return rt
+    return rt + (f"; {b['boots']} boots: the guest hung {b['hung']} time(s) under multi-threaded TCG "
             "and was booted again at the round it had not completed (that round measured again)")
 
 
@@ -437,6 +502,26 @@ def table(layout, by):
     return "\n".join(lines)
 
 
+def host_table(by):
+    """The emulator's threads on the host per configuration (VM layouts)."""
+    cols = [("probe vCPU thread's host run-queue wait us/GET", "host_probe_vcpu_wait_us_per_req", 1, 1),
+            ("qemu main loop's wait us/GET", "host_main_wait_us_per_req", 1, 1),
+            ("probe vCPU thread busy %", "host_probe_vcpu_busy_pct", 1, 1),
+            ("other vCPU threads busy %", "host_other_vcpu_busy_pct", 1, 1),
+            ("main loop busy %", "host_main_busy_pct", 1, 1),
+            ("qemu's other threads busy %", "host_qemu_other_busy_pct", 1, 1),
+            ("this host's steal %", "host_steal_pct", 1, 1)]
+    if not any(by[c].get("host_main_busy_pct") for c in by):
+        return []
+    lines = ["The emulator's threads on the host (client.py's samples of qemu's schedstat), "
+             "what no guest accounting sees:", "",
+             "| configuration | " + " | ".join(c[0] for c in cols) + " |", "|---|" + "---|" * len(cols)]
+    for c in CONFIG_ORDER:
+        if c in by:
+            lines.append(f"| {c} | " + " | ".join(fmt(by[c], k, sc, nd) for _, k, sc, nd in cols) + " |")
+    return lines + [""]
+
+
 def plots(outdir, layout, slots):
     if not shutil.which("gnuplot"):
         return []
@@ -568,7 +653,9 @@ def main():
                f"{start.get('online', '?')} online CPUs (nodes {start.get('nodes', '?').strip()}), "
                f"probe CPUs under numaplace: {next((f['probe_cpus'] for f in slots if f['config'] == 'isolated'), '-')}, "
                f"{max([by[c]['rounds'] for c in by] or [0])} round(s), kernel {start.get('kernel', '?')}; hogs "
-               f"{start.get('hogs', {})}" + boots_text(start.get("boots")), "", table(layout, by), "", "| target | met | measured |", "|---|---|---|"]
+               f"{start.get('hogs', {})}" + (f", noise {start['noise']}" if start.get("noise") else "")
+               + boots_text(start.get("boots")), "", table(layout, by), ""] + host_table(by) + [
+               "| target | met | measured |", "|---|---|---|"]
         for n, m, t in targets:
             md.append(f"| {n} | {'met' if m else ('not met' if m is not None else '-')} | {t} |")
             if m is False:

@@ -47,6 +47,9 @@
 #   OUTCOME_IO_TARGET   block device or file for the write noise [a file
 #                       in /var/tmp]
 #   OUTCOME_HOGS_SYSTEM / _USER / _BE  CPU hogs [CPUs-2 / 1 / 1, at least 1]
+#   OUTCOME_NOISE       which noise runs, a list of: cpu (the hogs), timer,
+#                       io, console [cpu timer io console]; fewer parts
+#                       tell which one a latency comes from
 #   OUTCOME_KEYS        keys loaded into redis [20000] (100-byte values)
 #   NUMAPLACED NUMAPLACE  the programs [numaplaced, numaplace in PATH]
 #   OUTCOME_OUT         where slots.jsonl and raw files go [/var/tmp/np-outcome]
@@ -147,6 +150,11 @@ node_facts() {
 	local v
 	for v in HOGS_SYSTEM HOGS_USER HOGS_BE; do
 		[[ ${!v} =~ ^[0-9]+$ ]] || die "OUTCOME_$v wants a count, not '${!v}'"
+	done
+	NOISE=${OUTCOME_NOISE:-cpu timer io console}
+	for v in $NOISE; do
+		[[ $v == cpu || $v == timer || $v == io || $v == console ]] ||
+			die "OUTCOME_NOISE: '$v' is not a noise (cpu, timer, io, console)"
 	done
 	IO_TARGET=${OUTCOME_IO_TARGET:-/var/tmp/np-outcome.io}
 	if [[ -b $IO_TARGET ]]; then
@@ -333,12 +341,14 @@ start_noise() {
 	local sn=(stress-ng --cpu-method int64 --metrics-brief --timeout 3600)
 	# started together: one after the other, the later ones would start
 	# on a node the first ones already load
-	unit np-outcome-sys system.slice "" "${sn[@]}" --cpu "$HOGS_SYSTEM" --yaml "$W/noise-sys.yaml" &
-	unit np-outcome-user user.slice "" "${sn[@]}" --cpu "$HOGS_USER" --yaml "$W/noise-user.yaml" &
-	((HOGS_BE > 0)) && unit np-outcome-be system.slice "$be" "${sn[@]}" --cpu "$HOGS_BE" --yaml "$W/noise-be.yaml" &
-	unit np-outcome-timer system.slice "" stress-ng --timer 1 --timer-freq 2000 --timeout 3600 &
-	unit np-outcome-io system.slice "" "$W/io.sh" &
-	unit np-outcome-console system.slice "" "$W/console.sh" &
+	if [[ " $NOISE " == *" cpu "* ]]; then
+		unit np-outcome-sys system.slice "" "${sn[@]}" --cpu "$HOGS_SYSTEM" --yaml "$W/noise-sys.yaml" &
+		unit np-outcome-user user.slice "" "${sn[@]}" --cpu "$HOGS_USER" --yaml "$W/noise-user.yaml" &
+		((HOGS_BE > 0)) && unit np-outcome-be system.slice "$be" "${sn[@]}" --cpu "$HOGS_BE" --yaml "$W/noise-be.yaml" &
+	fi
+	[[ " $NOISE " == *" timer "* ]] && unit np-outcome-timer system.slice "" stress-ng --timer 1 --timer-freq 2000 --timeout 3600 &
+	[[ " $NOISE " == *" io "* ]] && unit np-outcome-io system.slice "" "$W/io.sh" &
+	[[ " $NOISE " == *" console "* ]] && unit np-outcome-console system.slice "" "$W/console.sh" &
 	wait
 }
 
@@ -524,6 +534,8 @@ slot() { # SLOT CONFIG ROUND
 	sleep 1
 	setup_s=$(( ($(date +%s%N) - t0) / 1000000 ))
 	a0=$(snapshot)
+	# the host's client samples the emulator's threads at the window's ends
+	[[ $CLIENT == remote ]] && echo "HOST $k 0" >&7
 	t0=$(date +%s%N)
 	redis_phase "$k"
 	redis_rc=$?
@@ -535,6 +547,7 @@ slot() { # SLOT CONFIG ROUND
 	phases="[$(((tr - t0) / 1000000)), $(((to - tr) / 1000000)), $(((t1 - to) / 1000000))]"
 	left=$((WINDOW * 1000 - (t1 - t0) / 1000000))
 	if ((left > 0)); then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; else over=$((-left)); fi
+	[[ $CLIENT == remote ]] && echo "HOST $k 1" >&7
 	a1=$(snapshot)
 	say "slot $k: window done (phases ${phases} ms, over ${over} ms)"
 	numa=$(numa_json)
@@ -616,13 +629,13 @@ main() {
 	local cfgs r k i c
 	read -r -a cfgs <<<"$CONFIGS"
 	k=$(((FIRST_ROUND - 1) * ${#cfgs[@]}))
-	say "layout $LAYOUT: $ROUNDS round(s) of ${cfgs[*]}; CPUs $ONLINE (node $NODE_CPUS${CLIENT_CPUS:+, client $CLIENT_CPUS}); hogs $HOGS_SYSTEM system, $HOGS_USER user, $HOGS_BE BE; window ${WINDOW}s"
+	say "layout $LAYOUT: $ROUNDS round(s) of ${cfgs[*]}; CPUs $ONLINE (node $NODE_CPUS${CLIENT_CPUS:+, client $CLIENT_CPUS}); hogs $HOGS_SYSTEM system, $HOGS_USER user, $HOGS_BE BE; noise $NOISE; window ${WINDOW}s"
 	echo "NP-OUTCOME-START $(jq -cn --arg l "$LAYOUT" --arg on "$ONLINE" --arg nc "$NODE_CPUS" --arg cc "$CLIENT_CPUS" \
 		--arg kernel "$(uname -r)" --argjson rounds "$ROUNDS" --arg configs "$CONFIGS" \
-		--argjson hs "$HOGS_SYSTEM" --argjson hu "$HOGS_USER" --argjson hb "$HOGS_BE" --arg io "$IO_TARGET" \
+		--argjson hs "$HOGS_SYSTEM" --argjson hu "$HOGS_USER" --argjson hb "$HOGS_BE" --arg io "$IO_TARGET" --arg noise "$NOISE" \
 		--arg nodes "$(for n in /sys/devices/system/node/node[0-9]*; do echo "${n##*node}:$(cat "$n"/cpulist)"; done | tr '\n' ' ')" \
 		'{layout: $l, online: $on, node_cpus: $nc, client_cpus: $cc, kernel: $kernel, rounds: $rounds,
-		  configs: $configs, hogs: {system: $hs, user: $hu, be: $hb}, io_target: $io, nodes: $nodes}')"
+		  configs: $configs, hogs: {system: $hs, user: $hu, be: $hb}, io_target: $io, noise: $noise, nodes: $nodes}')"
 	for ((r = FIRST_ROUND; r <= ROUNDS; r++)); do
 		for ((i = 0; i < ${#cfgs[@]}; i++)); do
 			c=${cfgs[(i + r - 1) % ${#cfgs[@]}]}

@@ -23,11 +23,20 @@
 # on its last CPU (--client-cpus); see README "What numaplace buys".
 #
 # Options:
-#   --layouts "L ..."  VM layouts [oversubscribed uncontended]
+#   --layouts "L ..."  VM layouts [uncontended: 16 minutes from a fresh
+#                      clone on 2 cores; "uncontended oversubscribed" adds
+#                      the comparative layout, about an hour more there]
 #   --rounds N         rounds [5]
 #   --smoke            one round, short windows: checks the pipeline only
 #   --resume N         boot a hung guest again at the round it did not
 #                      complete, up to N times per layout [3]
+#   --host-rt on|off   the uncontended layout's emulator above the rest of
+#                      this host: qemu's vCPU threads SCHED_RR 1, its other
+#                      threads (main loop: timers, network; I/O) and the
+#                      redis client SCHED_RR 2, so that the host's other
+#                      work does not delay what the guest measures (the
+#                      kernel's RT throttling leaves it 5 % of each CPU)
+#                      [on; off with --smoke; other layouts: never]
 #   --check            exit 1 unless what the kernel's files show holds (see
 #                      analyze.py: IRQs, BPF against the kernel, pages);
 #                      never a latency
@@ -40,7 +49,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-layouts="oversubscribed uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check= resume=3
+layouts="uncontended" rounds=5 smoke=0 host=0 build=$ROOT/build out= check= resume=3 host_rt=
 probe_cpus= reserved= client_cpus= io_target=
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -52,6 +61,7 @@ while (($#)); do
 	--smoke) smoke=1; shift ;;
 	--resume) resume=${2:-}; shift 2 ;;
 	--check) check=--check; shift ;;
+	--host-rt) host_rt=${2:-}; shift 2 ;;
 	--host) host=1; shift ;;
 	--build) build=${2:-}; shift 2 ;;
 	--out) out=${2:-}; shift 2 ;;
@@ -66,6 +76,15 @@ done
 [[ $rounds =~ ^[0-9]+$ && $rounds -gt 0 ]] || die "--rounds wants a positive integer"
 [[ $resume =~ ^[0-9]+$ ]] || die "--resume wants a count (0: never boot again)"
 ((smoke)) && rounds=1
+[[ -z $host_rt || $host_rt == on || $host_rt == off ]] || die "--host-rt wants on or off"
+host_rt=${host_rt:-$( ((smoke)) && echo off || echo on)}
+if [[ $host_rt == on && " $layouts " == *" uncontended "* ]]; then
+	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us 2>/dev/null || echo -1)
+	# a vCPU thread that runs the noise takes all of its core: without
+	# the kernel's RT throttling nothing else would run there
+	[[ $rt =~ ^[0-9]+$ ]] || die "--host-rt on: kernel.sched_rt_runtime_us is '$rt' (RT throttling off or unknown); set it (e.g. 950000) or give --host-rt off"
+	command -v chrt >/dev/null || die "--host-rt on: chrt not found (util-linux)"
+fi
 build=$(cd "$build" && pwd) || die "--build: no such directory"
 out=${out:-$ROOT/build/outcome}
 for b in numaplaced numaplace; do
@@ -123,7 +142,13 @@ SCEN
 	} >"$d/scen/50-outcome.sh"
 	rm -f "$sock"
 	echo "outcome: $layout ($topo), rounds $first-$rounds; log build/vm/$name.log" >&2
-	OUTCOME_KEYS=${OUTCOME_KEYS:-20000} python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
+	local rtw= crt=()
+	if [[ $host_rt == on && $layout == uncontended ]]; then
+		crt=(chrt -r 2)
+		host_rt_watch "$sock" &
+		rtw=$!
+	fi
+	OUTCOME_KEYS=${OUTCOME_KEYS:-20000} "${crt[@]}" python3 "$HERE/client.py" "$sock" "$port" "$d/raw" &
 	cpid=$!
 	t0=$(date +%s)
 	set +e
@@ -139,13 +164,38 @@ SCEN
 	rc=$?
 	set -e
 	cat "$d/vm-$name.out" >&2
-	kill "$cpid" 2>/dev/null || true
-	wait "$cpid" 2>/dev/null || true
+	kill "$cpid" $rtw 2>/dev/null || true
+	wait "$cpid" $rtw 2>/dev/null || true
 	echo "outcome: $layout: VM run ${rc:+exit $rc, }$(($(date +%s) - t0)) s" >&2
 	log=$ROOT/build/vm/$name.log
 	((first > 1)) || sed -n 's/^\[50-outcome\] NP-OUTCOME-START //p' "$log" >"$d/start.json"
 	sed -n 's/^\[50-outcome\] NP-OUTCOME //p' "$log" >>"$d/slots.jsonl"
 	return "$rc"
+}
+
+# host_rt_watch SOCKET: while the qemu whose control port is SOCKET runs,
+# its vCPU threads at SCHED_RR 1 and every other thread of it at 2 (threads
+# it makes later are looked at each second; I/O workers inherit the main
+# thread's policy)
+host_rt_watch() {
+	local q= t p n
+	while :; do
+		if [[ -z $q ]]; then
+			for p in $(pgrep -x qemu-system-x86 || true); do
+				grep -qF "unix:$1," "/proc/$p/cmdline" 2>/dev/null && q=$p
+			done
+		elif [[ ! -d /proc/$q ]]; then
+			return 0
+		else
+			for t in /proc/"$q"/task/*; do
+				n=$(cat "$t/comm" 2>/dev/null) || continue
+				p=2
+				[[ $n == "CPU "*"/TCG" ]] && p=1
+				chrt -r -p "$p" "${t##*/}" >/dev/null 2>&1 || true # a thread gone meanwhile
+			done
+		fi
+		sleep 1
+	done
 }
 
 # next_round SLOTS FIRST NCONFIGS: the first round from FIRST on that
@@ -220,7 +270,9 @@ for layout in $layouts; do
 		echo "outcome: $layout: the guest hung; booting again at round $next (resume $boots/$resume)" >&2
 		first=$next
 	done
-	echo "{\"boots\": $boots, \"hung\": $hung}" >"$d/boots.json"
+	lrt=off
+	[[ $host_rt == on && $layout == uncontended ]] && lrt=on
+	echo "{\"boots\": $boots, \"hung\": $hung, \"host_rt\": \"$lrt\"}" >"$d/boots.json"
 	if ((lrc != 0)); then
 		# a guest that hung for good (or a scenario that failed) after
 		# some slots: what they measured is analysed, and the run fails

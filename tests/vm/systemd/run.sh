@@ -226,7 +226,7 @@ cmdline+=" np.nodecpus=$nodecpus_param np.dist=$dist np.timeout=$scen_timeout"
 pin_threads() {
 	local q= i t f
 	for ((i = 0; i < 200; i++)); do
-		q=$(pgrep -P "$qpid" | head -n 1)
+		q=$(pgrep -P "$qpid" | head -n 1) || true # not forked yet: pgrep fails
 		[[ -n $q ]] && break
 		sleep 0.05
 	done
