@@ -8,7 +8,7 @@
  * or, held to at most a margin above its floor (bench_above),
  *   ...<TAB><= floor + D DUNIT<TAB>met|not met<TAB>FLOOR NAME<TAB>FLOOR
  *   <TAB>+DIFF DUNIT
- * (DUNIT: the unit, or "points" for a figure in %). summary.sh tells the
+ * (DUNIT: the unit, or "point(s)" for a figure in %). summary.sh tells the
  * two apart by the target ("x floor" or "floor +").
  * The shell benchmarks print the same lines with printf.
  */
@@ -56,11 +56,12 @@ static inline void bench_above(const char *name, double value,
 			       const char *unit, const char *floor_name,
 			       double floor, double target)
 {
-	const char *du = strcmp(unit, "%") ? unit : "points";
+	const char *du = strcmp(unit, "%") ? unit : "points",
+		   *tu = strcmp(unit, "%") ? unit : target == 1 ? "point" : du;
 
 	printf("figure\t%s\t%.4g\t%s\t<= floor + %g %s\t%s\t%s\t%.4g\t%+.3g "
 	       "%s\n",
-	       name, value, unit, target, du,
+	       name, value, unit, target, tu,
 	       value - floor <= target ? "met" : "not met", floor_name, floor,
 	       value - floor, du);
 	fflush(stdout);
