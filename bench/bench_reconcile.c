@@ -535,7 +535,7 @@ static void first_cycle_floor(int n)
 	    "cpuset.mems.effective", "cpu.max"};
 	double make = 0, write_ms = 0, watch = 0, t0, t1, t2, t3;
 	char dir[512], p[600];
-	int pfd, ifd, *keep = calloc((size_t)n * 2, sizeof(int));
+	int pfd, ifd, cwd, *keep = calloc((size_t)n * 2, sizeof(int));
 
 	struct rlimit rl;
 
@@ -549,6 +549,7 @@ static void first_cycle_floor(int n)
 	(void)setrlimit(RLIMIT_NOFILE, &rl);
 	snprintf(dir, sizeof(dir), "%s/np-floor-XXXXXX", bench_base());
 	if (!keep || !mkdtemp(dir) ||
+	    (cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    (pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    (ifd = inotify_init1(IN_CLOEXEC)) < 0) {
 		fprintf(stderr, "floor: %s: %m\n", dir);
@@ -585,8 +586,16 @@ static void first_cycle_floor(int n)
 				fprintf(stderr, "floor: read in %s: %m\n", name);
 				exit(1);
 			}
-			snprintf(p, sizeof(p), "/proc/self/fd/%d", r);
-			(void)inotify_add_watch(ifd, p, IN_MODIFY);
+			/* by name from the cgroup's directory, as the read
+			 * cache does (a /proc/self/fd/N path costs a proc
+			 * lookup the daemon no longer pays) */
+			if (k == 0 && fchdir(d)) {
+				fprintf(stderr, "floor: fchdir %s: %m\n", name);
+				exit(1);
+			}
+			(void)inotify_add_watch(ifd, k ? "cpuset.mems"
+						       : "cpuset.cpus",
+						IN_MODIFY);
 			/* beyond the descriptor limit numaplaced keeps none
 			 * (the watch stays) */
 			if ((rlim_t)(2 * i + k) + 64 >= rl.rlim_cur) {
@@ -600,6 +609,9 @@ static void first_cycle_floor(int n)
 		write_ms += t2 - t1;
 		watch += t3 - t2;
 	}
+	if (fchdir(cwd))
+		fprintf(stderr, "floor: fchdir back: %m\n");
+	close(cwd);
 	printf("        floor         %8.1f ms: the same cgroups with the "
 	       "fewest system calls, nothing else (mkdir and 8 files %.1f, "
 	       "2 writes %.1f, 2 opens, reads and watches %.1f)\n",

@@ -19,6 +19,10 @@
 #include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional, called by replay.c after the inputs: what the harness saw
+ * (printed); nonzero fails the replay (the seeds no longer reach a path
+ * they must). */
+int fuzz_report(void) __attribute__((weak));
 
 /* A refusal without a message is a defect too. */
 #define FUZZ_NEEDS_MESSAGE(r, err)                                             \

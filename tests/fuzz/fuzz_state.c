@@ -2,26 +2,38 @@
 /*
  * numaplaced's state checkpoint (numaplace/state_file.h), as a start
  * reads it: the input is STATE_DIR/state.json (a directory of this
- * process), loaded with np_statefile_load_with against a fixed node (8
- * CPUs, two sockets = NUMA nodes, cores {c, c+4}, 4 GiB and 2 MiB pages
- * per node, a GPU on each node; reserved 0,4, topology policy
- * restricted); then, as when a CPU is offline at start, the places the
- * file gives the node's offline CPU 6 (np_statefile_offline_places),
- * the topology they restore (np_topology_restore), and the load against
- * that one.
+ * process) and, after a line "#journal", STATE_DIR/journal (its records,
+ * numaplace/state_journal.h), loaded with np_statefile_load_with against
+ * a fixed node (8 CPUs, two sockets = NUMA nodes, cores {c, c+4}, 4 GiB
+ * and 2 MiB pages per node, a GPU on each node; reserved 0,4, topology
+ * policy restricted); then, as when a CPU is offline at start, the
+ * places the file gives the node's offline CPU 6
+ * (np_statefile_offline_places), the topology they restore
+ * (np_topology_restore), and the load against that one.
+ *
+ * Each load is done both ways: streamed (np_statefile_load_with: the
+ * file read through a window, the journal's records applied as the
+ * workloads stream past, the whole document when in doubt) and as the
+ * whole document (np_statefile_load_dir without the stream): the same
+ * outcome, message, state and daemon part, or the harness aborts.
  *
  * Sealing: the checksum and fingerprints stop almost every mutation at
  * the envelope. So when the input's "checksum" is the string "seal", the
  * harness computes it over the body as numaplaced would, and fills in
- * body.fingerprint.policy / .topology where they say "seal" too; such
- * inputs (corpus/state/sealed-*) reach the validation of the state
- * itself. Any other input is written byte for byte.
+ * body.fingerprint.policy / .topology where they say "seal" too; a
+ * journal line that starts with "seal " gets its record's checksum in
+ * their place; such inputs (corpus/state/sealed-*) reach the validation
+ * of the state itself, and the streamed load. Any other input is written
+ * byte for byte.
  */
 #include "fuzz.h"
 #include "numaplace/admit.h"
 #include "numaplace/state_file.h"
+#include "numaplace/state_journal.h"
 #include "numaplace/topology.h"
+#include "state/state_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -29,11 +41,14 @@
 #include <unistd.h>
 
 #define SEAL "seal"
+#define JOURNAL_MARK "\n#journal\n"
 #define POLICY                                                                 \
 	"{\"cpu_policy\": \"static\", \"reserved_cpus\": \"0,4\", "            \
 	"\"topology_policy\": \"restricted\"}"
 
-static char dir[64], file[96];
+static char dir[64], file[96], jfile[96];
+/* loads that succeeded, and of those the ones streamed (fuzz_report) */
+static unsigned long loads, streamed;
 static struct np_topology *all, *now;
 static struct np_node_policy policy;
 
@@ -75,6 +90,7 @@ static struct np_topology *node(int off)
 static void cleanup(void)
 {
 	unlink(file);
+	unlink(jfile);
 	rmdir(dir);
 }
 
@@ -89,6 +105,7 @@ static void setup(void)
 		abort();
 	}
 	snprintf(file, sizeof(file), "%s/" NP_STATEFILE_NAME, dir);
+	snprintf(jfile, sizeof(jfile), "%s/" NP_JOURNAL_NAME, dir);
 	atexit(cleanup);
 	all = node(-1);
 	now = node(6);
@@ -135,21 +152,146 @@ static char *sealed(const uint8_t *data, size_t size)
 	return s;
 }
 
-static void write_input(const uint8_t *data, size_t size)
+static void write_file(const char *path, const void *data, size_t size)
 {
-	char *s = sealed(data, size);
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	if (s) {
-		data = (const uint8_t *)s;
-		size = strlen(s);
-	}
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
-		perror(file);
+		perror(path);
 		abort();
 	}
 	close(fd);
+}
+
+/* The journal's text, its lines that start with "seal " sealed. */
+static char *sealed_journal(const char *j, size_t n, size_t *out)
+{
+	char *s = malloc(n * 2 + 1), *o = s;
+
+	if (!s)
+		abort();
+	while (n) {
+		const char *nl = memchr(j, '\n', n);
+		size_t len = nl ? (size_t)(nl - j) + 1 : n;
+
+		if (len >= 5 && !memcmp(j, SEAL " ", 5)) {
+			size_t body = len - 5 - (nl ? 1 : 0);
+			o += sprintf(o, "%016" PRIx64 " ",
+				     np_fnv1a64(j + 5, body));
+			memcpy(o, j + 5, len - 5);
+			o += len - 5;
+		} else {
+			memcpy(o, j, len);
+			o += len;
+		}
+		j += len;
+		n -= len;
+	}
+	*out = (size_t)(o - s);
+	return s;
+}
+
+/* state.json, and the journal after JOURNAL_MARK (none: no journal). */
+static void write_input(const uint8_t *data, size_t size)
+{
+	const uint8_t *mark = memmem(data, size, JOURNAL_MARK,
+				     sizeof(JOURNAL_MARK) - 1);
+	size_t ssize = mark ? (size_t)(mark - data) : size;
+	char *s = sealed(data, ssize);
+
+	if (s)
+		write_file(file, s, strlen(s));
+	else
+		write_file(file, data, ssize);
+	if (mark) {
+		const char *j = (const char *)mark + sizeof(JOURNAL_MARK) - 1;
+		size_t n = size - ssize - (sizeof(JOURNAL_MARK) - 1), len;
+		char *js = s ? sealed_journal(j, n, &len) : NULL;
+
+		write_file(jfile, js ? js : j, js ? len : n);
+		free(js);
+	} else if (unlink(jfile) && errno != ENOENT) {
+		perror(jfile);
+		abort();
+	}
 	free(s);
+}
+
+static char *dump(const struct np_node_state *st, const json_t *daemon)
+{
+	json_t *j = NULL;
+	char *s, *d;
+
+	if (np_state_to_json(st, &j))
+		return NULL;
+	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	d = daemon ? json_dumps(daemon, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (s && d) {
+		char *both = NULL;
+		if (asprintf(&both, "%s\n%s", s, d) < 0)
+			both = NULL;
+		free(s);
+		s = both;
+	}
+	free(d);
+	return s;
+}
+
+/*
+ * The directory loaded as the whole document into a state of topology t:
+ * the same outcome r, message, freshness, state and daemon part as the
+ * load that streamed (st, daemon) gave, or abort.
+ */
+static void same_as_whole(const struct np_topology *t, int r, const char *err,
+			  bool fresh, const struct np_node_state *st,
+			  const json_t *daemon)
+{
+	struct np_node_state w;
+	json_t *wd = NULL;
+	bool wfresh = true;
+	char werr[1024] = "";
+	int wr;
+
+	if (np_state_init(&w, t, &policy, werr, sizeof(werr)))
+		abort();
+	wr = np_statefile_load_dir(dir, &w, &wfresh, &wd, false, werr,
+				   sizeof(werr));
+	if (wr != r || strcmp(err, werr) || wfresh != fresh) {
+		fprintf(stderr, "streamed: %d (%s), whole: %d (%s)\n", r, err, wr,
+			werr);
+		abort();
+	}
+	if (!r) {
+		char *a = dump(st, daemon), *b = dump(&w, wd);
+		if (!a || !b || strcmp(a, b)) {
+			fprintf(stderr, "streamed and whole differ:\n%s\n%s\n",
+				a ? a : "-", b ? b : "-");
+			abort();
+		}
+		free(a);
+		free(b);
+	}
+	json_decref(wd);
+	np_state_free(&w);
+}
+
+/* Whether the stream loads the directory by itself (not given up). */
+static bool streams(const struct np_topology *t)
+{
+	struct np_node_state c;
+	json_t *cd = NULL;
+	char err[256];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool ok;
+
+	if (dfd < 0 || np_state_init(&c, t, &policy, err, sizeof(err)))
+		abort();
+	ok = np_statefile_load_stream(dfd, dir, &c, &cd);
+	close(dfd);
+	json_decref(cd);
+	np_state_free(&c);
+	return ok;
 }
 
 /* Load into a state of topology t; what loads can be saved again. */
@@ -170,6 +312,11 @@ static void load(const struct np_topology *t)
 	FUZZ_NEEDS_MESSAGE(r, err);
 	if (r < 0 && daemon)
 		abort(); /* nothing is handed out on a refusal */
+	same_as_whole(t, r, err, fresh, &st, daemon);
+	if (!r && !fresh) {
+		loads++;
+		streamed += streams(t);
+	}
 	if (!r) {
 		json_t *doc = np_statefile_document_with(&st, daemon);
 		np_cpuset off;
@@ -213,4 +360,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(fix);
 	return 0;
+}
+
+/* After a replay of the seeds: how many loads streamed; none is a
+ * defect (the sealed seeds with workloads stream). */
+int fuzz_report(void)
+{
+	printf("fuzz_state: %lu of %lu loads streamed\n", streamed, loads);
+	return streamed ? 0 : 1;
 }

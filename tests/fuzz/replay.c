@@ -61,6 +61,8 @@ int main(int argc, char **argv)
 		}
 		closedir(d);
 	}
+	if (fuzz_report && fuzz_report())
+		bad++;
 	printf("%s: %d input(s) replayed\n", argv[0], files);
 	return bad ? 1 : 0;
 }
