@@ -27,7 +27,8 @@
 #                       host; make chaos's default is 8)
 #   NP_SDVM_DEB         the Debian package for 95-deb on 4node (default:
 #                       BUILD_DIR/deb's for this version, made by make deb
-#                       when missing: deb.sh)
+#                       when missing: deb.sh, which also gives its copy
+#                       with a higher version for the upgrade)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
@@ -49,8 +50,10 @@ for t in ${NP_SDVM_TOPOLOGIES:-2node 4node}; do
 		((${NP_SDVM_CHAOS_MINUTES:-3} > 0)) &&
 			ap="np.chaos_minutes=${NP_SDVM_CHAOS_MINUTES:-3} np.chaos_seed=${NP_SDVM_CHAOS_SEED:-802} np.chaos_slack=${NP_SDVM_CHAOS_SLACK:-30} "
 		# the package for 95-deb (one --append: run.sh keeps the last)
-		deb=$("$HERE/deb.sh" "$build") || { summary+=("systemd $t: FAILED (no package)"); rc=1; continue; }
-		app=(--file "$deb:/sdtest/numaplace.deb" --append "${ap}np.deb=/sdtest/numaplace.deb")
+		# and its higher version for the upgrade (deb.sh: one path a line)
+		debs=$("$HERE/deb.sh" "$build") || { summary+=("systemd $t: FAILED (no package)"); rc=1; continue; }
+		app=(--file "${debs%%$'\n'*}:/sdtest/numaplace.deb" --file "${debs#*$'\n'}:/sdtest/numaplace-up.deb"
+			--append "${ap}np.deb=/sdtest/numaplace.deb np.deb_up=/sdtest/numaplace-up.deb")
 	fi
 	if "$HERE/run.sh" --topology "$t" "${args[@]}" "${only[@]}" "${app[@]}"; then
 		summary+=("systemd $t: OK")

@@ -17,6 +17,7 @@
 #    4node); without it the scenario has nothing to install and skips.
 . /sdtest/sdlib.sh
 DEB=${NP_DEB:-}
+DEB_UP=${NP_DEB_UP:-}
 [ -n "$DEB" ] || skip "no package (np.deb=PATH; run-all.sh passes make deb's on 4node)"
 [ -f "$DEB" ] || fail "np.deb=$DEB is not in the guest"
 command -v dpkg >/dev/null || fail "no dpkg in the image (mkroot.sh)"
@@ -113,6 +114,122 @@ for u in $HOST; do
 done
 try_for 10 host_cpus_are "$want" || fail "with web on $W: $(host_view), want $want"
 log "web on $W; $(host_view)"
+
+# ---- the upgrade: the same package, a higher version, over it while workloads run --
+# (np.deb_up: make deb's package with Version VERSION+up1, deb.sh; the same
+# files and maintainer scripts). Recorded before, from the kernel's files
+# and systemd's: the workloads' CPUs, their tasks, the daemon's invocation;
+# sampled during dpkg -i: the workloads' cpusets and their task's CPUs.
+[ -n "$DEB_UP" ] || fail "no np.deb_up (the package with a higher version: deb.sh's second line)"
+[ -f "$DEB_UP" ] || fail "np.deb_up=$DEB_UP is not in the guest"
+VER_UP=$(dpkg-deb -f "$DEB_UP" Version)
+dpkg --compare-versions "$VER_UP" gt "$VER" || fail "np.deb_up's version $VER_UP is not above $VER"
+# a second workload, a running service given by a spec file (the
+# operator's file in the package's /etc/numaplace/workloads.d)
+make_service np-up numaplace.slice 'while :; do sleep 1; done'
+on_exit "systemctl stop np-up.service; rm -f /run/systemd/system/np-up.service"
+cat >$SPECS/up.json <<'JSON'
+{"name": "up", "unit": "np-up.service", "qos": "LSE",
+ "containers": [{"name": "main", "cpu": "2"}]}
+JSON
+up_cpus() { $NPC status --json --socket $SOCK | jq -r '.workloads[] | select(.name == "up") | .containers[0].cpuset'; }
+up_admitted() { [ "$(cpulist_count "$(up_cpus)")" = 2 ]; }
+try_for 20 up_admitted || fail "up (spec file) not admitted with 2 CPUs: '$(up_cpus)'"
+U=$(up_cpus)
+try_for 10 prop_cpus_is np-up.service "$U" || fail "np-up AllowedCPUs=$(prop_cpus np-up.service), want $U"
+UPID=$(prop np-up.service MainPID)
+UCG=$(prop np-up.service ControlGroup)
+try_for 5 cpus_is "$UPID" "$U" || fail "np-up's task Cpus_allowed_list $(pid_cpus "$UPID"), want $U"
+want=$(cpus_minus "$ALL" "$W,$U" | tr ' ' ',')
+try_for 10 host_cpus_are "$want" || fail "with web on $W and up on $U: $(host_view), want $want"
+# KV: the workloads in the kernel's files, one line, read with builtins only
+# (sampled every half second during the upgrade: no fork to slow the guest)
+kview() {
+	local a b c d t k v
+	read -r a <$SCOPE/web/cpuset.cpus
+	read -r b <$SCOPE/web/cpuset.cpus.effective
+	read -r c </sys/fs/cgroup$UCG/cpuset.cpus
+	read -r d </sys/fs/cgroup$UCG/cpuset.cpus.effective
+	while read -r k v; do [ "$k" = Cpus_allowed_list: ] && t=$v; done </proc/$UPID/status
+	KV="web $a $b up $c $d task $t"
+}
+# the daemon's workloads (status) and the saved ones (state.json's)
+wl_status() { $NPC status --json --socket $SOCK | jq -cS '[.workloads[] | {name, cpus: [.containers[].cpuset]}] | sort_by(.name)'; }
+kview
+K0=$KV
+set -- $K0
+cpus_same "$2" "$W" && cpus_same "$3" "$W" && cpus_same "$5" "$U" && cpus_same "$6" "$U" && cpus_same "$8" "$U" || fail "the workloads' cpusets and up's task: $K0, want web $W, up $U"
+S0=$(wl_status)
+A0=$(prop_cpus np-up.service)
+H0=$(for u in $HOST; do prop_cpus $u; done | tr '\n' ' ')
+NPID=$(prop numaplaced.service MainPID)
+INV0=$(prop numaplaced.service InvocationID)
+NR0=$(prop numaplaced.service NRestarts)
+SINV0=$(prop numaplace-workloads.scope InvocationID)
+EXE0=$(stat -L -c %i /proc/$NPID/exe)
+log "before the upgrade: $K0; numaplaced pid $NPID invocation $INV0 NRestarts $NR0; $(host_view)"
+
+cur=$(journalctl -n 1 -q --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+[ -n "$cur" ] || fail "no journal cursor"
+rm -f /tmp/95-samples /tmp/95-stop
+( while [ ! -e /tmp/95-stop ]; do
+	read -r h </sys/fs/cgroup/system.slice/cpuset.cpus.effective
+	kview
+	echo "$KV | host $h"
+	sleep 0.5
+done >/tmp/95-samples ) &
+SAMPLER=$!
+t0=$SECONDS
+run_ok dpkg -i "$DEB_UP"
+dt=$((SECONDS - t0))
+touch /tmp/95-stop
+wait $SAMPLER
+log "dpkg -i $(basename "$DEB_UP") over $VER: $dt s"
+assert_eq "$(dpkg-query -W -f '${Status} ${Version}' numaplace)" "install ok installed $VER_UP" "dpkg's status after the upgrade"
+try_for 20 prop_is numaplaced.service ActiveState active || fail "numaplaced not active after the upgrade: $(systemctl is-active numaplaced.service)"
+pid=$(prop numaplaced.service MainPID)
+INV1=$(prop numaplaced.service InvocationID)
+[ "$pid" -gt 0 ] && [ "$pid" != "$NPID" ] || fail "numaplaced's MainPID after the upgrade: $pid (before: $NPID)"
+[ -d /proc/$NPID ] && fail "the old numaplaced (pid $NPID) still runs"
+assert_ne "$INV1" "$INV0" "numaplaced's InvocationID after the upgrade (a new start)"
+assert_eq "$(prop numaplaced.service NRestarts)" "$NR0" "NRestarts (no automatic restart: no failure)"
+# the new daemon runs the file dpkg unpacked (a new inode), not the old one
+EXE1=$(stat -c %i /usr/sbin/numaplaced)
+assert_ne "$EXE1" "$EXE0" "the inode of /usr/sbin/numaplaced (dpkg replaced it)"
+assert_eq "$(stat -L -c %i /proc/$pid/exe)" "$EXE1" "the new numaplaced's executable"
+# once: systemd's own record of the unit since dpkg -i began (PID 1's lines;
+# systemd 252 logs no "Stopping" for a restart job): one clean exit, one
+# start, no failure
+sd_log=$(journalctl --after-cursor "$cur" --no-pager -o cat _PID=1 UNIT=numaplaced.service)
+count() { printf '%s\n' "$sd_log" | grep -c "$1" || true; }
+[ "$(count 'Deactivated successfully')" = 1 ] && [ "$(count '^Stopped numaplace')" = 1 ] &&
+	[ "$(count '^Starting numaplace')" = 1 ] && [ "$(count '^Started numaplace')" = 1 ] &&
+	[ "$(count 'Failed\|status=[1-9]\|Watchdog\|restart')" = 0 ] ||
+	fail "numaplaced during the upgrade, systemd's lines: $(printf '%s' "$sd_log" | tr '\n' ';')"
+assert_eq "$(prop numaplace-workloads.scope InvocationID)" "$SINV0" "the workloads' scope's InvocationID (not restarted)"
+assert_eq "$(prop np-up.service MainPID)" "$UPID" "np-up's MainPID (the workload not restarted)"
+# nothing moved: every sample during dpkg -i, and after it
+ns=$(wc -l </tmp/95-samples)
+[ "$ns" -ge 5 ] || fail "only $ns samples during the upgrade"
+moved=$(cut -d'|' -f1 /tmp/95-samples | sed 's/ *$//' | sort -u)
+assert_eq "$moved" "$K0" "the workloads' cpusets and up's task CPUs in all $ns samples during dpkg -i"
+kview
+assert_eq "$KV" "$K0" "the workloads after the upgrade"
+assert_eq "$(prop_cpus np-up.service)" "$A0" "np-up's AllowedCPUs after the upgrade"
+try_for 20 $NPC status --socket $SOCK >/dev/null 2>&1 || fail "numaplace status does not answer after the upgrade"
+assert_eq "$(wl_status)" "$S0" "the daemon's workloads after the upgrade"
+try_for 10 host_cpus_are "$want" || fail "after the upgrade: $(host_view), want $want"
+assert_eq "$(for u in $HOST; do prop_cpus $u; done | tr '\n' ' ')" "$H0" "the host units' AllowedCPUs after the upgrade"
+# the state on disk (compacted at the old daemon's stop, read by the new one)
+for n in web up; do
+	jq -e --arg n $n '.. | objects | select(.name? == $n)' $STATE/state.json >/dev/null ||
+		fail "state.json after the upgrade does not hold $n"
+done
+# how long the host (system.slice) had the workloads' CPUs: a clean stop gives
+# the host units back all CPUs (numaplaced(8)), the new daemon takes them again
+nh=0
+while read -r h; do cpus_same "$h" "$want" || nh=$((nh + 1)); done < <(sed 's/.*| host //' /tmp/95-samples)
+log "after the upgrade: numaplaced pid $pid invocation $INV1, $(printf '%s' "$sd_log" | grep -c .) systemd lines (1 Stopped, 1 Started); $ns samples, the workloads' CPUs in all as before ($K0); system.slice's effective set other than $want in $nh of them (0.5 s apart)"
 
 # ---- dpkg -r: stopped cleanly, host units given back, config and state kept -------
 cur=$(journalctl -n 1 -q --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
