@@ -315,6 +315,46 @@ static __always_inline void np_foreign_run(const struct np_bpf_owner *own,
 			  : 0;
 }
 
+/*
+ * A tick on `cpu`, which `own` owns, while `p` runs there (`kind` as
+ * np_foreign_run's). A foreign run is counted as it goes, not only when
+ * it ends: the part since its start (or the last tick) is added and the
+ * run goes on from here, so that a task that holds an exclusive CPU for
+ * seconds without switching is in the counters within a tick, and a
+ * reader's window is off by at most a tick at either end, not by a whole
+ * run (a run begun before a window and ended in it was counted in it
+ * whole; one that outlasted the window, not at all). A run whose start
+ * was not seen (the owner set, or the programs attached, while it ran)
+ * starts here.
+ */
+static __always_inline void np_foreign_tick(const struct np_bpf_owner *own,
+					    __u32 cpu, struct task_struct *p,
+					    __u32 kind)
+{
+	struct np_bpf_cpu_intrude *ci =
+	    np_cpu_intrude_of(cpu, own, bpf_ktime_get_ns());
+	__u32 csw = (__u32)(p->nvcsw + p->nivcsw);
+	__u64 now_rt = p->se.sum_exec_runtime;
+
+	if (!ci || kind == NP_BPF_RUN_NONE)
+		return;
+	if (ci->run_kind == kind && ci->run_pid == (__u32)p->pid &&
+	    ci->run_csw == csw) {
+		if (now_rt > ci->run_start_ns) {
+			if (kind == NP_BPF_RUN_KTHREAD)
+				ci->kthread_ns += now_rt - ci->run_start_ns;
+			else
+				ci->user_ns += now_rt - ci->run_start_ns;
+			ci->run_start_ns = now_rt;
+		}
+		return;
+	}
+	ci->run_kind = kind;
+	ci->run_pid = (__u32)p->pid;
+	ci->run_start_ns = now_rt;
+	ci->run_csw = csw;
+}
+
 /* A violation sample, rate-limited per CPU per workload; the counters
  * have already counted the event, so a dropped sample loses nothing. */
 static __always_inline void np_sample(struct np_bpf_counters *cnt, __u32 slot,
@@ -589,8 +629,15 @@ int np_tick(void *ctx)
 	if (pol && !np_bpf_cpu_allowed(pol, cpu))
 		np_outside(pol, p, np_cgid(cg), cpu, true);
 	own = bpf_map_lookup_elem(&np_cpu_owner, &cpu);
-	if (own && own->slot_plus1 && !(pol && pol->slot + 1 == own->slot_plus1))
+	if (own && own->slot_plus1 && !(pol && pol->slot + 1 == own->slot_plus1)) {
 		np_tick_intrusion(own, pol, p, cg, cpu);
+		if (!(pol && (pol->flags & NP_BPF_POL_BE) &&
+		      (own->flags & NP_BPF_OWNER_BE_OK)))
+			np_foreign_tick(own, cpu, p,
+					(p->flags & NP_PF_KTHREAD)
+						? NP_BPF_RUN_KTHREAD
+						: NP_BPF_RUN_USER);
+	}
 	return 0;
 }
 
