@@ -54,7 +54,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	[ -n "${DRV:-}" ] && { echo quit >&"${D[1]}"; wait "$DRV" 2>/dev/null; }
 	sleep 0.2
-	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P/o" "$P/x" "$P"; do rmdir "$c" 2>/dev/null; done
+	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P/o" "$P/x" "$P" "$CG/np-hosttest-$$-out/a" "$CG/np-hosttest-$$-out"; do rmdir "$c" 2>/dev/null; done
 	rm -rf "$PIN" "$PIN-s" "$tmp"
 }
 trap cleanup EXIT
@@ -374,6 +374,55 @@ check "owner's usage + foreign time = the window less steal and irq time, CPU 1 
 # counted as foreign fail the sum above by more than its tolerance)
 check "the owner ran ($ou ns) and its runs are not foreign" [ "$ou" -gt $((win / 20)) -a "$fu" -lt $((win - ou / 2)) ]
 say "owner 1 3" >/dev/null
+
+# (j) the miss path's cache (np_miss, issue 32): a cgroup outside the
+# managed parent, at or below the managed cgroups' level, is remembered on
+# the CPU where its walk up found it outside (its id, the directory's
+# inode, among the CPU's four); the managed cgroups never are, and a task
+# of a remembered cgroup is still an intruder on an owned CPU, named with
+# its cgroup. (The per-CPU array is not pinned: bpftool finds it by name,
+# the newest if a daemon has one too.)
+Q=$CG/np-hosttest-$$-out
+mkdir -p "$Q/a"
+busy "$Q/a" 1 np-outsider
+busy "$P/other" 1 np-member
+miss_ids() { # the np_miss ids, "CPU:ID" a line
+	local id
+	id=$(bpftool -j map show name np_miss 2>/dev/null |
+		python3 -c "import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else [d]; print(max(m['id'] for m in d))") || return 1
+	bpftool -j map dump id "$id" | python3 -c "
+import json,sys
+for e in json.load(sys.stdin):
+    e = e.get('formatted', e)
+    for v in e['values']:
+        for i in v['value']['id']:
+            if i: print('%d:%d' % (v['cpu'], i))"
+}
+qa=$(stat -c %i "$Q/a")
+members=" $(stat -c %i "$P") $(stat -c %i "$P/other") $(stat -c %i "$P/w") $(stat -c %i "$P/w/inner") "
+seen= wrong=
+if command -v bpftool >/dev/null; then
+	for _ in $(seq 20); do
+		ids=$(miss_ids) || break
+		for x in $ids; do case $members in *" ${x#*:} "*) wrong+=" $x" ;; esac; done
+		grep -qx "1:$qa" <<<"$ids" && { seen=1; break; }
+		sleep 0.5
+	done
+	check "np_miss: the outside cgroup $qa is remembered on CPU 1 (ids:$(tr '\n' ' ' <<<"${ids:-}" | cut -c1-120))" [ -n "$seen" ]
+	check "np_miss: no managed cgroup is ever remembered as outside${wrong:+ (found:$wrong)}" [ -z "$wrong" ]
+else
+	ok "np_miss: bpftool not here, the cache's contents not read"
+fi
+for _ in $(seq 20); do
+	"$build/numaplace" violations --pin-path "$PIN" --json w |
+		python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; sys.exit(not any(i['comm'] == 'np-outsider' and i['cgroup_id'] == $qa for i in t))" && break
+	sleep 0.5
+done
+check "a task of a remembered outside cgroup is an intruder on owned CPU 1, named with its cgroup $qa" \
+	sh -c "'$build/numaplace' violations --pin-path $PIN --json w | python3 -c \"import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; sys.exit(not any(i['comm'] == 'np-outsider' and i['cgroup_id'] == $qa and i['kind'] == 'cgroup' for i in t))\""
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+wait "${pids[@]}" 2>/dev/null
+pids=()
 
 # (h) the settle window lasts until the cgroups are written, however long
 # that takes (tests/host/bpf/np_verify_settle.c: the daemon's verification module
