@@ -43,8 +43,14 @@ static void one_container(struct np_workload_req *w,
 	wc->cpu_milli = milli;
 }
 
-static void run(const char *label, struct np_topology *t, const char *tm,
-		int max_cpus)
+/*
+ * One pass of the churn from seed 42: N admissions, each timed (lat[i]),
+ * on a fresh state. The sequence is the same in every pass.
+ */
+enum { N_ADMIT = 4000 };
+
+static void run_pass(const char *label, struct np_topology *t, const char *tm,
+		     int max_cpus, double *lat, int *admitted, int *rejected)
 {
 	struct np_node_policy p;
 	struct np_node_state st;
@@ -54,10 +60,7 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 	struct np_decision d;
 	json_t *pj;
 	char err[256];
-	enum { N = 4000 };
-	static double lat[N];
 	unsigned seed = 42;
-	int admitted = 0, rejected = 0, n = 0;
 
 	pj = json_pack("{s:s,s:i,s:s}", "cpu_policy", "static", "reserved_cpus",
 		       2, "topology_policy", tm);
@@ -67,7 +70,8 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 		exit(1);
 	}
 	json_decref(pj);
-	for (int i = 0; i < N; i++) {
+	*admitted = *rejected = 0;
+	for (int i = 0; i < N_ADMIT; i++) {
 		double t0;
 		int r;
 		one_container(&w, &wc, cgroup, sizeof(cgroup), i,
@@ -81,26 +85,59 @@ static void run(const char *label, struct np_topology *t, const char *tm,
 				   st.w[rand_r(&seed) % st.nworkloads]->req.name);
 		t0 = now_us();
 		r = np_admit(&st, &w, &d, err, sizeof(err));
-		lat[n++] = now_us() - t0;
+		lat[i] = now_us() - t0;
 		if (r) {
 			fprintf(stderr, "%s: %s\n", label, err);
 			exit(1);
 		}
-		d.admitted ? admitted++ : rejected++;
-	}
-	qsort(lat, (size_t)n, sizeof(double), cmp_d);
-	printf("%-44s %5d cpus %3d nodes  p50 %8.1f us  p99 %8.1f us  max "
-	       "%8.1f us  (%d admitted, %d rejected)\n",
-	       label, t->ncpus, t->nnuma, lat[n / 2], lat[n * 99 / 100],
-	       lat[n - 1], admitted, rejected);
-	{
-		char name[160];
-		snprintf(name, sizeof(name), "admission p99 (bench_admit), %s",
-			 label);
-		bench_figure(name, lat[n * 99 / 100], "us",
-			     t->nnuma >= 64 ? 200 : 30);
+		d.admitted ? (*admitted)++ : (*rejected)++;
 	}
 	np_state_free(&st);
+}
+
+/*
+ * The admission figure is the first pass's p99 (one pass, wall time, as
+ * ever). Beside it, each admission's best of PASSES passes of the same
+ * sequence: on a shared 2-CPU machine the slowest 1 % of one pass are
+ * not the same admissions from one run to the next (of the 40 slowest, 0
+ * to 8 were in two runs of 2026-11-29, and the thread's own CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) had the same tail as the wall time: the
+ * machine's, cache and steal, not preemption), while an admission whose
+ * work is slow is slow in every pass. That line is the code's own tail.
+ */
+enum { PASSES = 3 };
+
+static void run(const char *label, struct np_topology *t, const char *tm,
+		int max_cpus)
+{
+	static double lat[PASSES][N_ADMIT], best[N_ADMIT];
+	int admitted = 0, rejected = 0, n = N_ADMIT;
+	char name[200];
+
+	for (int k = 0; k < PASSES; k++)
+		run_pass(label, t, tm, max_cpus, lat[k], &admitted, &rejected);
+	for (int i = 0; i < n; i++) {
+		best[i] = lat[0][i];
+		for (int k = 1; k < PASSES; k++)
+			if (lat[k][i] < best[i])
+				best[i] = lat[k][i];
+	}
+	qsort(lat[0], (size_t)n, sizeof(double), cmp_d);
+	qsort(best, (size_t)n, sizeof(double), cmp_d);
+	printf("%-44s %5d cpus %3d nodes  p50 %8.1f us  p99 %8.1f us  max "
+	       "%8.1f us  (%d admitted, %d rejected); each admission's best "
+	       "of %d passes: p50 %.1f us, p99 %.1f us\n",
+	       label, t->ncpus, t->nnuma, lat[0][n / 2], lat[0][n * 99 / 100],
+	       lat[0][n - 1], admitted, rejected, PASSES, best[n / 2],
+	       best[n * 99 / 100]);
+	snprintf(name, sizeof(name), "admission p99 (bench_admit), %s", label);
+	bench_figure(name, lat[0][n * 99 / 100], "us",
+		     t->nnuma >= 64 ? 200 : 30);
+	snprintf(name, sizeof(name),
+		 "admission p99 (bench_admit), %s, each admission's best of "
+		 "%d passes",
+		 label, PASSES);
+	bench_figure(name, best[n * 99 / 100], "us", t->nnuma >= 64 ? 200 : 30);
 }
 
 /*
