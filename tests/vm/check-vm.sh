@@ -13,8 +13,9 @@
 #           scenario's 3-minute form on its fixed seed 802 in the same
 #           boot: +241 s, 905 s wall in all at host load 5-7;
 #           NP_SDVM_CHAOS_MINUTES=0 leaves it out; then 95-deb, the
-#           package installed, removed and purged: +115 s), busybox
-#           4node (~190)
+#           package installed, upgraded over running workloads, removed
+#           and purged: 188 s in a fresh-clone CI of 2026-11-29; the
+#           whole 4node boot 1,139 s there), busybox 4node (~190)
 # Environment:
 #   NP_VM_LANES=1   one after the other, as before (a 1-core host, or to
 #                   time a scenario alone)
