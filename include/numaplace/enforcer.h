@@ -135,6 +135,11 @@ struct np_enforcer_ops {
 	/* A clean shutdown: give the host cgroups their CPUs back (NULL:
 	 * nothing to do). */
 	int (*shutdown)(struct np_enforcer *e, char *err, size_t errlen);
+	/* Is this stop one half of a restart of the daemon's own unit (the
+	 * job the service manager runs on it is a restart)? why: what was
+	 * found, or why it could not be told (then false: a stop). NULL:
+	 * a stop is always a stop. */
+	bool (*restarting)(struct np_enforcer *e, char *why, size_t whylen);
 	void (*destroy)(struct np_enforcer *e);
 };
 

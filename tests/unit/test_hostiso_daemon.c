@@ -5,7 +5,8 @@
  * an LSE workload of 2 CPUs gets 1,5) with the proc and sys trees in a
  * test directory (np_daemon.hostiso_root): which workloads count under
  * each host_isolation mode, no access at all in an idle cycle, the
- * originals back at release and at a clean stop, and nothing touched
+ * originals back at release and at a clean stop (not at a stop that is a
+ * restart's), and nothing touched
  * under a fake enforcer without a test root.
  */
 #include <errno.h>
@@ -180,6 +181,59 @@ static void test_shutdown(void **state)
 	assert_false(save_exists(x));
 }
 
+/* The enforcer's answer to "is this stop a restart?" (systemd: the job
+ * systemd runs on numaplaced's unit), for np_daemon_stop_cleanly. */
+static bool restart_answer;
+static int restart_asked;
+static bool fk_restarting(struct np_enforcer *e, char *why, size_t whylen)
+{
+	(void)e;
+	restart_asked++;
+	snprintf(why, whylen, "systemd's job on numaplaced.service: %s",
+		 restart_answer ? "restart" : "stop");
+	return restart_answer;
+}
+
+/* A clean stop that is one half of a restart gives nothing back (the
+ * next start takes the confinement over, as after a crash: the save file
+ * stays); a stop gives the originals back; an enforcer that cannot tell
+ * (no restarting op) stops. */
+static void test_stop_restart(void **state)
+{
+	struct fx *x = *state;
+	const struct np_enforcer_ops *orig = x->fd.d.enf->ops;
+	static struct np_enforcer_ops ops; /* static: a failed check leaves it in use */
+
+	ops = *orig;
+
+	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	ops.restarting = fk_restarting;
+	x->fd.d.enf->ops = &ops;
+	restart_answer = true;
+	restart_asked = 0;
+	np_daemon_stop_cleanly(&x->fd.d);
+	assert_int_equal(restart_asked, 1);
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"), "dd");
+	assert_true(save_exists(x));
+	restart_answer = false;
+	np_daemon_stop_cleanly(&x->fd.d);
+	assert_int_equal(restart_asked, 2);
+	assert_originals(x);
+	assert_false(save_exists(x));
+	/* no op: a stop */
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
+	assert_true(save_exists(x));
+	ops.restarting = NULL;
+	np_daemon_stop_cleanly(&x->fd.d);
+	assert_originals(x);
+	assert_false(save_exists(x));
+	x->fd.d.enf->ops = orig;
+}
+
 /* A fake enforcer without a test root: the real /proc is not touched
  * (and no save file appears). */
 static void test_fake_without_root(void **state)
@@ -211,6 +265,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_container_rule, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_stop_restart, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_without_root, setup,
 						fake_daemon_teardown),

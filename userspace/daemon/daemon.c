@@ -535,6 +535,17 @@ static struct np_ctl_limits ctl_limits(const struct np_daemon *d)
 	return lim;
 }
 
+/* A clean stop gives the host units and IRQs back what they had, unless
+ * it is one half of a restart: then, as after a crash, they keep their
+ * confinement and the next start takes them over (numaplaced(8)). */
+void np_daemon_stop_cleanly(struct np_daemon *d)
+{
+	if (np_daemon_stopping_for_restart(d))
+		return;
+	np_daemon_shutdown_enforcer(d);
+	np_daemon_hostiso_shutdown(d);
+}
+
 int np_daemon_run(struct np_daemon *d)
 {
 	struct np_ctl_limits lim;
@@ -652,7 +663,6 @@ int np_daemon_run(struct np_daemon *d)
 	}
 	sd_notify(0, "STOPPING=1");
 	np_log(LOG_INFO, "stopping");
-	np_daemon_shutdown_enforcer(d);
-	np_daemon_hostiso_shutdown(d);
+	np_daemon_stop_cleanly(d);
 	return 0;
 }

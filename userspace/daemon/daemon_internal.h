@@ -89,6 +89,12 @@ int np_daemon_resize_spec(struct np_daemon *d, const json_t *spec,
 
 /* driver.c: the enforcer of config.cgroup_driver; a clean stop */
 int np_daemon_open_enforcer(struct np_daemon *d, char *err, size_t errlen);
+/* A stop that is one half of a restart of numaplaced's own unit (systemd
+ * driver: the job systemd runs on it), logged either way: then nothing is
+ * given back, as after a crash, and the next start takes over. */
+bool np_daemon_stopping_for_restart(struct np_daemon *d);
+/* daemon.c: the end of a clean stop (the above, then the two below) */
+void np_daemon_stop_cleanly(struct np_daemon *d);
 void np_daemon_shutdown_enforcer(struct np_daemon *d);
 
 /* units.c: workloads that are systemd units */

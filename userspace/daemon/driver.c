@@ -122,3 +122,23 @@ void np_daemon_shutdown_enforcer(struct np_daemon *d)
 	else
 		np_log(LOG_INFO, "host units have their CPUs back");
 }
+
+bool np_daemon_stopping_for_restart(struct np_daemon *d)
+{
+	char why[768] = "";
+	bool restart;
+
+	if (!d->enf || !d->enf->ops->restarting)
+		return false;
+	restart = d->enf->ops->restarting(d->enf, why, sizeof(why));
+	if (restart)
+		np_log(LOG_INFO,
+		       "stopping for a restart (%s): host units and IRQs keep "
+		       "their confinement for the next start",
+		       why);
+	else
+		np_log(LOG_INFO, "a stop (%s): host units and IRQs get back "
+				 "what they had",
+		       why);
+	return restart;
+}

@@ -303,6 +303,33 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 	return first;
 }
 
+/* A restart (systemctl restart, a package upgrade's postinst) runs a job
+ * of type restart (try-restart on an active unit becomes one) on our unit
+ * while it stops us; a stop, a stop job. 5 s at most per bus call: a
+ * manager too busy to answer makes it a stop, as before. */
+static bool sd_restarting(struct np_enforcer *e, char *why, size_t whylen)
+{
+	struct systemd_backend *s = SD(e);
+	char unit[256], type[32], err[512];
+	int r = 0;
+
+	if (!s->bus)
+		r = np_systemd_reconnect(s, err, sizeof(err));
+	if (r >= 0)
+		r = np_systemd_bus_job_of_pid(s->bus, getpid(), 5000000, unit,
+					      sizeof(unit), type, sizeof(type),
+					      err, sizeof(err));
+	s->e.bus_reads++;
+	if (r < 0) {
+		snprintf(why, whylen, "cannot tell a restart from a stop: %s",
+			 err);
+		return false;
+	}
+	snprintf(why, whylen, "systemd's job on %s: %s", unit,
+		 type[0] ? type : "none");
+	return !strcmp(type, "restart") || !strcmp(type, "try-restart");
+}
+
 static void sd_destroy(struct np_enforcer *e)
 {
 	struct systemd_backend *s = SD(e);
@@ -341,6 +368,7 @@ static const struct np_enforcer_ops systemd_ops = {
 	.event_fd = np_systemd_event_fd,
 	.process_events = np_systemd_process_events,
 	.shutdown = sd_shutdown,
+	.restarting = sd_restarting,
 	.destroy = sd_destroy,
 };
 

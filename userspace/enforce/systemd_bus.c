@@ -366,6 +366,75 @@ int np_systemd_bus_start_scope(sd_bus *bus, const char *scope, const char *slice
 	}
 }
 
+/* Properties.Get(iface, prop) of path, waiting at most usec; the reply is
+ * positioned on the variant. */
+static int get_prop_within(sd_bus *bus, const char *path, const char *iface,
+			   const char *prop, uint64_t usec, sd_bus_message **reply,
+			   sd_bus_error *e)
+{
+	sd_bus_message *m = NULL;
+	int r;
+
+	if ((r = sd_bus_message_new_method_call(bus, &m, SD_DEST, path,
+						 "org.freedesktop.DBus.Properties",
+						 "Get")) >= 0 &&
+	    (r = sd_bus_message_append(m, "ss", iface, prop)) >= 0)
+		r = sd_bus_call(bus, m, usec, e, reply);
+	sd_bus_message_unref(m);
+	return r;
+}
+
+int np_systemd_bus_job_of_pid(sd_bus *bus, pid_t pid, uint64_t usec,
+			      char *unit, size_t unitlen, char *type,
+			      size_t typelen, char *err, size_t errlen)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL, *reply = NULL;
+	const char *path = NULL, *s = NULL, *jpath = NULL;
+	char upath[512] = "", what[96];
+	uint32_t job = 0;
+	int r;
+
+	unit[0] = type[0] = '\0';
+	snprintf(what, sizeof(what), "GetUnitByPID(%ld)", (long)pid);
+	if ((r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH,
+						 SD_MANAGER, "GetUnitByPID")) >= 0 &&
+	    (r = sd_bus_message_append(m, "u", (uint32_t)pid)) >= 0 &&
+	    (r = sd_bus_call(bus, m, usec, &e, &reply)) >= 0 &&
+	    (r = sd_bus_message_read(reply, "o", &path)) >= 0) {
+		snprintf(upath, sizeof(upath), "%s", path);
+		reply = sd_bus_message_unref(reply);
+		snprintf(what, sizeof(what), "the Id and Job of %ld's unit",
+			 (long)pid);
+		if ((r = get_prop_within(bus, upath, SD_UNIT, "Id", usec, &reply,
+					 &e)) >= 0 &&
+		    (r = sd_bus_message_read(reply, "v", "s", &s)) >= 0) {
+			snprintf(unit, unitlen, "%s", s);
+			reply = sd_bus_message_unref(reply);
+			if ((r = get_prop_within(bus, upath, SD_UNIT, "Job", usec,
+						 &reply, &e)) >= 0)
+				r = sd_bus_message_read(reply, "v", "(uo)", &job,
+							&jpath);
+		}
+	}
+	if (r >= 0 && job) {
+		char jp[512];
+		snprintf(jp, sizeof(jp), "%s", jpath);
+		reply = sd_bus_message_unref(reply);
+		snprintf(what, sizeof(what), "JobType of job %u", job);
+		if ((r = get_prop_within(bus, jp, "org.freedesktop.systemd1.Job",
+					 "JobType", usec, &reply, &e)) >= 0 &&
+		    (r = sd_bus_message_read(reply, "v", "s", &s)) >= 0)
+			snprintf(type, typelen, "%s", s);
+	}
+	if (r < 0)
+		bus_fail(err, errlen, r, &e, what);
+	sd_bus_message_unref(m);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&e);
+	return r < 0 ? r : 0;
+}
+
 /* ---- bus calls, reconnecting once when systemd dropped the connection -- */
 
 static bool bus_lost(int r)

@@ -76,4 +76,14 @@ int np_systemd_bus_start_scope(sd_bus *bus, const char *scope, const char *slice
 		      const char *description, int timeout_ms, char *err,
 		      size_t errlen);
 
+/*
+ * The unit systemd counts `pid` in (unit: its Id) and the type of the job
+ * it runs on that unit now (type: systemd's JobType, "restart", "stop",
+ * ...; "" when none): GetUnitByPID, then the unit's Id and Job, then the
+ * job's JobType, each call waiting at most usec (0: sd-bus's default).
+ */
+int np_systemd_bus_job_of_pid(sd_bus *bus, pid_t pid, uint64_t usec,
+			      char *unit, size_t unitlen, char *type,
+			      size_t typelen, char *err, size_t errlen);
+
 #endif

@@ -225,11 +225,17 @@ for n in web up; do
 	jq -e --arg n $n '.. | objects | select(.name? == $n)' $STATE/state.json >/dev/null ||
 		fail "state.json after the upgrade does not hold $n"
 done
-# how long the host (system.slice) had the workloads' CPUs: a clean stop gives
-# the host units back all CPUs (numaplaced(8)), the new daemon takes them again
+# the host (system.slice) never had the workloads' CPUs: the old daemon saw
+# systemd's restart job on its unit and gave nothing back (numaplaced(8)), as
+# after a crash; the new one took over (before, a clean stop gave the host
+# units every CPU for 2.5-3.5 s of the upgrade)
 nh=0
 while read -r h; do cpus_same "$h" "$want" || nh=$((nh + 1)); done < <(sed 's/.*| host //' /tmp/95-samples)
-log "after the upgrade: numaplaced pid $pid invocation $INV1, $(printf '%s' "$sd_log" | grep -c .) systemd lines (1 Stopped, 1 Started); $ns samples, the workloads' CPUs in all as before ($K0); system.slice's effective set other than $want in $nh of them (0.5 s apart)"
+np_log=$(journalctl --after-cursor "$cur" --no-pager -o cat _SYSTEMD_UNIT=numaplaced.service)
+printf '%s\n' "$np_log" | grep -q "stopping for a restart (systemd's job on numaplaced.service: restart)" ||
+	fail "the old numaplaced did not say it stopped for a restart: $(printf '%s' "$np_log" | grep -i 'stop' | tr '\n' ';')"
+[ "$nh" = 0 ] || fail "system.slice's effective set was not $want in $nh of $ns samples during the upgrade: $(sed 's/.*| host //' /tmp/95-samples | sort | uniq -c | tr '\n' ';')"
+log "after the upgrade: numaplaced pid $pid invocation $INV1, $(printf '%s' "$sd_log" | grep -c .) systemd lines (1 Stopped, 1 Started); $ns samples, the workloads' CPUs in all as before ($K0); system.slice's effective set $want in all of them (0.5 s apart)"
 
 # ---- dpkg -r: stopped cleanly, host units given back, config and state kept -------
 cur=$(journalctl -n 1 -q --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
@@ -245,6 +251,8 @@ stop_log=$(journalctl -u numaplaced --after-cursor "$cur" --no-pager -o cat)
 printf '%s\n' "$stop_log" | grep -q 'numaplaced.service: Deactivated successfully' &&
 	! printf '%s\n' "$stop_log" | grep -q 'Failed with result\|status=[1-9]' ||
 	fail "numaplaced did not stop cleanly under dpkg -r: $(printf '%s' "$stop_log" | tail -n 4 | tr '\n' ';')"
+printf '%s\n' "$stop_log" | grep -q "a stop (systemd's job on numaplaced.service: stop): host units and IRQs get back" ||
+	fail "numaplaced did not take dpkg -r's stop for a stop: $(printf '%s' "$stop_log" | grep -i 'stop' | tr '\n' ';')"
 for f in /usr/sbin/numaplaced /usr/bin/numaplace /lib/systemd/system/numaplaced.service; do
 	[ -e $f ] && fail "$f still there after dpkg -r"
 done
