@@ -94,6 +94,11 @@ struct np_cgroup_root {
 	char parent[NP_CGROUP_PATH_MAX]; /* managed parent, relative */
 	np_cgroup_write_fn on_write;	 /* optional, set after open */
 	void *on_write_arg;
+	/* Optional, set after open: true once the managed parent's
+	 * cgroup.subtree_control was read passing cpuset. Its owner clears
+	 * it at every reconcile cycle; until then a leaf made below the
+	 * parent needs no read of it (3 system calls of each new leaf). */
+	bool *parent_passes;
 };
 
 /* ---- discovery ---------------------------------------------------------- */

@@ -39,11 +39,20 @@ static void parent_effective(const struct cg_dir *d, const char *file,
 	np_cpuset s;
 	int r;
 
-	if (d->parent_fd < 0) {
+	if (d->sub) {
+		/* the managed parent, or sub's parent below it */
+		const char *slash = strrchr(d->sub, '/');
+		char up[NP_CGROUP_PATH_MAX];
+
+		snprintf(up, sizeof(up), "%.*s",
+			 slash ? (int)(slash - d->sub) : 0, d->sub);
+		r = cg_read_in(d->fd, slash ? up : NULL, file, &txt);
+	} else if (d->parent_fd < 0) {
 		snprintf(buf, len, "unknown");
 		return;
+	} else {
+		r = cg_read(d->parent_fd, file, &txt);
 	}
-	r = cg_read(d->parent_fd, file, &txt);
 	if (r < 0) {
 		snprintf(buf, len, "unreadable: %s",
 			 cg_strerror(r, eb, sizeof(eb)));
@@ -124,7 +133,12 @@ int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 	struct cg_dir d;
 	int r;
 
-	r = cg_open(root, cgroup, &d, err, errlen);
+	/* the cgroup's files opened beneath the managed parent: no walk of
+	 * its own per write (an open, a statx and a close fewer); a value
+	 * refused below is refused after the walk, as it always was */
+	r = (file == NP_CGROUP_CPUS ? np_cpuset_empty(cpus) : !mems)
+		    ? cg_open(root, cgroup, &d, err, errlen)
+		    : cg_open_files(root, cgroup, &d, err, errlen);
 	if (r < 0)
 		return r;
 	if (file == NP_CGROUP_CPUS) {
@@ -153,8 +167,15 @@ int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 		}
 		cg_fmt_mems(mems, mbuf, sizeof(mbuf));
 	}
-	r = cg_write(root, d.fd, d.rel, d.disp, fname, val ? val : mbuf, err,
-		     errlen);
+	r = cg_write_in(root, &d, fname, val ? val : mbuf, err, errlen);
+	if (r > 0) {
+		/* not opened beneath it: walked, for the walk's checks and
+		 * messages */
+		cg_dir_close(&d);
+		if ((r = cg_open(root, cgroup, &d, err, errlen)) < 0)
+			goto cleanup;
+		r = cg_write_in(root, &d, fname, val ? val : mbuf, err, errlen);
+	}
 	if (r < 0 || !readback)
 		goto cleanup;
 	if (file == NP_CGROUP_CPUS)

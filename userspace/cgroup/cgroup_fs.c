@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -138,14 +140,69 @@ bool cg_has_word(const char *s, const char *word)
  */
 int cg_read(int dirfd, const char *file, char **out)
 {
+	return cg_read_in(dirfd, NULL, file, out);
+}
+
+/* openat2 (Linux 5.6+): 0 not known yet, 1 there, -1 not there */
+static int beneath_ok;
+
+int cg_dir_openat(int dirfd, const char *sub, const char *file, int flags)
+{
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+		       RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	char path[NP_CGROUP_PATH_MAX + NAME_MAX + 2];
+	long fd;
+
+	if (!sub) {
+		fd = openat(dirfd, file, flags | O_CLOEXEC | O_NOFOLLOW);
+		return fd < 0 ? -errno : (int)fd;
+	}
+	if (beneath_ok < 0)
+		return -ENOSYS;
+	if (snprintf(path, sizeof(path), "%s/%s", sub, file) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			beneath_ok = -1;
+		return -errno;
+	}
+	beneath_ok = 1;
+	return (int)fd;
+}
+
+int cg_open_files(const struct np_cgroup_root *root, const char *cgroup,
+		  struct cg_dir *d, char *err, size_t errlen)
+{
+	if (beneath_ok < 0 || root->root_fd < 0 || root->parent_fd < 0 ||
+	    !cgroup || !*cgroup || *cgroup == '/' ||
+	    np_cgroup_path_check(cgroup, NULL, 0) ||
+	    cg_join(d->rel, sizeof(d->rel), root->parent, cgroup))
+		return cg_open(root, cgroup, d, err, errlen);
+	d->fd = root->parent_fd;
+	d->sub = cgroup;
+	d->parent_fd = -1;
+	d->parent_borrowed = false;
+	d->dev = 0;
+	d->ino = 0;
+	cg_display(root, d->rel, d->disp, sizeof(d->disp));
+	return 0;
+}
+
+int cg_read_in(int dirfd, const char *sub, const char *file, char **out)
+{
 	_cleanup_close_ int fd = -1;
 	char buf[4096];
 	ssize_t n;
 
 	*out = NULL;
-	fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = cg_dir_openat(dirfd, sub, file, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	do
 		n = read(fd, buf, sizeof(buf));
 	while (n < 0 && errno == EINTR);
@@ -163,16 +220,22 @@ int cg_read(int dirfd, const char *file, char **out)
 	return np_read_fd(fd, READ_MAX, out, NULL);
 }
 
-int cg_read_msg(int dirfd, const char *disp, const char *file, char **out,
-		char *err, size_t errlen)
+static int read_msg_in(int dirfd, const char *sub, const char *disp,
+		       const char *file, char **out, char *err, size_t errlen)
 {
 	char eb[128];
-	int r = cg_read(dirfd, file, out);
+	int r = cg_read_in(dirfd, sub, file, out);
 
 	if (r < 0)
 		np_errmsg(err, errlen, "cannot read %s/%s: %s", disp, file,
 		       cg_strerror(r, eb, sizeof(eb)));
 	return r;
+}
+
+int cg_read_msg(int dirfd, const char *disp, const char *file, char **out,
+		char *err, size_t errlen)
+{
+	return read_msg_in(dirfd, NULL, disp, file, out, err, errlen);
 }
 
 int cg_read_cpus(const struct cg_dir *d, const char *file, np_cpuset *s,
@@ -181,7 +244,7 @@ int cg_read_cpus(const struct cg_dir *d, const char *file, np_cpuset *s,
 	char pe[160], *txt = NULL;
 	int r;
 
-	r = cg_read_msg(d->fd, d->disp, file, &txt, err, errlen);
+	r = read_msg_in(d->fd, d->sub, d->disp, file, &txt, err, errlen);
 	if (r < 0)
 		return r;
 	r = np_cpuset_parse(s, txt, pe, sizeof(pe));
@@ -198,7 +261,7 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 	char pe[160], *txt = NULL;
 	int r;
 
-	r = cg_read_msg(d->fd, d->disp, file, &txt, err, errlen);
+	r = read_msg_in(d->fd, d->sub, d->disp, file, &txt, err, errlen);
 	if (r < 0)
 		return r;
 	r = np_nodemask_parse(m, txt, pe, sizeof(pe));
@@ -217,7 +280,8 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 
 /* A fake tree's effective file: the written value, rewritten in place
  * (cut to its length: tmpfs keeps the file's page). */
-static void fake_mirror_effective(int dirfd, const char *file, const char *v)
+static void fake_mirror_effective(int dirfd, const char *sub, const char *file,
+				  const char *v)
 {
 	char eff[64], old[256] = "";
 	size_t len = strlen(v);
@@ -227,10 +291,12 @@ static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 	int fd;
 
 	snprintf(eff, sizeof(eff), "%s.effective", file);
-	fd = openat(dirfd, eff, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	fd = cg_dir_openat(dirfd, sub, eff, O_RDWR);
 	if (fd < 0)
 		return;
-	mirrored = !fstat(fd, &st) && (st.st_mode & S_IXUSR);
+	if (fstat(fd, &st))
+		st.st_mode = 0, st.st_size = -1; /* cut to length below */
+	mirrored = st.st_mode & S_IXUSR;
 	if (!mirrored) {
 		/* filled by a test, not by an earlier mirroring: keep it */
 		n = pread(fd, old, sizeof(old) - 1, 0);
@@ -239,30 +305,36 @@ static void fake_mirror_effective(int dirfd, const char *file, const char *v)
 			return;
 		}
 	}
-	if (pwrite(fd, v, len, 0) == (ssize_t)len)
+	/* cut to length only when it was longer (a first write: empty) */
+	if (pwrite(fd, v, len, 0) == (ssize_t)len &&
+	    (st.st_size < 0 || st.st_size > (off_t)len))
 		(void)!ftruncate(fd, (off_t)len);
 	if (!mirrored)
 		(void)!fchmod(fd, FAKE_MIRROR_MODE);
 	close(fd);
 }
 
-int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
-	     const char *disp, const char *file, const char *value, char *err,
-	     size_t errlen)
+/* cg_write of sub's file below dirfd (sub NULL: dirfd's); 1 when sub's
+ * could not be opened (cg_write_in). */
+static int write_at(const struct np_cgroup_root *root, int dirfd,
+		    const char *sub, const char *rel, const char *disp,
+		    const char *file, const char *value, char *err,
+		    size_t errlen)
 {
 	/* A fake tree holds plain files: truncate so a shorter value does
 	 * not leave the tail of the old one.  Real cgroupfs: as specified. */
-	int flags =
-	    O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (root->fake ? O_TRUNC : 0);
+	int flags = O_WRONLY | (root->fake ? O_TRUNC : 0);
 	/* A zero-length write() may never reach the kernfs handler. */
 	const char *buf = *value ? value : "\n";
 	size_t len = strlen(buf);
 	ssize_t n;
 	int fd, r = 0;
 
-	fd = openat(dirfd, file, flags);
+	fd = cg_dir_openat(dirfd, sub, file, flags);
+	if (fd < 0 && sub)
+		return 1; /* the caller walks */
 	if (fd < 0) {
-		r = -errno;
+		r = fd;
 		np_cgroup_errmsg(err, errlen, r, disp, file, value);
 		return r;
 	}
@@ -285,10 +357,24 @@ int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
 	 * before (tests that pre-fill it keep their content). */
 	if (r == 0 && root->fake &&
 	    (!strcmp(file, "cpuset.cpus") || !strcmp(file, "cpuset.mems")))
-		fake_mirror_effective(dirfd, file, buf);
+		fake_mirror_effective(dirfd, sub, file, buf);
 	if (r == 0 && root->on_write)
 		root->on_write(root->on_write_arg, rel, file, value);
 	return r;
+}
+
+int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
+	     const char *disp, const char *file, const char *value, char *err,
+	     size_t errlen)
+{
+	return write_at(root, dirfd, NULL, rel, disp, file, value, err, errlen);
+}
+
+int cg_write_in(const struct np_cgroup_root *root, const struct cg_dir *d,
+		const char *file, const char *value, char *err, size_t errlen)
+{
+	return write_at(root, d->fd, d->sub, d->rel, d->disp, file, value, err,
+			errlen);
 }
 
 void cg_fmt_cpus(const np_cpuset *s, char *buf, size_t len)
@@ -381,8 +467,9 @@ static int enable_cpuset(const struct np_cgroup_root *root, int dirfd,
 
 void cg_dir_close(struct cg_dir *d)
 {
-	if (d->fd >= 0)
+	if (d->fd >= 0 && !d->sub)
 		close(d->fd);
+	d->sub = NULL;
 	if (d->parent_fd >= 0 && !d->parent_borrowed)
 		close(d->parent_fd);
 	d->fd = d->parent_fd = -1;
@@ -455,9 +542,14 @@ static int walk_step(const struct np_cgroup_root *root, int fd,
 {
 	const int of = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	char eb[128];
-	int nfd = openat(fd, comp, of);
+	/* expected missing: made first (EEXIST: opened as it is) */
+	bool first = (flags & (CG_WALK_CREATE | CG_WALK_MKDIR_FIRST)) ==
+		     (CG_WALK_CREATE | CG_WALK_MKDIR_FIRST);
+	int nfd = first ? -1 : openat(fd, comp, of);
 
 	*created = false;
+	if (first)
+		errno = ENOENT;
 	if (nfd < 0 && errno == ENOENT && (flags & CG_WALK_CREATE)) {
 		if (mkdirat(fd, comp, 0755) == 0) {
 			*created = true;
@@ -509,6 +601,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 
 	d->fd = d->parent_fd = -1;
 	d->parent_borrowed = false;
+	d->sub = NULL;
 	d->dev = 0;
 	d->ino = 0;
 	if (*rel) {
@@ -656,17 +749,27 @@ static int prepare_leaf(const struct np_cgroup_root *root, const char *cgroup,
 			return 1;
 		pfd = p.fd;
 	}
-	on = cg_read(pfd, "cgroup.subtree_control", &txt) >= 0 &&
-	     subtree_has_cpuset(txt);
-	free(txt);
+	/* the managed parent's, read once a cycle (root->parent_passes) */
+	on = !slash && root->parent_passes && *root->parent_passes;
+	if (!on) {
+		on = cg_read(pfd, "cgroup.subtree_control", &txt) >= 0 &&
+		     subtree_has_cpuset(txt);
+		free(txt);
+		if (on && !slash && root->parent_passes)
+			*root->parent_passes = true;
+	}
 	if (!on) {
 		cg_dir_close(&p);
 		return 1;
 	}
+	/* the leaf: prepared with NP_CGROUP_CREATE when it is missing (a
+	 * read found no cgroup, or its workload's is pending) */
 	r = cg_walk(root, pfd, slash ? p.rel : root->parent,
 		    slash ? slash + 1 : cgroup,
-		    flags & NP_CGROUP_CREATE ? CG_WALK_CREATE : 0, &d, err,
-		    errlen);
+		    flags & NP_CGROUP_CREATE
+			    ? CG_WALK_CREATE | CG_WALK_MKDIR_FIRST
+			    : 0,
+		    &d, err, errlen);
 	if (r == 0)
 		cg_dir_close(&d);
 	cg_dir_close(&p);

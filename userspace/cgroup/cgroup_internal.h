@@ -34,10 +34,17 @@ struct cg_dir {
 	ino_t ino;
 	char rel[NP_CGROUP_PATH_MAX];  /* relative to the hierarchy root */
 	char disp[NP_CGROUP_PATH_MAX]; /* for messages */
+	/* Not NULL (cg_open_files): fd is the managed parent (borrowed, not
+	 * closed) and the cgroup is sub below it, its files each opened
+	 * beneath fd in one system call (cg_open_beneath). */
+	const char *sub;
 };
 
 #define CG_WALK_CREATE 0x1 /* mkdirat(0755) missing components */
 #define CG_WALK_ENABLE 0x2 /* +cpuset in subtree_control above the target */
+/* with CG_WALK_CREATE: mkdirat before the openat (a component expected
+ * missing: one system call fewer when it is, one more when it is not) */
+#define CG_WALK_MKDIR_FIRST 0x4
 
 /* fd's mount id (statx STATX_MNT_ID), 0 when not known. */
 uint64_t cg_mount_id(int fd);
@@ -54,9 +61,24 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 int cg_open(const struct np_cgroup_root *root, const char *cgroup,
 	    struct cg_dir *d, char *err, size_t errlen);
 void cg_dir_close(struct cg_dir *d);
+/*
+ * For the cgroup's own files (cgroup relative to the managed parent): d
+ * names the parent and the cgroup below it (d->sub), no system call; its
+ * files are then each opened beneath the parent in one (openat2: no
+ * symlink, no mount crossed, nothing outside it), the checks cg_open's
+ * walk makes component by component. Without openat2, or for a name from
+ * the hierarchy root, cg_open.
+ */
+int cg_open_files(const struct np_cgroup_root *root, const char *cgroup,
+		  struct cg_dir *d, char *err, size_t errlen);
+/* file of d, opened with flags (O_CLOEXEC | O_NOFOLLOW added): the fd or
+ * -errno. */
+int cg_dir_openat(int dirfd, const char *sub, const char *file, int flags);
 
 /* Read a whole (small) file at dirfd into a malloc'd string; -errno. */
 int cg_read(int dirfd, const char *file, char **out);
+/* Of sub's file below dirfd (sub NULL: of dirfd's), as cg_dir_openat. */
+int cg_read_in(int dirfd, const char *sub, const char *file, char **out);
 /* Same, with "cannot read X/file: ..." in err on failure. */
 int cg_read_msg(int dirfd, const char *disp, const char *file, char **out,
 		char *err, size_t errlen);
@@ -74,6 +96,10 @@ int cg_read_mems(const struct cg_dir *d, const char *file, np_nodemask *m,
 int cg_write(const struct np_cgroup_root *root, int dirfd, const char *rel,
 	     const char *disp, const char *file, const char *value, char *err,
 	     size_t errlen);
+/* The same of d's file; 1 (no message) when d->sub's file could not be
+ * opened beneath the parent: the caller walks (cg_open) and writes. */
+int cg_write_in(const struct np_cgroup_root *root, const struct cg_dir *d,
+		const char *file, const char *value, char *err, size_t errlen);
 
 /* Whitespace-separated word present in s. */
 bool cg_has_word(const char *s, const char *word);

@@ -196,8 +196,9 @@ static bool holds_claimed(const struct planner *pl, int i)
  */
 static void minus_conflicting(struct planner *pl, int i, np_cpuset *t)
 {
-	int nc;
+	const np_cpuset *last = NULL;
 	const int *cand;
+	int nc;
 
 	if (pl->claim[i] == &pl->u_excl) {
 		if (pl->excl_held_ver != pl->excl_ver) {
@@ -210,10 +211,16 @@ static void minus_conflicting(struct planner *pl, int i, np_cpuset *t)
 		np_cpuset_andnot(t, t, &pl->excl_held);
 		return;
 	}
+	/* Many hold the same set (the shared pool, interned once): a set
+	 * taken already takes nothing more (an exclusive i against 10,000
+	 * shared cgroups in a first cycle: one pass over 512 bytes, not
+	 * 10,000). */
 	cand = conflict_candidates(pl, i, &nc);
 	for (int k = 0; k < nc; k++)
-		if (conflict(pl, i, cand[k]))
-			np_cpuset_andnot(t, t, pl->cur[cand[k]]);
+		if (pl->cur[cand[k]] != last && conflict(pl, i, cand[k])) {
+			last = pl->cur[cand[k]];
+			np_cpuset_andnot(t, t, last);
+		}
 }
 
 /* Shared i still holds CPUs an exclusive cgroup is to get. */

@@ -35,6 +35,9 @@ struct cgroupfs {
 	int drift_fd;		/* inotify, -1 when there is none */
 	struct np_strmap watched; /* cgroup -> wd of cpus << 32 | wd of mems */
 	bool watch_full;	  /* the kernel's watch limit was reached */
+	/* the managed parent passes cpuset (managed.parent_passes): read
+	 * again in each cycle */
+	bool parent_passes;
 };
 
 #define CG(e) ((struct cgroupfs *)(e))
@@ -55,6 +58,7 @@ static int dir_of(struct cgroupfs *c, const char *cgroup, const char **rel)
 
 static void cgfs_cycle(struct np_enforcer *e)
 {
+	CG(e)->parent_passes = false;
 	np_cgroup_cache_next(&CG(e)->cache);
 }
 
@@ -351,6 +355,7 @@ int np_enforcer_cgroupfs_open(struct np_enforcer **out,
 	if ((r = np_cgroup_open(&c->managed, o, err, errlen)))
 		goto fail;
 	c->managed_open = true;
+	c->managed.parent_passes = &c->parent_passes;
 	top.parent = "";
 	top.create_parent = false;
 	if ((r = np_cgroup_open(&c->host, &top, err, errlen)))

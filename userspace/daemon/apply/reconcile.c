@@ -564,13 +564,20 @@ static void verify_sync(struct np_daemon *d, const struct desired *v, int n)
 static int read_back(struct np_daemon *d, struct desired *x, np_cpuset *cpus,
 		     np_nodemask *mems)
 {
+	bool make = d->cfg.create_cgroups && x->path[0] != '/';
 	char err[1024];
-	int r = d->enf->ops->read(d->enf, x->path, cpus, mems, err,
-				  sizeof(err));
+	int r;
 
+	/* A pending workload's cgroup is made first: it is missing as a
+	 * rule (a first cycle: no failed read of each). Should that fail,
+	 * the read says what is wrong, as it does for any other. */
+	if (make && x->m && !x->m->established)
+		(void)d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, x->path,
+					   true, err, sizeof(err));
+	r = d->enf->ops->read(d->enf, x->path, cpus, mems, err, sizeof(err));
 	if (r == -ENOENT && x->wl < 0)
 		return r;
-	if (r == -ENOENT && d->cfg.create_cgroups && x->path[0] != '/') {
+	if (r == -ENOENT && make) {
 		r = d->enf->ops->prepare(d->enf, NP_ENF_MANAGED, x->path, true,
 					 err, sizeof(err));
 		if (!r)
