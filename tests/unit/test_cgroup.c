@@ -2066,6 +2066,35 @@ static void test_cache_watched(void **state)
 	want = np_test_cpus("3");
 	assert_true(np_cpuset_equal(&cpus, &want));
 
+	/* one file written: that one is read again, the other holds what
+	 * was read (its change without a write is not seen, as above) */
+	mmap_put(f, "np/W", "cpuset.mems", "1\n\n\n");
+	put(f, "np/W", "cpuset.cpus", "4\n");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = np_test_cpus("4");
+	assert_true(np_cpuset_equal(&cpus, &want));
+	assert_int_equal(mems, 0x3);
+	/* and the other one, once it is written */
+	put(f, "np/W", "cpuset.mems", "1\n");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(np_cpuset_equal(&cpus, &want));
+	assert_int_equal(mems, 0x2);
+	put(f, "np/W", "cpuset.cpus", "3\n");
+	put(f, "np/W", "cpuset.mems", "0-1\n");
+	np_cgroup_cache_next(&c);
+	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	want = np_test_cpus("3");
+	assert_true(np_cpuset_equal(&cpus, &want));
+	assert_int_equal(mems, 0x3);
+
 	/* missed again, then found by the full scan when it is due */
 	mmap_put(f, "np/W", "cpuset.cpus", "6\n");
 	np_cgroup_cache_next(&c);

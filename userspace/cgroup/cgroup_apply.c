@@ -25,6 +25,11 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 	const np_cpuset **held = calloc(nc, sizeof(*held));
 	np_cpuset stuck;
 	bool *failed = calloc(nc, sizeof(*failed));
+	/* the last set written, formatted once: steps that write the same
+	 * set share it (a shared pool's change: one set, thousands of
+	 * cgroups) */
+	const np_cpuset *shown = NULL;
+	char *text = NULL;
 
 	if (failed_step)
 		*failed_step = -1;
@@ -55,9 +60,16 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 			}
 		}
 		msg[0] = '\0';
+		if (cpus && s->cpus != shown) {
+			free(text);
+			/* NULL without memory: cg_write_set says so */
+			text = np_cpuset_empty(s->cpus) ? NULL
+							: np_cpuset_str(s->cpus);
+			shown = text ? s->cpus : NULL;
+		}
 		r = cg_write_set(root, plan->cgroups[s->change], s->file,
-				 s->cpus, s->mems, s->final, NULL, NULL, msg,
-				 sizeof(msg));
+				 s->cpus, cpus ? text : NULL, s->mems, s->final,
+				 NULL, NULL, msg, sizeof(msg));
 		if (r == 0 || r == NP_CGROUP_PARTIAL) {
 			if (cpus)
 				held[s->change] = s->cpus; /* the file holds it */
@@ -83,6 +95,7 @@ int np_cgroup_plan_apply(const struct np_cgroup_root *root,
 	}
 	free(held);
 	free(failed);
+	free(text);
 	if (first && held_back) {
 		size_t l = strlen(err);
 		if (l < errlen)

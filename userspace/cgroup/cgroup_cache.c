@@ -25,7 +25,10 @@ struct np_cgroup_cache_entry {
 	/* IN_MODIFY watches on both files (-1: none): while neither fired
 	 * since the last read, the content read then is still the file's */
 	int wd_cpus, wd_mems;
-	bool dirty; /* a watched file was written since the last read */
+	/* each file written since the last read (its watch fired): only
+	 * that one is read again, the other holds what was read (a shared
+	 * pool's change writes cpuset.cpus alone: half the reads) */
+	bool dirty_cpus, dirty_mems;
 	dev_t dev;
 	ino_t ino;
 	unsigned gen;	/* generation of the last read */
@@ -165,7 +168,9 @@ static bool file_event(struct np_cgroup_cache *c,
 	if (!np_strmap_get(&c->fwatch, key, &v))
 		return false;
 	e = (struct np_cgroup_cache_entry *)(intptr_t)v;
-	e->dirty = true;
+	/* a watch of neither file (cannot be): both read again */
+	e->dirty_cpus |= ev->wd == e->wd_cpus || ev->wd != e->wd_mems;
+	e->dirty_mems |= ev->wd == e->wd_mems || ev->wd != e->wd_cpus;
 	if (ev->mask & IN_IGNORED) { /* the kernel removed the watch */
 		np_strmap_del(&c->fwatch, key);
 		if (e->wd_cpus == ev->wd)
@@ -255,10 +260,12 @@ bool np_cgroup_cache_drain(struct np_cgroup_cache *c)
 	if (overflow && !lost) {
 		/* whatever was written is read again, identities checked */
 		for (size_t i = 0; i < c->ix.cap; i++)
-			if (np_strmap_key_at(&c->ix, i))
-				((struct np_cgroup_cache_entry *)(intptr_t)
-					 np_strmap_value_at(&c->ix, i))
-				    ->dirty = true;
+			if (np_strmap_key_at(&c->ix, i)) {
+				struct np_cgroup_cache_entry *e =
+				    (struct np_cgroup_cache_entry *)(intptr_t)
+					np_strmap_value_at(&c->ix, i);
+				e->dirty_cpus = e->dirty_mems = true;
+			}
 		any = true;
 	}
 	if (lost) {
@@ -383,13 +390,18 @@ static int cached_read(const struct np_cgroup_root *root,
 {
 	char a[512], b[256];
 	struct stat sb;
+	bool watched = e->wd_cpus >= 0 && e->wd_mems >= 0;
+	bool written = e->dirty_cpus || e->dirty_mems;
+	/* both files read again, unless only one was written since the last
+	 * read with nothing else to check (the other holds what was read) */
+	bool both = always || !watched || !written || e->recheck ||
+		    e->epoch != epoch;
 
 	if (e->gen == gen)
 		return parse(e, cpus, mems);
 	/* nothing written to either file, nothing moved above: as read */
-	if (!always && !e->dirty && !e->recheck && e->epoch == epoch &&
-	    e->wd_cpus >= 0 &&
-	    e->wd_mems >= 0 && parse(e, cpus, mems) == 0) {
+	if (!always && !written && !e->recheck && e->epoch == epoch &&
+	    watched && parse(e, cpus, mems) == 0) {
 		e->gen = gen;
 		return 0;
 	}
@@ -401,11 +413,18 @@ static int cached_read(const struct np_cgroup_root *root,
 		e->epoch = epoch;
 		e->recheck = false;
 	}
-	e->dirty = false; /* a write from now on is seen by the next drain */
-	if (pread_all(e->cpus_fd, a, sizeof(a)) ||
-	    pread_all(e->mems_fd, b, sizeof(b)) ||
-	    keep_text(&e->cpus_txt, a) || keep_text(&e->mems_txt, b))
-		return -ESTALE;
+	if (both || e->dirty_cpus) {
+		e->dirty_cpus = false; /* a write from now on: next drain */
+		if (pread_all(e->cpus_fd, a, sizeof(a)) ||
+		    keep_text(&e->cpus_txt, a))
+			return -ESTALE;
+	}
+	if (both || e->dirty_mems) {
+		e->dirty_mems = false;
+		if (pread_all(e->mems_fd, b, sizeof(b)) ||
+		    keep_text(&e->mems_txt, b))
+			return -ESTALE;
+	}
 	if (parse(e, cpus, mems))
 		return -EINVAL;
 	e->gen = gen;
@@ -451,7 +470,7 @@ static void watch_files(struct np_cgroup_cache *c,
 		c->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	here = c->ifd > 0 && c->cwd_tried && c->cwd_fd >= 0 && !fchdir(dirfd);
-	e->dirty = true;
+	e->dirty_cpus = e->dirty_mems = true;
 	for (int i = 0; i < 2 && c->ifd > 0; i++) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd[i]);
 		/* a proc name is a link to follow; a name in the directory

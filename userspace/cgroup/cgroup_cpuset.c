@@ -124,7 +124,8 @@ static int readback_mems(const struct cg_dir *d, np_nodemask want,
 
 int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 		 enum np_cgroup_file file, const np_cpuset *cpus,
-		 np_nodemask mems, bool readback, np_cpuset *granted_cpus,
+		 const char *text, np_nodemask mems, bool readback,
+		 np_cpuset *granted_cpus,
 		 np_nodemask *granted_mems, char *err, size_t errlen)
 {
 	const char *fname =
@@ -150,8 +151,7 @@ int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 			r = -EINVAL;
 			goto cleanup;
 		}
-		val = np_cpuset_str(cpus);
-		if (!val) {
+		if (!text && !(val = np_cpuset_str(cpus))) {
 			np_errmsg(err, errlen, "out of memory");
 			r = -ENOMEM;
 			goto cleanup;
@@ -167,14 +167,18 @@ int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 		}
 		cg_fmt_mems(mems, mbuf, sizeof(mbuf));
 	}
-	r = cg_write_in(root, &d, fname, val ? val : mbuf, err, errlen);
-	if (r > 0) {
-		/* not opened beneath it: walked, for the walk's checks and
-		 * messages */
-		cg_dir_close(&d);
-		if ((r = cg_open(root, cgroup, &d, err, errlen)) < 0)
-			goto cleanup;
-		r = cg_write_in(root, &d, fname, val ? val : mbuf, err, errlen);
+	{
+		const char *v = text ? text : val ? val : mbuf;
+
+		r = cg_write_in(root, &d, fname, v, err, errlen);
+		if (r > 0) {
+			/* not opened beneath it: walked, for the walk's
+			 * checks and messages */
+			cg_dir_close(&d);
+			if ((r = cg_open(root, cgroup, &d, err, errlen)) < 0)
+				goto cleanup;
+			r = cg_write_in(root, &d, fname, v, err, errlen);
+		}
 	}
 	if (r < 0 || !readback)
 		goto cleanup;
@@ -192,7 +196,7 @@ int np_cgroup_write_cpus(const struct np_cgroup_root *root, const char *cgroup,
 			 const np_cpuset *cpus, np_cpuset *granted, char *err,
 			 size_t errlen)
 {
-	return cg_write_set(root, cgroup, NP_CGROUP_CPUS, cpus, 0, true,
+	return cg_write_set(root, cgroup, NP_CGROUP_CPUS, cpus, NULL, 0, true,
 			    granted, NULL, err, errlen);
 }
 
@@ -200,7 +204,7 @@ int np_cgroup_write_mems(const struct np_cgroup_root *root, const char *cgroup,
 			 np_nodemask mems, np_nodemask *granted, char *err,
 			 size_t errlen)
 {
-	return cg_write_set(root, cgroup, NP_CGROUP_MEMS, NULL, mems, true,
+	return cg_write_set(root, cgroup, NP_CGROUP_MEMS, NULL, NULL, mems, true,
 			    NULL, granted, err, errlen);
 }
 

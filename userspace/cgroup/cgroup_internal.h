@@ -109,13 +109,15 @@ void cg_fmt_cpus(const np_cpuset *s, char *buf, size_t len);
 void cg_fmt_mems(np_nodemask m, char *buf, size_t len);
 
 /*
- * Write cpuset.cpus (file == NP_CGROUP_CPUS, from *cpus) or cpuset.mems
- * (from mems) of cgroup; with readback compare the .effective file:
- * 0 / NP_CGROUP_PARTIAL / -errno as np_cgroup_write_cpus().
+ * Write cpuset.cpus (file == NP_CGROUP_CPUS, from *cpus; text: *cpus
+ * formatted already, or NULL) or cpuset.mems (from mems) of cgroup; with
+ * readback compare the .effective file: 0 / NP_CGROUP_PARTIAL / -errno as
+ * np_cgroup_write_cpus().
  */
 int cg_write_set(const struct np_cgroup_root *root, const char *cgroup,
 		 enum np_cgroup_file file, const np_cpuset *cpus,
-		 np_nodemask mems, bool readback, np_cpuset *granted_cpus,
+		 const char *text, np_nodemask mems, bool readback,
+		 np_cpuset *granted_cpus,
 		 np_nodemask *granted_mems, char *err, size_t errlen);
 
 #endif
