@@ -60,6 +60,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 SKEL := $(BPF_BUILD)/numaplace.skel.h
 NP_CFLAGS += -I$(BPF_BUILD)
 
+# `make` alone builds `all` (the version header's rule below comes first)
+.DEFAULT_GOAL := all
+
 # The version (tools/version.sh: from git, or the VERSION file of a
 # tarball) in a generated header, BUILD/gen/np_version.h. Made at every
 # make, but rewritten only when the version changed, so that the few
