@@ -179,13 +179,16 @@ ctr_started() {
 			return 0
 		fi
 		wait ${CPID[$n]}
-		ctr_log "$n $id ${CKIND[$n]} ${CQ[$n]} ${CC[$n]}: not started (exit $?, $((dt / 1000)) s): $(tr '\n' ' ' <$b.out | cut -c1-200)"
+		ctr_log "$n $id ${CKIND[$n]} ${CQ[$n]} ${CC[$n]}: not started (exit $?, $((dt / 1000)) s): $(tr '\n' ' ' <$b.out | cut -c1-200); the hook's log: $(tail -n 1 /run/numaplace/oci-hook.log 2>/dev/null | cut -c1-200)"
 		C[ctr_refused]=$((${C[ctr_refused]:-0} + 1))
 		ctr_gc $n
 		# its cgroup must go and no workload stay: ctr_stopped
 		CST[$n]=gone CT0[$n]=$_T
 		return 0
 	fi
+	# the start's time: to the program's line (the output's last write),
+	# not to when the driver saw it
+	dt=$(($(date -r $b.out +%s%3N) - CT0[$n]))
 	_wl_cg $n
 	[ -d $_P ] || chaos_fail "container $id (${CKIND[$n]}) started, but its cgroup $_P is not there: $(ls -d ${_P%/*}* 2>&1 | head -n 3 | tr '\n' ' ')"
 	CSUM[${CKIND[$n]}]=$((${CSUM[${CKIND[$n]}]:-0} + dt))
