@@ -22,6 +22,10 @@
 #                       tests/vm/systemd/chaos.sh --schedule 802 3 16).
 #                       Printed as CHAOS-SEED, with CHAOS-REPRO on a
 #                       failure, in build/vm/last-sd-4node.log
+#   NP_SDVM_CHAOS_CONTAINERS  its container events (default 0: none; 1
+#                       crun with both cgroup drivers, 2 podman too: a
+#                       start costs tens of seconds under TCG, see
+#                       docs/reliability.md)
 #   NP_SDVM_CHAOS_SLACK  seconds a window may last beyond the reconcile
 #                       period there (default 30: the two lanes share the
 #                       host; make chaos's default is 8)
@@ -48,7 +52,7 @@ for t in ${NP_SDVM_TOPOLOGIES:-2node 4node}; do
 		only=(--only "${NP_SDVM_4NODE_ONLY:-10-*,20-*,40-*,60-*,70-*,90-*,95-*}")
 		ap=
 		((${NP_SDVM_CHAOS_MINUTES:-3} > 0)) &&
-			ap="np.chaos_minutes=${NP_SDVM_CHAOS_MINUTES:-3} np.chaos_seed=${NP_SDVM_CHAOS_SEED:-802} np.chaos_slack=${NP_SDVM_CHAOS_SLACK:-30} "
+			ap="np.chaos_minutes=${NP_SDVM_CHAOS_MINUTES:-3} np.chaos_seed=${NP_SDVM_CHAOS_SEED:-802} np.chaos_slack=${NP_SDVM_CHAOS_SLACK:-30} np.chaos_containers=${NP_SDVM_CHAOS_CONTAINERS:-0} "
 		# the package for 95-deb (one --append: run.sh keeps the last)
 		# and its higher version for the upgrade (deb.sh: one path a line)
 		debs=$("$HERE/deb.sh" "$build") || { summary+=("systemd $t: FAILED (no package)"); rc=1; continue; }

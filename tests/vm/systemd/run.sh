@@ -188,7 +188,7 @@ install -m 0644 "$ROOT/dist/numaplace.example.json" "$st/etc/numaplace/example.j
 install -m 0644 "$HERE/sdtest.service" "$st/etc/systemd/system/"
 ln -s ../sdtest.service "$st/etc/systemd/system/multi-user.target.wants/sdtest.service"
 install -m 0755 "$HERE/runner.sh" "$st/sdtest/"
-install -m 0644 "$VMHERE/lib.sh" "$HERE/sdlib.sh" "$st/sdtest/"
+install -m 0644 "$VMHERE/lib.sh" "$HERE/sdlib.sh" "$HERE/ocilib.sh" "$st/sdtest/"
 cp -a "$scen"/. "$st/sdtest/scenarios/"
 # the OCI hook's install files (hooks.d JSON, crun snippet) for 80-containers
 if [[ -d $ROOT/dist/oci ]]; then cp -a "$ROOT/dist/oci" "$st/sdtest/oci"; fi

@@ -25,6 +25,7 @@
 #    The root is the initramfs: crun runs with --no-pivot (systemd_vm.md 5).
 # np-timeout: 600
 . /sdtest/sdlib.sh
+. /sdtest/ocilib.sh
 journal_on_fail numaplaced
 W=/run/np/80
 mkdir -p $W
@@ -84,41 +85,17 @@ cgtree() {
 	find /sys/fs/cgroup/np /sys/fs/cgroup/numaplace.slice -type d 2>/dev/null | LC_ALL=C sort
 }
 
-# A bundle in $W/b-ID: static busybox as the rootfs, the hooks of the
-# snippet, annotations ANN (a JSON object) and
-# run.oci.hooks.stderr (crun drops the hooks' stderr without it: their
-# messages would not be in crun's output; it opens /dev/stderr anew, so
-# crun's output goes to a file opened for appending, or the hook's words
-# overwrite crun's), cgroupsPath CG, and
-# RES merged into linux.resources. The program: print Cpus_allowed_list
-# (its first action), then wait for /stop in its rootfs.
+# A bundle in $W/b-ID (ocilib.sh): static busybox as the rootfs, the
+# hooks of the snippet, annotations ANN, cgroupsPath CG, RES merged into
+# linux.resources. The program: print Cpus_allowed_list (its first
+# action), then wait for /stop in its rootfs.
 PROG='grep Cpus_allowed_list /proc/self/status; while [ ! -e /stop ]; do sleep 0.1; done'
-# the hooks: dist/oci/config-snippet.json (the file users merge into a
-# bundle), the hook's path changed to where the image has it
-SNIP=/sdtest/oci/config-snippet.json
-[ -f $SNIP ] || fail "no dist/oci/config-snippet.json in the image: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
-HOOKS=$(jq -c --arg p "$NPHOOK" '.hooks | map_values(map(.path = $p))' $SNIP) || fail "jq on $SNIP"
-assert_eq "$(jq -r '.hooks | keys | sort | join(",")' $SNIP)" "createRuntime,poststop" "stages of $SNIP"
+oci_hooks
+assert_eq "$(jq -r '.hooks | keys | sort | join(",")' $OCI_SNIP)" "createRuntime,poststop" "stages of $OCI_SNIP"
 mkbundle() { # ID CG ANN [RES] [PROG]
-	local b=$W/b-$1 res=${4:-}
-	[ -n "$res" ] || res='{}'
-	rm -rf "$b"
-	mkdir -p "$b/rootfs/bin" "$b/rootfs/proc" "$b/rootfs/dev" "$b/rootfs/sys" "$b/rootfs/tmp"
-	cp /usr/bin/busybox "$b/rootfs/bin/"
-	for a in sh grep sleep cat true; do ln -s busybox "$b/rootfs/bin/$a"; done
-	(cd "$b" && crun spec) || fail "crun spec"
-	jq --arg cg "$2" --argjson ann "$3" --argjson res "$res" --argjson hooks "$HOOKS" \
-		--arg prog "${5:-$PROG}" '
-		.process.terminal = false | .process.args = ["/bin/sh", "-c", $prog] |
-		.annotations = ($ann + {"run.oci.hooks.stderr": "/dev/stderr"}) | .hooks = $hooks | .linux.cgroupsPath = $cg |
-		.linux.resources = ((.linux.resources // {}) * $res)' \
-		"$b/config.json" >"$b/c.json" && mv "$b/c.json" "$b/config.json" || fail "jq on $b/config.json"
-}
-# linux.resources of a Guaranteed container of N CPUs, as the kubelet
-# writes them (quota/period = N, shares = N * 1024)
-guar() { echo '{"cpu": {"quota": '$(($1 * 100000))', "period": 100000, "shares": '$(($1 * 1024))'}}'; }
-lse() { # NAME CPUS [MORE-ANNOTATIONS]
-	echo '{"numaplace.io/qos": "LSE", "numaplace.io/cpus": "'$2'", "numaplace.io/workload": "'$1'"'${3:+, $3}'}'
+	rm -rf "$W/b-$1"
+	oci_rootfs "$W/b-$1/rootfs"
+	oci_bundle "$W/b-$1" "$2" "$3" "${4:-}" "${5:-$PROG}"
 }
 # crun run in the foreground (crun stays the parent and runs poststop at
 # the exit), in the background of this shell; output to $W/ID.out.
@@ -232,14 +209,7 @@ log "part 1 (crun) took $((SECONDS - T0)) s"
 
 # ---- 2. podman with the hooks.d files of dist/oci -----------------------------------
 T1=$SECONDS
-n=0
-for f in /sdtest/oci/*.json; do
-	[ -f "$f" ] || continue
-	jq -e '.hook.path and .stages' "$f" >/dev/null 2>&1 || continue
-	jq --arg p "$NPHOOK" '.hook.path = $p' "$f" >/etc/containers/oci/hooks.d/50-numaplace-$(basename "$f")
-	n=$((n + 1))
-done
-((n > 0)) || fail "no podman hooks.d file (a JSON with hook.path and stages) in dist/oci: $(ls /sdtest/oci 2>&1 | tr '\n' ' ')"
+oci_hooksd
 log "podman hooks.d: $(cat /etc/containers/oci/hooks.d/50-numaplace-* | jq -c '{s: .stages, a: .hook.args, w: .when}' | tr '\n' ' ')"
 mkbundle pod1 x '{}'
 rm -f $W/pod1.out

@@ -28,13 +28,16 @@
 #    A failure prints CHAOS-FAIL with the broken invariant; the seed and
 #    each event are on the test channel (CHAOS-SEED, CHAOS-EV), which
 #    tests/vm/systemd/chaos.sh saves under build/chaos/.
-#    No containers: crun and podman are in the image, but a container start
-#    takes tens of seconds under TCG (80-containers); not in this mix yet.
+#    np.chaos_containers=1 adds containers (90-chaos-lib/containers.sh)
+#    started with crun under both cgroup drivers, 2 podman too, stopped and
+#    killed; numaplace-oci-hook their hooks.
 # np-timeout: 900
 . /sdtest/sdlib.sh
 HERE=/sdtest/scenarios/90-chaos-lib
 . $HERE/schedule.sh
 . $HERE/check.sh
+. /sdtest/ocilib.sh
+. $HERE/containers.sh
 journal_on_fail numaplaced
 
 r=$(chk_selftest) || fail "$r"
@@ -100,7 +103,7 @@ conf() {
   "topology": "/etc/numaplace/topology.json", "cpu_online_file": "/sys/devices/system/cpu/online",
   "host_isolation": "'$HOSTISO'",
   "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
-  "verify": {"enabled": "on"}'
+  "verify": {"enabled": "on"}'"$(ctr_conf)"
 }
 # write_config stops numaplaced and empties the state: only once, here.
 conf

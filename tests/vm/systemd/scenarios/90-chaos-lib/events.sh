@@ -2,7 +2,8 @@
 # The events of 90-chaos (one ev_NAME per event of schedule.sh) and the
 # driver's loop, run_chaos. Socket requests run in the background (their
 # answers are collected as they come: 90-chaos.sh, sock_bg and collect);
-# everything else is done in place. Counters: C[NAME].
+# containers run in the background too (containers.sh: ev_ctr,
+# ev_ctr-stop); everything else is done in place. Counters: C[NAME].
 declare -A C
 
 # the config, written in place (write_config stops numaplaced and empties
@@ -13,7 +14,7 @@ conf_text() {
   "topology": "/etc/numaplace/topology.json", "cpu_online_file": "/sys/devices/system/cpu/online",
   "host_isolation": "'$HOSTISO'",
   "node_policy": {"cpu_policy": "static", "reserved_cpus": "0"},
-  "verify": {"enabled": "on"}'
+  "verify": {"enabled": "on"}'"$(ctr_conf)"
 }
 spec_json() { # NAME QOS CPUS [unit]
 	local where='"cgroup": "'$1'"' q=$2 iso=""
@@ -90,13 +91,17 @@ ev_hup() { # 0..3: reconcile period 1 or 2 s, host_isolation exclusive or off
 	p=$(mainpid)
 	[ "${p:-0}" -gt 0 ] && kill -HUP $p && C[hups]=$((${C[hups]:-0} + 1))
 }
-ev_offline() { echo 0 >/sys/devices/system/cpu/cpu$1/online && C[offline]=$((${C[offline]:-0} + 1)); }
+ev_offline() {
+	ctr_offline $1
+	echo 0 >/sys/devices/system/cpu/cpu$1/online && C[offline]=$((${C[offline]:-0} + 1))
+}
 ev_online() { echo 1 >/sys/devices/system/cpu/cpu$1/online; }
 ev_diskfull() {
+	DISKFULL=1
 	dd if=/dev/zero of=$STATE/chaos-fill bs=64k 2>/dev/null
 	C[diskfull]=$((${C[diskfull]:-0} + 1))
 }
-ev_diskfree() { rm -f $STATE/chaos-fill; }
+ev_diskfree() { rm -f $STATE/chaos-fill; DISKFULL=0; }
 ev_burst() {
 	local i ok=0
 	local -a p=()
@@ -112,7 +117,8 @@ ev_status() { timeout 60 "$NPC" status --socket "$SOCK" >/dev/null 2>&1; }
 
 # After each restart (a new MainPID that answers): every acknowledged
 # exclusive workload with no request in flight has the CPUs of its answer
-# (cpuset.cpus; a unit's while its cgroup is there).
+# (cpuset.cpus; a unit's while its cgroup is there); a container's task
+# runs on its cgroup's effective set, within those CPUs (/proc/PID/status).
 LASTPID=
 DOWN_SINCE=
 # numaplaced's pid from its cgroup (no systemctl each second)
@@ -139,10 +145,17 @@ restart_check() {
 		n=${f##*/}
 		read -r st q k c <$f
 		[ "$st" = acked ] || continue
-		if [ $k = unit ]; then g=/sys/fs/cgroup/numaplace.slice/chaos-$n.service; else g=$SCOPE/$n; fi
+		wl_path $n $k
+		g=$_P
 		[ -d $g ] || { [ $k = unit ] && continue; chaos_fail "restart ${C[restarts]} (pid $p): $n acknowledged with $c, $g is gone"; }
 		cpus_same "$(cat $g/cpuset.cpus)" "$c" ||
 			chaos_fail "restart ${C[restarts]} (pid $p): $n acknowledged with $c, its cpuset.cpus is $(cat $g/cpuset.cpus)"
+		if [ $k = ctr ]; then
+			ctr_proc $n || ctr_proc $n ||
+				chaos_fail "restart ${C[restarts]} (pid $p): container $n's task $_CPID has Cpus_allowed_list $_CP, its cgroup's cpuset.cpus.effective is $_CE"
+			ctr_offline_ok "$_CP" "$c" $n ||
+				chaos_fail "restart ${C[restarts]} (pid $p): container $n acknowledged with $c, its task $_CPID has Cpus_allowed_list $_CP"
+		fi
 		C[restart_held]=$((${C[restart_held]:-0} + 1))
 	done
 	resolve
@@ -152,18 +165,20 @@ restart_check() {
 HK_LAST=0
 housekeep() {
 	collect
+	ctr_collect
 	[ ! -e $CH/fail ] || chaos_fail "$(cat $CH/fail)"
 	kill -0 $CHK 2>/dev/null || chaos_fail "the invariant checker ended"
 	((SECONDS != HK_LAST)) || return 0
 	HK_LAST=$SECONDS
 	restart_check
 	((${#UNK[@]} == 0)) || [ -n "$DOWN_SINCE" ] || resolve
+	ctr_second
 	leak_due
 }
 chaos_fail() {
 	local u
 	echo "CHAOS-FAIL seed=$SEED event=$IDX: $*"
-	echo "CHAOS-REPRO make chaos CHAOS_TOPOLOGY=$NP_TOPO CHAOS_SEED=$SEED CHAOS_MINUTES=$MIN CHAOS_SLACK=$SLACK$( ((LSR)) || echo " CHAOS_LSR=0")"
+	echo "CHAOS-REPRO make chaos CHAOS_TOPOLOGY=$NP_TOPO CHAOS_SEED=$SEED CHAOS_MINUTES=$MIN CHAOS_SLACK=$SLACK$( ((LSR)) || echo " CHAOS_LSR=0") CHAOS_CONTAINERS=$CTRS"
 	tail -n 40 $CH/log | sed 's/^/  log: /'
 	for u in $HOSTU numaplaced.service; do
 		echo "  $u: $(systemctl show -p AllowedCPUs -p EffectiveCPUs -p ActiveState -p SubState -p MainPID $u | tr '\n' ' ')"
@@ -175,7 +190,8 @@ chaos_fail() {
 
 run_chaos() {
 	local t0 ms ev args now total n=0 end
-	chaos_schedule $SEED $((MIN * 60)) $NP_CPUS >$CH/schedule
+	ctr_setup
+	chaos_schedule $SEED $((MIN * 60)) $NP_CPUS $CTRS >$CH/schedule
 	total=$(wc -l <$CH/schedule)
 	echo "CHAOS-SCHEDULE $total events, sha256 $(sha256sum <$CH/schedule | cut -c1-16)"
 	_ms
@@ -203,5 +219,6 @@ run_chaos() {
 		"ev_$ev" $args </dev/null || echo "CHAOS-EVRC $IDX $ev exit $?" >>$CH/log
 		C[events]=$((${C[events]:-0} + 1))
 	done 3<$CH/schedule
+	ctr_end
 	chaos_end $total
 }

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# chaos_schedule SEED SECONDS NCPUS: the whole event sequence of a chaos
+# chaos_schedule SEED SECONDS NCPUS [CONTAINERS]: the whole event sequence of a chaos
 # run, one "MS EVENT ARGS..." line per event in time order (MS: when, in
 # milliseconds from the start), drawn from bash's RANDOM seeded with SEED
 # and from nothing else, so that a seed gives the same sequence on every
@@ -22,6 +22,9 @@
 #   status 6  (one `numaplace status`)
 #   (the QoS classes, partition included, are drawn within admit, spec and
 #   unit)
+# With CONTAINERS (np.chaos_containers, CHAOS_CONTAINERS) 1 or 2, container
+# events come on top, a stream of their own (chaos_ctr_schedule; the rest
+# of the sequence is the same as without them).
 chaos_schedule() {
 	local seed=$1 ncpus=$3 t=0 end=$(($2 * 1000)) r ev n q c
 	local off_until=0 full_until=0 d cpu
@@ -62,5 +65,40 @@ chaos_schedule() {
 		fi
 		out+=("$t $ev")
 	done
+	((${4:-0} > 0)) && chaos_ctr_schedule "$seed" "$end" "${4:-0}" && out+=("${CTR_OUT[@]}")
 	printf '%s\n' "${out[@]}" | sort -n -s -k1,1
+}
+# chaos_ctr_schedule SEED END_MS LEVEL: CTR_OUT, the container events, from
+# RANDOM seeded anew from SEED (so that the events above do not change):
+# three slots c1..c3, each started, then stopped, and so on, one slot
+# event every 8-24 s (a start costs seconds under TCG: 90-chaos.sh):
+#   ctr cN KIND QOS CPUS  start: KIND crun (cgroupfs driver, /np/cN-IDX),
+#                         crun-sd (--systemd-cgroup,
+#                         numaplace.slice:np:cN-IDX), and with LEVEL 2
+#                         podman (--cgroup-parent numaplace.slice), in
+#                         turn from a drawn one (every kind in any 2 or 3
+#                         starts in a row); QOS
+#                         LSE (2 in 3) or LS; CPUS 1 or 2 (as admit's):
+#                         at most 6 CPUs asked by containers at once
+#   ctr-stop cN HOW       HOW 0 or 1: the program ends (poststop releases);
+#                         2: kill -9 of the runtime and of the container
+#                         (no poststop: released once its cgroup is gone)
+chaos_ctr_schedule() {
+	local t=2000 n q c h nk=$(($3 > 1 ? 3 : 2)) k
+	local -a up=(0 0 0 0) kinds=(crun crun-sd podman) qs=(LSE LSE LS)
+	CTR_OUT=()
+	RANDOM=$((($1 * 7 + 12345) % 1073741824))
+	k=$((RANDOM % nk))
+	while :; do
+		t=$((t + 8000 + RANDOM % 16000))
+		((t < $2)) || break
+		n=$((1 + RANDOM % 3)) q=${qs[RANDOM % 3]} c=$((1 + RANDOM % 2)) h=$((RANDOM % 3))
+		if ((up[n])); then
+			CTR_OUT+=("$t ctr-stop c$n $h")
+			up[n]=0
+		else
+			CTR_OUT+=("$t ctr c$n ${kinds[k % nk]} $q $c")
+			k=$((k + 1)) up[n]=1
+		fi
+	done
 }
