@@ -94,7 +94,7 @@ for t in "${topos[@]}"; do
 			grep '^NP-RESULT 90-chaos' "$log" >"$out/failure" || tail -n 40 "$log" >"$out/failure"
 		echo "make chaos CHAOS_TOPOLOGY=$t CHAOS_SEED=$seed CHAOS_MINUTES=$minutes${slack:+ CHAOS_SLACK=$slack}${nolsr:+ CHAOS_LSR=0} CHAOS_CONTAINERS=$ctrs" >"$out/repro"
 		echo "chaos.sh: $t FAILED; reproducer in ${out#"$ROOT"/}: $(cat "$out/repro")"
-		sed 's/^/  /' "$out/failure" | head -n 20
+		head -n 20 "$out/failure" | sed 's/^/  /'
 	fi
 	sed 's/^/  /' "$out/summary"
 done
