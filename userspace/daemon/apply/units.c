@@ -6,7 +6,11 @@
  * systemd keeps them across restarts of the unit and daemon-reloads). A
  * unit that does not exist yet is pending and gets its CPUs when it
  * appears. Shared ones follow their pool: narrowed before the main plan
- * (with the host cgroups), set after it.
+ * (with the host cgroups), set after it. Units that run beside
+ * numaplace's scope in its slice and are no workload (never admitted, or
+ * released while they run) are confined to the shared pool the same way,
+ * until they stop: nothing above them does it (the slice holds every CPU,
+ * for the workloads below the scope).
  */
 #include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
@@ -15,6 +19,33 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Is unit a workload's (admitted, pending or not)? */
+static bool a_workload(const struct np_daemon *d, const char *unit)
+{
+	for (int w = 0; w < d->st.nworkloads; w++)
+		if (d->st.w[w]->req.unit && !strcmp(d->st.w[w]->req.unit, unit))
+			return true;
+	return false;
+}
+
+/* Does unit's cgroup hold a container workload's (crun's and podman's
+ * scope, the container in its "container" below)? A unit's name is one
+ * component of its cgroup's path, and names one unit only. */
+static bool holds_workload(const struct np_daemon *d, const char *unit)
+{
+	size_t n = strlen(unit);
+
+	for (int w = 0; w < d->st.nworkloads; w++) {
+		const char *c = d->st.w[w]->req.container_id
+					? d->st.w[w]->req.cgroup
+					: NULL;
+		for (const char *p = c; p && (p = strstr(p, unit)); p += n)
+			if (p > c && p[-1] == '/' && (p[n] == '/' || !p[n]))
+				return true;
+	}
+	return false;
+}
 
 static void unit_want(const struct np_daemon *d,
 		      const struct np_workload_alloc *a,
@@ -165,11 +196,7 @@ void np_daemon_stale_units(struct np_daemon *d)
 		return;
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
-		bool wl = false;
-		for (int w = 0; w < d->st.nworkloads && !wl; w++)
-			wl = d->st.w[w]->req.unit &&
-			     !strcmp(d->st.w[w]->req.unit, unit);
-		if (wl)
+		if (a_workload(d, unit))
 			continue;
 		np_log(LOG_INFO,
 		       "unit %s still has the CPUs of a workload that is "
@@ -182,7 +209,8 @@ void np_daemon_stale_units(struct np_daemon *d)
 
 /* Units released while the bus failed get their CPUs back now, before
  * the plan can grant those CPUs to someone else; one admitted again in
- * the meantime is its workload's again. */
+ * the meantime is its workload's again; one that still runs beside the
+ * scope is confined instead (strays). */
 static int units_given_back(struct np_daemon *d)
 {
 	int writes = 0;
@@ -191,12 +219,11 @@ static int units_given_back(struct np_daemon *d)
 		struct np_unit_left *l = &d->unit_left[i];
 		const char *u = l->unit;
 		char err[1024];
-		bool taken = false;
-		for (int w = 0; w < d->st.nworkloads && !taken; w++)
-			taken = d->st.w[w]->req.unit &&
-				!strcmp(d->st.w[w]->req.unit, u);
+		bool taken = a_workload(d, u);
+		int r = 0;
 		if (!taken &&
-		    d->enf->ops->release_unit(d->enf, u, err, sizeof(err)) < 0) {
+		    (r = d->enf->ops->release_unit(d->enf, u, err,
+						   sizeof(err))) < 0) {
 			if (!l->said)
 				np_log(LOG_ERR,
 				       "unit %s keeps CPUs it should give back: "
@@ -205,13 +232,175 @@ static int units_given_back(struct np_daemon *d)
 			l->said = true;
 			continue;
 		}
-		if (!taken) {
+		if (!taken && r > 0)
+			np_log(LOG_INFO,
+			       "unit %s is no workload and runs on beside the "
+			       "scope: confined to the shared pool",
+			       u);
+		if (!taken && !r) {
 			np_log(LOG_INFO, "unit %s has its CPUs back", u);
 			writes++;
 		}
 		d->unit_left[i] = d->unit_left[--d->nunit_left];
 		i--;
 	}
+	return writes;
+}
+
+/* A stray: a unit right below the managed parent's slice that is no
+ * workload. Before the plan it keeps only what of its CPUs is shared
+ * (one with none of its own runs on every CPU: the shared pool then);
+ * after it, the shared pool; a change by hand is repaired. One whose
+ * cgroup cannot be read (stopping meanwhile) is left to the next cycle. */
+static int one_stray(struct np_daemon *d, const char *unit,
+		     const np_cpuset *shared, bool before)
+{
+	char err[1024], slice[NP_PATH_MAX];
+	np_cpuset cur, want = *shared;
+	int r;
+
+	if (d->enf->ops->read_unit(d->enf, unit, slice, sizeof(slice), &cur,
+				   err, sizeof(err)))
+		return 0;
+	if (before) {
+		if (!np_cpuset_empty(&cur))
+			np_cpuset_and(&want, &want, &cur);
+		if (np_cpuset_empty(&want))
+			want = *shared;
+	}
+	if (np_cpuset_equal(&cur, &want))
+		return 0;
+	r = d->enf->ops->confine_unit(d->enf, unit, &want, true, err,
+				      sizeof(err));
+	if (r < 0) {
+		np_log(LOG_ERR, "unit %s (no workload, beside the scope): %s",
+		       unit, err);
+		d->n.write_errors++;
+		return 0;
+	}
+	if (r > 0) {
+		char *c = np_cpuset_str(&want);
+		np_log(LOG_INFO,
+		       "unit %s runs beside the scope and is no workload: "
+		       "AllowedCPUs=%s (the shared pool)",
+		       unit, c ? c : "?");
+		free(c);
+	}
+	return r > 0;
+}
+
+/* unit, the i-th recorded, was given back (and so forgotten): the i to
+ * go on from (the next one is the i-th now). */
+static int after_given_back(struct np_daemon *d, int i, const char *unit)
+{
+	char next[NP_UNIT_NAME_MAX];
+
+	if (d->enf->ops->recorded_unit(d->enf, i, next, sizeof(next)) > 0 &&
+	    !strcmp(next, unit))
+		return i; /* still there (not forgotten): past it */
+	return i - 1;
+}
+
+/* Is unit one the enforcer listed beside the scope this cycle? */
+static bool listed(struct np_daemon *d, const char *unit)
+{
+	char u[NP_UNIT_NAME_MAX];
+
+	for (int k = 0; d->enf->ops->slice_unit(d->enf, k, u, sizeof(u)) > 0;
+	     k++)
+		if (!strcmp(u, unit))
+			return true;
+	return false;
+}
+
+/* Strays that no longer run there get back what they had (a release
+ * that fails is tried again each cycle, logged once: unit_left). */
+static int strays_gone(struct np_daemon *d)
+{
+	char unit[NP_UNIT_NAME_MAX], err[1024];
+	int writes = 0;
+
+	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
+						   sizeof(unit)) > 0; i++) {
+		/* still there, or already to be given back */
+		bool skip = a_workload(d, unit) || holds_workload(d, unit) ||
+			    listed(d, unit);
+		int r;
+		for (int k = 0; k < d->nunit_left && !skip; k++)
+			skip = !strcmp(d->unit_left[k].unit, unit);
+		if (skip)
+			continue;
+		r = d->enf->ops->release_unit(d->enf, unit, err, sizeof(err));
+		if (r < 0) {
+			np_log(LOG_ERR,
+			       "unit %s no longer runs beside the scope, but "
+			       "keeps CPUs it should give back: %s; tried "
+			       "again every cycle",
+			       unit, err);
+			np_daemon_unit_left(d, unit, true);
+		} else if (!r) {
+			np_log(LOG_INFO,
+			       "unit %s no longer runs beside the scope: it "
+			       "has its CPUs back",
+			       unit);
+			writes++;
+			i = after_given_back(d, i, unit);
+		}
+	}
+	return writes;
+}
+
+/* A unit confined as a stray that now holds a container workload's
+ * cgroup (its scope was there before the runtime's hook admitted it)
+ * gets back what it had before the plan writes the container's CPUs:
+ * a cgroup gets no CPU its parent lacks. */
+static int holders_given_back(struct np_daemon *d)
+{
+	char unit[NP_UNIT_NAME_MAX], err[1024];
+	int writes = 0, r;
+
+	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
+						   sizeof(unit)) > 0; i++) {
+		if (a_workload(d, unit) || !holds_workload(d, unit))
+			continue;
+		r = d->enf->ops->confine_unit(d->enf, unit, NULL, true, err,
+					      sizeof(err));
+		if (r < 0) {
+			np_log(LOG_ERR, "unit %s holds a container workload, "
+			       "but keeps the shared pool: %s", unit, err);
+			d->n.write_errors++;
+			continue;
+		}
+		np_log(LOG_INFO, "unit %s holds a container workload now: it "
+		       "has its CPUs back", unit);
+		writes++;
+		i = after_given_back(d, i, unit);
+	}
+	return writes;
+}
+
+static int strays_phase(struct np_daemon *d, const np_cpuset *shared,
+			bool before)
+{
+	char unit[NP_UNIT_NAME_MAX];
+	int writes = 0, r;
+
+	if (!d->enf->ops->slice_unit || !d->enf->ops->confine_unit)
+		return 0;
+	if (before && d->enf->ops->recorded_unit)
+		writes += holders_given_back(d);
+	for (int i = 0; (r = d->enf->ops->slice_unit(d->enf, i, unit,
+						     sizeof(unit))) > 0; i++)
+		if (!a_workload(d, unit) && !holds_workload(d, unit))
+			writes += one_stray(d, unit, shared, before);
+	if (r < 0) { /* none taken for stopped, then */
+		np_log(LOG_ERR,
+		       "the units beside the scope could not be listed: %s",
+		       strerror(-r));
+		return writes;
+	}
+	if (!before && d->enf->ops->recorded_unit)
+		writes += strays_gone(d);
 	return writes;
 }
 
@@ -229,6 +418,7 @@ int np_daemon_units_phase(struct np_daemon *d, bool before)
 	for (int i = 0; i < d->st.nworkloads; i++)
 		if (d->st.w[i]->req.unit)
 			writes += one_unit(d, d->st.w[i], &p, before);
+	writes += strays_phase(d, &p.shared, before);
 	return writes;
 }
 

@@ -4,10 +4,14 @@
 #    where it runs), keeps them across a restart of the service, a
 #    daemon-reload and a restart of numaplaced; the same service in
 #    system.slice (confined to the shared pool) is pending with the reason,
-#    and untouched. Release gives the unit back what it had.
+#    and untouched. Released while it runs, a unit is no workload: it is
+#    confined to the shared pool as host units are, out of another
+#    workload's exclusive CPUs, and so is a service in numaplace.slice
+#    never admitted (systemd's AllowedCPUs and EffectiveCPUs, the kernel's
+#    cpuset.cpus.effective); once stopped, it gets back what it had.
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
-on_exit "systemctl stop np-app.service np-bad.service np-late.service numaplaced"
+on_exit "systemctl stop np-app.service np-bad.service np-late.service np-stray.service numaplaced"
 
 make_service np-app numaplace.slice 'while :; do :; done'
 make_service np-bad system.slice 'while :; do sleep 1; done'
@@ -74,6 +78,37 @@ journalctl -u numaplaced --no-pager | grep -q "unit np-bad.service is pending (i
 	fail "no pending reason for np-bad in the journal"
 run_ok $NPC release bad
 
+# Released while it runs, and a service of numaplace.slice never
+# admitted: the shared pool, out of web's exclusive CPUs, in systemd's
+# properties and in the kernel's file, until they stop.
+T0=$SECONDS
+cat >/tmp/web.json <<'JSON'
+{"name": "web", "cgroup": "web", "qos": "LSE",
+ "containers": [{"name": "main", "cpu": "1"}]}
+JSON
+run_ok $NPC admit -f /tmp/web.json
+W=$($NPC status --json --socket $SOCK | jq -r '.workloads[] | select(.name == "web") | .containers[0].cpuset')
+[ "$(cpulist_count "$W")" = 1 ] || fail "web's cpuset from status: '$W'"
+systemd-run --quiet --unit np-stray --slice numaplace.slice /bin/sleep 600 || fail "systemd-run np-stray"
 run_ok $NPC release app
-try_for 10 prop_cpus_is np-app.service "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs after release: $(prop_cpus np-app.service)"
+SH=$($NPC status --json --socket $SOCK | jq -r '.pools.shared')
+cpus_disjoint "$SH" "$W" || fail "the shared pool $SH holds web's $W"
+check_shared() { # UNIT WHAT
+	local e cg k
+	try_for 10 prop_cpus_is $1 "$SH" || fail "$2: $1 AllowedCPUs=$(prop_cpus $1), want the shared pool $SH"
+	e=$(prop_cpus $1 EffectiveCPUs)
+	cpus_same "$e" "$SH" || fail "$2: $1 EffectiveCPUs=$e, want $SH"
+	cg=$(prop $1 ControlGroup)
+	k=$(cat /sys/fs/cgroup$cg/cpuset.cpus.effective)
+	cpus_same "$k" "$SH" || fail "$2: $cg/cpuset.cpus.effective $k, want $SH"
+	cpus_disjoint "$k" "$W" || fail "$2: $cg holds web's CPU $W"
+	log "$2: $1 AllowedCPUs=EffectiveCPUs=effective=$k (the shared pool; web has $W)"
+}
+check_shared np-app.service "released while it runs"
+check_shared np-stray.service "never admitted"
+systemctl stop np-app.service
+try_for 10 prop_cpus_is np-app.service "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs once stopped: $(prop_cpus np-app.service), want what it had (none: the full range)"
+systemctl stop np-stray.service
+run_ok $NPC release web
+log "released while running, never admitted: $((SECONDS - T0)) s"
 pass
