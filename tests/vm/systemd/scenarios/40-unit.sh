@@ -95,7 +95,7 @@ SH=$($NPC status --json --socket $SOCK | jq -r '.pools.shared')
 cpus_disjoint "$SH" "$W" || fail "the shared pool $SH holds web's $W"
 check_shared() { # UNIT WHAT
 	local e cg k
-	try_for 10 prop_cpus_is $1 "$SH" || fail "$2: $1 AllowedCPUs=$(prop_cpus $1), want the shared pool $SH"
+	try_for 30 prop_cpus_is $1 "$SH" || fail "$2: $1 AllowedCPUs=$(prop_cpus $1), want the shared pool $SH"
 	e=$(prop_cpus $1 EffectiveCPUs)
 	cpus_same "$e" "$SH" || fail "$2: $1 EffectiveCPUs=$e, want $SH"
 	cg=$(prop $1 ControlGroup)
@@ -107,7 +107,7 @@ check_shared() { # UNIT WHAT
 check_shared np-app.service "released while it runs"
 check_shared np-stray.service "never admitted"
 systemctl stop np-app.service
-try_for 10 prop_cpus_is np-app.service "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs once stopped: $(prop_cpus np-app.service), want what it had (none: the full range)"
+try_for 30 prop_cpus_is np-app.service "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs once stopped: $(prop_cpus np-app.service), want what it had (none: the full range)"
 systemctl stop np-stray.service
 run_ok $NPC release web
 log "released while running, never admitted: $((SECONDS - T0)) s"
