@@ -122,7 +122,11 @@ struct np_enforcer_ops {
 	/* Released: the unit gets back what it had before (0), unless it
 	 * still runs right below the managed parent's slice (slice_unit):
 	 * then it keeps its record and what it has (1), to be confined
-	 * (confine_unit) until a release finds it stopped. */
+	 * (confine_unit) while it runs there; or unless it is stopped:
+	 * then nothing is set on it (systemd 252 makes the cgroup of a
+	 * stopped unit again, empty, when a property is set) and it keeps
+	 * its record (2), given back when a release finds it running
+	 * elsewhere, confined when it runs in the slice again. */
 	int (*release_unit)(struct np_enforcer *e, const char *unit, char *err,
 			    size_t errlen);
 	/* The i-th unit whose original settings the backend keeps for a
@@ -143,10 +147,12 @@ struct np_enforcer_ops {
 	/* Such a unit that is no workload confined to cpus (AllowedCPUs),
 	 * its memory nodes what they were before it was first changed
 	 * (every node where it had none): what it had is recorded first, and
-	 * given back by release_unit once it stopped, or by shutdown. 1
-	 * done, 0 already so (no call unless force). cpus NULL: what it had
-	 * given back now, running or not (a unit that came to hold a
-	 * container workload's cgroup). */
+	 * given back by release_unit once it runs elsewhere, or by
+	 * shutdown while it runs. 1 done, 0 already so (no call unless
+	 * force) or stopped (nothing is set on a stopped unit). cpus NULL:
+	 * what it had given back now (a unit that came to hold a container
+	 * workload's cgroup): 1, or 0 when it is a stopped service (its
+	 * record kept); a stopped scope is forgotten (1). */
 	int (*confine_unit)(struct np_enforcer *e, const char *unit,
 			    const np_cpuset *cpus, bool force, char *err,
 			    size_t errlen);
@@ -156,7 +162,8 @@ struct np_enforcer_ops {
 	int (*event_fd)(struct np_enforcer *e);
 	bool (*process_events)(struct np_enforcer *e);
 	/* A clean shutdown: give the host cgroups, and the units confined
-	 * by confine_unit, their CPUs back (NULL: nothing to do). */
+	 * by confine_unit that still run, their CPUs back (NULL: nothing to
+	 * do); a confined unit that is stopped keeps its record. */
 	int (*shutdown)(struct np_enforcer *e, char *err, size_t errlen);
 	void (*destroy)(struct np_enforcer *e);
 };

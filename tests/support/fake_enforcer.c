@@ -322,6 +322,22 @@ static bool fk_in_slice(struct fake_enforcer *f, const char *unit)
 	return false;
 }
 
+static bool fk_recorded(struct fake_enforcer *f, const char *unit)
+{
+	for (int i = 0; i < 4 && f->recorded[i]; i++)
+		if (!strcmp(f->recorded[i], unit))
+			return true;
+	return false;
+}
+
+/* A unit that does not run: stopped, or not loaded (as the systemd
+ * backend, which keeps the record of either: systemd loads a unit again
+ * with the properties set on it); a scope that does not run is gone. */
+static bool fk_stopped(struct fake_enforcer *f, const char *unit)
+{
+	return !fake_cg(f, 'u', unit, false) && !strstr(unit, ".scope");
+}
+
 static void fk_forget_record(struct fake_enforcer *f, const char *unit)
 {
 	for (int i = 0; i < 4 && f->recorded[i]; i++)
@@ -346,6 +362,8 @@ static int fk_release_unit(struct np_enforcer *e, const char *unit,
 	}
 	if (fk_in_slice(f, unit))
 		return 1; /* kept: confined by the daemon */
+	if (fk_recorded(f, unit) && fk_stopped(f, unit))
+		return 2; /* kept, nothing set: as the systemd backend */
 	fk_forget_record(f, unit);
 	return 0;
 }
@@ -370,15 +388,17 @@ static int fk_confine_unit(struct np_enforcer *e, const char *unit,
 	struct fake_cgroup *c = fake_cg(F(e), 'u', unit, false);
 	char *s;
 
-	if (!cpus) { /* given back, running or not */
-		logf_(F(e), "give-back-unit %s", unit);
+	(void)err;
+	(void)errlen;
+	if (!cpus && !c && !strstr(unit, ".scope"))
+		return 0; /* a stopped service: nothing set, record kept */
+	if (!cpus) { /* given back (a stopped scope: gone, forgotten) */
+		logf_(F(e), "%s-unit %s", c ? "give-back" : "forget", unit);
 		fk_forget_record(F(e), unit);
 		return 1;
 	}
-	if (!c) {
-		snprintf(err, errlen, "unit %s not loaded", unit);
-		return -ENOENT;
-	}
+	if (!c)
+		return 0; /* stopped: nothing set on it */
 	if (!force && np_cpuset_equal(&c->cpus, cpus))
 		return 0;
 	/* recorded first, as the systemd backend does (the name kept is

@@ -65,6 +65,15 @@ static struct fake_cgroup *running(struct fx *x, const char *unit,
 	return u;
 }
 
+/* c's CPU list (one at a time: a static buffer) */
+static const char *cpus_of(const np_cpuset *c)
+{
+	static char b[256];
+
+	assert_true(np_cpuset_format(c, b, sizeof(b)) >= 0);
+	return b;
+}
+
 static bool recorded(struct fx *x, const char *unit)
 {
 	for (int i = 0; i < 4 && x->fd.f->recorded[i]; i++)
@@ -105,7 +114,22 @@ static void test_stray(void **state)
 	np_cpuset_parse(&u->cpus, "0-7", NULL, 0); /* set-property by hand */
 	reconcile(x);
 	assert_log(x, "confine-unit app.service cpus=0,2-4,6-7\n");
-	u->exists = false; /* stopped */
+	/* stopped: looked at each cycle, nothing set (systemd 252 would make
+	 * its cgroup again), its record kept, what it has untouched */
+	u->exists = false;
+	for (int i = 0; i < 2; i++) {
+		reconcile(x);
+		assert_log(x, "release-unit app.service\n");
+		assert_true(recorded(x, "app.service"));
+		assert_string_equal(cpus_of(&u->cpus), "0,2-4,6-7");
+	}
+	/* started again beside the scope, web gone: the shared pool */
+	u->exists = true;
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
+	assert_true(fake_log_find(x->fd.f, "confine-unit app.service cpus=0-7") >= 0);
+	/* running in another slice (no longer listed beside the scope):
+	 * given back, forgotten, never confined again */
+	x->fd.f->in_slice[0] = NULL;
 	reconcile(x);
 	assert_log(x, "release-unit app.service\n");
 	assert_false(recorded(x, "app.service"));
@@ -120,6 +144,8 @@ static void test_stray(void **state)
 static void test_released_runs_on(void **state)
 {
 	struct fx *x = *state;
+	struct fake_cgroup *u;
+	np_cpuset cur;
 	int narrow, grant;
 
 	fake_enable_units(x->fd.f);
@@ -147,35 +173,93 @@ static void test_released_runs_on(void **state)
 	assert_int_equal(fake_log_find(x->fd.f, "confine-unit"), -1);
 	reconcile(x);
 	assert_log(x, "");
-	/* stopped, then released: given back at the release */
-	fake_cg(x->fd.f, 'u', "busy.service", false)->exists = false;
+	/* stopped, then released: nothing set on it at the release nor
+	 * after, its record kept; started again, confined */
+	u = fake_cg(x->fd.f, 'u', "busy.service", false);
+	cur = u->cpus;
+	u->exists = false;
+	fake_log_clear(x->fd.f);
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"svc\"}"));
+	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
+	assert_int_equal(fake_log_find(x->fd.f, "confine-unit"), -1);
+	assert_int_equal(fake_log_find(x->fd.f, "set-unit"), -1);
+	assert_true(recorded(x, "busy.service"));
+	reconcile(x);
+	assert_log(x, "release-unit busy.service\n");
+	assert_true(np_cpuset_equal(&u->cpus, &cur));
+	u->exists = true;
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
+	assert_true(fake_log_find(x->fd.f, "confine-unit busy.service cpus=0-7") >= 0);
+}
+
+/* Units that are not right below numaplace.slice are left alone: one
+ * running in another slice, no workload, gets no call; a unit workload
+ * there released while it runs is given back at once, not confined. */
+static void test_outside_slice(void **state)
+{
+	struct fx *x = *state;
+	struct fake_cgroup *o, *b;
+
+	fake_enable_units(x->fd.f);
+	o = fake_cg(x->fd.f, 'u', "other.service", true);
+	o->exists = true;
+	snprintf(o->slice, sizeof(o->slice), "app.slice");
+	np_cpuset_parse(&o->cpus, "0-7", NULL, 0);
+	b = fake_cg(x->fd.f, 'u', "busy.service", true);
+	b->exists = true;
+	snprintf(b->slice, sizeof(b->slice), "app.slice");
+	np_cpuset_parse(&b->cpus, "0-7", NULL, 0);
+	reconcile(x);
+	assert_log(x, "");
+	fake_daemon_admit(&x->fd, LSE_SVC);
+	assert_true(fake_log_find(x->fd.f, "set-unit busy.service cpus=1,5") >= 0);
+	x->fd.f->recorded[0] = "busy.service"; /* the backend's record */
+	fake_daemon_admit(&x->fd, FAKE_LSE_WEB);
 	fake_log_clear(x->fd.f);
 	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"svc\"}"));
 	assert_int_equal(fake_log_find(x->fd.f, "release-unit busy.service"), 0);
 	assert_int_equal(fake_log_find(x->fd.f, "confine-unit"), -1);
 	assert_false(recorded(x, "busy.service"));
+	reconcile(x);
+	assert_log(x, "");
+	assert_int_equal(fake_log_find(x->fd.f, "other.service"), -1);
+	assert_string_equal(cpus_of(&o->cpus), "0-7");
 }
 
 /* After a crash the state has no workload for a unit the enforcer kept a
  * record of: one that runs on beside the scope stays confined (no give
- * back, then taking again); one that does not is given back. */
+ * back, then taking again); a scope that ended is forgotten; a service
+ * that is stopped, loaded or not, keeps its record and gets nothing. */
 static void test_stale_stray(void **state)
 {
 	struct fx *x = *state;
 
 	fake_enable_units(x->fd.f);
 	running(x, "app.service", "0,2-3,6-7");
+	fake_cg(x->fd.f, 'u', "idle.service", true); /* loaded, stopped */
 	x->fd.f->recorded[0] = "app.service";
-	x->fd.f->recorded[1] = "gone.service";
+	x->fd.f->recorded[1] = "gone.scope";
+	x->fd.f->recorded[2] = "idle.service";
+	x->fd.f->recorded[3] = "unloaded.service";
 	np_daemon_stale_units(&x->fd.d);
-	assert_int_equal(x->fd.d.nunit_left, 2);
+	assert_int_equal(x->fd.d.nunit_left, 4);
 	reconcile(x);
+	/* idle.service and unloaded.service: looked at, before the plan
+	 * and after it, and nothing set (not running); gone.scope, a scope
+	 * that ended, forgotten; unit_left is taken in the order its
+	 * removals leave it */
 	assert_log(x, "release-unit app.service\n"
-		      "release-unit gone.service\n"
-		      "confine-unit app.service cpus=0-7\n");
+		      "release-unit unloaded.service\n"
+		      "release-unit idle.service\n"
+		      "release-unit gone.scope\n"
+		      "confine-unit app.service cpus=0-7\n"
+		      "release-unit idle.service\n"
+		      "release-unit unloaded.service\n");
 	assert_int_equal(x->fd.d.nunit_left, 0);
 	assert_true(recorded(x, "app.service"));
-	assert_false(recorded(x, "gone.service"));
+	assert_false(recorded(x, "gone.scope"));
+	assert_true(recorded(x, "idle.service"));
+	assert_true(recorded(x, "unloaded.service"));
 }
 
 /* A runtime's scope beside numaplace's (crun's, podman's), confined while
@@ -245,6 +329,8 @@ int main(void)
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_scope_holds_container,
 						setup, fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_outside_slice, setup,
+						fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,11 +284,20 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 			first = np_errf(err, errlen, r, "%s", e2);
 	}
 	for (int i = 0; i < s->nunits; i++) {
-		const struct host_unit *u = &s->units[i];
+		struct host_unit *u = &s->units[i];
 		char e2[512];
 		int r;
 		if (!u->recorded || !(u->host || u->stray))
 			continue;
+		/* a stray that stopped gets nothing (np_systemd_release_unit
+		 * says why) and keeps its record, on disk: the next run
+		 * confines it, or gives it back, when it runs again */
+		if (!u->host && (r = np_systemd_unit_runs(s, u, e2,
+							  sizeof(e2))) <= 0) {
+			if (r < 0 && !first)
+				first = np_errf(err, errlen, r, "%s", e2);
+			continue;
+		}
 		/* host units' memory nodes are never changed: left alone */
 		r = np_systemd_set_allowed(
 		    s, u->unit, u->orig_cpus_set ? &u->orig_cpus : &s->full,
@@ -300,11 +309,13 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 			r = 0;
 		if (r < 0 && !first)
 			first = np_errf(err, errlen, r, "%s", e2);
+		if (!r && !u->host)
+			u->recorded = u->known = false;
 	}
 	if (!first) {
 		/* workload units keep theirs, and their records */
 		for (int i = 0; i < s->nunits; i++)
-			if (s->units[i].host || s->units[i].stray)
+			if (s->units[i].host)
 				s->units[i].recorded = s->units[i].known =
 				    false;
 		first = np_systemd_save_originals(s, err, errlen);

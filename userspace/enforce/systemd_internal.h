@@ -30,9 +30,10 @@ struct host_unit {
 	bool dirty;
 	bool queried; /* asked systemd about it since the last signal */
 	bool pending; /* not loaded when last asked */
-	/* running right below the managed parent's slice and no workload:
-	 * confined to the shared pool (confine_unit), given back when it
-	 * stops and at a clean stop */
+	/* right below the managed parent's slice and no workload: confined
+	 * to the shared pool (confine_unit) while it runs there; given back
+	 * when it runs elsewhere, or at a clean stop while it runs; nothing
+	 * is set while it is stopped (np_systemd_release_unit) */
 	bool stray;
 	char slice_path[NP_CGROUP_PATH_MAX]; /* its slice's cgroup, when known */
 };
@@ -98,6 +99,11 @@ int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
  * root slice) and holds processes: it runs there. */
 bool np_systemd_runs_in_slice(const struct systemd_backend *s,
 			      const char *unit);
+/* Does the unit run (its cgroup holds processes)? 1, 0 not (stopped, or
+ * not loaded: its properties come back with it), a negative errno on a
+ * bus error. */
+int np_systemd_unit_runs(struct systemd_backend *s, struct host_unit *u,
+			 char *err, size_t errlen);
 int np_systemd_slice_unit(struct np_enforcer *e, int i, char *unit, size_t len);
 int np_systemd_confine_unit(struct np_enforcer *e, const char *unit,
 			    const np_cpuset *cpus, bool force, char *err,

@@ -297,6 +297,68 @@ static bool scope_gone(struct systemd_backend *s, const struct host_unit *u)
 	       np_cgroup_inspect(&s->host, u->cgroup, &st, NULL, 0) == -ENOENT;
 }
 
+/* Is the cgroup (relative to the hierarchy's root) populated: does it
+ * hold processes (cgroup.events "populated 1")? A unit that stopped may
+ * leave its directory behind, empty. */
+static bool populated_cg(const struct systemd_backend *s, const char *cgroup)
+{
+	char p[NP_CGROUP_PATH_MAX + 32];
+	_cleanup_free_ char *txt = NULL;
+
+	while (*cgroup == '/')
+		cgroup++;
+	if (!*cgroup || (size_t)snprintf(p, sizeof(p), "%s/cgroup.events",
+					 cgroup) >= sizeof(p))
+		return false;
+	return !np_read_at(s->host.root_fd, p, 0, 4096, &txt, NULL) &&
+	       strstr(txt, "populated 1");
+}
+
+/* Does the unit run (its cgroup holds processes)? 1 it runs, 0 it does
+ * not, another negative errno when the bus fails. A unit that is not
+ * loaded does not run either, and counts as stopped: systemd unloads an
+ * inactive service nothing refers to, and loads it again with the
+ * properties set on it (the runtime drop-ins of set-property), so its
+ * record is kept (measured in the systemd VM: 40-unit's np-app.service,
+ * stopped, was not found by GetUnit, and started again it had the
+ * AllowedCPUs of its confinement). systemd is asked only when a signal
+ * said the unit changed (or never yet), as read_unit does; otherwise
+ * the kernel's cgroup.events of the cgroup it had. */
+int np_systemd_unit_runs(struct systemd_backend *s, struct host_unit *u,
+			 char *err, size_t errlen)
+{
+	if (u->dirty || !u->queried) {
+		struct np_systemd_unit_props ui;
+		int r = np_systemd_unit_info(s, u->unit, false, &ui, err, errlen);
+		if (r < 0)
+			return r;
+		char e2[256];
+		u->dirty = false;
+		u->queried = true;
+		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
+		/* what read_unit would have kept of the same answer */
+		u->slice_path[0] = '\0';
+		if (ui.slice[0] &&
+		    np_systemd_slice_path(ui.slice, u->slice_path,
+					  sizeof(u->slice_path), e2,
+					  sizeof(e2)) < 0)
+			u->slice_path[0] = '\0';
+		if (ui.load != NP_SYSTEMD_LOADED)
+			u->cgroup[0] = '\0';
+	}
+	return u->cgroup[0] && populated_cg(s, u->cgroup) ? 1 : 0;
+}
+
+/* A workload's unit released, or a stray that may have stopped: 0 given
+ * back (or nothing to give back: forgotten), 1 kept because it runs on
+ * right below the managed parent's slice (a stray, confined by the
+ * daemon), 2 kept because it is stopped. Nothing is set on a unit that
+ * is stopped: systemd 252 makes the cgroup of a stopped unit again,
+ * empty, when one of its properties is set, and the directory is left
+ * behind (measured in the systemd VM: 80-containers found
+ * numaplace.slice/np-app.service after 40-unit's stop). Its record stays:
+ * what it had is given back when it runs again outside the slice, or it
+ * is confined again when it runs in it. */
 int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen)
 {
@@ -314,6 +376,15 @@ int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 		u->recorded = u->known = false; /* nothing left to give back */
 		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
 			return r;
+	}
+	if (u->recorded && !u->host) {
+		r = np_systemd_unit_runs(s, u, err, errlen);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			u->stray = true; /* given back or confined once it runs */
+			return 2;
+		}
 	}
 	if (u->recorded) {
 		r = np_systemd_set_allowed(
@@ -380,14 +451,11 @@ static bool process_unit(const char *name)
 static bool populated(const struct systemd_backend *s, const char *dir,
 		      const char *unit)
 {
-	char p[NP_CGROUP_PATH_MAX + 280];
-	_cleanup_free_ char *txt = NULL;
+	char p[NP_CGROUP_PATH_MAX];
 
-	if ((size_t)snprintf(p, sizeof(p), "%s/%s/cgroup.events", dir, unit) >=
-	    sizeof(p))
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, unit) >= sizeof(p))
 		return false;
-	return !np_read_at(s->host.root_fd, p, 0, 4096, &txt, NULL) &&
-	       strstr(txt, "populated 1");
+	return populated_cg(s, p);
 }
 
 bool np_systemd_runs_in_slice(const struct systemd_backend *s,
@@ -468,12 +536,26 @@ int np_systemd_slice_unit(struct np_enforcer *e, int i, char *unit, size_t len)
 	return 1;
 }
 
-/* What the unit had, now, running or not; then forgotten. */
+/* What the unit had, now, if it runs; then forgotten: 1. One that no
+ * longer runs gets nothing set (see np_systemd_release_unit): a scope
+ * that stopped is gone for good (forgotten, 1), a service keeps its
+ * record (0). */
 static int give_back(struct systemd_backend *s, struct host_unit *u,
 		     char *err, size_t errlen)
 {
-	int r;
+	int r = 1;
 
+	if (u->recorded && !np_systemd_runs_in_slice(s, u->unit))
+		r = np_systemd_unit_runs(s, u, err, errlen);
+	if (r < 0)
+		return r;
+	if (!r && !scope_gone(s, u))
+		return 0;
+	if (!r) { /* a scope that stopped: gone, nothing to set */
+		u->recorded = false;
+		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
+			return r;
+	}
 	if (u->recorded) {
 		r = np_systemd_set_allowed(
 		    s, u->unit, u->orig_cpus_set ? &u->orig_cpus : &s->full,
@@ -510,6 +592,10 @@ int np_systemd_confine_unit(struct np_enforcer *e, const char *unit,
 		return give_back(s, u, err, errlen);
 	if (!force && u->stray && u->known &&
 	    np_cpuset_equal(&u->last_cpus, cpus))
+		return 0;
+	/* stopped since it was listed: nothing is set on a stopped unit
+	 * (np_systemd_release_unit says why) */
+	if (!np_systemd_runs_in_slice(s, unit))
 		return 0;
 	if ((r = np_systemd_record(s, u, err, errlen)) < 0)
 		return r;

@@ -20,31 +20,111 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Is unit a workload's (admitted, pending or not)? */
-static bool a_workload(const struct np_daemon *d, const char *unit)
+/* A unit's name, or a component of a cgroup's path (not NUL-ended). */
+struct uname {
+	const char *s;
+	size_t n;
+};
+
+/* What a phase looks units up in, sorted once (bsearch) rather than a
+ * scan of every workload for each unit: the workloads' units (admitted,
+ * pending or not), the components of container workloads' cgroups (a
+ * unit's name is one component of its cgroup's path, and names one unit
+ * only: crun's and podman's scope holds the container's cgroup), and the
+ * units the enforcer lists beside the scope this cycle (copied). */
+struct unit_lookup {
+	struct uname *wl, *held, *listed;
+	int nwl, nheld, nlisted;
+	char (*names)[NP_UNIT_NAME_MAX];
+};
+
+static int uname_cmp(const void *a, const void *b)
 {
-	for (int w = 0; w < d->st.nworkloads; w++)
-		if (d->st.w[w]->req.unit && !strcmp(d->st.w[w]->req.unit, unit))
-			return true;
-	return false;
+	const struct uname *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+
+	return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
-/* Does unit's cgroup hold a container workload's (crun's and podman's
- * scope, the container in its "container" below)? A unit's name is one
- * component of its cgroup's path, and names one unit only. */
-static bool holds_workload(const struct np_daemon *d, const char *unit)
+static bool in_names(const struct uname *v, int n, const char *unit)
 {
-	size_t n = strlen(unit);
+	struct uname k = {unit, strlen(unit)};
 
-	for (int w = 0; w < d->st.nworkloads; w++) {
-		const char *c = d->st.w[w]->req.container_id
-					? d->st.w[w]->req.cgroup
-					: NULL;
-		for (const char *p = c; p && (p = strstr(p, unit)); p += n)
-			if (p > c && p[-1] == '/' && (p[n] == '/' || !p[n]))
-				return true;
+	return n && bsearch(&k, v, (size_t)n, sizeof(k), uname_cmp);
+}
+
+static void lookup_free(struct unit_lookup *lk)
+{
+	free(lk->wl);
+	free(lk->held);
+	free(lk->listed);
+	free(lk->names);
+	memset(lk, 0, sizeof(*lk));
+}
+
+/* The workloads' units and container cgroups' components: 0, -ENOMEM. */
+static int lookup_build(const struct np_daemon *d, struct unit_lookup *lk)
+{
+	int ncomp = 0;
+
+	memset(lk, 0, sizeof(*lk));
+	for (int w = 0; w < d->st.nworkloads; w++)
+		for (const char *c = d->st.w[w]->req.container_id
+					      ? d->st.w[w]->req.cgroup
+					      : NULL;
+		     c && *c; c++)
+			ncomp += *c == '/' || c == d->st.w[w]->req.cgroup;
+	lk->wl = calloc((size_t)d->st.nworkloads + 1, sizeof(*lk->wl));
+	lk->held = calloc((size_t)ncomp + 1, sizeof(*lk->held));
+	if (!lk->wl || !lk->held) {
+		lookup_free(lk);
+		return -ENOMEM;
 	}
-	return false;
+	for (int w = 0; w < d->st.nworkloads; w++) {
+		const struct np_workload_req *q = &d->st.w[w]->req;
+		if (q->unit)
+			lk->wl[lk->nwl++] = (struct uname){q->unit, strlen(q->unit)};
+		for (const char *p = q->container_id ? q->cgroup : NULL;
+		     p && *p;) {
+			size_t l = strcspn(p, "/");
+			if (l)
+				lk->held[lk->nheld++] = (struct uname){p, l};
+			p += l + (p[l] == '/');
+		}
+	}
+	qsort(lk->wl, (size_t)lk->nwl, sizeof(*lk->wl), uname_cmp);
+	qsort(lk->held, (size_t)lk->nheld, sizeof(*lk->held), uname_cmp);
+	return 0;
+}
+
+/* The units the enforcer lists beside the scope, into lk (names copied):
+ * 0, or a negative errno (the listing's, or -ENOMEM). */
+static int lookup_listed(struct np_daemon *d, struct unit_lookup *lk)
+{
+	char u[NP_UNIT_NAME_MAX];
+	int r, cap = 0;
+
+	while ((r = d->enf->ops->slice_unit(d->enf, lk->nlisted, u,
+					      sizeof(u))) > 0) {
+		if (lk->nlisted == cap) {
+			int c = cap ? 2 * cap : 8;
+			void *n = realloc(lk->names, sizeof(*lk->names) * (size_t)c);
+			if (!n)
+				return -ENOMEM;
+			lk->names = n;
+			cap = c;
+		}
+		snprintf(lk->names[lk->nlisted++], sizeof(lk->names[0]), "%s", u);
+	}
+	if (r < 0)
+		return r;
+	lk->listed = calloc((size_t)lk->nlisted + 1, sizeof(*lk->listed));
+	if (!lk->listed)
+		return -ENOMEM;
+	for (int i = 0; i < lk->nlisted; i++)
+		lk->listed[i] = (struct uname){lk->names[i], strlen(lk->names[i])};
+	qsort(lk->listed, (size_t)lk->nlisted, sizeof(*lk->listed), uname_cmp);
+	return 0;
 }
 
 static void unit_want(const struct np_daemon *d,
@@ -192,11 +272,18 @@ void np_daemon_stale_units(struct np_daemon *d)
 {
 	char unit[NP_UNIT_NAME_MAX];
 
+	struct unit_lookup lk;
+
 	if (!d->enf || !d->enf->ops->recorded_unit)
 		return;
+	if (lookup_build(d, &lk) < 0) {
+		np_log(LOG_ERR, "units of earlier workloads: out of memory; "
+				"not given back");
+		return;
+	}
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
-		if (a_workload(d, unit))
+		if (in_names(lk.wl, lk.nwl, unit))
 			continue;
 		np_log(LOG_INFO,
 		       "unit %s still has the CPUs of a workload that is "
@@ -205,13 +292,15 @@ void np_daemon_stale_units(struct np_daemon *d)
 		       unit);
 		np_daemon_unit_left(d, unit, false);
 	}
+	lookup_free(&lk);
 }
 
 /* Units released while the bus failed get their CPUs back now, before
  * the plan can grant those CPUs to someone else; one admitted again in
  * the meantime is its workload's again; one that still runs beside the
- * scope is confined instead (strays). */
-static int units_given_back(struct np_daemon *d)
+ * scope is confined instead (strays); one that is stopped gets nothing
+ * until it runs again (the enforcer keeps its record). */
+static int units_given_back(struct np_daemon *d, const struct unit_lookup *lk)
 {
 	int writes = 0;
 
@@ -219,7 +308,7 @@ static int units_given_back(struct np_daemon *d)
 		struct np_unit_left *l = &d->unit_left[i];
 		const char *u = l->unit;
 		char err[1024];
-		bool taken = a_workload(d, u);
+		bool taken = in_names(lk->wl, lk->nwl, u);
 		int r = 0;
 		if (!taken &&
 		    (r = d->enf->ops->release_unit(d->enf, u, err,
@@ -232,10 +321,15 @@ static int units_given_back(struct np_daemon *d)
 			l->said = true;
 			continue;
 		}
-		if (!taken && r > 0)
+		if (!taken && r == 1)
 			np_log(LOG_INFO,
 			       "unit %s is no workload and runs on beside the "
 			       "scope: confined to the shared pool",
+			       u);
+		if (!taken && r > 1)
+			np_log(LOG_INFO,
+			       "unit %s is no workload and is stopped: nothing "
+			       "is set on it until it runs again",
 			       u);
 		if (!taken && !r) {
 			np_log(LOG_INFO, "unit %s has its CPUs back", u);
@@ -301,21 +395,13 @@ static int after_given_back(struct np_daemon *d, int i, const char *unit)
 	return i - 1;
 }
 
-/* Is unit one the enforcer listed beside the scope this cycle? */
-static bool listed(struct np_daemon *d, const char *unit)
-{
-	char u[NP_UNIT_NAME_MAX];
-
-	for (int k = 0; d->enf->ops->slice_unit(d->enf, k, u, sizeof(u)) > 0;
-	     k++)
-		if (!strcmp(u, unit))
-			return true;
-	return false;
-}
-
-/* Strays that no longer run there get back what they had (a release
- * that fails is tried again each cycle, logged once: unit_left). */
-static int strays_gone(struct np_daemon *d)
+/* Strays that no longer run beside the scope: given back what they had
+ * if they run elsewhere; one that is stopped gets nothing (the enforcer
+ * keeps its record: release_unit 2) and is looked at again each cycle,
+ * in the kernel's cgroup.events, systemd asked only after its signals.
+ * A release that fails is tried again each cycle, logged once
+ * (unit_left). */
+static int strays_gone(struct np_daemon *d, const struct unit_lookup *lk)
 {
 	char unit[NP_UNIT_NAME_MAX], err[1024];
 	int writes = 0;
@@ -323,8 +409,9 @@ static int strays_gone(struct np_daemon *d)
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
 		/* still there, or already to be given back */
-		bool skip = a_workload(d, unit) || holds_workload(d, unit) ||
-			    listed(d, unit);
+		bool skip = in_names(lk->wl, lk->nwl, unit) ||
+			    in_names(lk->held, lk->nheld, unit) ||
+			    in_names(lk->listed, lk->nlisted, unit);
 		int r;
 		for (int k = 0; k < d->nunit_left && !skip; k++)
 			skip = !strcmp(d->unit_left[k].unit, unit);
@@ -354,14 +441,16 @@ static int strays_gone(struct np_daemon *d)
  * cgroup (its scope was there before the runtime's hook admitted it)
  * gets back what it had before the plan writes the container's CPUs:
  * a cgroup gets no CPU its parent lacks. */
-static int holders_given_back(struct np_daemon *d)
+static int holders_given_back(struct np_daemon *d,
+			      const struct unit_lookup *lk)
 {
 	char unit[NP_UNIT_NAME_MAX], err[1024];
 	int writes = 0, r;
 
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
-		if (a_workload(d, unit) || !holds_workload(d, unit))
+		if (in_names(lk->wl, lk->nwl, unit) ||
+		    !in_names(lk->held, lk->nheld, unit))
 			continue;
 		r = d->enf->ops->confine_unit(d->enf, unit, NULL, true, err,
 					      sizeof(err));
@@ -371,6 +460,8 @@ static int holders_given_back(struct np_daemon *d)
 			d->n.write_errors++;
 			continue;
 		}
+		if (!r) /* stopped: nothing set, its record kept */
+			continue;
 		np_log(LOG_INFO, "unit %s holds a container workload now: it "
 		       "has its CPUs back", unit);
 		writes++;
@@ -379,46 +470,54 @@ static int holders_given_back(struct np_daemon *d)
 	return writes;
 }
 
-static int strays_phase(struct np_daemon *d, const np_cpuset *shared,
-			bool before)
+/* The units beside the scope that are no workload: listed once a phase
+ * (the enforcer reads the slice's directory once a cycle), looked up in
+ * lk. */
+static int strays_phase(struct np_daemon *d, struct unit_lookup *lk,
+			const np_cpuset *shared, bool before)
 {
-	char unit[NP_UNIT_NAME_MAX];
 	int writes = 0, r;
 
 	if (!d->enf->ops->slice_unit || !d->enf->ops->confine_unit)
 		return 0;
 	if (before && d->enf->ops->recorded_unit)
-		writes += holders_given_back(d);
-	for (int i = 0; (r = d->enf->ops->slice_unit(d->enf, i, unit,
-						     sizeof(unit))) > 0; i++)
-		if (!a_workload(d, unit) && !holds_workload(d, unit))
-			writes += one_stray(d, unit, shared, before);
-	if (r < 0) { /* none taken for stopped, then */
+		writes += holders_given_back(d, lk);
+	if ((r = lookup_listed(d, lk)) < 0) { /* none taken for stopped */
 		np_log(LOG_ERR,
 		       "the units beside the scope could not be listed: %s",
 		       strerror(-r));
 		return writes;
 	}
+	for (int i = 0; i < lk->nlisted; i++)
+		if (!in_names(lk->wl, lk->nwl, lk->names[i]) &&
+		    !in_names(lk->held, lk->nheld, lk->names[i]))
+			writes += one_stray(d, lk->names[i], shared, before);
 	if (!before && d->enf->ops->recorded_unit)
-		writes += strays_gone(d);
+		writes += strays_gone(d, lk);
 	return writes;
 }
 
 int np_daemon_units_phase(struct np_daemon *d, bool before)
 {
+	struct unit_lookup lk;
 	struct np_pools p;
 	int writes = 0;
 
 	if (!d->enf || !d->enf->ops->set_unit)
 		return 0;
+	if (lookup_build(d, &lk) < 0) {
+		np_log(LOG_ERR, "units: out of memory; tried again next cycle");
+		return 0;
+	}
 	if (before)
-		writes += units_given_back(d);
+		writes += units_given_back(d, &lk);
 	np_state_pools(&d->st, &p);
 	np_daemon_suppress_pool(d, &p);
 	for (int i = 0; i < d->st.nworkloads; i++)
 		if (d->st.w[i]->req.unit)
 			writes += one_unit(d, d->st.w[i], &p, before);
-	writes += strays_phase(d, &p.shared, before);
+	writes += strays_phase(d, &lk, &p.shared, before);
+	lookup_free(&lk);
 	return writes;
 }
 

@@ -8,12 +8,17 @@
 #    confined to the shared pool as host units are, out of another
 #    workload's exclusive CPUs, and so is a service in numaplace.slice
 #    never admitted (systemd's AllowedCPUs and EffectiveCPUs, the kernel's
-#    cpuset.cpus.effective); once stopped, it gets back what it had.
+#    cpuset.cpus.effective); once stopped, nothing is set on it (no
+#    cgroup made again); started again, confined again; a clean stop of
+#    numaplaced gives it back what it had.
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
 on_exit "systemctl stop np-app.service np-bad.service np-late.service np-stray.service numaplaced"
 
 make_service np-app numaplace.slice 'while :; do :; done'
+# what np-app has before numaplaced (given back at the end)
+ORIG_APP=1-$((NP_CPUS - 1))
+systemctl set-property --runtime np-app.service AllowedCPUs=$ORIG_APP || fail "set-property np-app AllowedCPUs=$ORIG_APP"
 make_service np-bad system.slice 'while :; do sleep 1; done'
 orig_bad=$(prop_cpus np-bad.service)
 write_config '"cgroup_parent": "numaplace.slice", "reconcile_period_s": 1,
@@ -59,7 +64,15 @@ r0=$(counter bus_reads)
 sleep 3
 assert_eq "$(counter bus_reads)" "$r0" "bus reads while np-late is missing (no stub loop)"
 make_service np-late numaplace.slice 'while :; do sleep 1; done'
-SH=$($NPC status --json --socket $SOCK | jq -r '.pools.shared')
+# shared_pool: the shared pool from status into SH, a list of at least
+# one CPU (an empty or null answer would pass the comparisons below:
+# AllowedCPUs unset reads empty too)
+shared_pool() {
+	SH=$($NPC status --json --socket $SOCK | jq -r '.pools.shared')
+	[ -n "$SH" ] && [ "$SH" != null ] && [ "$(cpulist_count "$SH")" -ge 1 ] ||
+		fail "the shared pool from status: '$SH'"
+}
+shared_pool
 try_for 10 prop_cpus_is np-late.service "$SH" || fail "np-late AllowedCPUs=$(prop_cpus np-late.service) 10 s after it started, want the shared pool $SH"
 cpus_disjoint "$(prop_cpus np-late.service)" "$A" || fail "np-late holds app's CPUs"
 log "np-late: pending, then AllowedCPUs=$(prop_cpus np-late.service) once started"
@@ -91,7 +104,7 @@ W=$($NPC status --json --socket $SOCK | jq -r '.workloads[] | select(.name == "w
 [ "$(cpulist_count "$W")" = 1 ] || fail "web's cpuset from status: '$W'"
 systemd-run --quiet --unit np-stray --slice numaplace.slice /bin/sleep 600 || fail "systemd-run np-stray"
 run_ok $NPC release app
-SH=$($NPC status --json --socket $SOCK | jq -r '.pools.shared')
+shared_pool
 cpus_disjoint "$SH" "$W" || fail "the shared pool $SH holds web's $W"
 check_shared() { # UNIT WHAT
 	local e cg k
@@ -106,9 +119,32 @@ check_shared() { # UNIT WHAT
 }
 check_shared np-app.service "released while it runs"
 check_shared np-stray.service "never admitted"
-systemctl stop np-app.service
-try_for 30 prop_cpus_is np-app.service "0-$((NP_CPUS - 1))" || fail "np-app AllowedCPUs once stopped: $(prop_cpus np-app.service), want what it had (none: the full range)"
-systemctl stop np-stray.service
+# Stopped: nothing is set on it (systemd 252 makes the cgroup of a
+# stopped unit again, empty, when a property is set, and leaves it): no
+# cgroup over 3 reconcile periods, AllowedCPUs as systemd kept it. The
+# same for np-late, released while it ran and stopped above.
+systemctl stop np-app.service np-stray.service
+sleep 4
+for u in np-app np-stray np-late; do
+	[ ! -e /sys/fs/cgroup/numaplace.slice/$u.service ] ||
+		fail "$u.service stopped, yet its cgroup is there: $(cat /sys/fs/cgroup/numaplace.slice/$u.service/cgroup.events | tr '\n' ' ')"
+done
+a=$(prop_cpus np-app.service)
+cpus_same "$a" "$SH" || fail "np-app AllowedCPUs=$a once stopped, want what it had when it stopped, $SH (nothing set on a stopped unit)"
+log "stopped: np-app, np-stray, np-late have no cgroup 4 s later; np-app AllowedCPUs=$a kept"
+# Started again, no workload: confined again; web released, the shared
+# pool grows and the unit with it; a clean stop of numaplaced gives it
+# back what it had before numaplaced first changed it ($ORIG_APP, not the
+# full range nor the AllowedCPUs it had when it started again, which
+# were its confinement's).
+systemctl start np-app.service
+check_shared np-app.service "started again"
 run_ok $NPC release web
-log "released while running, never admitted: $((SECONDS - T0)) s"
+W=
+shared_pool
+check_shared np-app.service "web released"
+systemctl stop numaplaced.service
+poll_secs 30 prop_cpus_is np-app.service "$ORIG_APP" || fail "np-app AllowedCPUs after numaplaced's clean stop: $(prop_cpus np-app.service), want what it had before numaplaced, $ORIG_APP"
+systemctl stop np-app.service
+log "released while running, never admitted, stopped, started again: $((SECONDS - T0)) s"
 pass

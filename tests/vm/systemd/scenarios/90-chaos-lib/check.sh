@@ -19,9 +19,10 @@
 # exclusive sets; no LSE or LSR CPU in an LS workload's effective set, in a
 # host unit's (system.slice, init.scope, chaos-host.service: the kernel's
 # effective set, systemd's AllowedCPUs and EffectiveCPUs), in a unit of
-# numaplace.slice that is no workload (a unit workload's service absent
-# in the model: released while it runs, or never admitted; any other
-# service or scope there but numaplace's scope: the same three), nor,
+# numaplace.slice that is no workload and runs (its cgroup populated; a
+# unit workload's service absent in the model: released while it runs,
+# or never admitted; any other service or scope there but numaplace's
+# scope: the same three), nor,
 # under host_isolation "exclusive", in default_smp_affinity and the
 # workqueue cpumask; no LSE CPU in a BE workload's set.
 # A broken invariant opens a window; it may last one reconcile period after
@@ -132,8 +133,15 @@ chk_selftest() {
 }
 
 # stray UNIT CGROUP-DIR: a unit of numaplace.slice that is no workload
-# (checked in chk_others, once XSET is whole)
+# (checked in chk_others, once XSET is whole), if it runs: its cgroup
+# holds processes (cgroup.events "populated 1", its first line). An empty
+# directory is no running unit: a stopped unit's, left behind (systemd
+# 252 makes a stopped unit's cgroup again when a property is set on it),
+# or one being removed; nothing runs there (the CI run of a70d37f took
+# such an np-app.service, effective 0-15, for a running stray).
 stray() {
+	_rd "$2/cgroup.events"
+	[ "$_V" = "populated 1" ] || return 0
 	_eff "$2"
 	_ex "$_V"
 	ST_N+=("$1") ST_E+=("$_E") ST_W+=("$2: $_V")
