@@ -9,8 +9,10 @@
  * (with the host cgroups), set after it. Units that run beside
  * numaplace's scope in its slice and are no workload (never admitted, or
  * released while they run) are confined to the shared pool the same way,
- * until they stop: nothing above them does it (the slice holds every CPU,
- * for the workloads below the scope).
+ * while they run there: nothing above them does it (the slice holds every
+ * CPU, for the workloads below the scope). Nothing is set on a unit that
+ * is stopped (systemd 252 would make its cgroup again, empty): the
+ * enforcer keeps its record until it runs again.
  */
 #include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
@@ -271,7 +273,6 @@ void np_daemon_unit_left(struct np_daemon *d, const char *unit, bool said)
 void np_daemon_stale_units(struct np_daemon *d)
 {
 	char unit[NP_UNIT_NAME_MAX];
-
 	struct unit_lookup lk;
 
 	if (!d->enf || !d->enf->ops->recorded_unit)
@@ -288,7 +289,8 @@ void np_daemon_stale_units(struct np_daemon *d)
 		np_log(LOG_INFO,
 		       "unit %s still has the CPUs of a workload that is "
 		       "gone (a release cut short by a crash, or the state "
-		       "reset): given back",
+		       "reset): given back, or confined beside the scope, "
+		       "when it runs",
 		       unit);
 		np_daemon_unit_left(d, unit, false);
 	}
