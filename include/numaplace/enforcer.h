@@ -119,21 +119,51 @@ struct np_enforcer_ops {
 	int (*read_unit)(struct np_enforcer *e, const char *unit,
 			 char *slice, size_t slicelen, np_cpuset *cpus,
 			 char *err, size_t errlen);
-	/* Released: the unit gets back what it had before. */
+	/* Released: the unit gets back what it had before (0), unless it
+	 * still runs right below the managed parent's slice (slice_unit):
+	 * then it keeps its record and what it has (1), to be confined
+	 * (confine_unit) while it runs there; or unless it is stopped:
+	 * then nothing is set on it (systemd 252 makes the cgroup of a
+	 * stopped unit again, empty, when a property is set) and it keeps
+	 * its record (2), given back when a release finds it running
+	 * elsewhere, confined when it runs in the slice again. */
 	int (*release_unit)(struct np_enforcer *e, const char *unit, char *err,
 			    size_t errlen);
 	/* The i-th unit whose original settings the backend keeps for a
-	 * workload (to be given back at release): 1 with its name in unit,
-	 * 0 past the last. NULL in backends without units. */
+	 * workload or a unit it confined (to be given back at release): 1
+	 * with its name in unit, 0 past the last. NULL in backends without
+	 * units. */
 	int (*recorded_unit)(struct np_enforcer *e, int i, char *unit,
 			     size_t len);
+	/* The i-th service or scope running right below the managed
+	 * parent's slice (numaplace.slice; its cgroup holds processes),
+	 * numaplace's scope aside: 1 with
+	 * its name in unit, 0 past the last, negative on an error; the
+	 * slice's directory is read once a cycle (cycle()). None when the
+	 * managed parent is the root slice (units there are host units).
+	 * NULL in backends without units. */
+	int (*slice_unit)(struct np_enforcer *e, int i, char *unit,
+			  size_t len);
+	/* Such a unit that is no workload confined to cpus (AllowedCPUs),
+	 * its memory nodes what they were before it was first changed
+	 * (every node where it had none): what it had is recorded first, and
+	 * given back by release_unit once it runs elsewhere, or by
+	 * shutdown while it runs. 1 done, 0 already so (no call unless
+	 * force) or stopped (nothing is set on a stopped unit). cpus NULL:
+	 * what it had given back now (a unit that came to hold a container
+	 * workload's cgroup): 1, or 0 when it is a stopped service (its
+	 * record kept); a stopped scope is forgotten (1). */
+	int (*confine_unit)(struct np_enforcer *e, const char *unit,
+			    const np_cpuset *cpus, bool force, char *err,
+			    size_t errlen);
 	/* A descriptor to poll for the backend's events (-1: none), and
 	 * what to do when it is readable: true when a unit the daemon
 	 * watches started, stopped or changed (worth a cycle now). */
 	int (*event_fd)(struct np_enforcer *e);
 	bool (*process_events)(struct np_enforcer *e);
-	/* A clean shutdown: give the host cgroups their CPUs back (NULL:
-	 * nothing to do). */
+	/* A clean shutdown: give the host cgroups, and the units confined
+	 * by confine_unit that still run, their CPUs back (NULL: nothing to
+	 * do); a confined unit that is stopped keeps its record. */
 	int (*shutdown)(struct np_enforcer *e, char *err, size_t errlen);
 	/* Is this stop one half of a restart of the daemon's own unit (the
 	 * job the service manager runs on it is a restart)? why: what was

@@ -313,16 +313,111 @@ static int fk_read_unit(struct np_enforcer *e, const char *unit,
 	return 0;
 }
 
+/* Is unit one of in_slice[] that exists (running beside the scope)? */
+static bool fk_in_slice(struct fake_enforcer *f, const char *unit)
+{
+	for (int i = 0; i < 4 && f->in_slice[i]; i++)
+		if (!strcmp(f->in_slice[i], unit))
+			return fake_cg(f, 'u', unit, false) != NULL;
+	return false;
+}
+
+static bool fk_recorded(struct fake_enforcer *f, const char *unit)
+{
+	for (int i = 0; i < 4 && f->recorded[i]; i++)
+		if (!strcmp(f->recorded[i], unit))
+			return true;
+	return false;
+}
+
+/* A unit that does not run: stopped, or not loaded (as the systemd
+ * backend, which keeps the record of either: systemd loads a unit again
+ * with the properties set on it); a scope that does not run is gone. */
+static bool fk_stopped(struct fake_enforcer *f, const char *unit)
+{
+	return !fake_cg(f, 'u', unit, false) && !strstr(unit, ".scope");
+}
+
+static void fk_forget_record(struct fake_enforcer *f, const char *unit)
+{
+	for (int i = 0; i < 4 && f->recorded[i]; i++)
+		if (!strcmp(f->recorded[i], unit)) {
+			memmove(&f->recorded[i], &f->recorded[i + 1],
+				sizeof(f->recorded[0]) * (size_t)(3 - i));
+			f->recorded[3] = NULL;
+			break;
+		}
+}
+
 static int fk_release_unit(struct np_enforcer *e, const char *unit,
 			   char *err, size_t errlen)
 {
-	logf_(F(e), "release-unit %s", unit);
-	if (F(e)->fail_release > 0) {
-		F(e)->fail_release--;
+	struct fake_enforcer *f = F(e);
+
+	logf_(f, "release-unit %s", unit);
+	if (f->fail_release > 0) {
+		f->fail_release--;
 		snprintf(err, errlen, "injected bus error");
 		return -EIO;
 	}
+	if (fk_in_slice(f, unit))
+		return 1; /* kept: confined by the daemon */
+	if (fk_recorded(f, unit) && fk_stopped(f, unit))
+		return 2; /* kept, nothing set: as the systemd backend */
+	fk_forget_record(f, unit);
 	return 0;
+}
+
+static int fk_slice_unit(struct np_enforcer *e, int i, char *unit,
+			 size_t len)
+{
+	struct fake_enforcer *f = F(e);
+
+	for (int k = 0; k < 4 && f->in_slice[k]; k++)
+		if (fake_cg(f, 'u', f->in_slice[k], false) && i-- == 0) {
+			snprintf(unit, len, "%s", f->in_slice[k]);
+			return 1;
+		}
+	return 0;
+}
+
+static int fk_confine_unit(struct np_enforcer *e, const char *unit,
+			   const np_cpuset *cpus, bool force, char *err,
+			   size_t errlen)
+{
+	struct fake_cgroup *c = fake_cg(F(e), 'u', unit, false);
+	char *s;
+
+	(void)err;
+	(void)errlen;
+	if (!cpus && !c && !strstr(unit, ".scope"))
+		return 0; /* a stopped service: nothing set, record kept */
+	if (!cpus) { /* given back (a stopped scope: gone, forgotten) */
+		logf_(F(e), "%s-unit %s", c ? "give-back" : "forget", unit);
+		fk_forget_record(F(e), unit);
+		return 1;
+	}
+	if (!c)
+		return 0; /* stopped: nothing set on it */
+	if (!force && np_cpuset_equal(&c->cpus, cpus))
+		return 0;
+	/* recorded first, as the systemd backend does (the name kept is
+	 * in_slice[]'s: the caller's is its own) */
+	for (int k = 0; k < 4 && F(e)->in_slice[k]; k++) {
+		const char **r = F(e)->recorded;
+		int n = 0;
+		if (strcmp(F(e)->in_slice[k], unit))
+			continue;
+		while (n < 4 && r[n] && strcmp(r[n], unit))
+			n++;
+		if (n < 4 && !r[n])
+			r[n] = F(e)->in_slice[k];
+	}
+	c->cpus = *cpus;
+	s = np_cpuset_str(cpus);
+	logf_(F(e), "confine-unit %s cpus=%s", unit, s ? s : "?");
+	free(s);
+	return 1;
 }
 
 static int fk_recorded_unit(struct np_enforcer *e, int i, char *unit,
@@ -355,6 +450,8 @@ static const struct np_enforcer_ops fake_units_ops = {
 	.read_unit = fk_read_unit,
 	.release_unit = fk_release_unit,
 	.recorded_unit = fk_recorded_unit,
+	.slice_unit = fk_slice_unit,
+	.confine_unit = fk_confine_unit,
 	.destroy = fk_destroy,
 };
 

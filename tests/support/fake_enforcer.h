@@ -35,7 +35,12 @@ struct fake_enforcer {
 	int fail_release; /* release_unit() fails (-EIO) this many times */
 	bool refuse_partition; /* host cgroups cannot become partition roots */
 	int fail_member;       /* set_partition(member) fails this many times */
-	const char *recorded[4]; /* recorded_unit() answers (NULL-ended) */
+	/* recorded_unit() answers (NULL-ended); a unit given back (release
+	 * that returns 0) leaves it */
+	const char *recorded[4];
+	/* units running right below the managed parent's slice, as
+	 * slice_unit() lists them (NULL-ended; only those that exist) */
+	const char *in_slice[4];
 	bool destroyed;
 };
 

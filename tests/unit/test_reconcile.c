@@ -446,20 +446,25 @@ static void test_unit_release_retried(void **state)
 }
 
 /* At start, a unit the enforcer kept originals for whose workload is not
- * in the state is given back in the first cycle; a workload's is not. */
+ * in the state is given back in the first cycle (it runs, in another
+ * slice: test_units.c has the ones that do not); a workload's is not. */
 static void test_stale_units(void **state)
 {
 	struct fx *x = *state;
+	struct fake_cgroup *o;
 
 	svc_admitted(x);
+	o = fake_cg(x->fd.f, 'u', "old.service", true);
+	o->exists = true;
+	snprintf(o->slice, sizeof(o->slice), "app.slice");
 	x->fd.f->recorded[0] = "busy.service";
-	x->fd.f->recorded[1] = "gone.service";
+	x->fd.f->recorded[1] = "old.service";
 	np_daemon_stale_units(&x->fd.d);
 	assert_int_equal(x->fd.d.nunit_left, 1);
-	assert_string_equal(x->fd.d.unit_left[0].unit, "gone.service");
+	assert_string_equal(x->fd.d.unit_left[0].unit, "old.service");
 	fake_log_clear(x->fd.f);
 	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
-	assert_log(x, "release-unit gone.service\n");
+	assert_log(x, "release-unit old.service\n");
 	assert_int_equal(x->fd.d.nunit_left, 0);
 }
 

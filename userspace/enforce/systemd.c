@@ -43,6 +43,7 @@ static int set_unit_cpuset(struct systemd_backend *s, const char *cgroup,
 
 static void sd_cycle(struct np_enforcer *e)
 {
+	SD(e)->listed_now = false; /* the slice's units: read again */
 	SD(e)->fs->ops->cycle(SD(e)->fs);
 }
 
@@ -263,7 +264,9 @@ static bool sd_fake(struct np_enforcer *e)
 }
 
 /* Host units get back what they had; where they had no AllowedCPUs, the
- * explicit full range (an empty one would leave the cgroup as it is). */
+ * explicit full range (an empty one would leave the cgroup as it is).
+ * So do the units confined beside the scope (strays), their memory nodes
+ * too; one gone meanwhile has nothing to give back. */
 static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 {
 	struct systemd_backend *s = SD(e);
@@ -281,23 +284,40 @@ static int sd_shutdown(struct np_enforcer *e, char *err, size_t errlen)
 			first = np_errf(err, errlen, r, "%s", e2);
 	}
 	for (int i = 0; i < s->nunits; i++) {
-		const struct host_unit *u = &s->units[i];
+		struct host_unit *u = &s->units[i];
 		char e2[512];
 		int r;
-		if (!u->recorded || !u->host)
+		if (!u->recorded || !(u->host || u->stray))
 			continue;
+		/* a stray that stopped gets nothing (np_systemd_release_unit
+		 * says why) and keeps its record, on disk: the next run
+		 * confines it, or gives it back, when it runs again */
+		if (!u->host && (r = np_systemd_unit_runs(s, u, e2,
+							  sizeof(e2))) <= 0) {
+			if (r < 0 && !first)
+				first = np_errf(err, errlen, r, "%s", e2);
+			continue;
+		}
 		/* host units' memory nodes are never changed: left alone */
-		r = np_systemd_set_allowed(s, u->unit,
-				u->orig_cpus_set ? &u->orig_cpus : &s->full,
-				NULL, e2, sizeof(e2));
+		r = np_systemd_set_allowed(
+		    s, u->unit, u->orig_cpus_set ? &u->orig_cpus : &s->full,
+		    u->host		 ? NULL
+		    : u->orig_mems_set ? &u->orig_mems
+					 : &s->nodes,
+		    e2, sizeof(e2));
+		if (r < 0 && !u->host && (r == -ENOENT || r == -ENXIO))
+			r = 0;
 		if (r < 0 && !first)
 			first = np_errf(err, errlen, r, "%s", e2);
+		if (!r && !u->host)
+			u->recorded = u->known = false;
 	}
 	if (!first) {
 		/* workload units keep theirs, and their records */
 		for (int i = 0; i < s->nunits; i++)
 			if (s->units[i].host)
-				s->units[i].recorded = false;
+				s->units[i].recorded = s->units[i].known =
+				    false;
 		first = np_systemd_save_originals(s, err, errlen);
 	}
 	return first;
@@ -339,6 +359,7 @@ static void sd_destroy(struct np_enforcer *e)
 		np_cgroup_close(&s->host);
 	sd_bus_flush_close_unref(s->bus);
 	free(s->units);
+	free(s->listed);
 	free(s);
 }
 
@@ -365,6 +386,8 @@ static const struct np_enforcer_ops systemd_ops = {
 	.read_unit = np_systemd_read_unit,
 	.release_unit = np_systemd_release_unit,
 	.recorded_unit = np_systemd_recorded_unit,
+	.slice_unit = np_systemd_slice_unit,
+	.confine_unit = np_systemd_confine_unit,
 	.event_fd = np_systemd_event_fd,
 	.process_events = np_systemd_process_events,
 	.shutdown = sd_shutdown,

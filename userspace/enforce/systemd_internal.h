@@ -30,6 +30,11 @@ struct host_unit {
 	bool dirty;
 	bool queried; /* asked systemd about it since the last signal */
 	bool pending; /* not loaded when last asked */
+	/* right below the managed parent's slice and no workload: confined
+	 * to the shared pool (confine_unit) while it runs there; given back
+	 * when it runs elsewhere, or at a clean stop while it runs; nothing
+	 * is set while it is stopped (np_systemd_release_unit) */
+	bool stray;
 	char slice_path[NP_CGROUP_PATH_MAX]; /* its slice's cgroup, when known */
 };
 
@@ -49,6 +54,11 @@ struct systemd_backend {
 	int nunits;
 	struct host_unit *units; /* host cgroups, then units met later */
 	bool events;		 /* a watched unit changed (bus signal) */
+	/* the services and scopes right below the managed parent's slice,
+	 * as read this cycle (slice_unit; listed_now: read since cycle()) */
+	char (*listed)[256];
+	int nlisted, listed_cap;
+	bool listed_now;
 };
 
 #define SD(e) ((struct systemd_backend *)(e))
@@ -85,6 +95,19 @@ int np_systemd_recorded_unit(struct np_enforcer *e, int i, char *unit,
 			   size_t len);
 int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen);
+/* The unit's cgroup is right below the managed parent's slice (not the
+ * root slice) and holds processes: it runs there. */
+bool np_systemd_runs_in_slice(const struct systemd_backend *s,
+			      const char *unit);
+/* Does the unit run (its cgroup holds processes)? 1, 0 not (stopped, or
+ * not loaded: its properties come back with it), a negative errno on a
+ * bus error. */
+int np_systemd_unit_runs(struct systemd_backend *s, struct host_unit *u,
+			 char *err, size_t errlen);
+int np_systemd_slice_unit(struct np_enforcer *e, int i, char *unit, size_t len);
+int np_systemd_confine_unit(struct np_enforcer *e, const char *unit,
+			    const np_cpuset *cpus, bool force, char *err,
+			    size_t errlen);
 int np_systemd_event_fd(struct np_enforcer *e);
 bool np_systemd_process_events(struct np_enforcer *e);
 

@@ -2,14 +2,16 @@
 /*
  * The systemd backend's memory of units: what each unit it changed had
  * before (host-units.json in the state directory, written before the
- * change, so that a crash still knows what to give back), and workloads
- * that are systemd units.
+ * change, so that a crash still knows what to give back), workloads
+ * that are systemd units, and the units beside numaplace's scope in its
+ * slice that are no workload (confined to the shared pool).
  */
 #include "systemd_internal.h"
 #include "basic/fileio.h"
 #include "numaplace/cleanup.h"
 #include "numaplace/error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -207,6 +209,7 @@ int np_systemd_set_unit(struct np_enforcer *e, const char *unit,
 
 	if (!u)
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	u->stray = false; /* a workload's (again) */
 	np_cpuset_zero(&nodes);
 	for (int i = 0; i < 64; i++)
 		if (mems >> i & 1)
@@ -294,6 +297,68 @@ static bool scope_gone(struct systemd_backend *s, const struct host_unit *u)
 	       np_cgroup_inspect(&s->host, u->cgroup, &st, NULL, 0) == -ENOENT;
 }
 
+/* Is the cgroup (relative to the hierarchy's root) populated: does it
+ * hold processes (cgroup.events "populated 1")? A unit that stopped may
+ * leave its directory behind, empty. */
+static bool populated_cg(const struct systemd_backend *s, const char *cgroup)
+{
+	char p[NP_CGROUP_PATH_MAX + 32];
+	_cleanup_free_ char *txt = NULL;
+
+	while (*cgroup == '/')
+		cgroup++;
+	if (!*cgroup || (size_t)snprintf(p, sizeof(p), "%s/cgroup.events",
+					 cgroup) >= sizeof(p))
+		return false;
+	return !np_read_at(s->host.root_fd, p, 0, 4096, &txt, NULL) &&
+	       strstr(txt, "populated 1");
+}
+
+/* Does the unit run (its cgroup holds processes)? 1 it runs, 0 it does
+ * not, another negative errno when the bus fails. A unit that is not
+ * loaded does not run either, and counts as stopped: systemd unloads an
+ * inactive service nothing refers to, and loads it again with the
+ * properties set on it (the runtime drop-ins of set-property), so its
+ * record is kept (measured in the systemd VM: 40-unit's np-app.service,
+ * stopped, was not found by GetUnit, and started again it had the
+ * AllowedCPUs of its confinement). systemd is asked only when a signal
+ * said the unit changed (or never yet), as read_unit does; otherwise
+ * the kernel's cgroup.events of the cgroup it had. */
+int np_systemd_unit_runs(struct systemd_backend *s, struct host_unit *u,
+			 char *err, size_t errlen)
+{
+	if (u->dirty || !u->queried) {
+		struct np_systemd_unit_props ui;
+		int r = np_systemd_unit_info(s, u->unit, false, &ui, err, errlen);
+		if (r < 0)
+			return r;
+		char e2[256];
+		u->dirty = false;
+		u->queried = true;
+		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
+		/* what read_unit would have kept of the same answer */
+		u->slice_path[0] = '\0';
+		if (ui.slice[0] &&
+		    np_systemd_slice_path(ui.slice, u->slice_path,
+					  sizeof(u->slice_path), e2,
+					  sizeof(e2)) < 0)
+			u->slice_path[0] = '\0';
+		if (ui.load != NP_SYSTEMD_LOADED)
+			u->cgroup[0] = '\0';
+	}
+	return u->cgroup[0] && populated_cg(s, u->cgroup) ? 1 : 0;
+}
+
+/* A workload's unit released, or a stray that may have stopped: 0 given
+ * back (or nothing to give back: forgotten), 1 kept because it runs on
+ * right below the managed parent's slice (a stray, confined by the
+ * daemon), 2 kept because it is stopped. Nothing is set on a unit that
+ * is stopped: systemd 252 makes the cgroup of a stopped unit again,
+ * empty, when one of its properties is set, and the directory is left
+ * behind (measured in the systemd VM: 80-containers found
+ * numaplace.slice/np-app.service after 40-unit's stop). Its record stays:
+ * what it had is given back when it runs again outside the slice, or it
+ * is confined again when it runs in it. */
 int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 			  size_t errlen)
 {
@@ -303,10 +368,23 @@ int np_systemd_release_unit(struct np_enforcer *e, const char *unit, char *err,
 
 	if (!u)
 		return 0;
+	if (!u->host && np_systemd_runs_in_slice(s, unit)) {
+		u->stray = true; /* confined by the next cycle */
+		return 1;
+	}
 	if (u->recorded && !u->host && scope_gone(s, u)) {
 		u->recorded = u->known = false; /* nothing left to give back */
 		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
 			return r;
+	}
+	if (u->recorded && !u->host) {
+		r = np_systemd_unit_runs(s, u, err, errlen);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			u->stray = true; /* given back or confined once it runs */
+			return 2;
+		}
 	}
 	if (u->recorded) {
 		r = np_systemd_set_allowed(
@@ -342,6 +420,192 @@ int np_systemd_recorded_unit(struct np_enforcer *e, int i, char *unit,
 		}
 	}
 	return 0;
+}
+
+/* ---- units beside the scope that are no workload ---------------------- */
+
+/* The cgroup of the managed parent's slice into buf: "" for the root
+ * slice (whose units are host units: shared_cgroups). */
+static const char *slice_dir(const struct systemd_backend *s, char *buf,
+			     size_t len)
+{
+	const char *e = strrchr(s->managed, '/');
+
+	snprintf(buf, len, "%.*s", e ? (int)(e - s->managed) : 0, s->managed);
+	return buf;
+}
+
+/* A service or a scope: the units whose cgroups hold processes. */
+static bool process_unit(const char *name)
+{
+	size_t n = strlen(name);
+	char e2[256];
+
+	return ((n > 8 && !strcmp(name + n - 8, ".service")) ||
+		(n > 6 && !strcmp(name + n - 6, ".scope"))) &&
+	       !np_systemd_unit_check(name, e2, sizeof(e2));
+}
+
+/* The cgroup dir/unit holds processes (cgroup.events: "populated 1"): a
+ * unit that stopped may leave its directory behind, empty. */
+static bool populated(const struct systemd_backend *s, const char *dir,
+		      const char *unit)
+{
+	char p[NP_CGROUP_PATH_MAX];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, unit) >= sizeof(p))
+		return false;
+	return populated_cg(s, p);
+}
+
+bool np_systemd_runs_in_slice(const struct systemd_backend *s,
+			      const char *unit)
+{
+	char dir[NP_CGROUP_PATH_MAX];
+
+	if (!slice_dir(s, dir, sizeof(dir))[0] || !process_unit(unit) ||
+	    !strcmp(unit, s->scope))
+		return false;
+	return populated(s, dir, unit);
+}
+
+static int listed_add(struct systemd_backend *s, const char *name)
+{
+	if (s->nlisted == s->listed_cap) {
+		int cap = s->listed_cap ? 2 * s->listed_cap : 8;
+		char(*g)[256] = realloc(s->listed, sizeof(*g) * (size_t)cap);
+		if (!g)
+			return -ENOMEM;
+		s->listed = g;
+		s->listed_cap = cap;
+	}
+	snprintf(s->listed[s->nlisted++], sizeof(s->listed[0]), "%s", name);
+	return 0;
+}
+
+/* The services and scopes in the slice's directory that hold processes,
+ * numaplace's scope and host units aside (a slice there is left alone:
+ * the units in it are not read). */
+static int list_slice(struct systemd_backend *s)
+{
+	char dir[NP_CGROUP_PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	s->nlisted = 0;
+	if (!slice_dir(s, dir, sizeof(dir))[0])
+		return 0;
+	fd = openat(s->host.root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno; /* not realized yet */
+	if (!(d = fdopendir(fd))) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while (!r && (errno = 0, de = readdir(d))) {
+		const struct host_unit *u;
+		if (de->d_type != DT_DIR || !process_unit(de->d_name) ||
+		    !strcmp(de->d_name, s->scope) ||
+		    !populated(s, dir, de->d_name))
+			continue;
+		if ((u = np_systemd_unit_find(s, de->d_name)) && u->host)
+			continue;
+		r = listed_add(s, de->d_name);
+	}
+	if (!r && errno)
+		r = -errno;
+	closedir(d);
+	return r;
+}
+
+int np_systemd_slice_unit(struct np_enforcer *e, int i, char *unit, size_t len)
+{
+	struct systemd_backend *s = SD(e);
+	int r;
+
+	if (!s->listed_now) {
+		if ((r = list_slice(s)) < 0)
+			return r;
+		s->listed_now = true;
+	}
+	if (i < 0 || i >= s->nlisted)
+		return 0;
+	snprintf(unit, len, "%s", s->listed[i]);
+	return 1;
+}
+
+/* What the unit had, now, if it runs; then forgotten: 1. One that no
+ * longer runs gets nothing set (see np_systemd_release_unit): a scope
+ * that stopped is gone for good (forgotten, 1), a service keeps its
+ * record (0). */
+static int give_back(struct systemd_backend *s, struct host_unit *u,
+		     char *err, size_t errlen)
+{
+	int r = 1;
+
+	if (u->recorded && !np_systemd_runs_in_slice(s, u->unit))
+		r = np_systemd_unit_runs(s, u, err, errlen);
+	if (r < 0)
+		return r;
+	if (!r && !scope_gone(s, u))
+		return 0;
+	if (!r) { /* a scope that stopped: gone, nothing to set */
+		u->recorded = false;
+		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
+			return r;
+	}
+	if (u->recorded) {
+		r = np_systemd_set_allowed(
+		    s, u->unit, u->orig_cpus_set ? &u->orig_cpus : &s->full,
+		    u->orig_mems_set ? &u->orig_mems : &s->nodes, err, errlen);
+		if (r < 0 && r != -ENOENT && r != -ENXIO)
+			return r;
+		u->recorded = false;
+		if ((r = np_systemd_save_originals(s, err, errlen)) < 0)
+			return r;
+	}
+	if (strcmp(u->unit, s->scope))
+		*u = s->units[--s->nunits];
+	return 1;
+}
+
+/* Its memory nodes are what it had before numaplace first changed it (a
+ * released workload's unit gets its own back), every node where none
+ * were set. */
+int np_systemd_confine_unit(struct np_enforcer *e, const char *unit,
+			    const np_cpuset *cpus, bool force, char *err,
+			    size_t errlen)
+{
+	struct systemd_backend *s = SD(e);
+	struct host_unit *u = np_systemd_unit_add(s, unit, NULL);
+	const np_cpuset *mems;
+	int r;
+
+	if (!u)
+		return np_errf(err, errlen, -ENOMEM, "out of memory");
+	if (u->host)
+		return np_errf(err, errlen, -EINVAL,
+			       "unit %s is a host unit (shared_cgroups)", unit);
+	if (!cpus)
+		return give_back(s, u, err, errlen);
+	if (!force && u->stray && u->known &&
+	    np_cpuset_equal(&u->last_cpus, cpus))
+		return 0;
+	/* stopped since it was listed: nothing is set on a stopped unit
+	 * (np_systemd_release_unit says why) */
+	if (!np_systemd_runs_in_slice(s, unit))
+		return 0;
+	if ((r = np_systemd_record(s, u, err, errlen)) < 0)
+		return r;
+	mems = u->orig_mems_set ? &u->orig_mems : &s->nodes;
+	if ((r = np_systemd_set_allowed(s, unit, cpus, mems, err, errlen)) < 0)
+		return r;
+	u->stray = u->known = true;
+	u->last_cpus = *cpus;
+	u->last_mems = *mems;
+	return 1;
 }
 
 /* ---- bus signals ---------------------------------------------------------- */

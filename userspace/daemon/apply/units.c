@@ -6,7 +6,13 @@
  * systemd keeps them across restarts of the unit and daemon-reloads). A
  * unit that does not exist yet is pending and gets its CPUs when it
  * appears. Shared ones follow their pool: narrowed before the main plan
- * (with the host cgroups), set after it.
+ * (with the host cgroups), set after it. Units that run beside
+ * numaplace's scope in its slice and are no workload (never admitted, or
+ * released while they run) are confined to the shared pool the same way,
+ * while they run there: nothing above them does it (the slice holds every
+ * CPU, for the workloads below the scope). Nothing is set on a unit that
+ * is stopped (systemd 252 would make its cgroup again, empty): the
+ * enforcer keeps its record until it runs again.
  */
 #include "daemon/daemon_internal.h"
 #include "numaplace/enforcer.h"
@@ -15,6 +21,113 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A unit's name, or a component of a cgroup's path (not NUL-ended). */
+struct uname {
+	const char *s;
+	size_t n;
+};
+
+/* What a phase looks units up in, sorted once (bsearch) rather than a
+ * scan of every workload for each unit: the workloads' units (admitted,
+ * pending or not), the components of container workloads' cgroups (a
+ * unit's name is one component of its cgroup's path, and names one unit
+ * only: crun's and podman's scope holds the container's cgroup), and the
+ * units the enforcer lists beside the scope this cycle (copied). */
+struct unit_lookup {
+	struct uname *wl, *held, *listed;
+	int nwl, nheld, nlisted;
+	char (*names)[NP_UNIT_NAME_MAX];
+};
+
+static int uname_cmp(const void *a, const void *b)
+{
+	const struct uname *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static bool in_names(const struct uname *v, int n, const char *unit)
+{
+	struct uname k = {unit, strlen(unit)};
+
+	return n && bsearch(&k, v, (size_t)n, sizeof(k), uname_cmp);
+}
+
+static void lookup_free(struct unit_lookup *lk)
+{
+	free(lk->wl);
+	free(lk->held);
+	free(lk->listed);
+	free(lk->names);
+	memset(lk, 0, sizeof(*lk));
+}
+
+/* The workloads' units and container cgroups' components: 0, -ENOMEM. */
+static int lookup_build(const struct np_daemon *d, struct unit_lookup *lk)
+{
+	int ncomp = 0;
+
+	memset(lk, 0, sizeof(*lk));
+	for (int w = 0; w < d->st.nworkloads; w++)
+		for (const char *c = d->st.w[w]->req.container_id
+					      ? d->st.w[w]->req.cgroup
+					      : NULL;
+		     c && *c; c++)
+			ncomp += *c == '/' || c == d->st.w[w]->req.cgroup;
+	lk->wl = calloc((size_t)d->st.nworkloads + 1, sizeof(*lk->wl));
+	lk->held = calloc((size_t)ncomp + 1, sizeof(*lk->held));
+	if (!lk->wl || !lk->held) {
+		lookup_free(lk);
+		return -ENOMEM;
+	}
+	for (int w = 0; w < d->st.nworkloads; w++) {
+		const struct np_workload_req *q = &d->st.w[w]->req;
+		if (q->unit)
+			lk->wl[lk->nwl++] = (struct uname){q->unit, strlen(q->unit)};
+		for (const char *p = q->container_id ? q->cgroup : NULL;
+		     p && *p;) {
+			size_t l = strcspn(p, "/");
+			if (l)
+				lk->held[lk->nheld++] = (struct uname){p, l};
+			p += l + (p[l] == '/');
+		}
+	}
+	qsort(lk->wl, (size_t)lk->nwl, sizeof(*lk->wl), uname_cmp);
+	qsort(lk->held, (size_t)lk->nheld, sizeof(*lk->held), uname_cmp);
+	return 0;
+}
+
+/* The units the enforcer lists beside the scope, into lk (names copied):
+ * 0, or a negative errno (the listing's, or -ENOMEM). */
+static int lookup_listed(struct np_daemon *d, struct unit_lookup *lk)
+{
+	char u[NP_UNIT_NAME_MAX];
+	int r, cap = 0;
+
+	while ((r = d->enf->ops->slice_unit(d->enf, lk->nlisted, u,
+					      sizeof(u))) > 0) {
+		if (lk->nlisted == cap) {
+			int c = cap ? 2 * cap : 8;
+			void *n = realloc(lk->names, sizeof(*lk->names) * (size_t)c);
+			if (!n)
+				return -ENOMEM;
+			lk->names = n;
+			cap = c;
+		}
+		snprintf(lk->names[lk->nlisted++], sizeof(lk->names[0]), "%s", u);
+	}
+	if (r < 0)
+		return r;
+	lk->listed = calloc((size_t)lk->nlisted + 1, sizeof(*lk->listed));
+	if (!lk->listed)
+		return -ENOMEM;
+	for (int i = 0; i < lk->nlisted; i++)
+		lk->listed[i] = (struct uname){lk->names[i], strlen(lk->names[i])};
+	qsort(lk->listed, (size_t)lk->nlisted, sizeof(*lk->listed), uname_cmp);
+	return 0;
+}
 
 static void unit_want(const struct np_daemon *d,
 		      const struct np_workload_alloc *a,
@@ -160,30 +273,36 @@ void np_daemon_unit_left(struct np_daemon *d, const char *unit, bool said)
 void np_daemon_stale_units(struct np_daemon *d)
 {
 	char unit[NP_UNIT_NAME_MAX];
+	struct unit_lookup lk;
 
 	if (!d->enf || !d->enf->ops->recorded_unit)
 		return;
+	if (lookup_build(d, &lk) < 0) {
+		np_log(LOG_ERR, "units of earlier workloads: out of memory; "
+				"not given back");
+		return;
+	}
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
-		bool wl = false;
-		for (int w = 0; w < d->st.nworkloads && !wl; w++)
-			wl = d->st.w[w]->req.unit &&
-			     !strcmp(d->st.w[w]->req.unit, unit);
-		if (wl)
+		if (in_names(lk.wl, lk.nwl, unit))
 			continue;
 		np_log(LOG_INFO,
 		       "unit %s still has the CPUs of a workload that is "
 		       "gone (a release cut short by a crash, or the state "
-		       "reset): given back",
+		       "reset): given back, or confined beside the scope, "
+		       "when it runs",
 		       unit);
 		np_daemon_unit_left(d, unit, false);
 	}
+	lookup_free(&lk);
 }
 
 /* Units released while the bus failed get their CPUs back now, before
  * the plan can grant those CPUs to someone else; one admitted again in
- * the meantime is its workload's again. */
-static int units_given_back(struct np_daemon *d)
+ * the meantime is its workload's again; one that still runs beside the
+ * scope is confined instead (strays); one that is stopped gets nothing
+ * until it runs again (the enforcer keeps its record). */
+static int units_given_back(struct np_daemon *d, const struct unit_lookup *lk)
 {
 	int writes = 0;
 
@@ -191,12 +310,11 @@ static int units_given_back(struct np_daemon *d)
 		struct np_unit_left *l = &d->unit_left[i];
 		const char *u = l->unit;
 		char err[1024];
-		bool taken = false;
-		for (int w = 0; w < d->st.nworkloads && !taken; w++)
-			taken = d->st.w[w]->req.unit &&
-				!strcmp(d->st.w[w]->req.unit, u);
+		bool taken = in_names(lk->wl, lk->nwl, u);
+		int r = 0;
 		if (!taken &&
-		    d->enf->ops->release_unit(d->enf, u, err, sizeof(err)) < 0) {
+		    (r = d->enf->ops->release_unit(d->enf, u, err,
+						   sizeof(err))) < 0) {
 			if (!l->said)
 				np_log(LOG_ERR,
 				       "unit %s keeps CPUs it should give back: "
@@ -205,7 +323,17 @@ static int units_given_back(struct np_daemon *d)
 			l->said = true;
 			continue;
 		}
-		if (!taken) {
+		if (!taken && r == 1)
+			np_log(LOG_INFO,
+			       "unit %s is no workload and runs on beside the "
+			       "scope: confined to the shared pool",
+			       u);
+		if (!taken && r > 1)
+			np_log(LOG_INFO,
+			       "unit %s is no workload and is stopped: nothing "
+			       "is set on it until it runs again",
+			       u);
+		if (!taken && !r) {
 			np_log(LOG_INFO, "unit %s has its CPUs back", u);
 			writes++;
 		}
@@ -215,20 +343,183 @@ static int units_given_back(struct np_daemon *d)
 	return writes;
 }
 
+/* A stray: a unit right below the managed parent's slice that is no
+ * workload. Before the plan it keeps only what of its CPUs is shared
+ * (one with none of its own runs on every CPU: the shared pool then);
+ * after it, the shared pool; a change by hand is repaired. One whose
+ * cgroup cannot be read (stopping meanwhile) is left to the next cycle. */
+static int one_stray(struct np_daemon *d, const char *unit,
+		     const np_cpuset *shared, bool before)
+{
+	char err[1024], slice[NP_PATH_MAX];
+	np_cpuset cur, want = *shared;
+	int r;
+
+	if (d->enf->ops->read_unit(d->enf, unit, slice, sizeof(slice), &cur,
+				   err, sizeof(err)))
+		return 0;
+	if (before) {
+		if (!np_cpuset_empty(&cur))
+			np_cpuset_and(&want, &want, &cur);
+		if (np_cpuset_empty(&want))
+			want = *shared;
+	}
+	if (np_cpuset_equal(&cur, &want))
+		return 0;
+	r = d->enf->ops->confine_unit(d->enf, unit, &want, true, err,
+				      sizeof(err));
+	if (r < 0) {
+		np_log(LOG_ERR, "unit %s (no workload, beside the scope): %s",
+		       unit, err);
+		d->n.write_errors++;
+		return 0;
+	}
+	if (r > 0) {
+		char *c = np_cpuset_str(&want);
+		np_log(LOG_INFO,
+		       "unit %s runs beside the scope and is no workload: "
+		       "AllowedCPUs=%s (the shared pool)",
+		       unit, c ? c : "?");
+		free(c);
+	}
+	return r > 0;
+}
+
+/* unit, the i-th recorded, was given back (and so forgotten): the i to
+ * go on from (the next one is the i-th now). */
+static int after_given_back(struct np_daemon *d, int i, const char *unit)
+{
+	char next[NP_UNIT_NAME_MAX];
+
+	if (d->enf->ops->recorded_unit(d->enf, i, next, sizeof(next)) > 0 &&
+	    !strcmp(next, unit))
+		return i; /* still there (not forgotten): past it */
+	return i - 1;
+}
+
+/* Strays that no longer run beside the scope: given back what they had
+ * if they run elsewhere; one that is stopped gets nothing (the enforcer
+ * keeps its record: release_unit 2) and is looked at again each cycle,
+ * in the kernel's cgroup.events, systemd asked only after its signals.
+ * A release that fails is tried again each cycle, logged once
+ * (unit_left). */
+static int strays_gone(struct np_daemon *d, const struct unit_lookup *lk)
+{
+	char unit[NP_UNIT_NAME_MAX], err[1024];
+	int writes = 0;
+
+	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
+						   sizeof(unit)) > 0; i++) {
+		/* still there, or already to be given back */
+		bool skip = in_names(lk->wl, lk->nwl, unit) ||
+			    in_names(lk->held, lk->nheld, unit) ||
+			    in_names(lk->listed, lk->nlisted, unit);
+		int r;
+		for (int k = 0; k < d->nunit_left && !skip; k++)
+			skip = !strcmp(d->unit_left[k].unit, unit);
+		if (skip)
+			continue;
+		r = d->enf->ops->release_unit(d->enf, unit, err, sizeof(err));
+		if (r < 0) {
+			np_log(LOG_ERR,
+			       "unit %s no longer runs beside the scope, but "
+			       "keeps CPUs it should give back: %s; tried "
+			       "again every cycle",
+			       unit, err);
+			np_daemon_unit_left(d, unit, true);
+		} else if (!r) {
+			np_log(LOG_INFO,
+			       "unit %s no longer runs beside the scope: it "
+			       "has its CPUs back",
+			       unit);
+			writes++;
+			i = after_given_back(d, i, unit);
+		}
+	}
+	return writes;
+}
+
+/* A unit confined as a stray that now holds a container workload's
+ * cgroup (its scope was there before the runtime's hook admitted it)
+ * gets back what it had before the plan writes the container's CPUs:
+ * a cgroup gets no CPU its parent lacks. */
+static int holders_given_back(struct np_daemon *d,
+			      const struct unit_lookup *lk)
+{
+	char unit[NP_UNIT_NAME_MAX], err[1024];
+	int writes = 0, r;
+
+	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
+						   sizeof(unit)) > 0; i++) {
+		if (in_names(lk->wl, lk->nwl, unit) ||
+		    !in_names(lk->held, lk->nheld, unit))
+			continue;
+		r = d->enf->ops->confine_unit(d->enf, unit, NULL, true, err,
+					      sizeof(err));
+		if (r < 0) {
+			np_log(LOG_ERR, "unit %s holds a container workload, "
+			       "but keeps the shared pool: %s", unit, err);
+			d->n.write_errors++;
+			continue;
+		}
+		if (!r) /* stopped: nothing set, its record kept */
+			continue;
+		np_log(LOG_INFO, "unit %s holds a container workload now: it "
+		       "has its CPUs back", unit);
+		writes++;
+		i = after_given_back(d, i, unit);
+	}
+	return writes;
+}
+
+/* The units beside the scope that are no workload: listed once a phase
+ * (the enforcer reads the slice's directory once a cycle), looked up in
+ * lk. */
+static int strays_phase(struct np_daemon *d, struct unit_lookup *lk,
+			const np_cpuset *shared, bool before)
+{
+	int writes = 0, r;
+
+	if (!d->enf->ops->slice_unit || !d->enf->ops->confine_unit)
+		return 0;
+	if (before && d->enf->ops->recorded_unit)
+		writes += holders_given_back(d, lk);
+	if ((r = lookup_listed(d, lk)) < 0) { /* none taken for stopped */
+		np_log(LOG_ERR,
+		       "the units beside the scope could not be listed: %s",
+		       strerror(-r));
+		return writes;
+	}
+	for (int i = 0; i < lk->nlisted; i++)
+		if (!in_names(lk->wl, lk->nwl, lk->names[i]) &&
+		    !in_names(lk->held, lk->nheld, lk->names[i]))
+			writes += one_stray(d, lk->names[i], shared, before);
+	if (!before && d->enf->ops->recorded_unit)
+		writes += strays_gone(d, lk);
+	return writes;
+}
+
 int np_daemon_units_phase(struct np_daemon *d, bool before)
 {
+	struct unit_lookup lk;
 	struct np_pools p;
 	int writes = 0;
 
 	if (!d->enf || !d->enf->ops->set_unit)
 		return 0;
+	if (lookup_build(d, &lk) < 0) {
+		np_log(LOG_ERR, "units: out of memory; tried again next cycle");
+		return 0;
+	}
 	if (before)
-		writes += units_given_back(d);
+		writes += units_given_back(d, &lk);
 	np_state_pools(&d->st, &p);
 	np_daemon_suppress_pool(d, &p);
 	for (int i = 0; i < d->st.nworkloads; i++)
 		if (d->st.w[i]->req.unit)
 			writes += one_unit(d, d->st.w[i], &p, before);
+	writes += strays_phase(d, &lk, &p.shared, before);
+	lookup_free(&lk);
 	return writes;
 }
 

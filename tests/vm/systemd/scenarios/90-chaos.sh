@@ -9,7 +9,10 @@
 #    Restart=always here), SIGHUP with a changed config (reconcile period,
 #    host_isolation), CPUs offline and online, a full state disk, bursts of
 #    socket clients. Meanwhile the invariants of 90-chaos-lib/check.sh are
-#    checked every second from the kernel's and systemd's files; after each
+#    checked every second from the kernel's and systemd's files (a unit
+#    workload's service released while it runs, or never admitted, is a
+#    unit of numaplace.slice that is no workload: held to the shared
+#    pool, as host units); after each
 #    restart every acknowledged exclusive workload has the CPUs of its
 #    answer (cpuset.cpus); numaplaced's RSS, descriptors, inotify watches,
 #    the BPF maps' entries, transient units and cgroups are sampled (each
@@ -125,16 +128,21 @@ CHK=$!
 # (truncated, not yet written) nothing, which it skips
 setm() { echo "$2" >$M/$1; }
 getm() { read -r MST MQ MK MC <$M/$1; }
-# the kernel's word for a workload whose request was cut by a kill
+# the kernel's word for a workload whose request was cut by a kill; for
+# a unit, numaplaced's state (a unit released while it runs keeps the
+# shared pool: nothing of the unit's own tells it from a shared workload,
+# nor a grant not yet applied from none), which the checker then holds
+# the kernel to; 1 (unresolved) when numaplaced does not answer
 from_kernel() { # NAME
-	local p a
+	local p q x c j
 	getm $1
 	if [ "$MK" = unit ]; then
-		a=$(prop_cpus chaos-$1.service)
-		if [ -z "$a" ] || cpus_same "$a" "$ALLCPUS"; then setm $1 "absent - unit -"
-		elif [ "$MQ" = LSE ] || [ "$MQ" = LSR ]; then setm $1 "acked $MQ unit $a"
-		else setm $1 "shared $MQ unit -"; fi
-		return
+		j=$("$NPC" status --json --socket "$SOCK" 2>/dev/null) || return 1
+		read -r q x c < <(jq -r --arg n "$1" '.workloads[] | select(.name == $n) | "\(.qos) \(.exclusive) \(.cpuset)"' <<<"$j")
+		if [ -z "$q" ]; then setm $1 "absent - unit -"
+		elif [ "$x" = true ]; then setm $1 "acked $q unit $c"
+		else setm $1 "shared $q unit -"; fi
+		return 0
 	fi
 	p=$SCOPE/$1
 	if [ ! -d $p ]; then setm $1 "absent - cg -"
@@ -198,7 +206,7 @@ resolve() {
 	local n
 	((${#UNK[@]})) || return 0
 	answering || return 0
-	for n in "${!UNK[@]}"; do from_kernel $n; unset "UNK[$n]"; done
+	for n in "${!UNK[@]}"; do from_kernel $n && unset "UNK[$n]"; done
 }
 # wait_idle NAME: the driver's requests on one workload are one at a time
 wait_idle() {

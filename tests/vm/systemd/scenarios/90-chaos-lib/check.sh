@@ -18,9 +18,13 @@
 # and, over every workload present whatever its state: no CPU in two
 # exclusive sets; no LSE or LSR CPU in an LS workload's effective set, in a
 # host unit's (system.slice, init.scope, chaos-host.service: the kernel's
-# effective set, systemd's AllowedCPUs and EffectiveCPUs), nor, under
-# host_isolation "exclusive", in default_smp_affinity and the workqueue
-# cpumask; no LSE CPU in a BE workload's set.
+# effective set, systemd's AllowedCPUs and EffectiveCPUs), in a unit of
+# numaplace.slice that is no workload and runs (its cgroup populated; a
+# unit workload's service absent in the model: released while it runs,
+# or never admitted; any other service or scope there but numaplace's
+# scope: the same three), nor,
+# under host_isolation "exclusive", in default_smp_affinity and the
+# workqueue cpumask; no LSE CPU in a BE workload's set.
 # A broken invariant opens a window; it may last one reconcile period after
 # a change (plus the emulator's slack): a window longer than LIMIT_MS while
 # numaplaced was up (ActiveState active, SubState running) is a failure,
@@ -128,6 +132,31 @@ chk_selftest() {
 	[ -z "$bad" ] || { echo "the checker misreads systemctl show ($f):$bad"; return 1; }
 }
 
+# stray UNIT CGROUP-DIR: a unit of numaplace.slice that is no workload
+# (checked in chk_others, once XSET is whole), if it runs: its cgroup
+# holds processes (cgroup.events "populated 1", its first line). An empty
+# directory is no running unit: a stopped unit's, left behind (systemd
+# 252 makes a stopped unit's cgroup again when a property is set on it),
+# or one being removed; nothing runs there (the CI run of a70d37f took
+# such an np-app.service, effective 0-15, for a running stray).
+stray() {
+	_rd "$2/cgroup.events"
+	[ "$_V" = "populated 1" ] || return 0
+	_eff "$2"
+	_ex "$_V"
+	ST_N+=("$1") ST_E+=("$_E") ST_W+=("$2: $_V")
+}
+# the services and scopes of numaplace.slice the model does not name
+# (globs: no fork)
+chk_slice_units() {
+	local p
+	for p in /sys/fs/cgroup/numaplace.slice/*.service /sys/fs/cgroup/numaplace.slice/*.scope; do
+		[ -d "$p" ] || continue
+		case ${p##*/} in numaplace-workloads.scope | chaos-u[0-9].service) continue ;; esac
+		stray "${p##*/}" "$p"
+	done
+}
+
 # chk_workloads: the per-workload checks; sets XSET (every LSE/LSR CPU
 # present), LSESET
 chk_workloads() {
@@ -144,7 +173,10 @@ chk_workloads() {
 			[ "$k" = cg ] && { [ "$st" = acked ] || [ "$st" = shared ]; } && viol "missing:$n" "acknowledged ($st $q $c), $p is gone"
 			continue
 		fi
-		[ "$k" = unit ] && [ "$st" = absent ] && continue # the unit's own again
+		if [ "$k" = unit ] && [ "$st" = absent ]; then
+			stray "chaos-$n.service" "$p" # running, and no workload
+			continue
+		fi
 		[ "$st" = absent ] && viol "unacked:$n" "released, rejected or never admitted, yet $p is there"
 		_eff "$p"; eff=$_V
 		_rd "$p/cpuset.cpus"; cfg=$_V
@@ -188,6 +220,20 @@ chk_others() {
 		[ -z "$_A" ] || viol "be:${BE_N[i]}" "BE workload's effective set (${BE_W[i]}) holds LSE CPU(s) $_A;$(xwho)"
 	done
 	[ "$XSET" = " " ] && return 0
+	# units of numaplace.slice that are no workload: the shared pool, as
+	# host units (systemd's view for the model's units, every third second)
+	for ((i = 0; i < ${#ST_N[@]}; i++)); do
+		u=${ST_N[i]}
+		_and "$XSET" "${ST_E[i]}"
+		[ -z "$_A" ] || viol "stray:$u:effective" "no workload, yet its effective set (${ST_W[i]}) holds exclusive CPU(s) $_A;$(xwho)"
+		[ "${SD[$u.ActiveState]:-}" = active ] || continue
+		a=${SD[$u.AllowedCPUs]:-}
+		_ex "${a// /,}"; _and "$XSET" "$_E"
+		[ -z "$_A" ] || viol "stray:$u:AllowedCPUs" "no workload, yet systemd's AllowedCPUs=$a holds exclusive CPU(s) $_A"
+		e=${SD[$u.EffectiveCPUs]:-}
+		_ex "${e// /,}"; _and "$XSET" "$_E"
+		[ -z "$_A" ] || viol "stray:$u:EffectiveCPUs" "no workload, yet systemd's EffectiveCPUs=$e holds exclusive CPU(s) $_A"
+	done
 	for u in $HOSTU; do
 		[ "${SD[$u.ActiveState]:-}" = active ] || continue
 		# none set: its slice's (EffectiveCPUs and the kernel say what it has)
@@ -244,7 +290,7 @@ chk_loop() {
 	while [ ! -e "$CH/stop" ]; do
 		_ms
 		t0=$_T
-		CUR=() SH_N=() SH_E=() SH_W=() BE_N=() BE_E=() BE_W=()
+		CUR=() SH_N=() SH_E=() SH_W=() BE_N=() BE_E=() BE_W=() ST_N=() ST_E=() ST_W=()
 		# systemd's properties every 3 s (a systemctl per second takes a
 		# good part of the emulated machine); the kernel's files each second
 		((ticks % 3)) || chk_systemd
@@ -254,6 +300,7 @@ chk_loop() {
 			[ -S "$SOCK" ] && _rd /sys/fs/cgroup/system.slice/numaplaced.service/cgroup.procs &&
 			[ -n "$_V" ] && up=1
 		chk_workloads
+		chk_slice_units
 		chk_others
 		_ms
 		now=$_T
