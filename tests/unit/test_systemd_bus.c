@@ -134,36 +134,39 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void test_restart_job(void **state)
+/* What the manager in `mode` says of pid 1234: its unit and the job's
+ * type. */
+static void job_of(enum mode mode, char *unit, size_t unitlen, char *type,
+		   size_t typelen)
 {
-	struct fx *x = start(JOB_RESTART);
-	char unit[64], type[32], err[256];
+	struct fx *x = start(mode);
+	char err[256];
 
-	(void)state;
 	assert_int_equal(np_systemd_bus_job_of_pid(x->bus, 1234, 2000000, unit,
-						   sizeof(unit), type,
-						   sizeof(type), err,
+						   unitlen, type, typelen, err,
 						   sizeof(err)),
 			 0);
+	stop(x);
+}
+
+static void test_restart_job(void **state)
+{
+	char unit[64], type[32];
+
+	(void)state;
+	job_of(JOB_RESTART, unit, sizeof(unit), type, sizeof(type));
 	assert_string_equal(unit, "numaplaced.service");
 	assert_string_equal(type, "restart");
-	stop(x);
 }
 
 static void test_no_job(void **state)
 {
-	struct fx *x = start(JOB_NONE);
-	char unit[64], type[32] = "x", err[256];
+	char unit[64], type[32] = "x";
 
 	(void)state;
-	assert_int_equal(np_systemd_bus_job_of_pid(x->bus, 1234, 2000000, unit,
-						   sizeof(unit), type,
-						   sizeof(type), err,
-						   sizeof(err)),
-			 0);
+	job_of(JOB_NONE, unit, sizeof(unit), type, sizeof(type));
 	assert_string_equal(unit, "numaplaced.service");
 	assert_string_equal(type, "");
-	stop(x);
 }
 
 /* A manager that does not answer (busy with a daemon-reload): the call
