@@ -235,6 +235,23 @@ int np_systemd_set_unit(struct np_enforcer *e, const char *unit,
 	return 1;
 }
 
+/* What is kept of systemd's answer about a unit: its cgroup and its
+ * slice's path ("" when it has none, or one numaplace cannot name). */
+static void take_answer(struct host_unit *u,
+			const struct np_systemd_unit_props *ui)
+{
+	char e2[256];
+
+	u->dirty = false;
+	u->queried = true;
+	snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui->cgroup);
+	u->slice_path[0] = '\0';
+	if (ui->slice[0] &&
+	    np_systemd_slice_path(ui->slice, u->slice_path,
+				  sizeof(u->slice_path), e2, sizeof(e2)) < 0)
+		u->slice_path[0] = '\0';
+}
+
 /* The unit's cgroup is asked of systemd only when a signal said the unit
  * changed (or never yet): a cycle with nothing changed makes no call. */
 int np_systemd_read_unit(struct np_enforcer *e, const char *unit,
@@ -250,7 +267,6 @@ int np_systemd_read_unit(struct np_enforcer *e, const char *unit,
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
 	if (u->dirty || !u->cgroup[0]) {
 		struct np_systemd_unit_props ui;
-		char e2[256];
 		if (!u->dirty && u->queried) {
 			snprintf(slice, slicelen, "%s", u->slice_path);
 			return np_errf(err, errlen, -ENOENT,
@@ -258,14 +274,7 @@ int np_systemd_read_unit(struct np_enforcer *e, const char *unit,
 		}
 		if ((r = np_systemd_unit_info(s, unit, false, &ui, err, errlen)) < 0)
 			return r;
-		u->dirty = false;
-		u->queried = true;
-		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
-		u->slice_path[0] = '\0';
-		if (ui.slice[0] &&
-		    np_systemd_slice_path(ui.slice, u->slice_path,
-				     sizeof(u->slice_path), e2, sizeof(e2)) < 0)
-			u->slice_path[0] = '\0';
+		take_answer(u, &ui);
 		snprintf(slice, slicelen, "%s", u->slice_path);
 		if (ui.load != NP_SYSTEMD_LOADED || !ui.cgroup[0])
 			return np_errf(err, errlen, -ENOENT,
@@ -332,17 +341,7 @@ int np_systemd_unit_runs(struct systemd_backend *s, struct host_unit *u,
 		int r = np_systemd_unit_info(s, u->unit, false, &ui, err, errlen);
 		if (r < 0)
 			return r;
-		char e2[256];
-		u->dirty = false;
-		u->queried = true;
-		snprintf(u->cgroup, sizeof(u->cgroup), "%s", ui.cgroup);
-		/* what read_unit would have kept of the same answer */
-		u->slice_path[0] = '\0';
-		if (ui.slice[0] &&
-		    np_systemd_slice_path(ui.slice, u->slice_path,
-					  sizeof(u->slice_path), e2,
-					  sizeof(e2)) < 0)
-			u->slice_path[0] = '\0';
+		take_answer(u, &ui); /* as read_unit keeps it */
 		if (ui.load != NP_SYSTEMD_LOADED)
 			u->cgroup[0] = '\0';
 	}
