@@ -2010,6 +2010,23 @@ static void test_cache_watched_proc_names(void **state)
 /* With full_ms, a cached file is read again only when it was written
  * (its IN_MODIFY watch), or at a full scan; np_cgroup_cache_drain says
  * when a watched file was written. */
+/* The next generation's read of np/W: its CPUs are cpus_want and its
+ * memory nodes mems_want. */
+static void next_read_w(struct np_cgroup_cache *c, struct fx *f,
+			const char *cpus_want, np_nodemask mems_want)
+{
+	np_cpuset cpus, want = np_test_cpus(cpus_want);
+	np_nodemask mems;
+	char err[512];
+
+	np_cgroup_cache_next(c);
+	assert_int_equal(np_cgroup_read_cpuset(c, &f->root, "W", &cpus, &mems,
+					       err, sizeof(err)),
+			 0);
+	assert_true(np_cpuset_equal(&cpus, &want));
+	assert_int_equal(mems, mems_want);
+}
+
 static void test_cache_watched(void **state)
 {
 	struct fx *f = *state;
@@ -2070,30 +2087,14 @@ static void test_cache_watched(void **state)
 	 * was read (its change without a write is not seen, as above) */
 	mmap_put(f, "np/W", "cpuset.mems", "1\n\n\n");
 	put(f, "np/W", "cpuset.cpus", "4\n");
-	np_cgroup_cache_next(&c);
-	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
-					       err, sizeof(err)),
-			 0);
-	want = np_test_cpus("4");
-	assert_true(np_cpuset_equal(&cpus, &want));
-	assert_int_equal(mems, 0x3);
+	next_read_w(&c, f, "4", 0x3);
 	/* and the other one, once it is written */
 	put(f, "np/W", "cpuset.mems", "1\n");
-	np_cgroup_cache_next(&c);
-	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
-					       err, sizeof(err)),
-			 0);
-	assert_true(np_cpuset_equal(&cpus, &want));
-	assert_int_equal(mems, 0x2);
+	next_read_w(&c, f, "4", 0x2);
 	put(f, "np/W", "cpuset.cpus", "3\n");
 	put(f, "np/W", "cpuset.mems", "0-1\n");
-	np_cgroup_cache_next(&c);
-	assert_int_equal(np_cgroup_read_cpuset(&c, &f->root, "W", &cpus, &mems,
-					       err, sizeof(err)),
-			 0);
+	next_read_w(&c, f, "3", 0x3);
 	want = np_test_cpus("3");
-	assert_true(np_cpuset_equal(&cpus, &want));
-	assert_int_equal(mems, 0x3);
 
 	/* missed again, then found by the full scan when it is due */
 	mmap_put(f, "np/W", "cpuset.cpus", "6\n");
