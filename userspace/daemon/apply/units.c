@@ -33,8 +33,12 @@ struct uname {
  * pending or not), the components of container workloads' cgroups (a
  * unit's name is one component of its cgroup's path, and names one unit
  * only: crun's and podman's scope holds the container's cgroup), and the
- * units the enforcer lists beside the scope this cycle (copied). */
+ * units the enforcer lists beside the scope this cycle (copied). The
+ * first two are made at the first question (is_wl, is_held): a cycle
+ * with no unit to ask about, the usual one, sorts nothing. */
 struct unit_lookup {
+	const struct np_daemon *d;
+	bool built, failed;
 	struct uname *wl, *held, *listed;
 	int nwl, nheld, nlisted;
 	char (*names)[NP_UNIT_NAME_MAX];
@@ -55,21 +59,27 @@ static bool in_names(const struct uname *v, int n, const char *unit)
 	return n && bsearch(&k, v, (size_t)n, sizeof(k), uname_cmp);
 }
 
+static void lookup_init(const struct np_daemon *d, struct unit_lookup *lk)
+{
+	memset(lk, 0, sizeof(*lk));
+	lk->d = d;
+}
+
 static void lookup_free(struct unit_lookup *lk)
 {
 	free(lk->wl);
 	free(lk->held);
 	free(lk->listed);
 	free(lk->names);
-	memset(lk, 0, sizeof(*lk));
+	lookup_init(lk->d, lk);
 }
 
 /* The workloads' units and container cgroups' components: 0, -ENOMEM. */
-static int lookup_build(const struct np_daemon *d, struct unit_lookup *lk)
+static int lookup_build(struct unit_lookup *lk)
 {
+	const struct np_daemon *d = lk->d;
 	int ncomp = 0;
 
-	memset(lk, 0, sizeof(*lk));
 	for (int w = 0; w < d->st.nworkloads; w++)
 		for (const char *c = d->st.w[w]->req.container_id
 					      ? d->st.w[w]->req.cgroup
@@ -78,10 +88,8 @@ static int lookup_build(const struct np_daemon *d, struct unit_lookup *lk)
 			ncomp += *c == '/' || c == d->st.w[w]->req.cgroup;
 	lk->wl = calloc((size_t)d->st.nworkloads + 1, sizeof(*lk->wl));
 	lk->held = calloc((size_t)ncomp + 1, sizeof(*lk->held));
-	if (!lk->wl || !lk->held) {
-		lookup_free(lk);
-		return -ENOMEM;
-	}
+	if (!lk->wl || !lk->held)
+		return -ENOMEM; /* freed by lookup_free */
 	for (int w = 0; w < d->st.nworkloads; w++) {
 		const struct np_workload_req *q = &d->st.w[w]->req;
 		if (q->unit)
@@ -97,6 +105,33 @@ static int lookup_build(const struct np_daemon *d, struct unit_lookup *lk)
 	qsort(lk->wl, (size_t)lk->nwl, sizeof(*lk->wl), uname_cmp);
 	qsort(lk->held, (size_t)lk->nheld, sizeof(*lk->held), uname_cmp);
 	return 0;
+}
+
+/* Made at the first question; without memory, every unit counts as a
+ * workload's (nothing is done to it) and the cycle says so once. */
+static bool lookup_ready(struct unit_lookup *lk)
+{
+	if (!lk->built && !lk->failed) {
+		lk->built = true;
+		if (lookup_build(lk) < 0) {
+			lk->failed = true;
+			np_log(LOG_ERR, "units: out of memory; nothing done to "
+					"units this cycle, tried again the next");
+		}
+	}
+	return !lk->failed;
+}
+
+/* Is unit a workload's (admitted, pending or not)? */
+static bool is_wl(struct unit_lookup *lk, const char *unit)
+{
+	return !lookup_ready(lk) || in_names(lk->wl, lk->nwl, unit);
+}
+
+/* Does unit's cgroup hold a container workload's? */
+static bool is_held(struct unit_lookup *lk, const char *unit)
+{
+	return !lookup_ready(lk) || in_names(lk->held, lk->nheld, unit);
 }
 
 /* The units the enforcer lists beside the scope, into lk (names copied):
@@ -277,14 +312,10 @@ void np_daemon_stale_units(struct np_daemon *d)
 
 	if (!d->enf || !d->enf->ops->recorded_unit)
 		return;
-	if (lookup_build(d, &lk) < 0) {
-		np_log(LOG_ERR, "units of earlier workloads: out of memory; "
-				"not given back");
-		return;
-	}
+	lookup_init(d, &lk);
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
-		if (in_names(lk.wl, lk.nwl, unit))
+		if (is_wl(&lk, unit))
 			continue;
 		np_log(LOG_INFO,
 		       "unit %s still has the CPUs of a workload that is "
@@ -302,15 +333,17 @@ void np_daemon_stale_units(struct np_daemon *d)
  * the meantime is its workload's again; one that still runs beside the
  * scope is confined instead (strays); one that is stopped gets nothing
  * until it runs again (the enforcer keeps its record). */
-static int units_given_back(struct np_daemon *d, const struct unit_lookup *lk)
+static int units_given_back(struct np_daemon *d, struct unit_lookup *lk)
 {
 	int writes = 0;
 
+	if (d->nunit_left && !lookup_ready(lk))
+		return 0; /* kept for the next cycle */
 	for (int i = 0; i < d->nunit_left; i++) {
 		struct np_unit_left *l = &d->unit_left[i];
 		const char *u = l->unit;
 		char err[1024];
-		bool taken = in_names(lk->wl, lk->nwl, u);
+		bool taken = is_wl(lk, u);
 		int r = 0;
 		if (!taken &&
 		    (r = d->enf->ops->release_unit(d->enf, u, err,
@@ -403,7 +436,7 @@ static int after_given_back(struct np_daemon *d, int i, const char *unit)
  * in the kernel's cgroup.events, systemd asked only after its signals.
  * A release that fails is tried again each cycle, logged once
  * (unit_left). */
-static int strays_gone(struct np_daemon *d, const struct unit_lookup *lk)
+static int strays_gone(struct np_daemon *d, struct unit_lookup *lk)
 {
 	char unit[NP_UNIT_NAME_MAX], err[1024];
 	int writes = 0;
@@ -411,8 +444,7 @@ static int strays_gone(struct np_daemon *d, const struct unit_lookup *lk)
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
 		/* still there, or already to be given back */
-		bool skip = in_names(lk->wl, lk->nwl, unit) ||
-			    in_names(lk->held, lk->nheld, unit) ||
+		bool skip = is_wl(lk, unit) || is_held(lk, unit) ||
 			    in_names(lk->listed, lk->nlisted, unit);
 		int r;
 		for (int k = 0; k < d->nunit_left && !skip; k++)
@@ -444,15 +476,14 @@ static int strays_gone(struct np_daemon *d, const struct unit_lookup *lk)
  * gets back what it had before the plan writes the container's CPUs:
  * a cgroup gets no CPU its parent lacks. */
 static int holders_given_back(struct np_daemon *d,
-			      const struct unit_lookup *lk)
+			      struct unit_lookup *lk)
 {
 	char unit[NP_UNIT_NAME_MAX], err[1024];
 	int writes = 0, r;
 
 	for (int i = 0; d->enf->ops->recorded_unit(d->enf, i, unit,
 						   sizeof(unit)) > 0; i++) {
-		if (in_names(lk->wl, lk->nwl, unit) ||
-		    !in_names(lk->held, lk->nheld, unit))
+		if (is_wl(lk, unit) || !is_held(lk, unit))
 			continue;
 		r = d->enf->ops->confine_unit(d->enf, unit, NULL, true, err,
 					      sizeof(err));
@@ -491,8 +522,7 @@ static int strays_phase(struct np_daemon *d, struct unit_lookup *lk,
 		return writes;
 	}
 	for (int i = 0; i < lk->nlisted; i++)
-		if (!in_names(lk->wl, lk->nwl, lk->names[i]) &&
-		    !in_names(lk->held, lk->nheld, lk->names[i]))
+		if (!is_wl(lk, lk->names[i]) && !is_held(lk, lk->names[i]))
 			writes += one_stray(d, lk->names[i], shared, before);
 	if (!before && d->enf->ops->recorded_unit)
 		writes += strays_gone(d, lk);
@@ -507,10 +537,7 @@ int np_daemon_units_phase(struct np_daemon *d, bool before)
 
 	if (!d->enf || !d->enf->ops->set_unit)
 		return 0;
-	if (lookup_build(d, &lk) < 0) {
-		np_log(LOG_ERR, "units: out of memory; tried again next cycle");
-		return 0;
-	}
+	lookup_init(d, &lk);
 	if (before)
 		writes += units_given_back(d, &lk);
 	np_state_pools(&d->st, &p);
