@@ -134,8 +134,8 @@ static void test_moved_bad(void **state)
 	static const char *const bad[] = {
 		"{\"version\": 1,",
 		"{\"version\": 2, \"units\": {}}",
-		"{\"version\": 1, \"units\": {\"system.slice\": {\"cpus\": "
-		"\"x\", \"mems\": null}}}",
+		("{\"version\": 1, \"units\": {\"system.slice\": {\"cpus\": "
+		 "\"x\", \"mems\": null}}}"),
 	};
 	struct fx *x = *state;
 	char err[512], want[4200];
