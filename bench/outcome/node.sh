@@ -175,6 +175,7 @@ config_json() { # CONFIG
 {
   "spec_dir": "$W/specs", "state_dir": "$W/state",
   "socket": "$W/run/numaplace.sock", "run_dir": "$W/run",
+  "runtime_dir": "$W/run",
   "bpf_pin_path": "$PIN", "cgroup_parent": "-.slice",
   "reconcile_period_s": 1, $shared
   "host_isolation": "$hostiso",
@@ -231,7 +232,7 @@ slice_cpus() {
 placed_as() {
 	local sl x
 	[[ $1 == cpusets ]] && return 0
-	[[ -f $W/state/hostiso.json ]] || return 1
+	[[ -f $W/run/hostiso.json ]] || return 1
 	for sl in system.slice user.slice init.scope; do
 		for x in $(expand "$(slice_cpus $sl)"); do
 			[[ ",$P," == *",$x,"* ]] && return 1

@@ -46,6 +46,10 @@ struct np_config {
 	bool create_cgroups;       /* mkdir missing workload cgroups */
 	char spec_dir[NP_PATH_MAX];
 	char state_dir[NP_PATH_MAX];
+	/* "runtime_dir" (default /run/numaplace, a tmpfs): the records of
+	 * what numaplaced changed on the host until a reboot (host-units.json,
+	 * hostiso.json), which a full state disk must not stop. */
+	char runtime_dir[NP_PATH_MAX];
 	char socket_path[NP_PATH_MAX];
 	char bpf_pin_path[NP_PATH_MAX];
 	struct np_verify_config verify;

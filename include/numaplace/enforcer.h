@@ -206,7 +206,8 @@ int np_enforcer_cgroupfs_open(struct np_enforcer **out,
  * relative to the hierarchy root goes into managed[]. Host cgroups
  * (host[0..nhost), each the cgroup of a unit: NAME.slice, NAME.scope,
  * NAME.service) get AllowedCPUs through SetUnitProperties(runtime); what
- * they had before is kept in o->state_dir/host-units.json and given back
+ * they had before is kept in o->runtime_dir/host-units.json (moved there
+ * at open from o->state_dir, an older release's place) and given back
  * at shutdown (an explicit full range where they had none: an empty
  * AllowedCPUs= does not give CPUs back).
  */
@@ -216,7 +217,9 @@ struct np_enforcer_systemd_opts {
 	const char *scope;	 /* "numaplace-workloads.scope" */
 	const char *bus_address; /* NULL: systemd's private socket, then
 				    the system bus */
-	const char *state_dir;	 /* host-units.json */
+	const char *runtime_dir; /* host-units.json */
+	const char *state_dir;	 /* where an older release kept it; NULL:
+				    none */
 	const char *const *holder_argv; /* the scope's first process */
 	np_cpuset online;	 /* the scope's CPUs; host units' full range */
 	np_cpuset nodes;	 /* every memory node (as numbers) */

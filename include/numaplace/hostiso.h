@@ -13,8 +13,9 @@
  * Each of them gets its original set minus the isolated CPUs (the
  * housekeeping CPUs, online minus isolated, when nothing online is left),
  * so that a smaller isolated set gives CPUs back. Before the first change
- * of an item, its original is recorded in STATE_DIR/hostiso.json (written
- * atomically and durably); restore writes the originals back and removes
+ * of an item, its original is recorded in RUNTIME_DIR/hostiso.json (written
+ * atomically and durably; a tmpfs, gone at a reboot as the affinities
+ * are); restore writes the originals back and removes
  * the file. A file left by a crash is loaded before anything is written,
  * so originals are never replaced by values numaplace wrote itself.
  *
@@ -41,7 +42,11 @@ struct np_hostiso_opts {
 	 * mirrors proc/irq/N/smp_affinity_list, proc/irq/default_smp_affinity,
 	 * sys/devices/virtual/workqueue/cpumask and proc/PID/{stat,status}. */
 	const char *root;
-	/* Where hostiso.json lives (the daemon's state_dir). */
+	/* Where hostiso.json lives (the daemon's runtime_dir: the record
+	 * lasts as long as the affinities it undoes, until a reboot). */
+	const char *runtime_dir;
+	/* Where an older numaplaced kept it (the daemon's state_dir; NULL:
+	 * none): one found there is moved to runtime_dir at the first load. */
 	const char *state_dir;
 	/* Kernel threads get their CPUs through this (0 or -errno). NULL:
 	 * sched_setaffinity(2) under the real root; under a test root,
@@ -78,7 +83,11 @@ void np_hostiso_close(struct np_hostiso *h);
  * Read hostiso.json (left by a crash or an unclean stop): 1 when it holds
  * originals (now known to h: apply keeps them, restore writes them), 0
  * when there is none, -EINVAL naming the field when it is not valid.
- * apply and restore load it themselves when not done yet.
+ * One read from state_dir (an upgrade) is written to runtime_dir, then
+ * removed from state_dir; beside one in runtime_dir, which wins, it is
+ * removed (-errno naming the file when either cannot be done, h then
+ * knowing nothing). apply and restore load it themselves when not done
+ * yet.
  */
 int np_hostiso_load(struct np_hostiso *h, char *err, size_t errlen);
 /* Originals are recorded (loaded or written by an apply). */

@@ -130,7 +130,9 @@ echo '{}' >"$R/etc/numaplace/numaplace.json"
 echo '{"name": "w", "qos": "LS", "containers": [{"name": "m"}]}' >"$R/etc/numaplace/workloads.d/w.json"
 mkdir -p "$R/var/lib/numaplace" "$R/run/numaplace" "$R/sys/fs/bpf/numaplace/v2"
 echo '{}' >"$R/var/lib/numaplace/state.json"
-echo '{}' >"$R/var/lib/numaplace/host-units.json"
+echo '{}' >"$R/var/lib/numaplace/host-units.json" # an older release's place
+echo '{}' >"$R/run/numaplace/host-units.json"
+echo '{}' >"$R/run/numaplace/hostiso.json"
 run prerm upgrade 0.5
 check "upgrade: prerm stops nothing" test "$(calls stop)" = 0
 run postinst configure 0.5
@@ -143,6 +145,8 @@ check "remove: prerm stops it (its clean stop gives the host back)" \
 run postrm remove
 check "  postrm keeps the state, the configuration and the specs" \
 	test -f "$R/var/lib/numaplace/state.json" -a -f "$R/etc/numaplace/numaplace.json" -a -f "$R/etc/numaplace/workloads.d/w.json"
+check "  and the records of host changes (/run/numaplace: what a stop did not give back)" \
+	test -f "$R/run/numaplace/host-units.json" -a -f "$R/run/numaplace/hostiso.json"
 run postrm purge
 check "purge: /var/lib/numaplace, /etc/numaplace, /run/numaplace and the BPF pins are gone" \
 	test ! -e "$R/var/lib/numaplace" -a ! -e "$R/etc/numaplace" -a ! -e "$R/run/numaplace" -a ! -e "$R/sys/fs/bpf/numaplace"

@@ -20,7 +20,8 @@ setup() {
                  "topology_policy": "restricted"},
  "topology": "$PWD/tests/data/topology/vm-2node.json",
  "reconcile_period_s": 0.2, "cgroup_root": "$1/cg", "fake_cgroup_root": true,
- "spec_dir": "$1/specs", "state_dir": "$1/state", "socket": "$1/np.sock",
+ "spec_dir": "$1/specs", "state_dir": "$1/state", "runtime_dir": "$1/run",
+ "socket": "$1/np.sock",
  "metrics": {"listen": ""}}
 JSON
 }

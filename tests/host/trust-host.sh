@@ -309,6 +309,20 @@ timeout 20 "$build/numaplaced" -c "$tmp/np.json" >"$tmp/start.out" 2>&1
 check "a state directory its group may write: refused, exit $?" \
 	grep -q "state directory $tmp/state: mode 0770 lets its group" "$tmp/start.out"
 chmod 0700 "$tmp/state"
+# the records of host changes (runtime_dir): trusted as the state is
+mkdir -p "$tmp/run"
+echo '{"version": 1, "units": {}}' >"$tmp/run/host-units.json"
+chmod 0666 "$tmp/run/host-units.json"
+timeout 20 "$build/numaplaced" -c "$tmp/np.json" >"$tmp/start.out" 2>&1
+rc=$?
+check "a record of host changes anyone may write: numaplaced refuses to start, exit 2 ($rc)" test $rc -eq 2
+check "  naming it" grep -q "state file $tmp/run/host-units.json: mode 0666 lets anyone write it" "$tmp/start.out"
+rm -f "$tmp/run/host-units.json"
+chmod 0777 "$tmp/run"
+timeout 20 "$build/numaplaced" -c "$tmp/np.json" >"$tmp/start.out" 2>&1
+check "a runtime directory anyone may write: refused, exit $?" \
+	grep -q "runtime directory $tmp/run: mode 0777 lets anyone" "$tmp/start.out"
+chmod 0755 "$tmp/run"
 
 # ---- 3. the control socket: socket_read_group ------------------------------------------
 G=4242

@@ -50,9 +50,10 @@ void fake_daemon_start(struct fake_daemon *x, const char *name)
 		 " \"topology\": \"tests/data/topology/vm-2node.json\","
 		 " \"shared_cgroups\": [\"system.slice\"],"
 		 " \"spec_dir\": \"%s/specs\", \"state_dir\": \"%s/state\","
+		 " \"runtime_dir\": \"%s/run\","
 		 " \"socket\": \"%s/np.sock\", \"verify\": {\"enabled\": "
 		 "\"off\"}}",
-		 x->dir, x->dir, x->dir);
+		 x->dir, x->dir, x->dir, x->dir);
 	snprintf(path, sizeof(path), "%s/np.json", x->dir);
 	fake_write_file(path, cfg);
 	x->f = fake_enforcer_new();

@@ -66,6 +66,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.cpu_online_file, "/sys/devices/system/cpu/online");
 	assert_string_equal(c.cgroup_parent, "numaplace.slice");
 	assert_string_equal(c.state_dir, "/var/lib/numaplace");
+	assert_string_equal(c.runtime_dir, "/run/numaplace");
 	assert_int_equal(c.policy.cpu_policy, NP_CPU_POLICY_NONE);
 	assert_true(c.create_cgroups);
 	assert_false(c.fake_cgroup_root);
@@ -193,6 +194,21 @@ static void test_errors(void **state)
 	    "config.state_dir: \"/var/lib/np\" and spec_dir \"/var/lib/np\" must be apart");
 	bad("{\"spec_dir\": \"/var/lib/np/specs\", \"state_dir\": \"/var/lib/np/\"}",
 	    "must be apart (neither in the other)");
+	/* runtime_dir: the records of what numaplaced changed on the host;
+	 * in state_dir they would be taken for an older release's and
+	 * moved, in spec_dir read as specs */
+	bad("{\"runtime_dir\": \"/var/lib/numaplace\"}",
+	    "config.runtime_dir: \"/var/lib/numaplace\" must be apart from "
+	    "state_dir \"/var/lib/numaplace\" and spec_dir "
+	    "\"/etc/numaplace/workloads.d\" (neither in the other)");
+	bad("{\"runtime_dir\": \"/var/lib/numaplace/run\"}",
+	    "config.runtime_dir: \"/var/lib/numaplace/run\" must be apart");
+	bad("{\"runtime_dir\": \"/etc/numaplace\"}",
+	    "config.runtime_dir: \"/etc/numaplace\" must be apart");
+	bad("{\"runtime_dir\": \"run\"}",
+	    "config.runtime_dir: \"run\" must be an absolute path");
+	bad("{\"runtime_dir\": \"/run/../var\"}", "must not contain \"..\"");
+	bad("{\"runtime_dir\": 3}", "config.runtime_dir");
 	bad("{\"cgroup_parent\": \"np\", \"shared_cgroups\": [\"hostd\", \"np/web\"]}",
 	    "config.shared_cgroups[1]: \"np/web\" is, holds or is inside "
 	    "cgroup_parent \"np\"");

@@ -5,7 +5,9 @@
  * past it, the exact size accepted), a symbolic link, a device and a
  * directory refused when asked; an atomic replace that leaves the mode
  * asked whatever the umask, no temp file, and the old content when it
- * fails; mkdir -p over existing parents and -ENOTDIR on a file.
+ * fails; mkdir -p over existing parents and -ENOTDIR on a file; a file
+ * read where it is, or where it was (the old directory's, said), and
+ * removed durably, one that is not there being no error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -188,6 +190,102 @@ static void test_mkdir_p(void **state)
 	assert_int_equal(np_mkdir_p("", 0700), -EINVAL);
 }
 
+/* np_read_moved_at: the new place's wins; the old one's read (and said)
+ * only when the new one has none, its errors too; neither: -ENOENT. */
+static void test_read_moved(void **state)
+{
+	int nd, od;
+	char *out;
+	bool old = true;
+
+	(void)state;
+	assert_int_equal(np_mkdir_p(at("new"), 0700), 0);
+	assert_int_equal(np_mkdir_p(at("old"), 0700), 0);
+	nd = open(at("new"), O_RDONLY | O_DIRECTORY);
+	od = open(at("old"), O_RDONLY | O_DIRECTORY);
+	assert_true(nd >= 0 && od >= 0);
+	assert_int_equal(np_read_moved_at(nd, od, "r", 0, 64, &out, NULL, &old),
+			 -ENOENT);
+	assert_false(old);
+	put("old/r", "was");
+	assert_int_equal(np_read_moved_at(nd, -1, "r", 0, 64, &out, NULL, &old),
+			 -ENOENT);
+	assert_int_equal(np_read_moved_at(nd, od, "r", 0, 64, &out, NULL, &old), 0);
+	assert_true(old);
+	assert_string_equal(out, "was");
+	free(out);
+	put("new/r", "is");
+	assert_int_equal(np_read_moved_at(nd, od, "r", 0, 64, &out, NULL, &old), 0);
+	assert_false(old);
+	assert_string_equal(out, "is");
+	free(out);
+	assert_int_equal(unlink(at("new/r")), 0);
+	put("old/r", "longer than four");
+	assert_int_equal(np_read_moved_at(nd, od, "r", 0, 4, &out, NULL, &old),
+			 -EFBIG);
+	assert_true(old);
+	close(nd);
+	close(od);
+}
+
+/* np_finish_move_at: written to the new place, then removed from the
+ * old one; read from the new place, a stale old copy removed; each
+ * failure says its step, a failed write touching neither. */
+static void test_finish_move(void **state)
+{
+	int nd, od;
+	bool removing;
+
+	(void)state;
+	assert_int_equal(np_mkdir_p(at("mn"), 0700), 0);
+	assert_int_equal(np_mkdir_p(at("mo"), 0700), 0);
+	nd = open(at("mn"), O_RDONLY | O_DIRECTORY);
+	od = open(at("mo"), O_RDONLY | O_DIRECTORY);
+	assert_true(nd >= 0 && od >= 0);
+	put("mo/r", "rec");
+	assert_int_equal(mkdir(at("mn/r.tmp"), 0700), 0); /* cannot write */
+	assert_int_equal(np_finish_move_at(nd, od, "r", "rec", 3, 0600, true,
+					   &removing), -EISDIR);
+	assert_false(removing);
+	assert_int_equal(access(at("mn/r"), F_OK), -1);
+	assert_string_equal(np_test_get(dir, "mo/r"), "rec");
+	assert_int_equal(rmdir(at("mn/r.tmp")), 0);
+	assert_int_equal(np_finish_move_at(nd, od, "r", "rec", 3, 0600, true,
+					   &removing), 0);
+	assert_string_equal(np_test_get(dir, "mn/r"), "rec");
+	assert_int_equal(access(at("mo/r"), F_OK), -1);
+	put("mo/r", "stale");
+	assert_int_equal(np_finish_move_at(nd, od, "r", "x", 1, 0600, false,
+					   &removing), 0);
+	assert_string_equal(np_test_get(dir, "mn/r"), "rec");
+	assert_int_equal(access(at("mo/r"), F_OK), -1);
+	assert_int_equal(mkdir(at("mo/r"), 0700), 0); /* cannot remove */
+	assert_int_equal(np_finish_move_at(nd, od, "r", "x", 1, 0600, false,
+					   &removing), -EISDIR);
+	assert_true(removing);
+	close(nd);
+	close(od);
+}
+
+/* np_unlink_durable_at: removed; not there, or no directory: 0. */
+static void test_unlink_durable(void **state)
+{
+	int fd;
+
+	(void)state;
+	assert_int_equal(np_mkdir_p(at("u"), 0700), 0);
+	fd = open(at("u"), O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	put("u/f", "x");
+	assert_int_equal(np_unlink_durable_at(fd, "f"), 0);
+	assert_int_equal(access(at("u/f"), F_OK), -1);
+	assert_int_equal(np_unlink_durable_at(fd, "f"), 0);
+	assert_int_equal(np_unlink_durable_at(-1, "f"), 0);
+	assert_int_equal(mkdir(at("u/d"), 0700), 0);
+	assert_int_equal(np_unlink_durable_at(fd, "d"), -EISDIR);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +293,9 @@ int main(void)
 	    cmocka_unit_test(test_read_refusals),
 	    cmocka_unit_test(test_atomic_replace),
 	    cmocka_unit_test(test_mkdir_p),
+	    cmocka_unit_test(test_read_moved),
+	    cmocka_unit_test(test_finish_move),
+	    cmocka_unit_test(test_unlink_durable),
 	};
 	return cmocka_run_group_tests_name("fileio", tests, setup, teardown);
 }

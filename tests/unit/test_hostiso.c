@@ -36,7 +36,7 @@
 
 struct fx {
 	char dir[64];
-	char root[96], state[96];
+	char root[96], run[96], state[96]; /* state: an older release's */
 	struct np_hostiso *h;
 	int calls; /* set_affinity hook */
 };
@@ -93,7 +93,8 @@ static const char *status_cpus(struct fx *x, int pid)
 
 static void open_h(struct fx *x)
 {
-	struct np_hostiso_opts o = {.root = x->root, .state_dir = x->state,
+	struct np_hostiso_opts o = {.root = x->root, .runtime_dir = x->run,
+				    .state_dir = x->state,
 				    .set_affinity = set_aff, .ctx = x};
 	char err[512];
 
@@ -111,6 +112,8 @@ static int setup(void **state)
 	snprintf(x->root, sizeof(x->root), "%s/root", x->dir);
 	snprintf(x->state, sizeof(x->state), "%s/state", x->dir);
 	assert_int_equal(mkdir(x->state, 0700), 0);
+	snprintf(x->run, sizeof(x->run), "%s/run", x->dir);
+	assert_int_equal(mkdir(x->run, 0755), 0);
 	np_test_put(x->root, "proc/irq/0/smp_affinity_list", "0-7\n");
 	np_test_put(x->root, "proc/irq/1/smp_affinity_list", "5\n");
 	np_test_put(x->root, "proc/irq/24/smp_affinity_list", "0-7\n");
@@ -165,7 +168,7 @@ static void apply_ok(struct fx *x, const char *isolated,
 static bool save_exists(struct fx *x)
 {
 	char path[160];
-	snprintf(path, sizeof(path), "%s/hostiso.json", x->state);
+	snprintf(path, sizeof(path), "%s/hostiso.json", x->run);
 	return access(path, F_OK) == 0;
 }
 
@@ -241,7 +244,7 @@ static void test_idempotent(void **state)
 	struct stat s1, s2;
 
 	apply_ok(x, "1,5", &rep);
-	snprintf(save, sizeof(save), "%s/hostiso.json", x->state);
+	snprintf(save, sizeof(save), "%s/hostiso.json", x->run);
 	assert_int_equal(stat(save, &s1), 0);
 	for (int i = 0; files[i]; i++)
 		before[i] = mtime(x, files[i]);
@@ -423,7 +426,7 @@ static void bad_save(struct fx *x, const char *text, const char *field)
 	struct np_hostiso_report rep;
 	char path[160], err[512];
 
-	snprintf(path, sizeof(path), "%s/hostiso.json", x->state);
+	snprintf(path, sizeof(path), "%s/hostiso.json", x->run);
 	fake_write_file(path, text);
 	np_hostiso_close(x->h);
 	open_h(x);
@@ -436,7 +439,7 @@ static void bad_save(struct fx *x, const char *text, const char *field)
 			 -EINVAL);
 	assert_originals(x);
 	assert_int_equal(x->calls, 0);
-	assert_string_equal(np_test_get(x->root, "../state/hostiso.json"), text);
+	assert_string_equal(np_test_get(x->root, "../run/hostiso.json"), text);
 }
 
 /* A save file that is not valid: the error names the field, and neither
@@ -463,6 +466,123 @@ static void test_bad_save(void **state)
 	bad_save(x, "{\"version\": 1,", "line 1");
 }
 
+/* Where an older numaplaced kept the record (the state directory, "old")
+ * or where it is kept now (the runtime directory): there or not. */
+static bool in_dir(struct fx *x, bool old)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/hostiso.json", old ? x->state : x->run);
+	return access(path, F_OK) == 0;
+}
+
+/* After a crash: the record as apply "1,5" left it, the tree isolated;
+ * the record then moved by hand to the state directory, as an older
+ * numaplaced kept it. Its text in *text (heap). */
+static void crash_with_old_record(struct fx *x, char **text)
+{
+	struct np_hostiso_report rep;
+	char from[160], to[160];
+
+	apply_ok(x, "1,5", &rep);
+	np_hostiso_close(x->h);
+	x->h = NULL;
+	assert_non_null(*text = strdup(np_test_get(x->root, "../run/hostiso.json")));
+	snprintf(from, sizeof(from), "%s/hostiso.json", x->run);
+	snprintf(to, sizeof(to), "%s/hostiso.json", x->state);
+	assert_int_equal(rename(from, to), 0);
+	open_h(x);
+}
+
+/* An upgrade: the record is in the state directory only. It is adopted:
+ * written to the runtime directory byte for byte, then removed from the
+ * state directory; restore gives every original back from it. */
+static void test_moved(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512], *text;
+
+	crash_with_old_record(x, &text);
+	assert_int_equal(np_hostiso_load(x->h, err, sizeof(err)), 1);
+	assert_false(in_dir(x, true));
+	assert_string_equal(np_test_get(x->root, "../run/hostiso.json"), text);
+	free(text);
+	np_hostiso_close(x->h);
+	open_h(x); /* the next start reads the runtime's */
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_originals(x);
+	assert_false(in_dir(x, false));
+}
+
+/* Both there: the runtime directory's wins (the state directory's is an
+ * older release's: here one whose originals are wrong), and the other is
+ * removed. */
+static void test_moved_both(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512], *text;
+
+	crash_with_old_record(x, &text);
+	np_test_put(x->root, "../run/hostiso.json", text);
+	np_test_put(x->root, "../state/hostiso.json",
+		    "{\"version\": 1, \"isolated\": \"1,5\", \"irqs\": "
+		    "[{\"irq\": 0, \"affinity\": \"3\\n\"}], \"kthreads\": []}");
+	assert_int_equal(np_hostiso_load(x->h, err, sizeof(err)), 1);
+	assert_false(in_dir(x, true));
+	assert_string_equal(np_test_get(x->root, "../run/hostiso.json"), text);
+	free(text);
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_originals(x); /* IRQ 0 "0-7", not the stale "3" */
+	assert_false(in_dir(x, false));
+}
+
+/* The state directory's record is not valid: the error names it there,
+ * and nothing moves, nothing is removed, nothing is written back. */
+static void test_moved_bad(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512], want[160];
+
+	np_test_put(x->root, "../state/hostiso.json", "{\"version\": 1,");
+	assert_int_equal(np_hostiso_load(x->h, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s/hostiso.json: line 1", x->state);
+	if (!strstr(err, want))
+		fail_msg("error \"%s\" does not name %s", err, want);
+	assert_string_equal(np_test_get(x->root, "../state/hostiso.json"),
+			    "{\"version\": 1,");
+	assert_false(in_dir(x, false));
+	assert_int_equal(apply(x, "1,5", &rep, err, sizeof(err)), -EINVAL);
+	assert_originals(x);
+	assert_int_equal(x->calls, 0);
+}
+
+/* The state directory cannot take the record (hostiso.json.tmp there is
+ * a directory: the write fails as on a full or read-only disk), the
+ * runtime directory can: the CPUs are isolated all the same, and the
+ * record is in the runtime directory. (Before the record moved there,
+ * apply failed: "writing STATE/hostiso.json: Is a directory", nothing
+ * isolated.) */
+static void test_state_unwritable(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char path[160], err[512];
+
+	snprintf(path, sizeof(path), "%s/hostiso.json.tmp", x->state);
+	assert_int_equal(mkdir(path, 0700), 0);
+	apply_ok(x, "1,5", &rep);
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "dd");
+	assert_string_equal(status_cpus(x, 2), "0,2-4,6-7");
+	assert_true(in_dir(x, false));
+	assert_false(in_dir(x, true));
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_originals(x);
+	assert_false(in_dir(x, false));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +599,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuse_all, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_save, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_moved, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_moved_both, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_moved_bad, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_state_unwritable, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

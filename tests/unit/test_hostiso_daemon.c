@@ -51,11 +51,18 @@ static int setup(void **state)
 	"\"web\", \"qos\": \"LSE\"" extra ", \"containers\": [{\"name\": "    \
 	"\"main\", \"cpu\": \"2\"}]}}"
 
-static bool save_exists(struct fx *x)
+/* The record, in the runtime directory (where an older release kept it,
+ * the state directory: in_state). */
+static bool record_in(struct fx *x, const char *dir)
 {
 	char path[256];
-	snprintf(path, sizeof(path), "%s/state/hostiso.json", x->fd.dir);
+	snprintf(path, sizeof(path), "%s/%s/hostiso.json", x->fd.dir, dir);
 	return access(path, F_OK) == 0;
+}
+
+static bool save_exists(struct fx *x)
+{
+	return record_in(x, "run");
 }
 
 static void assert_originals(struct fx *x)
@@ -253,6 +260,65 @@ static void test_fake_without_root(void **state)
 	json_decref(st);
 }
 
+/* The chaos run's failure (docs/reliability.md, "The first 2-hour run"):
+ * a clean stop gave the originals back, and the next start found a state
+ * disk that takes no file (here STATE/hostiso.json.tmp is a directory:
+ * the record's write fails there as on a full or read-only disk). The
+ * record is in the runtime directory: the workload's CPUs lose their
+ * IRQs and workqueues again at the next cycle. (Before the record moved,
+ * each cycle failed "writing STATE/hostiso.json: Is a directory" and
+ * left them there.) */
+static void test_state_unwritable(void **state)
+{
+	struct fx *x = *state;
+	char path[256];
+
+	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
+	np_daemon_hostiso_shutdown(&x->fd.d);
+	assert_originals(x);
+	snprintf(path, sizeof(path), "%s/state/hostiso.json.tmp", x->fd.dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(np_daemon_reconcile(&x->fd.d), 0);
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0,2-4,6-7");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "dd");
+	assert_string_equal(np_test_get(x->root, "sys/devices/virtual/workqueue/cpumask"),
+			    "dd");
+	assert_true(save_exists(x));
+	assert_false(record_in(x, "state"));
+}
+
+/* An upgrade after a crash: the record where an older numaplaced kept it
+ * (STATE/hostiso.json), the tree isolated. The first cycle adopts it: its
+ * originals are kept (the release gives them back, not the isolated
+ * masks the tree shows), and it is in the runtime directory only. */
+static void test_upgrade(void **state)
+{
+	struct fx *x = *state;
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/state/hostiso.json", x->fd.dir);
+	fake_write_file(path,
+			   "{\"version\": 1, \"isolated\": \"1,5\", "
+			   "\"default_smp_affinity\": \"ff\\n\", "
+			   "\"workqueue_cpumask\": \"ff\\n\", \"irqs\": "
+			   "[{\"irq\": 0, \"affinity\": \"0-7\\n\"}, "
+			   "{\"irq\": 30, \"affinity\": \"0-7\\n\"}], "
+			   "\"kthreads\": []}");
+	np_test_put(x->root, "proc/irq/0/smp_affinity_list", "0,2-4,6-7\n");
+	np_test_put(x->root, "proc/irq/30/smp_affinity_list", "0,2-4,6-7\n");
+	np_test_put(x->root, "proc/irq/default_smp_affinity", "dd\n");
+	np_test_put(x->root, "sys/devices/virtual/workqueue/cpumask", "dd\n");
+	x->fd.d.cfg.host_isolation = NP_HOSTISO_EXCLUSIVE;
+	json_decref(fake_daemon_ok(&x->fd, ADMIT_WEB("")));
+	assert_true(save_exists(x));
+	assert_false(record_in(x, "state"));
+	json_decref(fake_daemon_ok(&x->fd, "{\"op\": \"release\", \"name\": \"web\"}"));
+	assert_originals(x);
+	assert_false(save_exists(x));
+	assert_false(record_in(x, "state"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +335,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_restart, setup,
 						fake_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_without_root, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_state_unwritable, setup,
+						fake_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade, setup,
 						fake_daemon_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

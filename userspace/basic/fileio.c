@@ -165,6 +165,48 @@ int np_replace_at(int dirfd, const char *name, const void *data, size_t len,
 	return replace_at(dirfd, name, data, len, mode, false);
 }
 
+int np_read_moved_at(int dirfd, int olddirfd, const char *name,
+		     unsigned flags, size_t max, char **out, size_t *outlen,
+		     bool *old)
+{
+	int r = np_read_at(dirfd, name, flags, max, out, outlen);
+
+	*old = false;
+	if (r != -ENOENT || olddirfd < 0)
+		return r;
+	r = np_read_at(olddirfd, name, flags, max, out, outlen);
+	*old = r != -ENOENT;
+	return r;
+}
+
+int np_finish_move_at(int dirfd, int olddirfd, const char *name,
+		      const void *data, size_t len, mode_t mode, bool old,
+		      bool *removing)
+{
+	int r;
+
+	*removing = false;
+	if (old && (r = np_write_atomic_at(dirfd, name, data, len, mode)))
+		return r;
+	*removing = true;
+	return np_unlink_durable_at(olddirfd, name);
+}
+
+int np_unlink_durable_at(int dirfd, const char *name)
+{
+	struct stat sb;
+
+	if (dirfd < 0)
+		return 0;
+	/* unlinkat(2) on a read-only file system is -EROFS even for a name
+	 * that is not there */
+	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -errno;
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		return -errno;
+	return fsync(dirfd) ? -errno : 0;
+}
+
 DIR *np_opendir_at(int dirfd, const char *path)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

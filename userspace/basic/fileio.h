@@ -54,6 +54,34 @@ int np_write_atomic_at(int dirfd, const char *name, const void *data,
 int np_replace_at(int dirfd, const char *name, const void *data, size_t len,
 		  mode_t mode);
 
+/*
+ * A file that moved from olddirfd to dirfd (a record an older release
+ * kept elsewhere): name is read from dirfd (np_read_at, flags and max
+ * alike) and, when it is not there, from olddirfd (-1: none): *old is
+ * then true, and what was read, or the error, is olddirfd's. -ENOENT when
+ * it is in neither.
+ */
+int np_read_moved_at(int dirfd, int olddirfd, const char *name,
+		     unsigned flags, size_t max, char **out, size_t *outlen,
+		     bool *old);
+
+/*
+ * The move's end, once what np_read_moved_at read is found good: read
+ * from olddirfd (old), data is written to dirfd (np_write_atomic_at,
+ * mode), then name removed from olddirfd; read from dirfd, a copy left in
+ * olddirfd (stale) is removed. 0, or -errno with *removing saying which
+ * step failed (a failed removal leaves dirfd's written: the next call
+ * finds it there).
+ */
+int np_finish_move_at(int dirfd, int olddirfd, const char *name,
+		      const void *data, size_t len, mode_t mode, bool old,
+		      bool *removing);
+
+/* Remove name from dirfd durably (the directory synced after). One that
+ * is not there, or dirfd -1, is 0 and nothing is written: a read-only
+ * file system without it is no error. */
+int np_unlink_durable_at(int dirfd, const char *name);
+
 /* The directory path names relative to dirfd ("." for dirfd itself), open
  * for readdir with its own position; NULL with errno set. */
 DIR *np_opendir_at(int dirfd, const char *path);

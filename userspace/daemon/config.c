@@ -31,6 +31,7 @@ void np_config_defaults(struct np_config *c)
 	c->create_cgroups = true;
 	snprintf(c->spec_dir, sizeof(c->spec_dir), "/etc/numaplace/workloads.d");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/numaplace");
+	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "/run/numaplace");
 	snprintf(c->socket_path, sizeof(c->socket_path),
 		 "/run/numaplace/numaplace.sock");
 	snprintf(c->bpf_pin_path, sizeof(c->bpf_pin_path),
@@ -605,6 +606,17 @@ static int check_overlaps(const struct np_config *n, char *err, size_t errlen)
 				    "\"%s\" and spec_dir \"%s\" must be apart "
 				    "(neither in the other)",
 				    n->state_dir, n->spec_dir);
+	/* one directory for both would take the records for an older
+	 * release's and remove them; in spec_dir they would be specs */
+	if (path_within(n->spec_dir, n->runtime_dir) ||
+	    path_within(n->runtime_dir, n->spec_dir) ||
+	    path_within(n->runtime_dir, n->state_dir) ||
+	    path_within(n->state_dir, n->runtime_dir))
+		return np_json_fail(err, errlen, "config", "runtime_dir",
+				    "\"%s\" must be apart from state_dir "
+				    "\"%s\" and spec_dir \"%s\" (neither in "
+				    "the other)",
+				    n->runtime_dir, n->state_dir, n->spec_dir);
 	for (int i = 0; i < 2; i++) {
 		const char *f = i ? n->export_.koordinator_file
 				  : n->export_.nrt_file;
@@ -645,7 +657,7 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 		"export",	    "defrag",	       "oci_hook",
 		"reconcile_full_scan_s", "run_dir",    "placement_files",
 		"be_suppress",	    "proc_stat_file",  "socket_read_group",
-		NULL};
+		"runtime_dir",	    NULL};
 	struct np_config n;
 	const char *s;
 	int r;
@@ -721,6 +733,8 @@ int np_config_from_json(struct np_config *c, const json_t *j, char *err,
 			  sizeof(n.proc_stat_file), false, err, errlen)) ||
 	    (r = abs_path(j, "state_dir", n.state_dir, sizeof(n.state_dir),
 			  false, err, errlen)) ||
+	    (r = abs_path(j, "runtime_dir", n.runtime_dir,
+			  sizeof(n.runtime_dir), false, err, errlen)) ||
 	    (r = abs_path(j, "socket", n.socket_path, sizeof(n.socket_path),
 			  false, err, errlen)) ||
 	    (r = abs_path(j, "bpf_pin_path", n.bpf_pin_path,

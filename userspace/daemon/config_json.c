@@ -68,6 +68,8 @@ json_t *np_config_to_json(const struct np_config *c)
 	     json_object_set_new(out, "reconcile_full_scan_s",
 				 json_real(c->full_scan_ms / 1000.0)) ||
 	     json_object_set_new(out, "run_dir", json_string(c->run_dir)) ||
+	     json_object_set_new(out, "runtime_dir",
+				 json_string(c->runtime_dir)) ||
 	     json_object_set_new(out, "placement_files",
 				 json_boolean(c->placement_files)) ||
 	     json_object_set_new(out, "be_suppress",

@@ -124,11 +124,33 @@ static int same_place(const struct np_daemon *d, const json_t *origins,
 		       drv ? drv : "?");
 }
 
-/* What numaplaced reads back from its state directory: the directory, the
- * state and its journal (not read at --reset-state, which moves them
- * aside), and the originals of host isolation and of the systemd units it
- * confined, which it writes back to the system. Each must be trusted
- * (basic/trust.h) before anything is read: -EPERM naming the file
+/* The directory dir (a "what" directory) and those of files[from..n)
+ * in it that exist, each trusted: -EPERM naming it otherwise. A missing
+ * directory is fine (made at the first start). */
+static int dir_trusted(const char *what, const char *dir,
+		       const char *const *files, size_t from, size_t n,
+		       char *err, size_t errlen)
+{
+	char path[NP_PATH_MAX + 64];
+	int r = np_trust_path(what, dir, err, errlen);
+
+	if (r == -ENOENT)
+		return 0;
+	for (size_t i = from; !r && i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if ((r = np_trust_path("state file", path, err, errlen)) ==
+		    -ENOENT)
+			r = 0;
+	}
+	return r;
+}
+
+/* What numaplaced reads back: from its state directory, the state and
+ * its journal (not read at --reset-state, which moves them aside); from
+ * its runtime directory (from the state directory, where an older release
+ * kept them, once), the originals of host isolation and of the systemd
+ * units it confined, which it writes back to the system. Each must be
+ * trusted (basic/trust.h) before anything is read: -EPERM naming the file
  * otherwise, and nothing is changed. A missing one is fine. */
 static int state_trusted(const struct np_daemon *d, unsigned flags,
 			 char *err, size_t errlen)
@@ -136,21 +158,26 @@ static int state_trusted(const struct np_daemon *d, unsigned flags,
 	static const char *const files[] = {NP_STATEFILE_NAME, NP_JOURNAL_NAME,
 					    NP_HOSTISO_FILE,
 					    "host-units.json"};
-	char path[NP_PATH_MAX + 64];
-	int r = np_trust_path("state directory", d->cfg.state_dir, err,
-			      errlen);
+	size_t n = sizeof(files) / sizeof(files[0]);
+	int r = dir_trusted("state directory", d->cfg.state_dir, files,
+			    (flags & NP_DAEMON_RESET_STATE) ? 2 : 0, n, err,
+			    errlen);
 
-	if (r == -ENOENT)
-		return 0; /* made at the first start */
-	for (size_t i = (flags & NP_DAEMON_RESET_STATE) ? 2 : 0;
-	     !r && i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", d->cfg.state_dir,
-			 files[i]);
-		if ((r = np_trust_path("state file", path, err, errlen)) ==
-		    -ENOENT)
-			r = 0;
-	}
-	return r;
+	return r ? r
+		 : dir_trusted("runtime directory", d->cfg.runtime_dir, files,
+			       2, n, err, errlen);
+}
+
+int np_daemon_runtime_dir(const struct np_daemon *d, char *err,
+			  size_t errlen)
+{
+	int r = np_mkdir_p(d->cfg.runtime_dir, 0755);
+
+	if (r)
+		return np_errno(err, errlen, r, "runtime directory %.200s",
+				d->cfg.runtime_dir);
+	return np_trust_path("runtime directory", d->cfg.runtime_dir, err,
+			     errlen);
 }
 
 /* The state file: allocations, and the daemon's part (spec origins,
@@ -401,6 +428,7 @@ static void reload(struct np_daemon *d)
 	if (memcmp(&c.policy, &d->cfg.policy, sizeof(c.policy)) ||
 	    strcmp(c.cgroup_parent, d->cfg_parent) ||
 	    strcmp(c.state_dir, d->cfg.state_dir) ||
+	    strcmp(c.runtime_dir, d->cfg.runtime_dir) ||
 	    c.driver != d->cfg.driver || c.nshared != d->cfg.nshared ||
 	    memcmp(c.shared_cgroups, d->cfg.shared_cgroups,
 		   sizeof(c.shared_cgroups[0]) * (size_t)c.nshared) ||
@@ -411,7 +439,8 @@ static void reload(struct np_daemon *d)
 	    strcmp(c.socket_path, d->cfg.socket_path)) {
 		np_log(LOG_ERR, "reload: node_policy, topology, cgroup_root, "
 				"cgroup_parent, cgroup_driver, shared_cgroups, "
-				"create_cgroups, spec_dir, socket and state_dir "
+				"create_cgroups, spec_dir, socket, state_dir and "
+				"runtime_dir "
 				"need a restart (and a state reset for a "
 				"policy change); keeping the running "
 				"configuration");

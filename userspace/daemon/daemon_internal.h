@@ -89,6 +89,11 @@ int np_daemon_resize_spec(struct np_daemon *d, const json_t *spec,
 
 /* driver.c: the enforcer of config.cgroup_driver; a clean stop */
 int np_daemon_open_enforcer(struct np_daemon *d, char *err, size_t errlen);
+/* daemon.c: config.runtime_dir, made (0755) when missing and trusted
+ * (basic/trust.h): -errno naming it otherwise. Made only by what writes
+ * there (the systemd driver, host isolation). */
+int np_daemon_runtime_dir(const struct np_daemon *d, char *err,
+			  size_t errlen);
 /* A stop that is one half of a restart of numaplaced's own unit (systemd
  * driver: the job systemd runs on it), logged either way: then nothing is
  * given back, as after a crash, and the next start takes over. */

@@ -38,6 +38,7 @@ static int open_systemd(struct np_daemon *d, const char *const *host,
 		.root = d->cfg.cgroup_root[0] ? d->cfg.cgroup_root : NULL,
 		.slice = d->cfg.cgroup_parent,
 		.scope = NP_WORKLOAD_SCOPE,
+		.runtime_dir = d->cfg.runtime_dir,
 		.state_dir = d->cfg.state_dir,
 		.holder_argv = holder,
 		.online = d->topo->online,
@@ -49,6 +50,8 @@ static int open_systemd(struct np_daemon *d, const char *const *host,
 	for (int i = 0; i < 64; i++)
 		if (d->topo->numa_mask >> i & 1)
 			np_cpuset_set(&o.nodes, i);
+	if ((r = np_daemon_runtime_dir(d, err, errlen)))
+		return r;
 	r = np_enforcer_systemd_open(&d->enf, &o, host, d->cfg.nshared,
 				     managed, sizeof(managed), err, errlen);
 	if (r < 0)

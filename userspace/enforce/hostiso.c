@@ -75,20 +75,31 @@ int np_hostiso_open(struct np_hostiso **out, const struct np_hostiso_opts *o,
 	if (!h)
 		return np_errno(err, errlen, -ENOMEM, "host isolation");
 	h->fake = strcmp(root, "/") != 0;
-	h->statefd = -1;
+	h->dirfd = h->oldfd = -1;
 	h->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (h->rootfd < 0) {
 		int r = -errno;
 		free(h);
 		return np_errno(err, errlen, r, "host isolation root %s", root);
 	}
-	snprintf(h->state_dir, sizeof(h->state_dir), "%s", o->state_dir);
-	h->statefd = open(o->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (h->statefd < 0) {
+	snprintf(h->dir, sizeof(h->dir), "%s", o->runtime_dir);
+	h->dirfd = open(o->runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->dirfd < 0) {
 		int r = -errno;
 		np_hostiso_close(h);
-		return np_errno(err, errlen, r, "state directory %s",
-				o->state_dir);
+		return np_errno(err, errlen, r, "runtime directory %s",
+				o->runtime_dir);
+	}
+	if (o->state_dir && *o->state_dir) {
+		snprintf(h->old_dir, sizeof(h->old_dir), "%s", o->state_dir);
+		h->oldfd = open(o->state_dir,
+				O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (h->oldfd < 0 && errno != ENOENT) {
+			int r = -errno;
+			np_hostiso_close(h);
+			return np_errno(err, errlen, r, "state directory %s",
+					o->state_dir);
+		}
 	}
 	h->set_affinity = o->set_affinity;
 	h->ctx = o->ctx;
@@ -107,8 +118,10 @@ void np_hostiso_close(struct np_hostiso *h)
 	free(h->kts.v);
 	if (h->rootfd >= 0)
 		close(h->rootfd);
-	if (h->statefd >= 0)
-		close(h->statefd);
+	if (h->dirfd >= 0)
+		close(h->dirfd);
+	if (h->oldfd >= 0)
+		close(h->oldfd);
 	free(h);
 }
 
@@ -688,7 +701,7 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		      rep->workqueue;
 	if (first)
 		return np_errf(err, errlen, first, "%s (%s/%s kept)", msg,
-			       h->state_dir, NP_HOSTISO_FILE);
+			       h->dir, NP_HOSTISO_FILE);
 	if ((r = hi_unlink(h, err, errlen)))
 		return r;
 	hi_forget(h);

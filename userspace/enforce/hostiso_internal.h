@@ -24,9 +24,10 @@ struct hi_list {
 
 struct np_hostiso {
 	int rootfd;  /* "/" or the test root */
-	int statefd; /* state_dir */
+	int dirfd;   /* runtime_dir: hostiso.json */
+	int oldfd;   /* state_dir (an older release's place), -1: none */
 	bool fake;   /* a test root */
-	char state_dir[512];
+	char dir[512], old_dir[512];
 	int (*set_affinity)(void *ctx, int pid, const np_cpuset *cpus);
 	void *ctx;
 	bool loaded; /* hostiso.json read (or found absent) */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Host isolation: the originals in STATE_DIR/hostiso.json.
+ * Host isolation: the originals in RUNTIME_DIR/hostiso.json (in
+ * STATE_DIR before 2026-11-30: moved from there at the first load).
  *
  *   {"version": 1, "isolated": "1,5",
  *    "default_smp_affinity": "ff", "workqueue_cpumask": "ff",
@@ -126,12 +127,12 @@ int hi_save(struct np_hostiso *h, char *err, size_t errlen)
 	int r;
 
 	if (!j || !(text = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS)))
-		return np_errno(err, errlen, -ENOMEM, "%s/%s", h->state_dir,
+		return np_errno(err, errlen, -ENOMEM, "%s/%s", h->dir,
 				NP_HOSTISO_FILE);
-	r = np_write_atomic_at(h->statefd, NP_HOSTISO_FILE, text, strlen(text),
+	r = np_write_atomic_at(h->dirfd, NP_HOSTISO_FILE, text, strlen(text),
 			       0600);
 	if (r)
-		return np_errno(err, errlen, r, "writing %s/%s", h->state_dir,
+		return np_errno(err, errlen, r, "writing %s/%s", h->dir,
 				NP_HOSTISO_FILE);
 	h->saved = true;
 	return 0;
@@ -139,11 +140,11 @@ int hi_save(struct np_hostiso *h, char *err, size_t errlen)
 
 int hi_unlink(struct np_hostiso *h, char *err, size_t errlen)
 {
-	if (unlinkat(h->statefd, NP_HOSTISO_FILE, 0) && errno != ENOENT)
-		return np_errno(err, errlen, -errno, "removing %s/%s",
-				h->state_dir, NP_HOSTISO_FILE);
-	if (fsync(h->statefd))
-		return np_errno(err, errlen, -errno, "syncing %s", h->state_dir);
+	int r = np_unlink_durable_at(h->dirfd, NP_HOSTISO_FILE);
+
+	if (r)
+		return np_errno(err, errlen, r, "removing %s/%s", h->dir,
+				NP_HOSTISO_FILE);
 	h->saved = false;
 	return 0;
 }
@@ -311,31 +312,44 @@ int np_hostiso_load(struct np_hostiso *h, char *err, size_t errlen)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_json_ json_t *j = NULL;
+	const char *dir;
 	json_error_t je;
 	char msg[512];
+	bool old, removing;
 	int r;
 
 	if (h->loaded)
 		return h->saved;
-	r = np_read_at(h->statefd, NP_HOSTISO_FILE,
-		       NP_READ_NOFOLLOW | NP_READ_REGULAR, SAVE_MAX, &text,
-		       NULL);
+	r = np_read_moved_at(h->dirfd, h->oldfd, NP_HOSTISO_FILE,
+			     NP_READ_NOFOLLOW | NP_READ_REGULAR, SAVE_MAX,
+			     &text, NULL, &old);
+	dir = old ? h->old_dir : h->dir;
 	if (r == -ENOENT) {
 		h->loaded = true;
 		return 0;
 	}
 	if (r)
-		return np_errno(err, errlen, r, "reading %s/%s", h->state_dir,
+		return np_errno(err, errlen, r, "reading %s/%s", dir,
 				NP_HOSTISO_FILE);
 	if (!(j = json_loads(text, JSON_REJECT_DUPLICATES, &je)))
 		return np_errf(err, errlen, -EINVAL,
-			       "%s/%s: line %d column %d: %s", h->state_dir,
+			       "%s/%s: line %d column %d: %s", dir,
 			       NP_HOSTISO_FILE, je.line, je.column, je.text);
 	hi_forget(h);
 	if ((r = from_json(h, j, msg, sizeof(msg)))) {
 		hi_forget(h);
-		return np_errf(err, errlen, r, "%s/%s: %s", h->state_dir,
+		return np_errf(err, errlen, r, "%s/%s: %s", dir,
 			       NP_HOSTISO_FILE, msg);
+	}
+	/* read from an older release's place: moved here (a stale copy
+	 * there beside this one is removed) */
+	if ((r = np_finish_move_at(h->dirfd, h->oldfd, NP_HOSTISO_FILE, text,
+				   strlen(text), 0600, old, &removing))) {
+		hi_forget(h);
+		return np_errno(err, errlen, r,
+				removing ? "removing %s/%s (moved to %s)"
+					 : "moving %s/%s to %s",
+				h->old_dir, NP_HOSTISO_FILE, h->dir);
 	}
 	h->loaded = h->saved = true;
 	return 1;

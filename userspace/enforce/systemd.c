@@ -560,7 +560,9 @@ int np_enforcer_systemd_open(struct np_enforcer **out,
 	s->nodes = o->nodes;
 	snprintf(s->address, sizeof(s->address), "%s",
 		 o->bus_address ? o->bus_address : "");
-	snprintf(s->state_dir, sizeof(s->state_dir), "%s", o->state_dir);
+	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s", o->runtime_dir);
+	snprintf(s->state_dir, sizeof(s->state_dir), "%s",
+		 o->state_dir ? o->state_dir : "");
 	snprintf(s->slice, sizeof(s->slice), "%s", o->slice);
 	snprintf(s->scope, sizeof(s->scope), "%s", o->scope);
 	if ((r = np_systemd_slice_path(o->slice, slice_path, sizeof(slice_path),

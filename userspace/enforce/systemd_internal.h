@@ -48,7 +48,8 @@ struct systemd_backend {
 	char managed[NP_CGROUP_PATH_MAX];
 	char slice[256], scope[256];
 	char no_partitions[512]; /* why isolation "partition" cannot be */
-	char state_dir[NP_CGROUP_PATH_MAX];
+	char runtime_dir[NP_CGROUP_PATH_MAX]; /* host-units.json */
+	char state_dir[NP_CGROUP_PATH_MAX];   /* where it was before */
 	np_cpuset online, nodes;
 	np_cpuset full; /* possible CPUs: given back where a unit had none */
 	int nunits;

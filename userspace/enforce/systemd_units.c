@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The systemd backend's memory of units: what each unit it changed had
- * before (host-units.json in the state directory, written before the
- * change, so that a crash still knows what to give back), workloads
+ * before (host-units.json in the runtime directory, written before the
+ * change, so that a crash still knows what to give back; a tmpfs, which
+ * a full state disk does not fill, gone at a reboot as the runtime
+ * AllowedCPUs it undoes; moved from the state directory, where an older
+ * release kept it, at start), workloads
  * that are systemd units, and the units beside numaplace's scope in its
  * slice that are no workload (confined to the shared pool).
  */
@@ -52,13 +55,13 @@ int np_systemd_save_originals(struct systemd_backend *s, char *err, size_t errle
 	doc = json_pack("{s:i,s:O}", "version", 1, "units", units);
 	if (!doc || !(txt = json_dumps(doc, JSON_SORT_KEYS)))
 		return np_errf(err, errlen, -ENOMEM, "out of memory");
-	dfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(s->runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return np_errno(err, errlen, -errno, "state directory %s",
-				s->state_dir);
+		return np_errno(err, errlen, -errno, "runtime directory %s",
+				s->runtime_dir);
 	if ((r = np_write_atomic_at(dfd, ORIGINALS, txt, strlen(txt), 0600)))
-		return np_errno(err, errlen, r, "writing %s/%s", s->state_dir,
-				ORIGINALS);
+		return np_errno(err, errlen, r, "writing %s/%s",
+				s->runtime_dir, ORIGINALS);
 	return 0;
 }
 
@@ -88,8 +91,9 @@ struct host_unit *np_systemd_unit_add(struct systemd_backend *s, const char *uni
 	return u;
 }
 
-static int parse_orig(const json_t *v, const char *unit, const char *key,
-		      bool *set, np_cpuset *c, char *err, size_t errlen)
+static int parse_orig(const json_t *v, const char *dir, const char *unit,
+		      const char *key, bool *set, np_cpuset *c, char *err,
+		      size_t errlen)
 {
 	char e2[256];
 
@@ -100,68 +104,96 @@ static int parse_orig(const json_t *v, const char *unit, const char *key,
 	if (!json_is_string(v) ||
 	    np_cpuset_parse(c, json_string_value(v), e2, sizeof(e2)))
 		return np_errf(err, errlen, -EINVAL,
-			       "%s: units.%s.%s: a CPU list or null is "
+			       "%s/%s: units.%s.%s: a CPU list or null is "
 			       "expected",
-			       ORIGINALS, unit, key);
+			       dir, ORIGINALS, unit, key);
 	*set = !np_cpuset_empty(c);
 	return 0;
 }
 
-/* The file of an earlier run (a crash keeps it): its originals win over
- * what the units show now, which is numaplace's own doing. */
-int np_systemd_load_originals(struct systemd_backend *s, char *err, size_t errlen)
+static int parse_originals(struct systemd_backend *s, const char *txt,
+			   const char *dir, char *err, size_t errlen)
 {
-	_cleanup_free_ char *txt = NULL;
 	_cleanup_json_ json_t *doc = NULL;
-	_cleanup_close_ int dfd = open(s->state_dir,
-				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const char *unit;
 	json_t *units, *v;
 	json_error_t je;
 	int r;
 
-	if (dfd < 0)
-		return np_errno(err, errlen, -errno, "state directory %s",
-				s->state_dir);
-	r = np_read_at(dfd, ORIGINALS, NP_READ_NOFOLLOW | NP_READ_REGULAR,
-		       ORIGINALS_MAX, &txt, NULL);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return np_errno(err, errlen, r, "reading %s/%s", s->state_dir,
-				ORIGINALS);
 	if (!(doc = json_loads(txt, 0, &je)))
 		return np_errf(err, errlen, -EINVAL, "%s/%s: %s (line %d)",
-			       s->state_dir, ORIGINALS, je.text, je.line);
+			       dir, ORIGINALS, je.text, je.line);
 	if (json_integer_value(json_object_get(doc, "version")) != 1 ||
 	    !json_is_object(units = json_object_get(doc, "units")))
 		return np_errf(err, errlen, -EINVAL,
 			       "%s/%s: version 1 and an object \"units\" are "
 			       "expected",
-			       s->state_dir, ORIGINALS);
+			       dir, ORIGINALS);
 	json_object_foreach(units, unit, v)
 	{
 		struct host_unit *u;
 		char e2[384];
 		if ((r = np_systemd_unit_check(unit, e2, sizeof(e2))) < 0)
-			return np_errf(err, errlen, r, "%s: units: %s",
+			return np_errf(err, errlen, r, "%s/%s: units: %s", dir,
 				       ORIGINALS, e2);
 		if (!json_is_object(v) || json_object_size(v) != 2)
 			return np_errf(err, errlen, -EINVAL,
-				       "%s: units.%s: an object with cpus and "
-				       "mems is expected",
-				       ORIGINALS, unit);
+				       "%s/%s: units.%s: an object with cpus "
+				       "and mems is expected",
+				       dir, ORIGINALS, unit);
 		if (!(u = np_systemd_unit_add(s, unit, NULL)))
 			return np_errf(err, errlen, -ENOMEM, "out of memory");
-		if ((r = parse_orig(json_object_get(v, "cpus"), unit, "cpus",
-				    &u->orig_cpus_set, &u->orig_cpus, err,
-				    errlen)) ||
-		    (r = parse_orig(json_object_get(v, "mems"), unit, "mems",
-				    &u->orig_mems_set, &u->orig_mems, err,
-				    errlen)))
+		if ((r = parse_orig(json_object_get(v, "cpus"), dir, unit,
+				    "cpus", &u->orig_cpus_set, &u->orig_cpus,
+				    err, errlen)) ||
+		    (r = parse_orig(json_object_get(v, "mems"), dir, unit,
+				    "mems", &u->orig_mems_set, &u->orig_mems,
+				    err, errlen)))
 			return r;
 		u->recorded = true;
 	}
+	return 0;
+}
+
+/* The file of an earlier run (a crash keeps it): its originals win over
+ * what the units show now, which is numaplace's own doing. One in the
+ * state directory (an older release's place) is written to the runtime
+ * directory, then removed; beside the runtime's, which wins, it is
+ * removed. */
+int np_systemd_load_originals(struct systemd_backend *s, char *err, size_t errlen)
+{
+	_cleanup_free_ char *txt = NULL;
+	_cleanup_close_ int dfd = open(s->runtime_dir,
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int odfd = -1;
+	const char *dir;
+	bool old, removing;
+	int r;
+
+	if (dfd < 0)
+		return np_errno(err, errlen, -errno, "runtime directory %s",
+				s->runtime_dir);
+	odfd = open(s->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (odfd < 0 && errno != ENOENT)
+		return np_errno(err, errlen, -errno, "state directory %s",
+				s->state_dir);
+	r = np_read_moved_at(dfd, odfd, ORIGINALS,
+			     NP_READ_NOFOLLOW | NP_READ_REGULAR, ORIGINALS_MAX,
+			     &txt, NULL, &old);
+	dir = old ? s->state_dir : s->runtime_dir;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return np_errno(err, errlen, r, "reading %s/%s", dir,
+				ORIGINALS);
+	if ((r = parse_originals(s, txt, dir, err, errlen)) < 0)
+		return r;
+	if ((r = np_finish_move_at(dfd, odfd, ORIGINALS, txt, strlen(txt),
+				   0600, old, &removing)))
+		return np_errno(err, errlen, r,
+				removing ? "removing %s/%s (moved to %s)"
+					 : "moving %s/%s to %s",
+				s->state_dir, ORIGINALS, s->runtime_dir);
 	return 0;
 }
 

@@ -4,8 +4,11 @@
 # the unbound workqueue cpumask and movable kernel threads (kthreadd) get
 # every CPU but the workload's; the serial port's interrupts, pinned to
 # one of those CPUs beforehand, stop arriving there; after a kill -9 and a
-# restart hostiso.json still holds the originals, and on release every one
-# is back and the file is gone. Only numbered IRQ lines are
+# restart hostiso.json (in runtime_dir, here /run/np-h) still holds the
+# originals, the next start takes it from the state directory too (where
+# numaplace before 2026-11-30 kept it: moved to runtime_dir, removed
+# there), and on release every one is back and the file is gone. Only
+# numbered IRQ lines are
 # counted (LOC, RES, CAL and the like are per-CPU, not IRQ lines), and
 # IRQs the kernel does not let anyone move (the daemon logs them as "not
 # movable") are left out of the count.
@@ -20,13 +23,16 @@ CGP=$CG/numaplace.slice
 ETC=/tmp/nph
 WQ=/sys/devices/virtual/workqueue/cpumask
 DEF=/proc/irq/default_smp_affinity
+RUN=/run/np-h
 mkdir -p $ETC/specs
+rm -rf $RUN
 cat >$ETC/numaplace.json <<JSON
 {"node_policy": {"cpu_policy": "static", "reserved_cpus": "0-1",
                  "topology_policy": "restricted"},
  "reconcile_period_s": 0.5, "cgroup_parent": "numaplace.slice",
  "spec_dir": "$ETC/specs", "state_dir": "$ETC/state",
- "socket": "/run/numaplace-h.sock", "host_isolation": "exclusive"}
+ "runtime_dir": "$RUN", "socket": "/run/numaplace-h.sock",
+ "host_isolation": "exclusive"}
 JSON
 eff() { cat "$CGP/$1/cpuset.cpus.effective" 2>/dev/null; }
 is_eff() { [ "$(eff "$1")" = "$2" ]; }
@@ -83,7 +89,8 @@ printf '{"name":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >$ETC/
 wait_for 10 is_eff web 2-3
 wait_for 20 grep -q "host isolation: .* moved off CPUs 2-3" $ETC/log
 grep "host isolation" $ETC/log | sed 's/^/  | /'
-assert_file_exists $ETC/state/hostiso.json
+assert_file_exists $RUN/hostiso.json
+assert_false "hostiso.json in the state directory" test -e $ETC/state/hostiso.json
 
 # --- what moved ---------------------------------------------------------
 unmovable=$(sed -n 's/.*not movable: //p' $ETC/log | tr ',' '\n' | sed -n 's/^ *irq \([0-9]*\) .*/\1/p' | tr '\n' ' ')
@@ -123,16 +130,29 @@ log "serial IRQ $SER: $(awk -v i="$SER" '$1 == i { print $2 }' $ETC/c2) on CPUs 
 # --- a crash: hostiso.json keeps the originals for the next run -----------
 kill -9 "$DPID"
 wait "$DPID" 2>/dev/null
-assert_file_exists $ETC/state/hostiso.json
+assert_file_exists $RUN/hostiso.json
 assert_false "serial IRQ $SER back on 2-3 after kill -9" on_23 "$(cat /proc/irq/$SER/smp_affinity_list)"
 numaplaced -c $ETC/numaplace.json 2>>$ETC/log &
 DPID=$!
 wait_for 20 grep -q "originals of an earlier run found" $ETC/log
 log "restarted after kill -9: hostiso.json adopted"
+# --- an upgrade after a crash: the record where an older numaplaced kept it
+kill -9 "$DPID"
+wait "$DPID" 2>/dev/null
+mv $RUN/hostiso.json $ETC/state/hostiso.json
+cp $ETC/state/hostiso.json $ETC/old-record
+found() { [ "$(grep -c "originals of an earlier run found in $RUN/hostiso.json" $ETC/log)" -ge 2 ]; }
+numaplaced -c $ETC/numaplace.json 2>>$ETC/log &
+DPID=$!
+wait_for 20 found
+assert_false "hostiso.json left in the state directory after the move" test -e $ETC/state/hostiso.json
+cmp -s $ETC/old-record $RUN/hostiso.json || fail "$RUN/hostiso.json is not the state directory's record, byte for byte"
+assert_false "serial IRQ $SER back on 2-3 after the upgrade" on_23 "$(cat /proc/irq/$SER/smp_affinity_list)"
+log "restarted after kill -9 with the record in the state directory: moved to $RUN, adopted"
 
 # --- release: the originals back ------------------------------------------
 rm $ETC/specs/web.json
-wait_for 20 sh -c "[ ! -e $ETC/state/hostiso.json ]"
+wait_for 20 sh -c "[ ! -e $RUN/hostiso.json ]"
 wait_for 10 grep -q "host isolation: .* given back" $ETC/log
 snapshot >$ETC/after
 if ! cmp -s $ETC/before $ETC/after; then
@@ -140,4 +160,4 @@ if ! cmp -s $ETC/before $ETC/after; then
 	fail "not every original is back after release"
 fi
 assert_eq "$(cat /proc/irq/$SER/smp_affinity_list)" 2 "serial IRQ back on its original CPU"
-pass "$moved IRQs, workqueue, default affinity and kthreadd off 2-3; serial interrupts stopped there; originals back after kill -9, restart and release"
+pass "$moved IRQs, workqueue, default affinity and kthreadd off 2-3; serial interrupts stopped there; originals back after kill -9, restart, a record moved from the state directory, and release"

@@ -14,6 +14,9 @@ CONF=/etc/numaplace/numaplace.json
 STATE=/var/lib/numaplace
 SPECS=/etc/numaplace/workloads.d
 SOCK=/run/numaplace/numaplace.sock
+# runtime_dir: host-units.json and hostiso.json, the records of what
+# numaplaced changed on the host (kept until a reboot)
+RUNDIR=/run/numaplace
 
 [ "$(cat /proc/1/comm)" = systemd ] || fail "PID 1 is $(cat /proc/1/comm), not systemd"
 
@@ -32,6 +35,7 @@ write_config() {
 	systemctl stop numaplaced.service
 	systemctl stop numaplace-workloads.scope 2>/dev/null
 	rm -rf "$STATE" "$SPECS"
+	rm -f "$RUNDIR/host-units.json" "$RUNDIR/hostiso.json"
 	mkdir -p /etc/numaplace "$SPECS"
 	printf '{\n  "spec_dir": "%s",\n  "state_dir": "%s",\n  "socket": "%s",\n  %s\n}\n' \
 		"$SPECS" "$STATE" "$SOCK" "$1" >"$CONF"

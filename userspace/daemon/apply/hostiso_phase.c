@@ -41,6 +41,7 @@ static void isolated_cpus(struct np_daemon *d, np_cpuset *out)
 static bool ready(struct np_daemon *d)
 {
 	struct np_hostiso_opts o = {.root = d->hostiso_root,
+				    .runtime_dir = d->cfg.runtime_dir,
 				    .state_dir = d->cfg.state_dir};
 	char err[1024];
 	int r;
@@ -54,7 +55,8 @@ static bool ready(struct np_daemon *d)
 		d->hostiso_off = true;
 		return false;
 	}
-	if ((r = np_hostiso_open(&d->hostiso, &o, err, sizeof(err)))) {
+	if ((r = np_daemon_runtime_dir(d, err, sizeof(err))) ||
+	    (r = np_hostiso_open(&d->hostiso, &o, err, sizeof(err)))) {
 		np_log(LOG_ERR, "host isolation: %s (off)", err);
 		d->hostiso_off = true;
 		return false;
@@ -69,7 +71,7 @@ static bool ready(struct np_daemon *d)
 		       "host isolation: originals of an earlier run found in "
 		       "%s/%s: kept, and given back once no workload needs "
 		       "isolation",
-		       d->cfg.state_dir, NP_HOSTISO_FILE);
+		       d->cfg.runtime_dir, NP_HOSTISO_FILE);
 	return true;
 }
 

@@ -9,10 +9,14 @@
 #      (reserved);
 #    - the host units' AllowedCPUs and their cgroups' effective sets never
 #      include an exclusive CPU (after convergence).
+#    Then the 2-hour chaos run's failure (docs/reliability.md): a clean
+#    stop gives the host units every CPU, and numaplaced starts again on
+#    a full state disk (a tmpfs over STATE_DIR, filled): the host units
+#    are confined all the same, their record in RUNTIME_DIR.
 # np-timeout: 1200
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
-on_exit "for n in \$NAMES; do $NPC release \$n --socket $SOCK; done; systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload"
+on_exit "rm -f $STATE/fill; for n in \$NAMES; do $NPC release \$n --socket $SOCK; done; systemctl stop numaplaced; rm -rf /run/systemd/system/numaplaced.service.d; systemctl daemon-reload; umount $STATE 2>/dev/null"
 # quicker rounds: restart after 0.5 s (the unit says 2 s), the topology
 # from a file (hwloc discovery takes seconds under TCG)
 mkdir -p /run/systemd/system/numaplaced.service.d
@@ -121,4 +125,30 @@ for round in $(seq 1 $KILLS); do
 done
 log "$KILLS kills: $nack acknowledged answers held, $nunk requests cut by the kill; NRestarts $(prop numaplaced.service NRestarts)"
 [ "$nack" -gt 0 ] || fail "no request was acknowledged in $KILLS rounds"
+
+# ---- a full state disk at start: the host units confined all the same ------
+for n in $NAMES; do $NPC release $n --socket $SOCK >/dev/null 2>&1; done
+out=$($NPC admit -f $K/k1.json --socket $SOCK 2>&1) || fail "admit k1: $out"
+X=${out#*cpuset }
+X=${X%% *}
+try_for 10 prop_cpus_disjoint system.slice "$X" || fail "system.slice AllowedCPUs $(prop_cpus system.slice) holds k1's $X"
+jq -e '.units["system.slice"]' $RUNDIR/host-units.json >/dev/null || fail "$RUNDIR/host-units.json does not list system.slice"
+[ ! -e $STATE/host-units.json ] || fail "host-units.json in the state directory $STATE"
+systemctl stop numaplaced
+prop_cpus_disjoint system.slice "$X" && fail "system.slice AllowedCPUs $(prop_cpus system.slice) not given back at the clean stop"
+# the record stays, without the units given back
+rec_has() { jq -e --arg u "$1" '.units[$u]' $RUNDIR/host-units.json >/dev/null 2>&1; }
+rec_has system.slice && fail "$RUNDIR/host-units.json still lists system.slice after the clean stop: $(cat $RUNDIR/host-units.json)"
+cp -a $STATE /run/np/50-state
+mount -t tmpfs -o size=256k,mode=0700 np-50-state $STATE || fail "mount a tmpfs on $STATE"
+cp -a /run/np/50-state/. $STATE/
+dd if=/dev/zero of=$STATE/fill bs=4k 2>/dev/null
+systemctl start numaplaced || fail "start on a full state disk: $(journalctl -u numaplaced --no-pager -n 5)"
+try_for 30 prop_cpus_disjoint system.slice "$X" ||
+	fail "state disk full: system.slice AllowedCPUs $(prop_cpus system.slice) holds k1's $X ($(journalctl -u numaplaced --no-pager -n 5 | grep -i 'space' | tail -1))"
+try_for 10 cpus_disjoint "$(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective)" "$X" ||
+	fail "state disk full: system.slice effective $(cat /sys/fs/cgroup/system.slice/cpuset.cpus.effective) holds $X"
+rec_has system.slice || fail "state disk full: $RUNDIR/host-units.json does not list system.slice: $(cat $RUNDIR/host-units.json 2>&1)"
+log "state disk full ($(df -k $STATE | awk 'NR == 2 { print $4 }') KiB free): system.slice $(prop_cpus system.slice), k1 $X, the record in $RUNDIR"
+rm -f $STATE/fill
 pass

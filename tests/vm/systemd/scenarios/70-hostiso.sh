@@ -11,7 +11,7 @@
 #    not movable interrupts them. A daemon-reload and a set-property of the
 #    scope leave the chain as it is. Release: the chain goes back to member,
 #    the host units get every CPU again, every affinity is as it was and
-#    hostiso.json is gone.
+#    hostiso.json (in the runtime directory, never the state one) is gone.
 . /sdtest/sdlib.sh
 journal_on_fail numaplaced
 WQ=/sys/devices/virtual/workqueue/cpumask
@@ -74,7 +74,8 @@ log "partition chain: scope $(prop_cpus numaplace-workloads.scope) root, web $W 
 try_for 20 sh -c "journalctl -u numaplaced --no-pager | grep -q 'host isolation: .* moved off CPUs'" || fail "no host isolation report"
 rep=$(journalctl -u numaplaced --no-pager | grep -m1 'host isolation: .* moved off CPUs' | sed 's/.*numaplaced: info: //')
 log "$rep"
-[ -f $STATE/hostiso.json ] || fail "no $STATE/hostiso.json"
+[ -f $RUNDIR/hostiso.json ] || fail "no $RUNDIR/hostiso.json"
+[ ! -e $STATE/hostiso.json ] || fail "hostiso.json in the state directory $STATE"
 unmovable=$(echo "$rep" | sed -n 's/.*not movable: //p' | tr ',' '\n' | sed -n 's/^ *irq \([0-9]*\) .*/\1/p' | tr '\n' ' ')
 moved=0
 for i in $(irqs); do
@@ -103,7 +104,7 @@ done </run/np/70-c1
 log "web $W: $moved IRQ lines moved, default $(cat $DEF), workqueue $(cat $WQ), kthreadd $(pid_cpus 2)"
 
 run_ok $NPC release web
-try_for 20 test ! -e $STATE/hostiso.json || fail "hostiso.json still there after release"
+try_for 20 test ! -e $RUNDIR/hostiso.json || fail "hostiso.json still there after release"
 try_for 20 sh -c "[ \"\$(cat $SC/cpuset.cpus.partition)\" = member ]" || fail "the scope is $(part $SC) after the release"
 eff_all() { cpus_same "$(cg_file "$1"/cpuset.cpus.effective)" "$(cat /sys/devices/system/cpu/online)"; }
 for u in system.slice init.scope; do
