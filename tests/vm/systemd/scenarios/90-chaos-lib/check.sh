@@ -146,6 +146,25 @@ stray() {
 	_ex "$_V"
 	ST_N+=("$1") ST_E+=("$_E") ST_W+=("$2: $_V")
 }
+# held_scope DIR: DIR holds a container workload's cgroup (crun's
+# --systemd-cgroup and podman's scope, DIR/container; the slots' .cg
+# files, podman's known once its cidfile is there) and no process of its
+# own. numaplaced leaves such a scope what it had (a cgroup gets no CPU
+# its parent lacks: units.c, holders_given_back); what runs is in the
+# container's cgroup, checked as a workload. Processes in the scope
+# itself (the runtime's, before it moves them) make it a stray again.
+held_scope() {
+	local f c
+	for f in "$CH"/ctr/*.cg; do
+		[ -f "$f" ] || continue
+		read -r c 2>/dev/null <"$f" || continue
+		[ "${c#"$1"/}" != "$c" ] || continue
+		_rd "$1/cgroup.procs"
+		[ -z "$_V" ] && return 0
+		return 1
+	done
+	return 1
+}
 # the services and scopes of numaplace.slice the model does not name
 # (globs: no fork)
 chk_slice_units() {
@@ -153,6 +172,7 @@ chk_slice_units() {
 	for p in /sys/fs/cgroup/numaplace.slice/*.service /sys/fs/cgroup/numaplace.slice/*.scope; do
 		[ -d "$p" ] || continue
 		case ${p##*/} in numaplace-workloads.scope | chaos-u[0-9].service) continue ;; esac
+		held_scope "$p" && continue
 		stray "${p##*/}" "$p"
 	done
 }
