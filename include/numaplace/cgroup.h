@@ -91,6 +91,9 @@ struct np_cgroup_root {
 	uint64_t parent_mnt;
 	bool fake;     /* not cgroup2 (allow_fake): writes also O_TRUNC */
 	char path[NP_CGROUP_PATH_MAX];	 /* root path, for messages only */
+	/* top_fd's path, for messages only: "/x" names are shown from
+	 * there, not from path (the systemd driver's root is its scope) */
+	char top[NP_CGROUP_PATH_MAX];
 	char parent[NP_CGROUP_PATH_MAX]; /* managed parent, relative */
 	np_cgroup_write_fn on_write;	 /* optional, set after open */
 	void *on_write_arg;

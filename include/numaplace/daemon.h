@@ -273,6 +273,7 @@ struct np_daemon {
 	struct {
 		bool done;      /* cpus was applied (or tried) */
 		np_cpuset cpus; /* the isolated set of the last change */
+		np_cpuset offline; /* the CPUs offline then */
 		int rc;         /* its result, error its message */
 		char error[512];
 		time_t time;

@@ -70,6 +70,9 @@ struct np_hostiso_report {
 	bool workqueue;    /* the unbound workqueue cpumask written */
 	int writes;        /* all of the above */
 	int skipped;       /* restore: IRQs or threads that are gone */
+	int owed;          /* restore: threads given back without CPUs that
+			    * are offline (the kernel leaves those out): kept
+			    * recorded, given back again by the next restore */
 	int nfailed;       /* failures, the first NP_HOSTISO_MAX_FAILED kept */
 	struct np_hostiso_failure failed[NP_HOSTISO_MAX_FAILED];
 };
@@ -109,7 +112,11 @@ int np_hostiso_apply(struct np_hostiso *h, const np_cpuset *isolated,
  * skipped, those that refuse are reported), then remove hostiso.json.
  * Nothing recorded: 0, nothing written. When default_smp_affinity or the
  * workqueue cpumask cannot be written back the file is kept and the
- * error returned.
+ * error returned. A kernel thread whose original has CPUs that are
+ * offline gets the others (sched_setaffinity() leaves offline ones out,
+ * and onlining a CPU gives it to no task of the root cgroup): it stays
+ * recorded (rep->owed), the file then holding only such threads, and a
+ * restore once they are online gives them the rest.
  */
 int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		       char *err, size_t errlen);

@@ -419,12 +419,12 @@ else
 	ok "np_miss: bpftool not here, the cache's contents not read"
 fi
 for _ in $(seq 20); do
-	"$build/numaplace" violations --pin-path "$PIN" --json w |
+	"$build/numaplace" violations --pin-path "$PIN" --json --all w |
 		python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; sys.exit(not any(i['comm'] == 'np-outsider' and i['cgroup_id'] == $qa for i in t))" && break
 	sleep 0.5
 done
 check "a task of a remembered outside cgroup is an intruder on owned CPU 1, named with its cgroup $qa" \
-	sh -c "'$build/numaplace' violations --pin-path $PIN --json w | python3 -c \"import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; sys.exit(not any(i['comm'] == 'np-outsider' and i['cgroup_id'] == $qa and i['kind'] == 'cgroup' for i in t))\""
+	sh -c "'$build/numaplace' violations --pin-path $PIN --json --all w | python3 -c \"import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; sys.exit(not any(i['comm'] == 'np-outsider' and i['cgroup_id'] == $qa and i['kind'] == 'cgroup' for i in t))\""
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 wait "${pids[@]}" 2>/dev/null
 pids=()

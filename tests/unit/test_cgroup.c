@@ -721,6 +721,42 @@ static void test_write_missing_controller(void **state)
 	assert_contains(err, "/np/nope does not exist");
 }
 
+/* The systemd driver's root is its delegated scope, and containers'
+ * cgroups ("/x") are found from the hierarchy's root (opts.top): a
+ * message names them from there, not from the scope (the chaos run of
+ * 2026-11-30 logged ".../numaplace-workloads.scope/numaplace.slice/
+ * libpod-ID.scope does not exist" for a podman container gone). */
+static void test_top_named_from_top(void **state)
+{
+	struct fx *f = *state;
+	struct np_cgroup_opts o = {.allow_fake = true};
+	struct np_cgroup_root r;
+	np_cpuset s = np_test_cpus("1");
+	char root[600], err[512], want[700];
+
+	mkcg(f, "ctr", "0-7", "0-1");
+	snprintf(root, sizeof(root), "%s/np", f->dir);
+	o.root = root;
+	o.top = f->dir;
+	assert_int_equal(np_cgroup_open(&r, &o, err, sizeof(err)), 0);
+	assert_int_equal(
+	    np_cgroup_write_cpus(&r, "/ctr/gone", &s, NULL, err, sizeof(err)),
+	    -ENOENT);
+	snprintf(want, sizeof(want), "cgroup %s/ctr/gone does not exist",
+		 f->dir);
+	assert_contains(err, want);
+	snprintf(want, sizeof(want), "%s/np/ctr", f->dir);
+	assert_null(strstr(err, want));
+	/* a name below the root is still shown from the root */
+	assert_int_equal(
+	    np_cgroup_write_cpus(&r, "gone", &s, NULL, err, sizeof(err)),
+	    -ENOENT);
+	snprintf(want, sizeof(want), "cgroup %s/np/gone does not exist",
+		 f->dir);
+	assert_contains(err, want);
+	np_cgroup_close(&r);
+}
+
 static void test_errmsg(void **state)
 {
 	static const struct {
@@ -2299,6 +2335,7 @@ int main(void)
 	    T(test_write_readback_mismatch),
 	    T(test_fake_effective_kept_any_umask),
 	    T(test_write_missing_controller),
+	    T(test_top_named_from_top),
 	    cmocka_unit_test(test_errmsg),
 	    cmocka_unit_test(test_plan_grant_exclusive),
 	    cmocka_unit_test(test_plan_release_exclusive),

@@ -39,6 +39,8 @@ struct fx {
 	char root[96], run[96], state[96]; /* state: an older release's */
 	struct np_hostiso *h;
 	int calls; /* set_affinity hook */
+	int offline; /* >= 0: a CPU the hook leaves out, as the kernel does
+		      * for an offline one */
 };
 
 /* The content of a file of the tree (static buffer). */
@@ -66,7 +68,12 @@ static int set_aff(void *ctx, int pid, const np_cpuset *cpus)
 	struct fx *x = ctx;
 	char rel[64], text[512], list[256];
 
+	np_cpuset got = *cpus;
+
 	x->calls++;
+	if (x->offline >= 0)
+		np_cpuset_clear(&got, x->offline);
+	cpus = &got;
 	assert_true(np_cpuset_format(cpus, list, sizeof(list)) >= 0);
 	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
 	snprintf(text, sizeof(text),
@@ -107,6 +114,7 @@ static int setup(void **state)
 	struct fx *x = calloc(1, sizeof(*x));
 
 	assert_non_null(x);
+	x->offline = -1;
 	snprintf(x->dir, sizeof(x->dir), "/tmp/np-hostiso-XXXXXX");
 	assert_non_null(mkdtemp(x->dir));
 	snprintf(x->root, sizeof(x->root), "%s/root", x->dir);
@@ -583,6 +591,97 @@ static void test_state_unwritable(void **state)
 	assert_false(in_dir(x, false));
 }
 
+/* A cgroup v2 partition holds 3,5,7: the kernel gave every movable task
+ * of the root cgroup the possible CPUs less those (0-2,4,6) and gives
+ * them the possible CPUs again when it is undone, so that, not what they
+ * hold now, is the original recorded and given back (issue 33's 2-hour
+ * chaos run ended with kthreadd on 0-2,4,6). A thread on other CPUs
+ * (0-2, its own) keeps its own as its original. */
+static void test_partition_trimmed(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512];
+
+	np_test_put(x->root, "sys/fs/cgroup/cpuset.cpus.effective", "0-2,4,6\n");
+	np_test_put(x->root, "sys/devices/system/cpu/possible", "0-7\n");
+	task(x, 2, "kthreadd", KT, "0-2,4,6");
+	task(x, 33, "kworker/u16:1 (x)", KT, "0-2");
+	apply_ok(x, "1,3,5,7", &rep);
+	assert_string_equal(status_cpus(x, 2), "0,2,4,6");
+	assert_string_equal(status_cpus(x, 33), "0,2");
+	assert_non_null(strstr(np_test_get(x->run, "hostiso.json"), "\"0-7\""));
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_string_equal(status_cpus(x, 2), "0-7");
+	assert_string_equal(status_cpus(x, 33), "0-2");
+	/* no partition: what a thread holds is its original */
+	np_test_put(x->root, "sys/fs/cgroup/cpuset.cpus.effective", "0-7\n");
+	task(x, 2, "kthreadd", KT, "0-2,4,6");
+	apply_ok(x, "1,3,5,7", &rep);
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_string_equal(status_cpus(x, 2), "0-2,4,6");
+}
+
+/* A give-back while CPU 5 is offline: the kernel leaves it out of the
+ * threads' CPUs and would not add it when it comes online, so the threads
+ * stay recorded (the IRQs and masks are back, and no longer in the file);
+ * the next restore, with CPU 5 online, gives them the rest and removes
+ * the file. */
+static void test_restore_offline(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+	char err[512], line[512];
+
+	np_test_put(x->root, "sys/devices/system/cpu/online", "0-7\n");
+	apply_ok(x, "1", &rep);
+	assert_string_equal(status_cpus(x, 2), "0,2-7");
+	np_test_put(x->root, "sys/devices/system/cpu/online", "0-4,6-7\n");
+	x->offline = 5;
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_string_equal(status_cpus(x, 2), "0-4,6-7");
+	assert_string_equal(status_cpus(x, 33), "0-4,6-7");
+	assert_int_equal(rep.owed, 2);
+	assert_int_equal(rep.kthreads, 0);
+	assert_string_equal(np_test_get(x->root, "proc/irq/0/smp_affinity_list"), "0-7\n");
+	assert_string_equal(np_test_get(x->root, "proc/irq/default_smp_affinity"), "ff\n");
+	assert_true(save_exists(x));
+	assert_true(np_hostiso_saved(x->h));
+	assert_null(strstr(np_test_get(x->run, "hostiso.json"), "\"irq\""));
+	assert_null(strstr(np_test_get(x->run, "hostiso.json"), "default_smp_affinity"));
+	np_hostiso_report_str(&rep, " given back", line, sizeof(line));
+	assert_non_null(strstr(line, "; 2 kthreads short of offline CPUs"));
+	/* a new handle (a restart) reads the threads still owed */
+	np_hostiso_close(x->h);
+	open_h(x);
+	np_test_put(x->root, "sys/devices/system/cpu/online", "0-7\n");
+	x->offline = -1;
+	assert_int_equal(np_hostiso_restore(x->h, &rep, err, sizeof(err)), 0);
+	assert_int_equal(rep.kthreads, 2);
+	assert_int_equal(rep.owed, 0);
+	assert_originals(x);
+	assert_false(save_exists(x));
+}
+
+/* A partition numaplace did not make (3,5,7, not among the isolated
+ * CPUs): kernel threads are not asked for its CPUs, which the kernel
+ * would not give, so a second apply finds nothing to write. */
+static void test_partition_foreign(void **state)
+{
+	struct fx *x = *state;
+	struct np_hostiso_report rep;
+
+	np_test_put(x->root, "sys/fs/cgroup/cpuset.cpus.effective", "0-2,4,6\n");
+	np_test_put(x->root, "sys/devices/system/cpu/possible", "0-7\n");
+	task(x, 2, "kthreadd", KT, "0-2,4,6");
+	apply_ok(x, "1", &rep);
+	assert_string_equal(status_cpus(x, 2), "0,2,4,6");
+	x->calls = 0;
+	apply_ok(x, "1", &rep);
+	assert_int_equal(x->calls, 0);
+	assert_int_equal(rep.kthreads, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,6 +704,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_moved_bad, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_state_unwritable, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_partition_trimmed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_partition_foreign, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_restore_offline, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,16 +36,20 @@ int cg_join(char *buf, size_t len, const char *a, const char *b)
 	return 0;
 }
 
+void cg_display_at(const char *base, const char *rel, char *buf, size_t len)
+{
+	size_t rl = strlen(base);
+
+	/* "/" + "a" must not become "//a" */
+	if (rl && base[rl - 1] == '/')
+		rl--;
+	snprintf(buf, len, "%.*s%s%s", (int)rl, base, *rel ? "/" : "", rel);
+}
+
 void cg_display(const struct np_cgroup_root *root, const char *rel, char *buf,
 		size_t len)
 {
-	size_t rl = strlen(root->path);
-
-	/* "/" + "a" must not become "//a" */
-	if (rl && root->path[rl - 1] == '/')
-		rl--;
-	snprintf(buf, len, "%.*s%s%s", (int)rl, root->path, *rel ? "/" : "",
-		 rel);
+	cg_display_at(root->path, rel, buf, len);
 }
 
 int np_cgroup_path_check(const char *cgroup, char *err, size_t errlen)
@@ -477,14 +481,14 @@ void cg_dir_close(struct cg_dir *d)
 }
 
 /* Explain a failed openat() of component comp below dirfd (path cur). */
-static int walk_error(const struct np_cgroup_root *root, int dirfd,
-		      const char *cur, const char *comp, const char *rel, int r,
-		      char *err, size_t errlen)
+static int walk_error(const char *base, int dirfd, const char *cur,
+		      const char *comp, const char *rel, int r, char *err,
+		      size_t errlen)
 {
 	char disp[NP_CGROUP_PATH_MAX], eb[128];
 	struct stat st;
 
-	cg_display(root, cur, disp, sizeof(disp));
+	cg_display_at(base, cur, disp, sizeof(disp));
 	/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR (ELOOP
 	 * without O_DIRECTORY): say what it really is. */
 	if ((r == -ENOTDIR || r == -ELOOP) &&
@@ -534,11 +538,11 @@ uint64_t cg_mount_id(int fd)
 	return mount_id(fd, NULL);
 }
 
-/* Open (with CG_WALK_CREATE: create first) component comp below fd. */
-static int walk_step(const struct np_cgroup_root *root, int fd,
-		     const char *cur, const char *comp, const char *rel,
-		     unsigned int flags, bool *created, char *err,
-		     size_t errlen)
+/* Open (with CG_WALK_CREATE: create first) component comp below fd (cur,
+ * shown from base). */
+static int walk_step(const char *base, int fd, const char *cur,
+		     const char *comp, const char *rel, unsigned int flags,
+		     bool *created, char *err, size_t errlen)
 {
 	const int of = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	char eb[128];
@@ -557,7 +561,7 @@ static int walk_step(const struct np_cgroup_root *root, int fd,
 			char disp[NP_CGROUP_PATH_MAX];
 			int r = -errno;
 
-			cg_display(root, cur, disp, sizeof(disp));
+			cg_display_at(base, cur, disp, sizeof(disp));
 			np_errmsg(err, errlen, "cannot create cgroup %s/%s: %s",
 				  disp, comp, cg_strerror(r, eb, sizeof(eb)));
 			return r;
@@ -565,7 +569,7 @@ static int walk_step(const struct np_cgroup_root *root, int fd,
 		nfd = openat(fd, comp, of);
 	}
 	if (nfd < 0)
-		return walk_error(root, fd, cur, comp, rel, -errno, err,
+		return walk_error(base, fd, cur, comp, rel, -errno, err,
 				  errlen);
 	return nfd;
 }
@@ -598,6 +602,8 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 	int fd = startfd, pfd = -1, r;
 	bool fd_own = false, pfd_own = false;
 	uint64_t mnt = 0;
+	/* messages name a "/x" cgroup from the hierarchy's root */
+	const char *base = startfd == root->top_fd ? root->top : root->path;
 
 	d->fd = d->parent_fd = -1;
 	d->parent_borrowed = false;
@@ -632,7 +638,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 			if (r < 0)
 				goto fail;
 		}
-		nfd = r = walk_step(root, fd, d->rel, comp, rel, flags,
+		nfd = r = walk_step(base, fd, d->rel, comp, rel, flags,
 				    &created, err, errlen);
 		if (r < 0)
 			goto fail;
@@ -642,7 +648,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 		if (mnt && m && m != mnt) {
 			char disp[NP_CGROUP_PATH_MAX];
 			close(nfd);
-			cg_display(root, d->rel, disp, sizeof(disp));
+			cg_display_at(base, d->rel, disp, sizeof(disp));
 			np_errmsg(err, errlen,
 				  "cgroup path %s/%s is a mount point (a bind "
 				  "mount?): refusing to follow it out of the "
@@ -673,7 +679,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 		if (created && root->fake) {
 			char disp[NP_CGROUP_PATH_MAX];
 
-			cg_display(root, d->rel, disp, sizeof(disp));
+			cg_display_at(base, d->rel, disp, sizeof(disp));
 			r = fake_populate(fd, disp, err, errlen);
 			if (r < 0)
 				goto fail;
@@ -685,7 +691,7 @@ int cg_walk(const struct np_cgroup_root *root, int startfd, const char *start,
 	d->fd = fd;
 	d->parent_fd = pfd;
 	d->parent_borrowed = pfd >= 0 && !pfd_own;
-	cg_display(root, d->rel, d->disp, sizeof(d->disp));
+	cg_display_at(base, d->rel, d->disp, sizeof(d->disp));
 	return 0;
 fail:
 	if (fd_own)

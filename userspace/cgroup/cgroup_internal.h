@@ -21,6 +21,8 @@ int cg_join(char *buf, size_t len, const char *a, const char *b);
 /* Display path for messages: root->path "/" rel (rel from the root). */
 void cg_display(const struct np_cgroup_root *root, const char *rel, char *buf,
 		size_t len);
+/* The same from another base (root->top for a "/x" cgroup). */
+void cg_display_at(const char *base, const char *rel, char *buf, size_t len);
 
 /* A cgroup directory opened by cg_walk(). */
 struct cg_dir {

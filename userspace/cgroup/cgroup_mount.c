@@ -426,6 +426,8 @@ int np_cgroup_open(struct np_cgroup_root *root,
 	root->top_fd = opts->top ? open(opts->top, O_RDONLY | O_DIRECTORY |
 							   O_CLOEXEC)
 				 : fcntl(root->root_fd, F_DUPFD_CLOEXEC, 3);
+	snprintf(root->top, sizeof(root->top), "%s",
+		 opts->top ? opts->top : root->path);
 	if (root->top_fd < 0) {
 		r = -errno;
 		np_errmsg(err, errlen, "cannot open cgroup hierarchy root %s: %s",

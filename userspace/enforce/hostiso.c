@@ -24,6 +24,9 @@
 #define DEF_AFFINITY "proc/irq/default_smp_affinity"
 #define WQ_CPUMASK "sys/devices/virtual/workqueue/cpumask"
 #define READ_MAX (64u << 10)
+#define ROOT_CPUS "sys/fs/cgroup/cpuset.cpus.effective"
+#define POSSIBLE "sys/devices/system/cpu/possible"
+#define ONLINE "sys/devices/system/cpu/online"
 #define PF_KTHREAD 0x00200000u
 #define PF_NO_SETAFFINITY 0x04000000u
 
@@ -166,6 +169,9 @@ struct hi_ctx {
 	struct np_hostiso *h;
 	struct hi_plan *p;
 	const np_cpuset *isolated, *online, *house;
+	/* kernel threads: the online CPUs cgroup v2 partitions hold (none
+	 * known: empty), and the possible CPUs */
+	np_cpuset held, possible;
 };
 
 static struct hi_write *plan_add(struct hi_plan *p, char kind, int id,
@@ -353,15 +359,70 @@ static int read_allowed(struct np_hostiso *h, int pid, char **out)
 	return 0;
 }
 
+/*
+ * While cgroup v2 partitions hold CPUs, the kernel keeps every movable
+ * task of the root cgroup, kernel threads among them, off them: each
+ * partition made or undone gives all of them the possible CPUs less the
+ * partitions' (update_tasks_cpumask of the top cpuset), and
+ * sched_setaffinity() takes the partitions' out of what it is asked.
+ * Such a task's CPUs say nothing of what it had before: the kernel gives
+ * it the possible CPUs once the partitions are gone, and that is its
+ * original. One whose online CPUs are exactly the online ones the
+ * partitions leave is taken to be one the kernel trimmed (an admin's own
+ * affinity was replaced the same way when the partition was made).
+ */
+static void untrim(const struct hi_ctx *c, np_cpuset *orig)
+{
+	np_cpuset on, left;
+
+	if (np_cpuset_empty(&c->held) || np_cpuset_empty(&c->possible))
+		return;
+	np_cpuset_and(&on, orig, c->online);
+	np_cpuset_andnot(&left, c->online, &c->held);
+	if (np_cpuset_equal(&on, &left))
+		*orig = c->possible;
+}
+
+/* The CPUs partitions hold, online ones outside the root cgroup's
+ * cpuset.cpus.effective, and the possible CPUs: c->held stays empty
+ * when the root has no such file (cgroup v1, a test root without one). */
+static int partition_cpus(struct hi_ctx *c, char *err, size_t errlen)
+{
+	_cleanup_free_ char *eff = NULL, *pos = NULL;
+	np_cpuset e;
+	int r;
+
+	np_cpuset_zero(&c->held);
+	np_cpuset_zero(&c->possible);
+	r = np_read_at(c->h->rootfd, ROOT_CPUS, 0, READ_MAX, &eff, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (!r && (r = np_read_at(c->h->rootfd, POSSIBLE, 0, READ_MAX, &pos,
+				  NULL)))
+		return np_errno(err, errlen, r, "reading /%s", POSSIBLE);
+	if (r)
+		return np_errno(err, errlen, r, "reading /%s", ROOT_CPUS);
+	if (np_cpuset_parse(&e, eff, NULL, 0) ||
+	    np_cpuset_parse(&c->possible, pos, NULL, 0))
+		return np_errf(err, errlen, -EINVAL,
+			       "/%s (\"%.*s\") or /%s (\"%.*s\"): not a CPU "
+			       "list",
+			       ROOT_CPUS, (int)strcspn(eff, "\n"), eff,
+			       POSSIBLE, (int)strcspn(pos, "\n"), pos);
+	np_cpuset_andnot(&c->held, c->online, &e);
+	return 0;
+}
+
 /* A kernel thread that may be moved: not bound to CPUs by the kernel
- * (PF_NO_SETAFFINITY) and allowed on more than one. */
+ * (PF_NO_SETAFFINITY) and allowed on more than one. Never asked for a
+ * partition's CPUs: the kernel would not give them. */
 static int plan_kthread(struct hi_ctx *c, int pid)
 {
 	_cleanup_free_ char *cur = NULL;
 	struct hi_item *saved = hi_find(&c->h->kts, pid);
 	unsigned long long start = 0;
 	unsigned flags = 0;
-	np_cpuset have, orig, want;
+	np_cpuset have, orig, want, part;
 	struct hi_write *w;
 	char comm[32];
 
@@ -373,11 +434,21 @@ static int plan_kthread(struct hi_ctx *c, int pid)
 		return 0;
 	if (saved && saved->start != start)
 		saved = NULL; /* the pid was reused */
-	if (!saved || np_cpuset_parse(&orig, saved->orig, NULL, 0))
+	if (!saved || np_cpuset_parse(&orig, saved->orig, NULL, 0)) {
 		orig = have;
+		untrim(c, &orig);
+		if (!np_cpuset_equal(&orig, &have)) { /* recorded as given back */
+			free(cur);
+			if (!(cur = np_cpuset_str(&orig)))
+				return -ENOMEM;
+		}
+	}
 	if (np_cpuset_count(&orig) < 2)
 		return 0; /* pinned to one CPU on purpose */
 	want_of(&want, &orig, c->isolated, c->online, c->house);
+	np_cpuset_andnot(&part, &want, &c->held);
+	if (np_cpuset_intersects(&part, c->online))
+		want = part;
 	if (np_cpuset_equal(&want, &have))
 		return 0;
 	if (!(w = plan_add(c->p, 'k', pid, &cur)))
@@ -396,6 +467,8 @@ static int plan_kthreads(struct hi_ctx *c, char *err, size_t errlen)
 
 	if (!c->h->set_affinity)
 		return 0; /* a test root without a hook */
+	if ((r = partition_cpus(c, err, errlen)))
+		return r;
 	dir = np_opendir_at(c->h->rootfd, "proc");
 	if (!dir) {
 		r = -errno;
@@ -584,9 +657,32 @@ out:
 	return r;
 }
 
+/*
+ * sched_setaffinity() of a task of the root cgroup leaves out the CPUs
+ * that are offline, and nothing gives them to it when they come online
+ * (issue 33's 2-hour chaos run ended with kthreadd short of three CPUs a
+ * give-back had found offline). True when the thread's CPUs now lack
+ * some of orig that are offline: it is owed them. A tree without
+ * sys/devices/system/cpu/online (a test root) owes nothing.
+ */
+static bool owed_offline(struct np_hostiso *h, int pid, const np_cpuset *orig)
+{
+	_cleanup_free_ char *cur = NULL, *on = NULL;
+	np_cpuset got, online, miss;
+
+	if (read_allowed(h, pid, &cur) || np_cpuset_parse(&got, cur, NULL, 0) ||
+	    np_read_at(h->rootfd, ONLINE, 0, READ_MAX, &on, NULL) ||
+	    np_cpuset_parse(&online, on, NULL, 0))
+		return false;
+	np_cpuset_andnot(&miss, orig, &got);
+	np_cpuset_andnot(&miss, &miss, &online);
+	return !np_cpuset_empty(&miss);
+}
+
 /* Give one saved kernel thread its CPUs back, if it is still that
- * thread. */
-static void restore_kthread(struct np_hostiso *h, const struct hi_item *k,
+ * thread: true when it is owed CPUs that are offline (its record is
+ * kept). */
+static bool restore_kthread(struct np_hostiso *h, const struct hi_item *k,
 			    struct np_hostiso_report *rep)
 {
 	unsigned long long start = 0;
@@ -599,15 +695,54 @@ static void restore_kthread(struct np_hostiso *h, const struct hi_item *k,
 	    read_stat(h, k->id, &flags, &start, comm, sizeof(comm)) ||
 	    start != k->start || np_cpuset_parse(&cpus, k->orig, NULL, 0)) {
 		rep->skipped++;
-		return;
+		return false;
 	}
 	r = h->set_affinity(h->ctx, k->id, &cpus);
-	if (r == -ESRCH)
+	if (r == -ESRCH) {
 		rep->skipped++;
-	else if (r)
+	} else if (r) {
 		fail_add(rep, 'k', k->id, r);
-	else
+	} else if (owed_offline(h, k->id, &cpus)) {
+		rep->owed++;
+		return true;
+	} else {
 		rep->kthreads++;
+	}
+	return false;
+}
+
+/* After a give-back: only the threads still owed offline CPUs stay
+ * recorded (the file rewritten with them alone), or nothing (the file
+ * removed). */
+static int keep_owed(struct np_hostiso *h, const bool *owed, char *err,
+		     size_t errlen)
+{
+	int n = 0;
+
+	for (int i = 0; i < h->kts.n; i++) {
+		if (!owed[i]) {
+			free(h->kts.v[i].orig);
+			continue;
+		}
+		h->kts.v[n++] = h->kts.v[i];
+	}
+	h->kts.n = n;
+	if (!n) {
+		int r = hi_unlink(h, err, errlen);
+		if (!r)
+			hi_forget(h);
+		return r;
+	}
+	hi_truncate(&h->irqs, 0);
+	free(h->def_orig);
+	free(h->wq_orig);
+	free(h->present);
+	h->def_orig = h->wq_orig = NULL;
+	h->present = NULL;
+	h->npresent = 0;
+	h->present_known = false;
+	np_cpuset_zero(&h->isolated);
+	return hi_save(h, err, errlen);
 }
 
 /* An IRQ registered while the default affinity was narrowed got the
@@ -664,6 +799,7 @@ static void restore_new_irqs(struct np_hostiso *h,
 int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		       char *err, size_t errlen)
 {
+	_cleanup_free_ bool *owed = NULL;
 	char file[64], msg[512] = "";
 	int r, first = 0;
 
@@ -672,8 +808,10 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		return r;
 	if (!h->saved)
 		return 0;
+	if (!(owed = calloc((size_t)h->kts.n + 1, sizeof(*owed))))
+		return np_errno(err, errlen, -ENOMEM, "host isolation restore");
 	for (int i = 0; i < h->kts.n; i++)
-		restore_kthread(h, &h->kts.v[i], rep);
+		owed[i] = restore_kthread(h, &h->kts.v[i], rep);
 	if (h->wq_orig && (r = write_text(h, WQ_CPUMASK, h->wq_orig)))
 		first = np_errno(msg, sizeof(msg), r,
 				 "writing \"%s\" back to /%s", h->wq_orig,
@@ -702,10 +840,7 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 	if (first)
 		return np_errf(err, errlen, first, "%s (%s/%s kept)", msg,
 			       h->dir, NP_HOSTISO_FILE);
-	if ((r = hi_unlink(h, err, errlen)))
-		return r;
-	hi_forget(h);
-	return 0;
+	return keep_owed(h, owed, err, errlen);
 }
 
 void np_hostiso_report_str(const struct np_hostiso_report *rep,
@@ -717,6 +852,12 @@ void np_hostiso_report_str(const struct np_hostiso_report *rep,
 		 rep->workqueue ? ", workqueue" : "",
 		 rep->default_irq ? ", default irq affinity" : "",
 		 rep->kthreads, what ? what : "");
+	off = strlen(buf);
+	if (rep->owed && off + 1 < len)
+		snprintf(buf + off, len - off,
+			 "; %d kthreads short of offline CPUs (kept, given "
+			 "back again when those are online)",
+			 rep->owed);
 	for (int i = 0; i < rep->nfailed && i < NP_HOSTISO_MAX_FAILED; i++) {
 		const struct np_hostiso_failure *f = &rep->failed[i];
 		char e[64];

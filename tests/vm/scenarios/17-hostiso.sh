@@ -160,4 +160,24 @@ if ! cmp -s $ETC/before $ETC/after; then
 	fail "not every original is back after release"
 fi
 assert_eq "$(cat /proc/irq/$SER/smp_affinity_list)" 2 "serial IRQ back on its original CPU"
-pass "$moved IRQs, workqueue, default affinity and kthreadd off 2-3; serial interrupts stopped there; originals back after kill -9, restart, a record moved from the state directory, and release"
+
+# --- a give-back while a CPU is offline: sched_setaffinity() leaves it
+# out of kthreadd's CPUs and onlining gives it to no task of the root
+# cgroup; kthreadd stays recorded and gets it once it is online (issue
+# 33's 2-hour chaos run ended with kthreadd short of three CPUs)
+kt0=$(pid_cpus 2)
+printf '{"name":"web","qos":"LSE","containers":[{"name":"m","cpu":"2"}]}' >$ETC/specs/web.json
+wait_for 10 is_eff web 2-3
+wait_for 20 sh -c "grep -q '\"comm\": \"kthreadd\"' $RUN/hostiso.json"
+echo 0 >/sys/devices/system/cpu/cpu5/online
+on_exit "echo 1 >/sys/devices/system/cpu/cpu5/online"
+rm $ETC/specs/web.json
+wait_for 20 grep -q "kthreads short of offline CPUs" $ETC/log
+assert_eq "$(pid_cpus 2)" 0-4,6-7 "kthreadd's CPUs given back with CPU 5 offline"
+assert_file_exists $RUN/hostiso.json
+assert_true "kthreadd still recorded" grep -q '"comm": "kthreadd"' $RUN/hostiso.json
+echo 1 >/sys/devices/system/cpu/cpu5/online
+wait_for 20 sh -c "[ ! -e $RUN/hostiso.json ]"
+assert_eq "$(pid_cpus 2)" "$kt0" "kthreadd's CPUs once CPU 5 is online"
+log "given back with CPU 5 offline: kthreadd kept recorded, $(pid_cpus 2) once it was online"
+pass "$moved IRQs, workqueue, default affinity and kthreadd off 2-3; serial interrupts stopped there; originals back after kill -9, restart, a record moved from the state directory, and release; kthreadd owed an offline CPU given it once online"

@@ -105,14 +105,17 @@ void np_daemon_hostiso_phase(struct np_daemon *d)
 		return;
 	/* no change: nothing read, nothing written; a change that failed
 	 * (a write refused, a save file not understood) is tried again once
-	 * a minute */
+	 * a minute. A CPU that came online is a change: kernel threads were
+	 * given only the online CPUs of what they are owed. */
 	if (d->hostiso_last.done && np_cpuset_equal(&want, &d->hostiso_last.cpus) &&
+	    np_cpuset_equal(&d->st.offline, &d->hostiso_last.offline) &&
 	    (d->hostiso_last.rc == 0 ||
 	     time(NULL) - d->hostiso_last.time < HOSTISO_RETRY_S))
 		return;
 	restore = np_cpuset_empty(&want);
 	d->hostiso_last.done = true;
 	d->hostiso_last.cpus = want;
+	d->hostiso_last.offline = d->st.offline;
 	d->hostiso_last.time = time(NULL);
 	d->hostiso_last.error[0] = '\0';
 	d->hostiso_last.rc =

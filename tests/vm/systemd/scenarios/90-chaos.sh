@@ -54,6 +54,10 @@ LSR=${NP_CHAOS_LSR:-1}
 	fail "np.chaos_minutes, np.chaos_seed, np.chaos_slack: positive integers; np.chaos_lsr: 0 or 1 ('$MIN' '$SEED' '$SLACK' '$LSR')"
 # the longest reconcile period a hup may set (2 s) plus the slack
 LIMIT_MS=$(((2 + SLACK) * 1000))
+# how long numaplaced may not answer (systemd restarting it, BPF loading
+# under emulation) before it counts as hung: 120 s, 4 s more a second of
+# slack (a 4node run at host load 11-12 went 143 s with CHAOS_SLACK=30)
+DOWN_S=$((120 + 4 * SLACK))
 LEAK_EVERY=$((MIN <= 5 ? 30 : 60))
 CH=/run/np/chaos
 M=$CH/m

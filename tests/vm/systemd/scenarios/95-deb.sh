@@ -15,6 +15,10 @@
 #    would hide the package's) and /etc/numaplace come back.
 #    The package comes as np.deb=PATH (run-all.sh gives BUILD/deb's on
 #    4node); without it the scenario has nothing to install and skips.
+# 210-234 s of its 300 at host load 1-3 (2026-11-29/30), over 300 at
+# load 4-5 (the fresh-clone CI of 474c8f1): a hang still ends it, a loaded
+# host does not.
+# np-timeout: 600
 . /sdtest/sdlib.sh
 DEB=${NP_DEB:-}
 DEB_UP=${NP_DEB_UP:-}

@@ -130,7 +130,7 @@ restart_check() {
 	[ "$p" = "$LASTPID" ] && [ "${p:-0}" -gt 0 ] && [ -z "$DOWN_SINCE" ] && return 0
 	if ! answering; then
 		[ -n "$DOWN_SINCE" ] || DOWN_SINCE=$SECONDS
-		((SECONDS - DOWN_SINCE <= 120)) ||
+		((SECONDS - DOWN_SINCE <= DOWN_S)) ||
 			chaos_fail "numaplaced has not answered for $((SECONDS - DOWN_SINCE)) s ($(systemctl show -p ActiveState -p SubState -p Result -p ExecMainStatus numaplaced.service | tr '\n' ' '))"
 		return 0
 	fi
