@@ -488,7 +488,7 @@ check "np_miss: late's cgroup $ql is no longer cached anywhere (ids: $(tr '\n' '
 ct=$(cnt c run_outside_ticks)
 check "out-of-set runs of c's task in c/inner, on CPU 0, count for c (ticks $ct; sample: ${ev_c:-none})" \
 	[ "$ct" -gt 20 -a -n "$ev_c" ]
-ctop=$("$build/numaplace" violations --pin-path "$PIN" --json c |
+ctop=$("$build/numaplace" violations --pin-path "$PIN" --json --all c |
 	python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(' '.join('%s:%s:%s' % (i['comm'], i['cgroup_id'], i['kind']) for i in t))")
 own_not_intruders() { ! grep -Eq "np-ctr|:($qc|$qci):" <<<"$ctop"; }
 check "c's own tasks on its exclusive CPU 1 (in c and c/inner) are not intruders (top: $(cut -c1-200 <<<"$ctop"))" own_not_intruders
