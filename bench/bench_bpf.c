@@ -23,6 +23,10 @@
  *     exclusive (one ARRAY lookup and return) and when it is (CPU 1 owned
  *     by another slot: every switch, tick and interrupt there is counted
  *     as an intrusion by kind).
+ *  NP_BENCH_BPF_OUTSIDE=1: through part 1's miss path, a workload outside
+ *     the managed parent is registered (a container's cgroup, level 2;
+ *     np_bpf_outside_set), and its own task is measured too (found by
+ *     the lookup outside the managed parent).
  * bpf_stats' own floor: an empty sched_switch program (bench/floor.bpf.c)
  * is attached beside np_sched_switch through part 1, and its ns per event
  * in the same runs is printed next to the program's: what the measurement
@@ -49,6 +53,11 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 
 static char cgroot[256], parent[512], child[600], deep[700], pins[256];
+/* NP_BENCH_BPF_OUTSIDE=1: a workload outside the managed parent is
+ * registered (as a container's: level 2, beside `deep`'s parent, allowed
+ * CPU 1), and its own task is a third place the miss path runs from. */
+static char ctr[700];
+static uint64_t ctr_id;
 
 #ifndef NP_BENCH_FLOOR_OBJ
 #define NP_BENCH_FLOOR_OBJ "build/bpf/floor.bpf.o"
@@ -271,6 +280,10 @@ static double prog_alone(uint64_t parent_id, uint64_t child_id,
 	if (load(&l, parent_id))
 		return -1;
 	set_policy(l, child_id, 0);
+	if (ctr_id) {
+		set_policy(l, ctr_id, 1);
+		np_bpf_outside_set(l, np_bpf_level_bit(2));
+	}
 	np_bpf_prog_stats(l, progs[0], &n0, &c0);
 	t = run_in(cg, 1, pipe_argv);
 	np_bpf_prog_stats(l, progs[0], &n1, &c1);
@@ -293,16 +306,21 @@ static double prog_alone(uint64_t parent_id, uint64_t child_id,
  */
 static void miss_path(uint64_t parent_id, uint64_t child_id, int rounds)
 {
-	const char *const where[2] = {cgroot, deep};
-	static const char *const label[2] = {"in the root cgroup",
-					     "3 cgroup levels deep"};
-	double *v = calloc((size_t)rounds * 4, sizeof(*v));
-	int n[2] = {0, 0};
+	const char *const where[3] = {cgroot, deep, ctr};
+	static const char *const label[3] = {
+	    "in the root cgroup", "3 cgroup levels deep",
+	    "of a workload outside (its own task)"};
+	int places = ctr_id ? 3 : 2, n[3] = {0, 0, 0};
+	double *v = calloc((size_t)rounds * 6, sizeof(*v));
 
 	if (!v)
 		return;
+	if (ctr_id)
+		printf("  (a workload outside the managed parent is registered, "
+		       "at level 2: %s)\n",
+		       ctr);
 	for (int r = 0; r < rounds; r++)
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < places; k++) {
 			double p, f;
 
 			if (r % 2) {
@@ -312,7 +330,7 @@ static void miss_path(uint64_t parent_id, uint64_t child_id, int rounds)
 				p = prog_alone(parent_id, child_id, where[k]);
 				f = floor_alone(where[k]);
 			}
-			printf("  miss path, sched pipe, %-22s %6.1f ns/event, "
+			printf("  miss path, sched pipe, %-36s %6.1f ns/event, "
 			       "the empty program alone %6.1f ns/event\n",
 			       label[k], p, f);
 			if (p < 0 || f < 0)
@@ -321,7 +339,7 @@ static void miss_path(uint64_t parent_id, uint64_t child_id, int rounds)
 			v[(2 * k + 1) * rounds + n[k]] = f;
 			n[k]++;
 		}
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < places; k++) {
 		double *p = v + 2 * k * rounds, *fl = p + rounds;
 		char name[200];
 
@@ -333,14 +351,20 @@ static void miss_path(uint64_t parent_id, uint64_t child_id, int rounds)
 		       "empty program %.1f ns/event: its own cost %+.1f ns\n",
 		       label[k], n[k], p[n[k] / 2], fl[n[k] / 2],
 		       p[n[k] / 2] - fl[n[k] / 2]);
-		if (k == 0)
+		if (k == 2) {
+			printf("  (not a miss: the task is the outside "
+			       "workload's, found by its np_policy lookup)\n");
+			continue;
+		}
+		if (k == 0 && !ctr_id)
 			bench_figure("np_sched_switch miss path (bpf_stats), "
 				     "sched pipe",
 				     p[n[k] / 2], "ns", 60);
 		snprintf(name, sizeof(name),
 			 "np_sched_switch miss path (bpf_stats), sched pipe, a "
-			 "task %s outside the managed tree, median of %d runs",
-			 label[k], n[k]);
+			 "task %s outside the managed tree, median of %d runs%s",
+			 label[k], n[k],
+			 ctr_id ? ", a workload outside registered" : "");
 		bench_above(name, p[n[k] / 2], "ns",
 			    "an empty sched_switch program alone, as many runs "
 			    "alternated",
@@ -361,13 +385,27 @@ static int make_deep(void)
 	if (mkdir(p, 0755))
 		return -errno;
 	snprintf(deep, sizeof(deep), "%s/b", p);
-	return mkdir(deep, 0755) ? -errno : 0;
+	if (mkdir(deep, 0755))
+		return -errno;
+	if (getenv("NP_BENCH_BPF_OUTSIDE") &&
+	    atoi(getenv("NP_BENCH_BPF_OUTSIDE"))) {
+		struct stat st;
+
+		snprintf(ctr, sizeof(ctr), "%s/np-bench-%d-o/c", cgroot,
+			 (int)getpid());
+		if (mkdir(ctr, 0755) || stat(ctr, &st))
+			return -errno;
+		ctr_id = st.st_ino;
+	}
+	return 0;
 }
 
 static void remove_deep(void)
 {
 	char p[700];
 
+	if (ctr[0])
+		rmdir(ctr);
 	snprintf(p, sizeof(p), "%s/np-bench-%d-o/a/b", cgroot, (int)getpid());
 	rmdir(p);
 	*strrchr(p, '/') = 0;

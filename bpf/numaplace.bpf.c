@@ -7,13 +7,14 @@
  * violations` and bpftool read them while the daemon is down.
  *
  * Hot path (sched_switch, a task outside the managed tree): one ARRAY
- * lookup (CPU owner), two cgroup loads and a level compare; for a task
+ * lookup (CPU owner), two cgroup loads and a level compare (and, above
+ * the managed cgroups' level, one load of np_outside_levels); for a task
  * at or below the managed cgroups' level, its cgroup's id compared with
- * the CPU's last four known to be outside (np_miss), and only for a
- * cgroup not among them the walk up. No map update unless something is
- * wrong, a cgroup outside is new to the CPU, or the CPU is exclusively
- * owned (there every switch ends and starts a run in np_cpu_intrude's
- * run times).
+ * the CPU's last four known to have no workload (np_miss), and only for
+ * a cgroup not among them the walk up. No map update unless something is
+ * wrong, a cgroup without a workload is new to the CPU, or the CPU is
+ * exclusively owned (there every switch ends and starts a run in
+ * np_cpu_intrude's run times).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -37,6 +38,23 @@ const volatile __u32 np_nr_cpus = NP_BPF_MAX_CPUS;
  * and the gap that ends an episode (see np_bpf_episode). */
 const volatile __u64 np_grace_ns = 100000000ULL;
 const volatile __u64 np_episode_gap_ns = 1000000000ULL;
+
+/*
+ * Written by the daemon while the programs run (np_bpf_outside_set; .bss,
+ * mmapped), read with plain loads:
+ *   np_outside_levels  the cgroup levels (root = 0) of the workloads whose
+ *                      cgroup is not below the managed parent (containers:
+ *                      crun's /np/<id>, podman's and crun --systemd-cgroup's
+ *                      .../libpod-<id>.scope/container, kubepods...): bit L
+ *                      for one at level L, bit 63 for one at 63 or deeper.
+ *                      0 (none): np_workload_of takes no lookup outside
+ *                      the managed parent, as before there were any.
+ *   np_miss_gen        bumped after every such workload's np_policy entry
+ *                      is written, before np_miss is cleared on every CPU:
+ *                      a verdict computed before the bump is not cached.
+ */
+volatile __u64 np_outside_levels = 0;
+volatile __u64 np_miss_gen = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -129,13 +147,26 @@ _Static_assert(sizeof(struct np_bpf_cpu_intrude) == 128,
 
 /*
  * Per CPU, the last cgroups (by id) a task was found in that are not
- * below the managed parent (np_workload_of's first phase failed). A
+ * below the managed parent and have no workload at or above them outside
+ * it (np_workload_of's first phase failed, and so did np_outside_of). A
  * cgroup's ancestors never change (cgroup v2 renames only within its
- * parent) and an id is never reused, so that verdict holds for good: a
- * task of one of these costs one id load and four compares, not the walk
- * up to the managed parent's level (issue 32: 3 levels deep, as under
- * systemd, the walk was the miss path's own cost, 17-23 ns against 0-5
- * in the root cgroup). Ids are never 0. Not pinned: a cache.
+ * parent) and an id is never reused, so that verdict holds until a
+ * workload outside the managed parent is registered: then the daemon
+ * bumps np_miss_gen and clears this map on every CPU (np_bpf_outside_set),
+ * and a verdict reached before the bump is not written (the generation is
+ * read before the walk and again before the write). A task of one of
+ * these costs one id load and four compares, not the walk up to the
+ * managed parent's level (issue 32: 3 levels deep, as under systemd, the
+ * walk was the miss path's own cost, 17-23 ns against 0-5 in the root
+ * cgroup). Ids are never 0. Not pinned: a cache.
+ *
+ * The window left: a program interrupted for longer than the daemon's
+ * bump-and-clear (two syscalls' time) between its second generation read
+ * and its write caches a stale verdict, which lasts until four other
+ * cgroups have replaced it on that CPU or the next registration. The
+ * sched_switch program runs with interrupts off; the others can be
+ * interrupted there, which for that long takes an interrupt storm or a
+ * hypervisor's steal at that very instruction.
  */
 #define NP_MISS_WAYS 4
 struct np_miss {
@@ -168,6 +199,54 @@ static __always_inline bool np_persistent(struct task_struct *p, __u64 now)
 	return now - e->first_ns >= np_grace_ns;
 }
 
+/* np_outside_levels masks for a cgroup at level L: L's own bit; the bits
+ * of L and every level nearer the root (upto); those of the levels nearer
+ * the root only (above). */
+static __always_inline __u64 np_level_bit(__u32 l)
+{
+	return 1ULL << (l < 63 ? l : 63);
+}
+
+static __always_inline __u64 np_levels_upto(__u32 l)
+{
+	return l >= 63 ? ~0ULL : (2ULL << l) - 1;
+}
+
+static __always_inline __u64 np_levels_above(__u32 l)
+{
+	return l >= 64 ? ~0ULL : (1ULL << l) - 1;
+}
+
+/*
+ * The workload outside the managed parent whose cgroup is `c` or its
+ * deepest ancestor in np_policy, or NULL: np_policy is looked up only at
+ * the levels where such a workload is (`levels`), and the walk stops
+ * above the shallowest of them, after NP_BPF_MAX_DEPTH levels at most.
+ */
+static __always_inline struct np_bpf_policy *np_outside_of(struct cgroup *c,
+							   __u64 levels)
+{
+	struct cgroup *a = c;
+	int i;
+
+	for (i = 0; i < NP_BPF_MAX_DEPTH && a; i++) {
+		__u32 l = a->level;
+
+		if (levels & np_level_bit(l)) {
+			__u64 id = a->kn->id;
+			struct np_bpf_policy *pol =
+			    bpf_map_lookup_elem(&np_policy, &id);
+
+			if (pol)
+				return pol;
+		}
+		if (!(levels & np_levels_above(l)))
+			return NULL;
+		a = np_cgroup_parent(a);
+	}
+	return NULL;
+}
+
 /*
  * The policy of the managed workload a task belongs to, or NULL. The
  * cgroup is the task's own (never `current`: in sched_switch that is the
@@ -177,46 +256,55 @@ static __always_inline bool np_persistent(struct task_struct *p, __u64 now)
  *
  * Phase 1 walks up without map lookups to check that the task is below
  * the managed parent at all, so that every other task on the node costs
- * no hash lookup; its cgroups that are not are remembered per CPU
- * (np_miss), so that the walk is done once per cgroup and CPU while they
- * stay among its last four. Phase 2 takes the deepest registered cgroup
- * on the path.
+ * no hash lookup; phase 2 takes the deepest registered cgroup on the path.
+ * A task not below the managed parent belongs to a workload only when one
+ * is registered outside it (a container's cgroup, np_outside_levels) at
+ * or above its level: np_outside_of. Cgroups found to have no workload
+ * are remembered per CPU (np_miss), so that the walk is done once per
+ * cgroup and CPU while they stay among its last four.
  */
 static __always_inline struct np_bpf_policy *
 np_workload_of(struct task_struct *p, struct cgroup **cgp)
 {
 	struct cgroup *c = np_task_dfl_cgroup(p), *a, *parent;
 	const __u32 top = np_parent_level + 1;
+	struct np_bpf_policy *pol;
 	struct np_miss *m;
-	__u32 zero = 0;
-	__u64 cid;
+	__u32 zero = 0, lvl;
+	__u64 cid, gen, levels;
 	int i;
 
 	*cgp = c;
-	if (!c || (__u32)c->level < top)
+	if (!c)
+		return NULL;
+	lvl = c->level;
+	if (lvl < top && !(np_outside_levels & np_levels_upto(lvl)))
 		return NULL;
 	cid = c->kn->id;
 	m = bpf_map_lookup_elem(&np_miss, &zero);
 	if (m && (m->id[0] == cid || m->id[1] == cid || m->id[2] == cid ||
 		  m->id[3] == cid))
 		return NULL;
+	gen = np_miss_gen;
+	if (lvl < top)
+		goto outside;
 	a = c;
 	for (i = 0; i < NP_BPF_MAX_DEPTH && (__u32)a->level > top; i++) {
 		a = np_cgroup_parent(a);
 		if (!a)
-			goto miss;
+			goto outside;
 	}
 	if ((__u32)a->level != top)
-		goto miss; /* deeper than NP_BPF_MAX_DEPTH below the parent */
+		goto outside; /* deeper than NP_BPF_MAX_DEPTH below the parent */
 	parent = np_cgroup_parent(a);
 	if (!parent || parent->kn->id != np_parent_cgid)
-		goto miss;
+		goto outside;
 
 	a = c;
 	for (i = 0; i < NP_BPF_MAX_DEPTH; i++) {
 		__u64 id = a->kn->id;
-		struct np_bpf_policy *pol = bpf_map_lookup_elem(&np_policy, &id);
 
+		pol = bpf_map_lookup_elem(&np_policy, &id);
 		if (pol)
 			return pol;
 		if ((__u32)a->level <= top)
@@ -226,8 +314,14 @@ np_workload_of(struct task_struct *p, struct cgroup **cgp)
 			return NULL;
 	}
 	return NULL;
-miss:
-	if (m) {
+outside:
+	levels = np_outside_levels;
+	if (levels & np_levels_upto(lvl)) {
+		pol = np_outside_of(c, levels);
+		if (pol)
+			return pol;
+	}
+	if (m && np_miss_gen == gen) {
 		m->id[m->next % NP_MISS_WAYS] = cid;
 		m->next++;
 	}

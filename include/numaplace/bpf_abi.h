@@ -22,7 +22,9 @@
 #define NP_BPF_MAX_CPUS 4096
 #define NP_BPF_CPU_WORDS (NP_BPF_MAX_CPUS / 64)
 /* Cgroup levels below the managed parent searched for a workload cgroup
- * (a workload path "a/b" plus container sub-cgroups below it). */
+ * (a workload path "a/b" plus container sub-cgroups below it); for a task
+ * not below it, the levels up from its cgroup searched for a workload
+ * registered outside the managed parent (a container's cgroup). */
 #define NP_BPF_MAX_DEPTH 12
 #define NP_BPF_COMM_LEN 16
 #define NP_BPF_NAME_LEN 128 /* = NP_NAME_MAX: names are not truncated */

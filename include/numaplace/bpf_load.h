@@ -74,4 +74,15 @@ int np_bpf_prog_list(const struct np_bpf_loader *l, struct np_bpf_prog_ref *out,
 /* Update np_info (signals, daemon pid, parent, times). */
 int np_bpf_info_update(struct np_bpf_loader *l, uint32_t daemon_pid);
 
+/*
+ * The workloads whose cgroup is not below the managed parent (containers'
+ * cgroups), as their levels: bit L for one at cgroup level L (the root 0),
+ * bit 63 for 63 and deeper (np_bpf_level_bit). Call it after their
+ * np_policy entries are written: it bumps the generation of the programs'
+ * per-CPU cache of cgroups without a workload (np_miss) and clears it on
+ * every CPU, so that a cgroup seen before its workload was registered is
+ * recognized from now on. levels 0: no lookup outside the managed parent.
+ */
+int np_bpf_outside_set(struct np_bpf_loader *l, uint64_t levels);
+
 #endif

@@ -38,6 +38,16 @@ void np_bpf_policy_make(struct np_bpf_policy *out, const np_cpuset *cpus,
 			np_nodemask mems, uint32_t slot, uint32_t gen,
 			uint32_t flags, uint64_t settle_until_ns);
 
+/* The np_outside_levels bit of a cgroup level (np_bpf_outside_set). */
+uint64_t np_bpf_level_bit(int level);
+/* The cgroup level (the hierarchy root 0) of a workload's cgroup when it is
+ * not below the managed parent: `cgroup` named from the hierarchy root
+ * ("/np/c1": 2) and not below `parent` (the managed parent, relative to the
+ * root). -1 for a cgroup named relative to the parent (below it) or one
+ * below it named from the root. Empty components ("//", a trailing "/")
+ * are not levels. */
+int np_bpf_outside_level(const char *cgroup, const char *parent);
+
 /* Sum per-CPU counter values as the kernel lays them out for a lookup of
  * a per-CPU map: ncpus values, each `stride` bytes apart (the value size
  * rounded up to 8). */

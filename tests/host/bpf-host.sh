@@ -21,6 +21,11 @@
 #   - run times on an owned CPU: the foreign time BPF measures holds an
 #     intruder's cgroup usage, and with the owner ever runnable the owner's
 #     usage plus the foreign time is the whole window.
+#   - workloads outside the managed parent (containers' cgroups, as crun's
+#     /np/<id>): their tasks, and those of cgroups below theirs, are theirs
+#     (not intruders on their exclusive CPU; out-of-set runs counted for
+#     them; audited as theirs), also for a cgroup the programs had cached
+#     as having no workload before it was registered.
 set -uo pipefail
 build=${1:-build}
 pass=0
@@ -54,7 +59,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	[ -n "${DRV:-}" ] && { echo quit >&"${D[1]}"; wait "$DRV" 2>/dev/null; }
 	sleep 0.2
-	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P/o" "$P/x" "$P" "$CG/np-hosttest-$$-out/a" "$CG/np-hosttest-$$-out"; do rmdir "$c" 2>/dev/null; done
+	for c in "$P/w/inner" "$P/w" "$P/other" "$P/s/w" "$P/s" "$P/o" "$P/x" "$P" "$CG/np-hosttest-$$-out/a" "$CG/np-hosttest-$$-out/c/inner" "$CG/np-hosttest-$$-out/c" "$CG/np-hosttest-$$-out/late" "$CG/np-hosttest-$$-out"; do rmdir "$c" 2>/dev/null; done
 	rm -rf "$PIN" "$PIN-s" "$tmp"
 }
 trap cleanup EXIT
@@ -423,6 +428,80 @@ check "a task of a remembered outside cgroup is an intruder on owned CPU 1, name
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 wait "${pids[@]}" 2>/dev/null
 pids=()
+
+# (k) workloads outside the managed parent (a container's cgroup, as
+# crun's cgroupfs /np/<id>; the daemon registers them with
+# np_bpf_outside_set, as the driver does for a cgroup not below $P): c in
+# $Q/c (level 2) owns CPU 1 and may use it only; its tasks there, also one
+# in $Q/c/inner, are its own, not intruders, and one of c/inner's on CPU 0
+# runs outside c's set. $Q/late's task runs before late is registered, so
+# the programs cache its cgroup as having no workload (np_miss, CPU 1);
+# late (allowed CPU 0) is registered then, and its task on CPU 1 must
+# count for it from the sync on.
+mkdir -p "$Q/c/inner" "$Q/late"
+qc=$(stat -c %i "$Q/c")
+qci=$(stat -c %i "$Q/c/inner")
+ql=$(stat -c %i "$Q/late")
+busy "$Q/late" 1 np-early
+seen=
+if command -v bpftool >/dev/null; then
+	for _ in $(seq 20); do
+		ids=$(miss_ids) || break
+		grep -qx "1:$ql" <<<"$ids" && { seen=1; break; }
+		sleep 0.5
+	done
+	check "np_miss: late's cgroup $ql, not yet registered, is cached on CPU 1 as having no workload" [ -n "$seen" ]
+fi
+check "policy for late (outside the managed parent, CPU 0)" [ "$(say "policy $Q/late 7 late 0")" = ok ]
+check "policy for c (outside the managed parent, CPU 1, exclusive)" [ "$(say "policy $Q/c 6 c 1 excl")" = ok ]
+check "owner of CPU 1 is c" [ "$(say "owner 1 6")" = ok ]
+busy "$Q/c" 1 np-ctr
+busy "$Q/c/inner" 1 np-ctr-in
+busy "$Q/c/inner" 0 np-ctr-out
+# (the ring's samples of slots 7 and 6 only: since (a) read it last, it
+# has filled with thousands, which bash reads a byte at a time)
+ev_late= ev_c=
+for _ in $(seq 40); do
+	echo "events 6 7" >&"${D[1]}"
+	while read -r -t 10 l <&"${D[0]}" && [ "$l" != ok ]; do
+		case $l in
+		"event kind 1 slot 7 "*" comm np-early") ev_late=$l ;;
+		"event kind 1 slot 6 "*" comm np-ctr-out") ev_c=$l ;;
+		esac
+	done
+	[ -n "$ev_late" ] && [ -n "$ev_c" ] && [ "$(cnt late run_outside_ticks)" -gt 20 ] &&
+		[ "$(cnt c run_outside_ticks)" -gt 20 ] && break
+	sleep 0.5
+done
+echo audit >&"${D[1]}"
+audit=
+while read -r -t 10 l <&"${D[0]}" && [ "$l" != ok ]; do audit+="$l;"; done
+ids=$(miss_ids 2>/dev/null)
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+wait "${pids[@]}" 2>/dev/null
+pids=()
+lt=$(cnt late run_outside_ticks)
+check "a cgroup cached before its workload was registered counts for it after the sync (late: ran outside ticks $lt; sample: ${ev_late:-none})" \
+	[ "$lt" -gt 20 -a -n "$ev_late" ]
+not_cached() { [ -n "$ids" ] && ! grep -q ":$ql\$" <<<"$ids"; }
+check "np_miss: late's cgroup $ql is no longer cached anywhere (ids: $(tr '\n' ' ' <<<"$ids" | cut -c1-120))" not_cached
+ct=$(cnt c run_outside_ticks)
+check "out-of-set runs of c's task in c/inner, on CPU 0, count for c (ticks $ct; sample: ${ev_c:-none})" \
+	[ "$ct" -gt 20 -a -n "$ev_c" ]
+ctop=$("$build/numaplace" violations --pin-path "$PIN" --json --all c |
+	python3 -c "import json,sys; t=json.load(sys.stdin)['workloads'][0]['top_intruders']; print(' '.join('%s:%s:%s' % (i['comm'], i['cgroup_id'], i['kind']) for i in t))")
+own_not_intruders() { ! grep -Eq "np-ctr|:($qc|$qci):" <<<"$ctop"; }
+check "c's own tasks on its exclusive CPU 1 (in c and c/inner) are not intruders (top: $(cut -c1-200 <<<"$ctop"))" own_not_intruders
+check "late's task on c's CPU 1 is a workload intruder, named with late's cgroup $ql" grep -q "np-early:$ql:workload" <<<"$ctop"
+check "audit: c's task is c's (slot 6), within its set" \
+	grep -Eq 'slot 6 cpu 1 flags 0 comm np-ctr;' <<<"$audit"
+check "audit: c/inner's task on CPU 1 is c's (slot 6), within its set" \
+	grep -Eq 'slot 6 cpu 1 flags 0 comm np-ctr-in;' <<<"$audit"
+check "audit: c/inner's task on CPU 0 is c's, its allowed CPUs outside c's set" \
+	grep -Eq 'slot 6 cpu 0 flags 0x[23] comm np-ctr-out' <<<"$audit"
+check "audit: late's task is late's (slot 7), outside its set" \
+	grep -Eq 'slot 7 cpu 1 flags 0x[23] comm np-early' <<<"$audit"
+say "owner 1 3" >/dev/null
 
 # (h) the settle window lasts until the cgroups are written, however long
 # that takes (tests/host/bpf/np_verify_settle.c: the daemon's verification module

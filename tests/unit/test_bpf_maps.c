@@ -2,7 +2,8 @@
 /* The BPF-facing pieces that run in userspace: policy bitmaps (and the
  * bit test the programs share), per-CPU summing with the kernel's value
  * stride, deltas, what counts as a violation, the rate limiter the
- * programs use, slot assignment across restarts, pin paths. */
+ * programs use, slot assignment across restarts, pin paths, the levels of
+ * workloads outside the managed parent. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,6 +44,49 @@ static void test_policy_bits(void **state)
 	assert_int_equal(pol.gen, 9);
 	assert_int_equal(pol.flags, NP_BPF_POL_EXCLUSIVE);
 	assert_int_equal(pol.settle_until_ns, 1234);
+}
+
+/* The container cgroups of docs/containers.md against the managed parents
+ * of the cgroupfs and systemd drivers. */
+static void test_outside_level(void **state)
+{
+	(void)state;
+	/* named relative to the parent: below it */
+	assert_int_equal(np_bpf_outside_level("w1", "numaplace"), -1);
+	assert_int_equal(np_bpf_outside_level("a/b", "numaplace"), -1);
+	/* crun's cgroupfs driver */
+	assert_int_equal(np_bpf_outside_level("/np/ctr1", "numaplace"), 2);
+	/* crun --systemd-cgroup, podman --cgroup-parent numaplace.slice */
+	assert_int_equal(np_bpf_outside_level(
+			     "/numaplace.slice/np-ctr3.scope/container",
+			     "numaplace.slice/numaplace-w.slice"),
+			 3);
+	assert_int_equal(
+	    np_bpf_outside_level("/kubepods.slice/kubepods-besteffort.slice/"
+				 "kubepods-besteffort-pod1.slice/cri-x.scope",
+				 "numaplace.slice"),
+	    4);
+	/* named from the root but below the parent: not outside */
+	assert_int_equal(np_bpf_outside_level("/numaplace/w1", "numaplace"), -1);
+	assert_int_equal(np_bpf_outside_level("//numaplace//w1/", "numaplace/"),
+			 -1);
+	/* a sibling whose name starts like the parent's */
+	assert_int_equal(np_bpf_outside_level("/numaplace2/w1", "numaplace"), 2);
+	/* the parent itself, and its ancestors, are not below it */
+	assert_int_equal(np_bpf_outside_level("/numaplace.slice/x",
+					      "numaplace.slice/x"),
+			 2);
+	assert_int_equal(np_bpf_outside_level("/numaplace.slice",
+					      "numaplace.slice/x"),
+			 1);
+	/* empty components are not levels */
+	assert_int_equal(np_bpf_outside_level("/np//ctr1/", "numaplace"), 2);
+	/* the root parent: everything is below it */
+	assert_int_equal(np_bpf_outside_level("/np/ctr1", ""), -1);
+	assert_true(np_bpf_level_bit(0) == 1);
+	assert_true(np_bpf_level_bit(2) == 4);
+	assert_true(np_bpf_level_bit(63) == 1ULL << 63);
+	assert_true(np_bpf_level_bit(200) == 1ULL << 63);
 }
 
 static void test_sum_and_delta(void **state)
@@ -505,6 +549,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_bits),
+		cmocka_unit_test(test_outside_level),
 		cmocka_unit_test(test_sum_and_delta),
 		cmocka_unit_test(test_what_is_a_violation),
 		cmocka_unit_test(test_rate_limiter),

@@ -563,6 +563,31 @@ int np_bpf_info_update(struct np_bpf_loader *l, uint32_t daemon_pid)
 								     : 0;
 }
 
+int np_bpf_outside_set(struct np_bpf_loader *l, uint64_t levels)
+{
+	struct bpf_map *map = l->skel->maps.np_miss;
+	size_t stride = (bpf_map__value_size(map) + 7) & ~(size_t)7;
+	int ncpu = libbpf_num_possible_cpus();
+	_cleanup_free_ void *zeros = NULL;
+	__u32 key = 0;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	zeros = calloc((size_t)ncpu, stride);
+	if (!zeros)
+		return -ENOMEM;
+	/* The np_policy entries are written (the caller's syscalls came
+	 * first); the levels, then the generation, each one store: a verdict
+	 * reached before the bump is not cached, and what is cached is gone
+	 * after the clear. */
+	__atomic_store_n(&l->skel->bss->np_outside_levels, levels,
+			 __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&l->skel->bss->np_miss_gen, 1, __ATOMIC_SEQ_CST);
+	if (bpf_map_update_elem(bpf_map__fd(map), &key, zeros, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int np_bpf_prog_stats(const struct np_bpf_loader *l, const char *name,
 		      uint64_t *run_ns, uint64_t *run_cnt)
 {

@@ -147,6 +147,50 @@ void np_bpf_policy_make(struct np_bpf_policy *out, const np_cpuset *cpus,
 	out->settle_until_ns = settle_until_ns;
 }
 
+uint64_t np_bpf_level_bit(int level)
+{
+	return 1ULL << (level < 0 ? 0 : level < 63 ? level : 63);
+}
+
+/* The next non-empty component of *p: its length (0: none), *p past it. */
+static size_t next_component(const char **p, const char **start)
+{
+	size_t n;
+
+	while (**p == '/')
+		(*p)++;
+	*start = *p;
+	n = strcspn(*p, "/");
+	*p += n;
+	return n;
+}
+
+int np_bpf_outside_level(const char *cgroup, const char *parent)
+{
+	const char *c = cgroup, *p = parent, *cs, *ps;
+	size_t cn, pn;
+	int level = 0;
+	bool below = true;
+
+	if (*cgroup != '/')
+		return -1;
+	/* the parent's components first: a mismatch or the end of the path
+	 * says the cgroup is not below it */
+	while ((pn = next_component(&p, &ps))) {
+		cn = next_component(&c, &cs);
+		if (!cn)
+			return level; /* the parent or one of its ancestors */
+		level++;
+		if (below && (cn != pn || memcmp(cs, ps, cn)))
+			below = false;
+	}
+	if (below && next_component(&c, &cs))
+		return -1;
+	while (next_component(&c, &cs))
+		level++;
+	return level;
+}
+
 void np_bpf_counters_sum(struct np_bpf_counters *sum, const void *percpu,
 			 int ncpus, size_t stride)
 {

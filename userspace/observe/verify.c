@@ -158,6 +158,7 @@ int np_verify_start(struct np_verify **out, const struct np_verify_setup *su)
 	v->topo = su->topo;
 	v->parent_fd = su->parent_fd;
 	v->root_fd = su->root_fd;
+	v->cgroup_parent = su->cgroup_parent ? su->cgroup_parent : "";
 	if ((r = parent_identity(su, &o.parent_cgid, &o.parent_level)))
 		goto fail;
 	r = np_bpf_load(&v->l, &o, err, sizeof(err));
@@ -283,6 +284,42 @@ static void push_owners(struct np_verify *v, const struct np_bpf_want *want,
 	free(own);
 }
 
+/*
+ * Workloads whose cgroup is not below the managed parent (containers',
+ * named from the root): their levels go to the programs after their
+ * np_policy entries, and when one got its entry since the last call the
+ * programs' cache of cgroups without a workload is dropped, so that a
+ * cgroup seen before its workload was registered (a runtime's init runs
+ * before the hook admits it) is recognized from now on.
+ */
+static void push_outside(struct np_verify *v, int k)
+{
+	uint64_t levels = 0;
+	int r;
+
+	for (int i = 0; i < k; i++) {
+		int s = v->slot_of[i], lv;
+
+		if (s < 0 || !v->ss[s].pushed)
+			continue;
+		lv = np_bpf_outside_level(v->wants[i].cgroup, v->cgroup_parent);
+		if (lv >= 0)
+			levels |= np_bpf_level_bit(lv);
+	}
+	if (levels == v->outside_levels && !v->outside_new)
+		return;
+	r = np_bpf_outside_set(v->l, levels);
+	if (r) {
+		np_log_errno(LOG_ERR, r,
+			     "verify: the levels of the workloads outside %s "
+			     "(retried next cycle)",
+			     v->cgroup_parent);
+		return;
+	}
+	v->outside_levels = levels;
+	v->outside_new = false;
+}
+
 void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 {
 	struct np_bpf_want *want = NULL;
@@ -380,11 +417,15 @@ void np_verify_sync(struct np_verify *v, const struct np_verify_wl *w, int n)
 				     want[i].name);
 			continue; /* pushed again next cycle */
 		}
+		if (!ss->pushed && np_bpf_outside_level(v->wants[i].cgroup,
+							v->cgroup_parent) >= 0)
+			v->outside_new = true;
 		/* recorded once in the map: the next sync compares with it */
 		ss->settle_until_ns = settle;
 		ss->cpus = want[i].cpus;
 		ss->pushed = true;
 	}
+	push_outside(v, k);
 	push_owners(v, want, k, settle);
 	v->last_settle = settle;
 	v->in_flight = true;

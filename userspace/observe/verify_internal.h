@@ -50,6 +50,11 @@ struct np_verify {
 	const struct np_topology *topo;
 	int parent_fd; /* the managed parent (read only) */
 	int root_fd;   /* the hierarchy root (cgroups named "/x"), or -1 */
+	const char *cgroup_parent; /* the managed parent, from the root */
+	/* np_outside_levels as last set, and whether a workload outside the
+	 * managed parent got its np_policy entry since (np_miss to clear) */
+	uint64_t outside_levels;
+	bool outside_new;
 	int nwants;
 	struct np_bpf_owner *owner; /* shadow of np_cpu_owner */
 	/* the settle time stamped by the last sync; in flight until

@@ -3,12 +3,18 @@
  * Test driver for the verification programs on a host where numaplaced
  * cannot enforce (tests/host/bpf-host.sh): loads and attaches them like the
  * daemon does, then takes commands on stdin, one per line:
- *   policy CGROUP_DIR SLOT NAME CPULIST [excl]   watch a cgroup
+ *   policy CGROUP_DIR SLOT NAME CPULIST [excl]   watch a cgroup (one not
+ *                                                below the parent is given
+ *                                                to np_bpf_outside_set, as
+ *                                                the daemon does)
  *   owner CPU SLOT                               CPU owned by SLOT from now
  *                                                (settle time: now)
  *   signals                                      print the signals JSON
  *   audit                                        print audit records
- *   events                                       print the ring buffer's samples
+ *   events [SLOT...]                             print the ring buffer's samples
+ *                                                (only those SLOTs' (< 64): a
+ *                                                loaded host's backlog is
+ *                                                thousands of lines)
  *   runtime CPU CGROUP_DIR...                    CPU's foreign run times
  *                                                (np_cpu_intrude), the
  *                                                monotonic clock and each
@@ -18,6 +24,8 @@
  * Answers "ok" (or "error: ...") per line, so the script can wait on it.
  */
 #include "numaplace/bpf_load.h"
+
+#include "numaplace/bpf_maps.h"
 
 #include <bpf/bpf.h>
 #include <stdio.h>
@@ -97,9 +105,31 @@ static void runtime(const struct np_bpf_maps *m, unsigned cpu, char *cgs)
 	printf("\n");
 }
 
+/* A cgroup directory not below the parent directory: its level bit added
+ * to *levels and given to the programs (after its np_policy entry, as
+ * np_verify_sync does). The parent is a direct child of the mount. */
+static int outside(struct np_bpf_loader *l, const char *parent, const char *cg,
+		   uint64_t *levels)
+{
+	const char *slash = strrchr(parent, '/');
+	size_t root = slash ? (size_t)(slash - parent) : 0;
+	int lv;
+
+	if (strncmp(cg, parent, root) || cg[root] != '/')
+		return -1;
+	lv = np_bpf_outside_level(cg + root, parent + root + 1);
+	if (lv < 0)
+		return 0;
+	*levels |= np_bpf_level_bit(lv);
+	return np_bpf_outside_set(l, *levels);
+}
+
 static void on_event(const struct np_bpf_event *e, void *ctx)
 {
-	(void)ctx;
+	const uint64_t *only = ctx;
+
+	if (*only && (e->slot >= 64 || !((*only >> e->slot) & 1)))
+		return;
 	printf("event kind %u slot %u pid %u cpu %u aux %u comm %.16s\n",
 	       e->kind, e->slot, e->pid, e->cpu, e->aux, e->comm);
 }
@@ -111,6 +141,7 @@ int main(int argc, char **argv)
 	struct np_bpf_loader *l;
 	const struct np_bpf_maps *m;
 	char err[1024] = "", line[1024];
+	uint64_t levels = 0;
 	struct stat st;
 
 	if (argc != 3) {
@@ -160,6 +191,8 @@ int main(int argc, char **argv)
 				if (bpf_map_update_elem(m->policy, &id, &pol, BPF_ANY) ||
 				    bpf_map_update_elem(m->slots, &slot, &sl, BPF_ANY))
 					printf("error: map update\n");
+				else if (outside(l, argv[2], cg, &levels))
+					printf("error: outside levels\n");
 				else
 					printf("ok\n");
 			}
@@ -182,7 +215,14 @@ int main(int argc, char **argv)
 			np_bpf_audit(l, on_audit, NULL);
 			printf("ok\n");
 		} else if (!strncmp(line, "events", 6)) {
-			int n = np_bpf_poll_events(l, on_event, NULL);
+			uint64_t only = 0;
+			char *p = line + 6, *end;
+			int n;
+			for (unsigned long v; (v = strtoul(p, &end, 10)), end != p;
+			     p = end)
+				if (v < 64)
+					only |= 1ULL << v;
+			n = np_bpf_poll_events(l, on_event, &only);
 			printf(n < 0 ? "error: poll\n" : "ok\n");
 		} else if (sscanf(line, "runtime %u", &cpu) == 1) {
 			char *rest = strchr(line + 8, ' ');
