@@ -733,14 +733,11 @@ static int keep_owed(struct np_hostiso *h, const bool *owed, char *err,
 			hi_forget(h);
 		return r;
 	}
-	hi_truncate(&h->irqs, 0);
-	free(h->def_orig);
-	free(h->wq_orig);
-	free(h->present);
-	h->def_orig = h->wq_orig = NULL;
-	h->present = NULL;
-	h->npresent = 0;
-	h->present_known = false;
+	struct hi_list keep = h->kts;
+	h->kts = (struct hi_list){0};
+	hi_forget(h); /* IRQs and masks are back: only the threads stay */
+	h->kts = keep;
+	h->saved = true; /* the file on disk still holds them */
 	np_cpuset_zero(&h->isolated);
 	return hi_save(h, err, errlen);
 }
