@@ -665,24 +665,37 @@ out:
  * some of orig that are offline: it is owed them. A tree without
  * sys/devices/system/cpu/online (a test root) owes nothing.
  */
-static bool owed_offline(struct np_hostiso *h, int pid, const np_cpuset *orig)
+static bool owed_offline(struct np_hostiso *h, int pid, const np_cpuset *orig,
+			 const np_cpuset *online)
 {
-	_cleanup_free_ char *cur = NULL, *on = NULL;
-	np_cpuset got, online, miss;
+	_cleanup_free_ char *cur = NULL;
+	np_cpuset got, miss;
 
-	if (read_allowed(h, pid, &cur) || np_cpuset_parse(&got, cur, NULL, 0) ||
-	    np_read_at(h->rootfd, ONLINE, 0, READ_MAX, &on, NULL) ||
-	    np_cpuset_parse(&online, on, NULL, 0))
+	if (!online || read_allowed(h, pid, &cur) ||
+	    np_cpuset_parse(&got, cur, NULL, 0))
 		return false;
 	np_cpuset_andnot(&miss, orig, &got);
-	np_cpuset_andnot(&miss, &miss, &online);
+	np_cpuset_andnot(&miss, &miss, online);
 	return !np_cpuset_empty(&miss);
+}
+
+/* The online CPUs, read once a restore; NULL when the tree has no such
+ * file. */
+static const np_cpuset *read_online(struct np_hostiso *h, np_cpuset *out)
+{
+	_cleanup_free_ char *on = NULL;
+
+	if (np_read_at(h->rootfd, ONLINE, 0, READ_MAX, &on, NULL) ||
+	    np_cpuset_parse(out, on, NULL, 0))
+		return NULL;
+	return out;
 }
 
 /* Give one saved kernel thread its CPUs back, if it is still that
  * thread: true when it is owed CPUs that are offline (its record is
  * kept). */
 static bool restore_kthread(struct np_hostiso *h, const struct hi_item *k,
+			    const np_cpuset *online,
 			    struct np_hostiso_report *rep)
 {
 	unsigned long long start = 0;
@@ -702,7 +715,7 @@ static bool restore_kthread(struct np_hostiso *h, const struct hi_item *k,
 		rep->skipped++;
 	} else if (r) {
 		fail_add(rep, 'k', k->id, r);
-	} else if (owed_offline(h, k->id, &cpus)) {
+	} else if (owed_offline(h, k->id, &cpus, online)) {
 		rep->owed++;
 		return true;
 	} else {
@@ -797,6 +810,8 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		       char *err, size_t errlen)
 {
 	_cleanup_free_ bool *owed = NULL;
+	const np_cpuset *online;
+	np_cpuset on;
 	char file[64], msg[512] = "";
 	int r, first = 0;
 
@@ -807,8 +822,9 @@ int np_hostiso_restore(struct np_hostiso *h, struct np_hostiso_report *rep,
 		return 0;
 	if (!(owed = calloc((size_t)h->kts.n + 1, sizeof(*owed))))
 		return np_errno(err, errlen, -ENOMEM, "host isolation restore");
+	online = read_online(h, &on);
 	for (int i = 0; i < h->kts.n; i++)
-		owed[i] = restore_kthread(h, &h->kts.v[i], rep);
+		owed[i] = restore_kthread(h, &h->kts.v[i], online, rep);
 	if (h->wq_orig && (r = write_text(h, WQ_CPUMASK, h->wq_orig)))
 		first = np_errno(msg, sizeof(msg), r,
 				 "writing \"%s\" back to /%s", h->wq_orig,
