@@ -5,7 +5,10 @@
 # input in BUILD_DIR/crash/NAME/ and fails the run; keep it in
 # tests/fuzz/regress/NAME once fixed, so every test build replays it.
 # FUZZ_JOBS=N (default 1) runs N harnesses at a time; FUZZ_NICE=N runs
-# them at that nice level (the long run beside other work).
+# them at that nice level (the long run beside other work). FUZZ_SEED=N
+# (N >= 1) starts each harness's random source at N, so a run takes the
+# same inputs in the same order wherever it runs (a slower machine takes
+# fewer of them); unset or 0, libFuzzer draws a seed (printed in the log).
 # Prints one line per harness (runs, coverage, corpus, crashes) and
 # "fuzz: N passed, N failed".
 set -uo pipefail
@@ -14,8 +17,10 @@ secs=$2
 shift 2
 jobs=${FUZZ_JOBS:-1}
 nice_lvl=${FUZZ_NICE:-0}
+seed=${FUZZ_SEED:-0}
 case $jobs in '' | *[!0-9]* | 0) echo "fuzz-run: FUZZ_JOBS must be a whole number >= 1, not '$jobs'" >&2; exit 2 ;; esac
 case $nice_lvl in '' | *[!0-9]*) echo "fuzz-run: FUZZ_NICE must be 0..19, not '$nice_lvl'" >&2; exit 2 ;; esac
+case $seed in '' | *[!0-9]* | ??????????*) echo "fuzz-run: FUZZ_SEED must be a whole number below 1000000000, not '$seed'" >&2; exit 2 ;; esac
 
 run_one() {
 	local n=$1 work=$build/corpus/$1 crash=$build/crash/$1 log=$build/fuzz-$1.log
@@ -26,7 +31,7 @@ run_one() {
 	setsid -w sh -c 'l=$1; shift
 		[ "$l" -gt 0 ] && echo "$l" >/proc/self/autogroup 2>/dev/null
 		exec nice -n "$l" "$@"' sh "$nice_lvl" \
-		"$build/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		"$build/fuzz-$n" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$crash/" -print_final_stats=1 \
 		"$work" "tests/fuzz/corpus/$n" >"$log" 2>&1
 	echo $? >"$build/fuzz-$n.rc"
@@ -60,7 +65,8 @@ for n in "$@"; do
 	else
 		fail=$((fail + 1))
 		grep -E 'ERROR|SUMMARY|#[0-9]+ 0x' "$log" | head -n 20
-		echo "FAIL fuzz $n (exit $rc): input kept in $crash/, log $log"
+		used=$(sed -n 's/^INFO: Seed: *//p' "$log" | head -n 1)
+		echo "FAIL fuzz $n (exit $rc, seed ${used:-?}): input kept in $crash/, log $log"
 	fi
 done
 echo "fuzz: $pass passed, $fail failed"

@@ -337,6 +337,104 @@ static void test_torn_and_bad(void **state)
 	rmdir_all(dir);
 }
 
+/* journal + one sealed record (seq, puts, dels) appended, loaded: refused
+ * as corrupt with needle in the message, both ways the same. */
+static void foreign_record(const char *dir, const char *journal, size_t len,
+			   uint64_t seq, json_t *puts, json_t *dels,
+			   const char *needle)
+{
+	char *line = np_journal_record_line(seq, puts, dels);
+	char *buf = malloc(len + strlen(line));
+
+	assert_non_null(buf);
+	memcpy(buf, journal, len);
+	memcpy(buf + len, line, strlen(line));
+	write_all(dir, NP_JOURNAL_NAME, buf, len + strlen(line));
+	load_expect(dir, NP_STATEFILE_ECORRUPT, NULL, NULL, needle);
+	free(buf);
+	free(line);
+	json_decref(puts);
+	json_decref(dels);
+}
+
+/*
+ * A sealed record with a key numaplaced never writes (found by
+ * fuzz-state: "w" and U+031F for "w" SEP, which the whole document took
+ * as a workload and the stream passed over) is refused as corrupt, named
+ * escaped; so is a workload put under another name's key, a deletion
+ * that is not a string, and "s" SEP "workloads". A record whose keys are
+ * all of the known kinds still loads.
+ */
+static void test_foreign_keys(void **state)
+{
+	struct np_journal j = {0};
+	struct np_node_state a;
+	char *dir = tmpdir(), *buf, *last;
+	json_t *rec, *api, *other;
+	size_t len;
+	uint64_t seq;
+	(void)state;
+
+	init(&a);
+	admit(&a, "web", "LSE", "2");
+	save(&j, dir, &a, NULL);
+	admit(&a, "api", "LS", "1");
+	save(&j, dir, &a, NULL);
+	seq = j.seq + 1;
+	np_journal_fini(&j);
+	load_expect(dir, 0, &a, NULL, NULL);
+	buf = read_all(dir, NP_JOURNAL_NAME, &len);
+	/* the last record, which put api */
+	for (last = buf + len - 1; last > buf && last[-1] != '\n'; last--)
+		;
+	rec = json_loadb(last + 17, len - (size_t)(last - buf) - 17, 0, NULL);
+	api = json_object_get(json_object_get(rec, "put"),
+			      "w" NP_JOURNAL_SEP "api");
+	assert_true(json_is_object(api));
+	other = json_deep_copy(api);
+	json_object_set_new(json_object_get(other, "spec"), "name",
+			    json_string("other"));
+
+	foreign_record(dir, buf, len, seq,
+		       json_pack("{s:O}", "w\xcc\x9f" "api", api),
+		       json_array(), "puts \"w\\u031Fapi\"");
+	foreign_record(dir, buf, len, seq,
+		       json_pack("{s:O}", "w" NP_JOURNAL_SEP "api2", other),
+		       json_array(), "puts \"w\\u001Fapi2\"");
+	foreign_record(dir, buf, len, seq,
+		       json_pack("{s:O}", "w" NP_JOURNAL_SEP "api", json_null()),
+		       json_array(), "a value that does not fit it");
+	foreign_record(dir, buf, len, seq,
+		       json_pack("{s:i}", "s" NP_JOURNAL_SEP "workloads", 1),
+		       json_array(), "puts \"s\\u001Fworkloads\"");
+	foreign_record(dir, buf, len, seq, json_object(), json_pack("[i]", 7),
+		       "deletes a non-string");
+	foreign_record(dir, buf, len, seq, json_object(),
+		       json_pack("[s]", "x" NP_JOURNAL_SEP "api"),
+		       "deletes \"x\\u001Fapi\"");
+	/* the known kinds: the same workload put again loads */
+	{
+		json_t *puts = json_pack("{s:O}", "w" NP_JOURNAL_SEP "api", api),
+		       *dels = json_array();
+		char *line = np_journal_record_line(seq, puts, dels),
+		     *both = malloc(len + strlen(line));
+		assert_non_null(both);
+		memcpy(both, buf, len);
+		memcpy(both + len, line, strlen(line));
+		write_all(dir, NP_JOURNAL_NAME, both, len + strlen(line));
+		load_expect(dir, 0, &a, NULL, NULL);
+		free(both);
+		free(line);
+		json_decref(puts);
+		json_decref(dels);
+	}
+	json_decref(other);
+	json_decref(rec);
+	free(buf);
+	np_state_free(&a);
+	rmdir_all(dir);
+}
+
 /*
  * Compaction's crash points: (1) the new snapshot written but not yet
  * renamed (a temp file; the old snapshot and the whole journal remain),
@@ -772,6 +870,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_records_replayed),
 	    cmocka_unit_test(test_torn_and_bad),
+	    cmocka_unit_test(test_foreign_keys),
 	    cmocka_unit_test(test_compaction_crash),
 	    cmocka_unit_test(test_compaction_threshold),
 	    cmocka_unit_test(test_failed_append),

@@ -313,6 +313,55 @@ bool np_journal_snapshot_whole(const json_t *doc)
 	return !strcmp(s, want);
 }
 
+/*
+ * Whether key is of a kind the flat form has (np_journal_flatten): "D";
+ * "s", "d" or "w", SEP and a name; "o", SEP, a name, SEP and a member.
+ * A put's value (v; NULL for a del) fits it: "D" true, a workload an
+ * object that names itself as its key does. A sealed record that breaks
+ * this was not written by numaplaced, and a load that read past it would
+ * make of it whatever its path makes of unknown keys.
+ */
+static bool key_ok(const char *key, const json_t *v)
+{
+	const char *k, *sep;
+
+	if (!strcmp(key, "D"))
+		return !v || json_is_true(v);
+	if (!key[0] || !strchr("sdow", key[0]) || key[1] != SEP[0] ||
+	    !*(k = key + 2))
+		return false;
+	sep = strchr(k, SEP[0]);
+	if (key[0] == 'o')
+		return sep && sep > k && sep[1] && !strchr(sep + 1, SEP[0]);
+	if (sep)
+		return false;
+	if (key[0] == 's')
+		return strcmp(k, "workloads") != 0;
+	if (key[0] == 'w') {
+		const char *name = json_string_value(
+		    json_object_get(json_object_get(v, "spec"), "name"));
+		return strlen(k) < NP_NAME_MAX &&
+		       (!v || (json_is_object(v) && name && !strcmp(name, k)));
+	}
+	return true;
+}
+
+/* ECORRUPT for record seq's key (a del when v is NULL), named escaped. */
+static int bad_key(const char *path, uint64_t seq, const char *key,
+		   const json_t *v, char *err, size_t errlen)
+{
+	_cleanup_json_ json_t *s = key ? json_string_nocheck(key) : NULL;
+	_cleanup_free_ char *q =
+	    s ? json_dumps(s, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+
+	return np_errf(err, errlen, NP_STATEFILE_ECORRUPT,
+		       "state journal %s is corrupt (record %" PRIu64
+		       " %s %s, %s); " RESET_HINT,
+		       path, seq, v ? "puts" : "deletes", q ? q : "a non-string",
+		       v ? "no key of that kind or a value that does not fit it"
+			 : "no key of that kind");
+}
+
 /* Records with seq > from applied to flat; *last: the last applied. */
 int np_journal_replay(const char *path, json_t *flat, const json_t *recs,
 		      uint64_t from, uint64_t *last, int *n, char *err,
@@ -338,7 +387,18 @@ int np_journal_replay(const char *path, json_t *flat, const json_t *recs,
 				       "); " RESET_HINT,
 				       path, seq, *last);
 		json_array_foreach(json_object_get(rec, "del"), k, v)
-		    json_object_del(flat, json_string_value(v) ?: "");
+		{
+			key = json_string_value(v);
+			if (!key || !key_ok(key, NULL))
+				return bad_key(path, seq, key, NULL, err, errlen);
+		}
+		json_object_foreach(json_object_get(rec, "put"), key, v)
+		{
+			if (!key_ok(key, v))
+				return bad_key(path, seq, key, v, err, errlen);
+		}
+		json_array_foreach(json_object_get(rec, "del"), k, v)
+		    json_object_del(flat, json_string_value(v));
 		json_object_foreach(json_object_get(rec, "put"), key, v)
 		{
 			if (json_object_set_nocheck(flat, key, v))
