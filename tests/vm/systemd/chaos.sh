@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/vm/systemd/chaos.sh [--topology T]... [--minutes M] [--seed S]
-#                           [--slack S] [--no-lsr] [--containers N]
-#                           [--build DIR]
-# tests/vm/systemd/chaos.sh --schedule SEED MINUTES NCPUS [CONTAINERS]
+#                           [--slack S] [--no-lsr] [--no-kills]
+#                           [--containers N] [--build DIR]
+# tests/vm/systemd/chaos.sh --schedule SEED MINUTES NCPUS [CONTAINERS [KILLS]]
 #
 # `make chaos`: the chaos scenario (scenarios/90-chaos.sh, issue 33) alone
 # in the systemd VM, on each topology given (default 2node then 4node), for
@@ -15,7 +15,10 @@
 # schedule drawn here (the same generator, schedule.sh): a replay runs the
 # same events in the same order, whatever their outcomes.
 # --no-lsr sends LSR draws as LSE (as before the LSR/BE overlap chaos found
-# was fixed; by default they go as LSR). --containers 1 adds container
+# was fixed; by default they go as LSR). --no-kills draws a status where a
+# kill -9 or SIGTERM of numaplaced would be (every other event the same):
+# one numaplaced for the whole run, its leak slopes over all of it.
+# --containers 1 adds container
 # events (crun, both cgroup drivers), 2 podman's too, 0 none (the
 # default; scenarios/90-chaos-lib/containers.sh). Before booting, the invariant
 # checker's reading of systemctl show is tested on systemd 252's recorded
@@ -31,11 +34,11 @@ ROOT=$(cd "$HERE/../../.." && pwd)
 die() { echo "chaos.sh: $*" >&2; exit 2; }
 
 if [[ ${1:-} == --schedule ]]; then
-	(($# == 4 || $# == 5)) || die "--schedule SEED MINUTES NCPUS [CONTAINERS]"
-	chaos_schedule "$2" $(($3 * 60)) "$4" "${5:-0}"
+	(($# >= 4 && $# <= 6)) || die "--schedule SEED MINUTES NCPUS [CONTAINERS [KILLS]]"
+	chaos_schedule "$2" $(($3 * 60)) "$4" "${5:-0}" "${6:-1}"
 	exit 0
 fi
-topos=() minutes=30 seed= slack= nolsr= ctrs=0 build=build
+topos=() minutes=30 seed= slack= nolsr= kills=1 ctrs=0 build=build
 while (($#)); do
 	case $1 in
 	--topology) topos+=("${2:-}"); shift 2 ;;
@@ -43,6 +46,7 @@ while (($#)); do
 	--seed) seed=${2:-}; shift 2 ;;
 	--slack) slack=${2:-}; shift 2 ;;
 	--no-lsr) nolsr=1; shift ;;
+	--no-kills) kills=0; shift ;;
 	--containers) ctrs=${2:-}; shift 2 ;;
 	--build) build=${2:-}; shift 2 ;;
 	*) die "unknown argument: $1" ;;
@@ -68,7 +72,7 @@ for t in "${topos[@]}"; do
 	rm -rf "$out"
 	mkdir -p "$out"
 	echo "chaos.sh: $t, $minutes min, seed $seed -> ${out#"$ROOT"/}"
-	append="np.chaos_minutes=$minutes np.chaos_seed=$seed${slack:+ np.chaos_slack=$slack}${nolsr:+ np.chaos_lsr=0} np.chaos_containers=$ctrs"
+	append="np.chaos_minutes=$minutes np.chaos_seed=$seed${slack:+ np.chaos_slack=$slack}${nolsr:+ np.chaos_lsr=0} np.chaos_kills=$kills np.chaos_containers=$ctrs"
 	r=0
 	"$HERE/run.sh" --topology "$t" --only 90-chaos --append "$append" "${bins[@]}" --quiet \
 		--scenario-timeout $((minutes * 60 + 900)) --timeout $((minutes * 60 + 1500)) \
@@ -80,7 +84,7 @@ for t in "${topos[@]}"; do
 	grep -E '^\[90-chaos\] CHAOS-(SEED|SCHEDULE|SUMMARY|SLOPE|TOPWIN|LATE|CONTAINERS)' "$log" |
 		sed 's/^\[90-chaos\] //' >"$out/summary" || true
 	# the sequence run against the seed's schedule (what a replay runs)
-	chaos_schedule "$seed" $((minutes * 60)) "$ncpus" "$ctrs" | awk '{print NR, $0}' >"$out/schedule"
+	chaos_schedule "$seed" $((minutes * 60)) "$ncpus" "$ctrs" "$kills" | awk '{print NR, $0}' >"$out/schedule"
 	n=$(wc -l <"$out/events")
 	if head -n "$n" "$out/schedule" | cmp -s - "$out/events"; then
 		echo "sequence: the $n events run are the seed's schedule's first $n" | tee -a "$out/summary"
@@ -92,7 +96,7 @@ for t in "${topos[@]}"; do
 		rc=1
 		grep -A 60 '^\[90-chaos\] CHAOS-FAIL' "$log" >"$out/failure" ||
 			grep '^NP-RESULT 90-chaos' "$log" >"$out/failure" || tail -n 40 "$log" >"$out/failure"
-		echo "make chaos CHAOS_TOPOLOGY=$t CHAOS_SEED=$seed CHAOS_MINUTES=$minutes${slack:+ CHAOS_SLACK=$slack}${nolsr:+ CHAOS_LSR=0} CHAOS_CONTAINERS=$ctrs" >"$out/repro"
+		echo "make chaos CHAOS_TOPOLOGY=$t CHAOS_SEED=$seed CHAOS_MINUTES=$minutes${slack:+ CHAOS_SLACK=$slack}${nolsr:+ CHAOS_LSR=0}$( ((kills)) || echo " CHAOS_KILLS=0") CHAOS_CONTAINERS=$ctrs" >"$out/repro"
 		echo "chaos.sh: $t FAILED; reproducer in ${out#"$ROOT"/}: $(cat "$out/repro")"
 		head -n 20 "$out/failure" | sed 's/^/  /'
 	fi

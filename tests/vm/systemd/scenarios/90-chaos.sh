@@ -25,7 +25,9 @@
 #    printed; make check gives a fixed one), np.chaos_slack (seconds a
 #    window may last beyond the reconcile period, default 8: TCG),
 #    np.chaos_lsr=0 (LSR draws sent as LSE, as before the LSR/BE overlap
-#    found here, seed 42 on 2node, was fixed in a9c83a0; default 1).
+#    found here, seed 42 on 2node, was fixed in a9c83a0; default 1),
+#    np.chaos_kills=0 (no kill -9 or SIGTERM of numaplaced: a status
+#    instead; one process for the leak slopes; default 1).
 #    Before anything, on every boot (skipped or not): the checker's reading
 #    of systemctl show on systemd 252's own output (chk_selftest).
 #    A failure prints CHAOS-FAIL with the broken invariant; the seed and
@@ -50,8 +52,9 @@ MIN=$NP_CHAOS_MINUTES
 SEED=${NP_CHAOS_SEED:-$((RANDOM * 32768 + RANDOM))}
 SLACK=${NP_CHAOS_SLACK:-8}
 LSR=${NP_CHAOS_LSR:-1}
-[[ $MIN =~ ^[0-9]+$ && $MIN -gt 0 && $SEED =~ ^[0-9]+$ && $SLACK =~ ^[0-9]+$ && $LSR =~ ^[01]$ ]] ||
-	fail "np.chaos_minutes, np.chaos_seed, np.chaos_slack: positive integers; np.chaos_lsr: 0 or 1 ('$MIN' '$SEED' '$SLACK' '$LSR')"
+KILLS=${NP_CHAOS_KILLS:-1}
+[[ $MIN =~ ^[0-9]+$ && $MIN -gt 0 && $SEED =~ ^[0-9]+$ && $SLACK =~ ^[0-9]+$ && $LSR =~ ^[01]$ && $KILLS =~ ^[01]$ ]] ||
+	fail "np.chaos_minutes, np.chaos_seed, np.chaos_slack: positive integers; np.chaos_lsr, np.chaos_kills: 0 or 1 ('$MIN' '$SEED' '$SLACK' '$LSR' '$KILLS')"
 # the longest reconcile period a hup may set (2 s) plus the slack
 LIMIT_MS=$(((2 + SLACK) * 1000))
 # how long numaplaced may not answer (systemd restarting it, BPF loading

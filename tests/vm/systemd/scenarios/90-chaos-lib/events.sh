@@ -178,7 +178,7 @@ housekeep() {
 chaos_fail() {
 	local u
 	echo "CHAOS-FAIL seed=$SEED event=$IDX: $*"
-	echo "CHAOS-REPRO make chaos CHAOS_TOPOLOGY=$NP_TOPO CHAOS_SEED=$SEED CHAOS_MINUTES=$MIN CHAOS_SLACK=$SLACK$( ((LSR)) || echo " CHAOS_LSR=0") CHAOS_CONTAINERS=$CTRS"
+	echo "CHAOS-REPRO make chaos CHAOS_TOPOLOGY=$NP_TOPO CHAOS_SEED=$SEED CHAOS_MINUTES=$MIN CHAOS_SLACK=$SLACK$( ((LSR)) || echo " CHAOS_LSR=0")$( ((KILLS)) || echo " CHAOS_KILLS=0") CHAOS_CONTAINERS=$CTRS"
 	tail -n 40 $CH/log | sed 's/^/  log: /'
 	for u in $HOSTU numaplaced.service; do
 		echo "  $u: $(systemctl show -p AllowedCPUs -p EffectiveCPUs -p ActiveState -p SubState -p MainPID $u | tr '\n' ' ')"
@@ -191,7 +191,7 @@ chaos_fail() {
 run_chaos() {
 	local t0 ms ev args now total n=0 end
 	ctr_setup
-	chaos_schedule $SEED $((MIN * 60)) $NP_CPUS $CTRS >$CH/schedule
+	chaos_schedule $SEED $((MIN * 60)) $NP_CPUS $CTRS $KILLS >$CH/schedule
 	total=$(wc -l <$CH/schedule)
 	echo "CHAOS-SCHEDULE $total events, sha256 $(sha256sum <$CH/schedule | cut -c1-16)"
 	_ms

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# chaos_schedule SEED SECONDS NCPUS [CONTAINERS]: the whole event sequence of a chaos
+# chaos_schedule SEED SECONDS NCPUS [CONTAINERS [KILLS]]: the whole event sequence of a chaos
 # run, one "MS EVENT ARGS..." line per event in time order (MS: when, in
 # milliseconds from the start), drawn from bash's RANDOM seeded with SEED
 # and from nothing else, so that a seed gives the same sequence on every
@@ -24,9 +24,12 @@
 #   unit)
 # With CONTAINERS (np.chaos_containers, CHAOS_CONTAINERS) 1 or 2, container
 # events come on top, a stream of their own (chaos_ctr_schedule; the rest
-# of the sequence is the same as without them).
+# of the sequence is the same as without them). With KILLS 0
+# (np.chaos_kills, CHAOS_KILLS) a kill or term drawn is a status instead,
+# every draw as with kills: one numaplaced runs from start to end, so that
+# its memory, descriptors and watches are one process's over the whole run.
 chaos_schedule() {
-	local seed=$1 ncpus=$3 t=0 end=$(($2 * 1000)) r ev n q c
+	local seed=$1 ncpus=$3 kills=${5:-1} t=0 end=$(($2 * 1000)) r ev n q c
 	local off_until=0 full_until=0 d cpu
 	local -a out=()
 	RANDOM=$seed
@@ -46,8 +49,8 @@ chaos_schedule() {
 		elif ((r < 67)); then ev="confined"
 		elif ((r < 72)); then ev="admin $((RANDOM % 3))"
 		elif ((r < 75)); then ev="burst"
-		elif ((r < 79)); then ev="kill"
-		elif ((r < 82)); then ev="term"
+		elif ((r < 79)); then ev=kill; ((kills)) || ev=status
+		elif ((r < 82)); then ev=term; ((kills)) || ev=status
 		elif ((r < 87)); then ev="hup $((RANDOM % 4))"
 		elif ((r < 91)); then
 			d=$((5000 + RANDOM % 15000)) cpu=$((1 + RANDOM % (ncpus - 1)))
