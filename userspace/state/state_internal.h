@@ -54,8 +54,10 @@ char *np_journal_record_line(uint64_t seq, json_t *puts, json_t *dels);
 /* For the streamed load (state_load_stream.c): dir's journal read and
  * checked, its records in order up to a damaged tail (*recs NULL when
  * there is none); those with seq > from applied to a flat form (*last,
- * *n: the last applied and how many; a record that does not follow is
- * NP_STATEFILE_ECORRUPT); a flat form back into a state object and the
+ * *n: the last applied and how many; a record that does not follow, or
+ * with a key of a kind the flat form has not, is NP_STATEFILE_ECORRUPT,
+ * and the flat form is then half applied: to be dropped); a flat form
+ * back into a state object and the
  * daemon's part (NULL without "D"). */
 int np_journal_records(int dfd, const char *dir, json_t **recs, char *err,
 		       size_t errlen);

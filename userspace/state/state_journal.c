@@ -386,21 +386,18 @@ int np_journal_replay(const char *path, json_t *flat, const json_t *recs,
 				       ", the state file holds up to %" PRIu64
 				       "); " RESET_HINT,
 				       path, seq, *last);
+		/* a refusal leaves flat half applied: the callers drop it */
 		json_array_foreach(json_object_get(rec, "del"), k, v)
 		{
 			key = json_string_value(v);
 			if (!key || !key_ok(key, NULL))
 				return bad_key(path, seq, key, NULL, err, errlen);
+			json_object_del(flat, key);
 		}
 		json_object_foreach(json_object_get(rec, "put"), key, v)
 		{
 			if (!key_ok(key, v))
 				return bad_key(path, seq, key, v, err, errlen);
-		}
-		json_array_foreach(json_object_get(rec, "del"), k, v)
-		    json_object_del(flat, json_string_value(v));
-		json_object_foreach(json_object_get(rec, "put"), key, v)
-		{
 			if (json_object_set_nocheck(flat, key, v))
 				return -ENOMEM;
 		}
